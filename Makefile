@@ -1,0 +1,56 @@
+# One command sets up and runs each job on a fresh machine: `make demo`, `make test`.
+# The virtualenv (.venv) and the npm tools (node_modules) are created when missing or out of date.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PY_STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+# `sam build` for the python3.13 runtime needs a python3.13 on PATH; pyenv provides one on these machines.
+PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.13* 2>/dev/null) | tail -n 1)/bin
+export SAM_CLI_TELEMETRY := 0
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+
+.PHONY: setup demo test unit lint validate build bench serve clean
+
+$(PY_STAMP): pyproject.toml layers/shared/requirements.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
+	touch $@
+
+$(NODE_STAMP): package.json
+	npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: $(PY_STAMP) $(NODE_STAMP)
+
+demo: setup
+	$(BIN)/stepwise demo
+
+serve: setup
+	$(BIN)/stepwise serve --demo
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+validate: setup
+	$(BIN)/sam validate --lint
+	node_modules/.bin/asl-validator --json-path statemachine/agent.asl.json
+
+build: setup
+	PATH="$(PY313_BIN):$$PATH" $(BIN)/sam build --parallel
+
+unit: setup
+	$(BIN)/pytest -q -n 2
+
+test: lint validate unit build
+
+bench: setup
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

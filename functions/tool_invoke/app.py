@@ -1,0 +1,19 @@
+"""ToolInvoke Map item: make one tool call and store its observation."""
+
+import os
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from stepwise.observability import logger, metrics, tracer
+from stepwise.steps import tool_invoke as step
+from stepwise.steps.runtime import runtime_from_environment
+
+runtime = runtime_from_environment(os.environ)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return step.handle(event, runtime.get())

@@ -1,0 +1,162 @@
+"""The `stepwise` command: run the agent on this machine without AWS or Docker."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from stepwise.errors import StepwiseError
+from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
+
+DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
+
+
+def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool) -> int:
+    if as_json:
+        print(meta.model_dump_json(indent=2), file=out)
+    else:
+        usage = meta.usage
+        print("", file=out)
+        print(f"Answer: {meta.answer or '(none)'}", file=out)
+        print("", file=out)
+        print(
+            f"run_id {meta.run_id} · status {meta.status} · stop_reason {meta.stop_reason} · "
+            f"iterations {meta.iteration}",
+            file=out,
+        )
+        print(
+            f"wall {wall_seconds * 1000:.0f} ms · model {usage.llm_ms} ms in {usage.llm_calls} call(s) · "
+            f"tools {usage.tool_ms} ms in {usage.tool_calls} call(s) · tokens {usage.input_tokens} in / "
+            f"{usage.output_tokens} out",
+            file=out,
+        )
+        if meta.error:
+            print(f"error: {meta.error.type}: {meta.error.message}", file=out)
+    return 0 if meta.status == "SUCCEEDED" else 1
+
+
+def _run_question(args: argparse.Namespace, config_dir: Path, config_file: str, out: TextIO,
+                  extra_environment: dict[str, str] | None = None) -> int:
+    from stepwise.local.environment import LocalEnvironment
+    from stepwise.local.trace_printer import LiveTracePrinter
+
+    # the printer reads the store of the environment created just below (bound when it is first called)
+    printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
+    environment = LocalEnvironment(
+        config_dir=config_dir,
+        config_file=config_file,
+        project_root=PROJECT_ROOT,
+        dynamodb_endpoint_url=args.dynamodb_endpoint,
+        listener=printer,
+        extra_environment=extra_environment,
+    )
+    with environment:
+        started = time.perf_counter()
+        meta = environment.create_run(args.question, profile=args.profile, max_iterations=args.max_iterations)
+        if not args.json:
+            print(f"Question: {args.question}", file=out)
+            print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
+        environment.execute(meta.run_id)
+        final = environment.runtime.store.require_run(meta.run_id)
+        return _print_outcome(final, time.perf_counter() - started, out, as_json=args.json)
+
+
+def command_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """The whole loop on this machine: scripted model, example tool API, embedded DynamoDB, local engine."""
+    from stepwise.local.example_api import ExampleToolApi
+
+    with ExampleToolApi() as api:
+        if not args.json:
+            print("stepwise demo: scripted model · example tool API on " + api.url
+                  + " · embedded DynamoDB · statemachine/agent.asl.json in the local engine", file=out)
+        return _run_question(
+            args, PROJECT_ROOT / "config", "demo.yaml", out, {"STEPWISE_EXAMPLE_API_URL": api.url}
+        )
+
+
+def command_run(args: argparse.Namespace, out: TextIO) -> int:
+    """One question through the configured model and tools."""
+    config_path = Path(args.config).resolve()
+    return _run_question(args, config_path.parent, config_path.name, out)
+
+
+def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
+    """One function of template.yaml on one event, in-process, as `sam local invoke` does in Docker."""
+    from stepwise.local.environment import LocalEnvironment
+
+    event = json.loads(Path(args.event).read_text(encoding="utf-8"))
+    config_path = Path(args.config).resolve()
+    environment = LocalEnvironment(
+        config_dir=config_path.parent,
+        config_file=config_path.name,
+        project_root=PROJECT_ROOT,
+        dynamodb_endpoint_url=args.dynamodb_endpoint,
+    )
+    with environment:
+        if args.seed_run and isinstance(event, dict) and "run_id" in event:
+            from stepwise.models.messages import ChatMessage
+            from stepwise.steps.runs import create_run
+
+            create_run(environment.runtime, messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
+                       owner="local", profile=environment.runtime.config.default_profile, run_id=event["run_id"])
+        try:
+            result = environment.invoker.invoke(args.logical_id, event)
+        except Exception as exc:
+            print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), file=out)
+            return 1
+        print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    parser = argparse.ArgumentParser(prog="stepwise", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    store_help = "DynamoDB endpoint URL (default: an embedded endpoint on 127.0.0.1)"
+
+    demo = commands.add_parser("demo", help="run the demo: scripted model, example tools, local engine")
+    demo.add_argument("question", nargs="?", default=DEMO_QUESTION)
+    demo.add_argument("--profile", default=None)
+    demo.add_argument("--max-iterations", type=int, default=None)
+    demo.add_argument("--json", action="store_true", help="print the stored run as JSON instead of a trace")
+    demo.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    demo.set_defaults(handler=command_demo)
+
+    run = commands.add_parser("run", help="ask a question with the configured model and tools")
+    run.add_argument("question")
+    run.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
+    run.add_argument("--profile", default=None)
+    run.add_argument("--max-iterations", type=int, default=None)
+    run.add_argument("--json", action="store_true")
+    run.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    run.set_defaults(handler=command_run)
+
+    invoke = commands.add_parser("invoke", help="invoke one function of template.yaml on one event")
+    invoke.add_argument("logical_id", help="the function's logical id in template.yaml, e.g. ParseFunction")
+    invoke.add_argument("-e", "--event", required=True, help="a JSON event file, e.g. events/parse.json")
+    invoke.add_argument("--config", default=str(PROJECT_ROOT / "config" / "demo.yaml"))
+    invoke.add_argument("--seed-run", action="store_true",
+                        help="first create the run named by the event's run_id (a fresh embedded store has none)")
+    invoke.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    invoke.set_defaults(handler=command_invoke)
+    return parser
+
+
+def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
+    """Entry point of the `stepwise` command; exit code 0 only for a succeeded run or invocation."""
+    apply_local_defaults()
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.handler(args, out)
+    except StepwiseError as exc:
+        print(f"stepwise: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

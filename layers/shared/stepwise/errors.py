@@ -1,0 +1,44 @@
+"""Error types of Stepwise.
+
+The class names are part of the state machine contract: Lambda reports an unhandled exception by its
+class name (``errorType``), and ``statemachine/agent.asl.json`` retries and catches by those names.
+Renaming a class here means changing the Retry/Catch lists there.
+"""
+
+from __future__ import annotations
+
+
+class StepwiseError(Exception):
+    """Base of every error this project raises on purpose."""
+
+
+class LLMTransientError(StepwiseError):
+    """The model provider failed in a way a retry may fix: 429, 5xx, timeout, connection reset."""
+
+
+class LLMPermanentError(StepwiseError):
+    """The model provider rejected the request (4xx other than 429); retrying cannot help."""
+
+
+class StoreTransientError(StepwiseError):
+    """DynamoDB throttled or was unreachable after the SDK's own retries; the state machine retries."""
+
+
+class InvalidStateEvent(StepwiseError):
+    """A state handler received an event that does not match the state payload contract."""
+
+
+class RunNotFound(StepwiseError):
+    """No run with that id exists in the store."""
+
+
+class RunAlreadyExists(StepwiseError):
+    """A run with that id was already created."""
+
+
+class ConfigError(StepwiseError):
+    """The configuration cannot be loaded; the message names the file, the field and the reason."""
+
+
+class ToolError(StepwiseError):
+    """A tool call failed; the invoker turns it into an observation, it never fails a run."""

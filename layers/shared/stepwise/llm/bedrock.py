@@ -1,0 +1,199 @@
+"""A chat model on Amazon Bedrock, called through the Converse API of a `bedrock-runtime` client."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
+from pydantic import BaseModel, Field, ValidationError
+
+from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.llm._validation import describe_problems
+from stepwise.models.llm_config import BedrockModelConfig
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec, Usage
+
+TRANSIENT_ERROR_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+    }
+)
+
+# Converse rejects blank text blocks; a tool that printed nothing still needs a result block.
+_EMPTY_TOOL_RESULT = "(no output)"
+
+
+class _WireToolUse(BaseModel):
+    toolUseId: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=128)
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class _WireBlock(BaseModel):
+    text: str | None = None
+    toolUse: _WireToolUse | None = None
+
+
+class _WireMessage(BaseModel):
+    content: list[_WireBlock]
+
+
+class _WireOutput(BaseModel):
+    message: _WireMessage
+
+
+class _WireUsage(BaseModel):
+    inputTokens: int = 0
+    outputTokens: int = 0
+
+
+class _WireConverseResponse(BaseModel):
+    output: _WireOutput
+    stopReason: str | None = None
+    usage: _WireUsage = Field(default_factory=_WireUsage)
+
+
+class BedrockConverseChatModel:
+    """Calls `converse` once per `complete`; the client is a boto3 `bedrock-runtime` client.
+
+    Throttling, service-side failures and connection or read timeouts raise `LLMTransientError`; other
+    service errors (validation, access denied, unknown model, ...) raise `LLMPermanentError`.
+
+    When no tools are offered (or `tool_choice` is "none", which Converse lacks), earlier tool calls
+    and results are sent as text: Converse refuses `toolUse`/`toolResult` blocks without a
+    `toolConfig`. `response_schema` is not sent; Converse has no JSON mode.
+    """
+
+    def __init__(self, config: BedrockModelConfig, *, client: Any) -> None:
+        """Use `client`, a boto3 `bedrock-runtime` client (the factory builds one with the timeouts)."""
+        self._config = config
+        self._client = client
+
+    def complete(self, request: ChatRequest) -> Completion:
+        """Send one Converse request and return the normalised completion."""
+        model_id = self._config.model_id
+        try:
+            response = self._client.converse(**self._params(request))
+        except ClientError as exc:
+            raise _client_error(model_id, exc) from exc
+        except (BotoConnectionError, HTTPClientError) as exc:
+            raise LLMTransientError(f"model {model_id}: Bedrock unreachable ({type(exc).__name__})") from exc
+        except BotoCoreError as exc:
+            raise LLMPermanentError(f"model {model_id}: request not sent ({type(exc).__name__})") from exc
+        try:
+            wire = _WireConverseResponse.model_validate(response)
+        except ValidationError as exc:
+            problems = describe_problems(exc, limit=3, top_level="body")
+            raise LLMTransientError(f"model {model_id}: not a Converse response ({problems})") from None
+        blocks = wire.output.message.content
+        return Completion(
+            content="".join(block.text for block in blocks if block.text),
+            tool_calls=[
+                ToolCall(id=block.toolUse.toolUseId, name=block.toolUse.name, arguments=block.toolUse.input)
+                for block in blocks
+                if block.toolUse is not None
+            ],
+            usage=Usage(input_tokens=wire.usage.inputTokens, output_tokens=wire.usage.outputTokens),
+            model=model_id,
+            finish_reason=wire.stopReason,
+        )
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        config = self._config
+        use_tools = bool(request.tools) and request.tool_choice != "none"
+        params: dict[str, Any] = {
+            "modelId": config.model_id,
+            "messages": _converse_messages(request.messages, use_tools=use_tools),
+        }
+        system = [{"text": m.content} for m in request.messages if m.role == "system" and m.content]
+        if system:
+            params["system"] = system
+        inference: dict[str, Any] = {}
+        max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
+        if max_tokens is not None:
+            inference["maxTokens"] = max_tokens
+        temperature = request.temperature if request.temperature is not None else config.temperature
+        if temperature is not None:
+            inference["temperature"] = temperature
+        if request.stop and config.capabilities.stop_sequences:
+            inference["stopSequences"] = list(request.stop)
+        if inference:
+            params["inferenceConfig"] = inference
+        if use_tools:
+            tool_config: dict[str, Any] = {"tools": [_tool_spec(tool) for tool in request.tools]}
+            if request.tool_choice is not None:
+                tool_config["toolChoice"] = _tool_choice(request.tool_choice)
+            params["toolConfig"] = tool_config
+        return params
+
+
+def _tool_spec(tool: ToolSpec) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": tool.name, "inputSchema": {"json": tool.parameters}}
+    # Converse refuses an empty description; leaving it out is allowed.
+    if tool.description:
+        spec["description"] = tool.description
+    return {"toolSpec": spec}
+
+
+def _tool_choice(choice: str) -> dict[str, Any]:
+    if choice == "auto":
+        return {"auto": {}}
+    if choice == "required":
+        return {"any": {}}
+    return {"tool": {"name": choice}}
+
+
+def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[dict[str, Any]]:
+    """Canonical messages as Converse wants them: user/assistant only, alternating, no blank text.
+
+    System messages travel separately; tool results are user content; consecutive messages of one
+    role are merged into one message with several blocks.
+    """
+    converse: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "system":
+            continue
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _blocks(message, use_tools=use_tools)
+        if not blocks:
+            continue
+        if converse and converse[-1]["role"] == role:
+            converse[-1]["content"].extend(blocks)
+        else:
+            converse.append({"role": role, "content": blocks})
+    return converse
+
+
+def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        result = message.content or _EMPTY_TOOL_RESULT
+        if use_tools:
+            return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
+        return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
+    blocks: list[dict[str, Any]] = []
+    if message.content:
+        blocks.append({"text": message.content})
+    for call in message.tool_calls:
+        if use_tools:
+            blocks.append({"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}})
+        else:
+            arguments = json.dumps(call.arguments, ensure_ascii=False)
+            blocks.append({"text": f"Called tool {call.name} (call {call.id}) with {arguments}"})
+    return blocks
+
+
+def _client_error(model_id: str, exc: ClientError) -> LLMTransientError | LLMPermanentError:
+    error = exc.response.get("Error", {})
+    code = str(error.get("Code", "Unknown"))
+    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
+    message = f"model {model_id}: HTTP {status} {code}"
+    if error.get("Message"):
+        message = f"{message}: {error['Message']}"
+    if code in TRANSIENT_ERROR_CODES or status == 429 or status >= 500:
+        return LLMTransientError(message)
+    return LLMPermanentError(message)

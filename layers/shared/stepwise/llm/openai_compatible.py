@@ -1,0 +1,255 @@
+"""A chat model behind any OpenAI-compatible `/chat/completions` endpoint, called with httpx."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+from pydantic import BaseModel, Field, ValidationError
+
+from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.llm._validation import describe_problems
+from stepwise.models.llm_config import OpenAIModelConfig
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec, Usage
+
+_NAMED_TOOL_CHOICES = ("auto", "required", "none")
+_MAX_PROVIDER_MESSAGE = 300
+
+
+class _WireFunction(BaseModel):
+    name: str = Field(min_length=1, max_length=128)
+    arguments: str | dict[str, Any] | None = None
+
+
+class _WireToolCall(BaseModel):
+    id: str | None = None
+    function: _WireFunction
+
+
+class _WireTextPart(BaseModel):
+    text: str = ""
+
+
+class _WireMessage(BaseModel):
+    content: str | list[_WireTextPart] | None = None
+    tool_calls: list[_WireToolCall] | None = None
+
+
+class _WireChoice(BaseModel):
+    message: _WireMessage
+    finish_reason: str | None = None
+
+
+class _WireUsage(BaseModel):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class _WireCompletion(BaseModel):
+    model: str = ""
+    choices: list[_WireChoice] = Field(min_length=1)
+    usage: _WireUsage | None = None
+
+
+class OpenAICompatibleChatModel:
+    """Calls `POST {base_url}/chat/completions` once per `complete`, without retrying.
+
+    Retries belong to the state machine (it retries `LLMTransientError` with backoff), so a failure
+    is classified and raised at once: 429, 5xx, timeouts, connection errors and a 200 whose body is
+    not a completion are transient; any other non-2xx status is permanent. Error messages name the
+    model, the status and the provider's message, never the API key or the prompt.
+    """
+
+    def __init__(self, config: OpenAIModelConfig, *, http_client: httpx.Client | None = None) -> None:
+        """Use `http_client` when given (the caller closes it), else open a client owned by this model."""
+        self._config = config
+        self._owns_client = http_client is None
+        self._client = http_client if http_client is not None else httpx.Client()
+        self._url = f"{config.base_url}/chat/completions"
+
+    def close(self) -> None:
+        """Close the HTTP client if this model opened it."""
+        if self._owns_client:
+            self._client.close()
+
+    def complete(self, request: ChatRequest) -> Completion:
+        """Send one chat completion request and return the normalised completion."""
+        try:
+            response = self._client.post(
+                self._url,
+                json=self._payload(request),
+                headers=self._headers(),
+                timeout=self._config.timeout_seconds,
+            )
+        except httpx.TimeoutException as exc:
+            raise LLMTransientError(
+                f"model {self._config.model}: no response within {self._config.timeout_seconds:g}s "
+                f"({type(exc).__name__})"
+            ) from exc
+        except httpx.RequestError as exc:
+            raise LLMTransientError(
+                f"model {self._config.model}: request failed ({type(exc).__name__}): {self._scrub(str(exc))}"
+            ) from exc
+        if not response.is_success:
+            raise self._status_error(response)
+        return self._parse(response)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {}
+        if self._config.api_key:
+            headers["Authorization"] = f"Bearer {self._config.api_key}"
+        # Explicit headers win, so a provider that wants its key elsewhere (e.g. `api-key`) can have it.
+        headers.update(self._config.headers)
+        return headers
+
+    def _payload(self, request: ChatRequest) -> dict[str, Any]:
+        config = self._config
+        payload: dict[str, Any] = {
+            "model": config.model,
+            "messages": [_wire_message(message) for message in request.messages],
+        }
+        # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
+        if request.tools:
+            payload["tools"] = [_wire_tool(tool) for tool in request.tools]
+            if request.tool_choice is not None:
+                payload["tool_choice"] = _wire_tool_choice(request.tool_choice)
+            if request.parallel_tool_calls is not None:
+                payload["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.stop and config.capabilities.stop_sequences:
+            payload["stop"] = list(request.stop)
+        max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
+        if max_tokens is not None:
+            payload["max_tokens"] = max_tokens
+        temperature = request.temperature if request.temperature is not None else config.temperature
+        if temperature is not None:
+            payload["temperature"] = temperature
+        if request.response_schema is not None and config.capabilities.json_mode:
+            payload["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": request.response_schema, "strict": False},
+            }
+        return payload
+
+    def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
+        status = response.status_code
+        message = f"model {self._config.model}: HTTP {status}"
+        # Scrubbed before it is shortened, so a key cut in half cannot slip through.
+        provider_message = self._scrub(_provider_message(response))[:_MAX_PROVIDER_MESSAGE].strip()
+        if provider_message:
+            message = f"{message}: {provider_message}"
+        if status == 429 or status >= 500:
+            return LLMTransientError(message)
+        return LLMPermanentError(message)
+
+    def _parse(self, response: httpx.Response) -> Completion:
+        try:
+            wire = _WireCompletion.model_validate_json(response.content)
+        except ValidationError as exc:
+            problems = describe_problems(exc, limit=3, top_level="body")
+            raise LLMTransientError(
+                f"model {self._config.model}: HTTP 200 but not a chat completion ({problems})"
+            ) from None
+        choice = wire.choices[0]
+        usage = wire.usage or _WireUsage()
+        return Completion(
+            content=_text_of(choice.message.content),
+            tool_calls=[_tool_call(index, call) for index, call in enumerate(choice.message.tool_calls or [])],
+            usage=Usage(
+                input_tokens=usage.prompt_tokens or 0,
+                output_tokens=usage.completion_tokens or 0,
+            ),
+            model=wire.model or self._config.model,
+            finish_reason=choice.finish_reason,
+        )
+
+    def _scrub(self, text: str) -> str:
+        """Remove the API key from text a provider or library wrote, in case it echoes it."""
+        if self._config.api_key:
+            text = text.replace(self._config.api_key, "***")
+        return text
+
+
+def _wire_message(message: ChatMessage) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.name:
+        wire["name"] = message.name
+    if message.tool_calls:
+        # OpenAI's own shape for an assistant turn that only calls tools is a null content.
+        wire["content"] = message.content or None
+        wire["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+            }
+            for call in message.tool_calls
+        ]
+    return wire
+
+
+def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def _wire_tool_choice(choice: str) -> str | dict[str, Any]:
+    if choice in _NAMED_TOOL_CHOICES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+def _text_of(content: str | list[_WireTextPart] | None) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.text for part in content)
+
+
+def _tool_call(index: int, call: _WireToolCall) -> ToolCall:
+    """Turn a wire tool call into a `ToolCall`.
+
+    Arguments arrive as a JSON string. One that does not decode to a JSON object is kept as
+    `{"_raw": "<text>"}` rather than failing the call, so the parser can tell the model what was wrong
+    with what it wrote. Some local servers omit the call id; a positional one stands in.
+    """
+    raw = call.function.arguments
+    arguments: dict[str, Any]
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        arguments = {}
+    elif isinstance(raw, dict):
+        arguments = raw
+    else:
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError:
+            decoded = None
+        arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
+    call_id = call.id if call.id and len(call.id) <= 128 else f"call_{index}"
+    return ToolCall(id=call_id, name=call.function.name, arguments=arguments)
+
+
+def _provider_message(response: httpx.Response) -> str:
+    """The error text a provider put in its response: `error.message`, `error`, `message` or `detail`."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text.strip()
+    candidate: Any = body
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            candidate = error["message"]
+        elif error:
+            candidate = error
+        elif body.get("message"):
+            candidate = body["message"]
+        elif body.get("detail"):
+            candidate = body["detail"]
+    text = candidate if isinstance(candidate, str) else json.dumps(candidate)
+    return text.strip()

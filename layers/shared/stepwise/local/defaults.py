@@ -1,0 +1,30 @@
+"""Environment of local runs; kept free of heavy imports so the CLI can apply it before loading anything."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# layers/shared/stepwise/local/defaults.py -> the repository (template.yaml, config/, statemachine/)
+PROJECT_ROOT = Path(__file__).resolve().parents[4]
+
+# Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
+LOCAL_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "local",
+    "AWS_SECRET_ACCESS_KEY": "local",
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_METRICS_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "POWERTOOLS_LOGGER_LOG_EVENT": "false",
+}
+
+
+def apply_local_defaults() -> None:
+    """Set the local defaults for anything the caller's environment does not already set.
+
+    Powertools reads its settings when its Logger is created, at import, so this runs first.
+    """
+    for name, value in LOCAL_ENVIRONMENT.items():
+        os.environ.setdefault(name, value)

@@ -1,0 +1,127 @@
+"""Everything a local run needs, wired as on AWS: store endpoint, environment, handlers and the engine.
+
+Handlers read their settings from environment variables once, at import, as in Lambda; this module
+sets those variables for the process before it loads them, so one process hosts one environment at a
+time.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
+from stepwise.local.defaults import LOCAL_ENVIRONMENT, PROJECT_ROOT
+from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
+from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.template import SamTemplate
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import RunMeta
+from stepwise.models.settings import Settings
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime, dynamodb_client
+
+
+class LocalEnvironment:
+    """The template's functions and state machine over a local DynamoDB endpoint, runnable in-process."""
+
+    def __init__(
+        self,
+        *,
+        config_dir: Path,
+        config_file: str = "stepwise.yaml",
+        project_root: Path = PROJECT_ROOT,
+        dynamodb_endpoint_url: str | None = None,
+        retry_interval_scale: float = 1.0,
+        listener: Callable[[StateEvent], None] | None = None,
+        extra_environment: Mapping[str, str] | None = None,
+    ) -> None:
+        self.project_root = project_root
+        self.template = SamTemplate.load(project_root / "template.yaml")
+        self._config_dir = config_dir
+        self._config_file = config_file
+        self._endpoint = dynamodb_endpoint_url
+        self._embedded: EmbeddedDynamoDB | None = None
+        self._retry_interval_scale = retry_interval_scale
+        self._listener = listener
+        self._extra_environment = dict(extra_environment or {})
+        self._saved_environment: dict[str, str | None] = {}
+        self.table_name = f"stepwise-local-{uuid.uuid4().hex[:8]}"
+        self.runtime: StepRuntime
+        self.invoker: LocalLambdaInvoker
+        self.state_machine: LocalStateMachine
+
+    def __enter__(self) -> LocalEnvironment:
+        if self._endpoint is None:
+            self._embedded = EmbeddedDynamoDB().start()
+            self._endpoint = self._embedded.endpoint_url
+        environment = (
+            LOCAL_ENVIRONMENT
+            | {
+                "TABLE_NAME": self.table_name,
+                "DYNAMODB_ENDPOINT_URL": self._endpoint,
+                "STEPWISE_CONFIG_DIR": str(self._config_dir),
+                "STEPWISE_CONFIG_FILE": self._config_file,
+            }
+            | self._extra_environment
+        )
+        for name, value in environment.items():
+            self._saved_environment[name] = os.environ.get(name)
+            os.environ[name] = value
+        settings = Settings.from_environ(os.environ)
+        create_table_from_template(dynamodb_client(settings), self.template, self.table_name)
+        self.runtime = StepRuntime.from_settings(settings)
+        self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
+        machine = self.template.state_machine()
+        definition = self.template.render_definition(machine, self._resolve_reference)
+        self.state_machine = LocalStateMachine(
+            definition,
+            self.invoker,
+            name=machine.logical_id,
+            retry_interval_scale=self._retry_interval_scale,
+            listener=self._listener,
+        )
+        return self
+
+    def _resolve_reference(self, value: Any) -> str:
+        logical_id = self.template.function_for_reference(value)
+        if logical_id is None:
+            raise ValueError(f"definition substitution {value!r} does not name a function of template.yaml")
+        return self.invoker.function_arn(logical_id)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        for name, value in self._saved_environment.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        if self._embedded is not None:
+            self._embedded.stop()
+
+    def create_run(
+        self, question: str, *, profile: str | None = None, owner: str = "local", max_iterations: int | None = None
+    ) -> RunMeta:
+        """Store a new run for `question` under `profile` (the config's default when None)."""
+        return create_run(
+            self.runtime,
+            messages=[ChatMessage(role="user", content=question)],
+            owner=owner,
+            profile=profile or self.runtime.config.default_profile,
+            max_iterations=max_iterations,
+        )
+
+    def execute(self, run_id: str) -> ExecutionResult:
+        """Run the state machine for an already created run, to its end."""
+        return self.state_machine.start_execution(run_id, execution_input(run_id))
+
+    def ask(self, question: str, **options: Any) -> tuple[RunMeta, ExecutionResult]:
+        """Create a run and execute it; returns the run as stored at the end and the execution."""
+        meta = self.create_run(question, **options)
+        result = self.execute(meta.run_id)
+        return self.runtime.store.require_run(meta.run_id), result

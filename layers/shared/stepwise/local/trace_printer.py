@@ -1,0 +1,74 @@
+"""Prints a run's steps as they happen, reading each finished step's trace from the store."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import TextIO
+
+from stepwise.local.asl import StateEvent
+from stepwise.models.run import StepRecord
+from stepwise.store import ConversationStore
+
+_OBSERVATION_CHARS = 240
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def describe_step(step: StepRecord) -> list[str]:
+    """The lines a person reads for one trace step."""
+    prefix = f"[{step.iteration}]"
+    if step.kind == "llm":
+        tokens = f"{step.input_tokens or 0} in / {step.output_tokens or 0} out tokens"
+        final = ", final round" if step.final_round else ""
+        return [f"{prefix} model     {step.latency_ms or 0:.0f} ms, {tokens}{final}"]
+    if step.kind == "parse":
+        lines = [f"{prefix} thought   {_short(step.thought, 200)}"] if step.thought else []
+        for call in step.calls or []:
+            arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
+            lines.append(f"{prefix} action    {call['name']} {arguments}")
+        if step.note:
+            lines.append(f"{prefix} note      {step.note}")
+        if step.error:
+            lines.append(f"{prefix} unreadable model output: {_short(step.error, 200)}")
+        if step.decision == "final_answer":
+            lines.append(f"{prefix} final answer reached")
+        return lines
+    if step.kind == "tool":
+        status = "ok" if step.ok else "failed"
+        return [
+            f"{prefix} observe   {step.action} ({status}, {step.latency_ms or 0:.0f} ms): "
+            f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
+        ]
+    return []
+
+
+class LiveTracePrinter:
+    """An engine listener: when LLMCall, Parse or a tool call exits, print what that step stored."""
+
+    _STATES = {"LLMCall": "llm", "Parse": "parse", "InvokeTool": "tool"}
+
+    def __init__(self, store_factory: Callable[[], ConversationStore], out: TextIO) -> None:
+        self._store_factory = store_factory
+        self._out = out
+        self._printed: set[tuple[str, int, str, int | None]] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, event: StateEvent) -> None:
+        kind = self._STATES.get(event.state)
+        if event.type != "exited" or kind is None or not isinstance(event.output, dict):
+            return
+        run_id = str(event.input.get("run_id")) if isinstance(event.input, dict) else None
+        if run_id is None:
+            return
+        with self._lock:
+            for step in self._store_factory().list_steps(run_id):
+                key = (run_id, step.iteration, step.kind, step.n)
+                if step.kind == kind and key not in self._printed:
+                    self._printed.add(key)
+                    for line in describe_step(step):
+                        print(line, file=self._out, flush=True)

@@ -1,0 +1,247 @@
+"""Requests and responses of the HTTP API; the OpenAPI document is generated from these models.
+
+Every request model forbids unknown fields, so a misspelt field is a 422 naming it rather than a
+silently ignored option. Limits that depend on the deployment (number of messages, input size) are in
+the configuration (`api:`) and checked by `stepwise.steps.api`, not here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from stepwise.models.run import RunError, RunStatus, RunUsage, StopReason
+
+RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,128}$"
+
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
+MetadataValue = Annotated[str, StringConstraints(max_length=256)]
+Metadata = Annotated[dict[MetadataKey, MetadataValue], Field(max_length=16)]
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TextPart(_Request):
+    """A text part of a message whose content is given as a list of parts (OpenAI style)."""
+
+    type: Literal["text"]
+    text: str
+
+
+class InputMessage(_Request):
+    """One message sent by the caller; `developer` is read as `system`, as OpenAI does."""
+
+    role: Literal["system", "developer", "user", "assistant"]
+    content: str | list[TextPart]
+    name: str | None = Field(default=None, max_length=64)
+
+    @property
+    def text(self) -> str:
+        """The content as one string (text parts joined by newlines)."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(part.text for part in self.content)
+
+
+def _check_conversation(messages: list[InputMessage]) -> None:
+    if not messages:
+        raise ValueError("messages must not be empty")
+    if messages[-1].role != "user":
+        raise ValueError("the last message must be the user's question (role user)")
+    if not messages[-1].text.strip():
+        raise ValueError("the last user message must not be empty")
+
+
+class RunRequest(_Request):
+    """`POST /v1/runs`: the question as `input`, or a conversation as OpenAI-style `messages`."""
+
+    input: str | None = Field(default=None, description="The question; give either input or messages.")
+    messages: list[InputMessage] | None = Field(
+        default=None, description="An OpenAI-style conversation ending with the user's question."
+    )
+    session_id: str | None = Field(
+        default=None,
+        pattern=SESSION_ID_PATTERN,
+        description="Continue a multi-turn session: the run starts from the session's earlier turns.",
+    )
+    profile: str | None = Field(
+        default=None, min_length=1, max_length=64, description="The agent profile; by default intent routing picks it."
+    )
+    metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the run.")
+
+    @model_validator(mode="after")
+    def _one_question(self) -> RunRequest:
+        if (self.input is None) == (self.messages is None):
+            raise ValueError("give exactly one of input or messages")
+        if self.input is not None and not self.input.strip():
+            raise ValueError("input must not be empty")
+        if self.messages is not None:
+            _check_conversation(self.messages)
+        return self
+
+
+class RunAccepted(BaseModel):
+    """The answer to `POST /v1/runs`: the run is stored and its execution started."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    intent: dict[str, str]
+    session_id: str | None = None
+    poll_url: str = Field(description="Where to GET the run's status and answer.")
+
+
+class TraceStep(BaseModel):
+    """One step of a run's trace: a model call, its parsed decision, a tool call or the final formatting."""
+
+    iteration: int
+    kind: str
+    n: int | None = None
+    thought: str | None = None
+    tool: str | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    observation: str | None = Field(default=None, description="The start of the tool's observation.")
+    decision: str | None = None
+    answer: str | None = None
+    ok: bool | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+    note: str | None = None
+
+
+class RunView(BaseModel):
+    """`GET /v1/runs/{run_id}`: the run's status and, once it ended, its outcome."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    intent: dict[str, str]
+    session_id: str | None = None
+    metadata: dict[str, str]
+    created_at: str
+    updated_at: str
+    iterations: int
+    stop_reason: StopReason | None = None
+    answer: str | None = None
+    output: dict[str, Any] | list[Any] | None = Field(default=None, description="Structured output, if asked for.")
+    output_error: str | None = None
+    usage: RunUsage
+    error: RunError | None = None
+    trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+
+
+class ErrorBody(BaseModel):
+    """What went wrong: a stable `type`, a message for people, and machine-readable details."""
+
+    type: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx and 5xx answer of the API."""
+
+    error: ErrorBody
+
+
+class StreamOptions(_Request):
+    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage."""
+
+    include_usage: bool = False
+
+
+class ChatCompletionRequest(_Request):
+    """`POST /v1/chat/completions`, as an OpenAI client sends it.
+
+    `model` names an agent profile when it is one; any other value lets intent routing choose, and is
+    echoed back. Sampling fields are accepted for compatibility and ignored: the profile sets them.
+    """
+
+    model: str = Field(min_length=1, max_length=128)
+    messages: list[InputMessage]
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int = Field(default=1, ge=1, le=1, description="Only one choice is produced.")
+    user: str | None = Field(default=None, max_length=256)
+    metadata: Metadata = Field(default_factory=dict)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+
+    @model_validator(mode="after")
+    def _ends_with_question(self) -> ChatCompletionRequest:
+        _check_conversation(self.messages)
+        return self
+
+
+class AssistantMessage(BaseModel):
+    """The agent's answer as a chat message."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class ChatChoice(BaseModel):
+    """The one choice of a completion."""
+
+    index: int = 0
+    message: AssistantMessage
+    finish_reason: Literal["stop", "length"]
+    logprobs: None = None
+
+
+class CompletionUsage(BaseModel):
+    """Token counts of the whole run, in OpenAI's names."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ChatCompletion(BaseModel):
+    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
+
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[ChatChoice]
+    usage: CompletionUsage
+    run_id: str
+
+
+class ChunkDelta(BaseModel):
+    """What a streamed chunk adds to the message."""
+
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+
+
+class ChunkChoice(BaseModel):
+    """The one choice of a streamed chunk."""
+
+    index: int = 0
+    delta: ChunkDelta
+    finish_reason: Literal["stop", "length"] | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    """An OpenAI `chat.completion.chunk`, one server-sent event of a streamed answer."""
+
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: CompletionUsage | None = None

@@ -1,0 +1,143 @@
+"""The Stepwise configuration file: models, tools, agent profiles, intent classification and routing."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from stepwise.errors import ConfigError
+from stepwise.models.intent_config import IntentConfig, Route
+from stepwise.models.llm_config import ModelConfig
+from stepwise.models.run import RunLimits
+from stepwise.models.tool_config import ToolsConfig
+
+_ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+Strategy = Literal["function_calling", "react", "auto"]
+TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
+
+
+class ProfileLimits(RunLimits):
+    """Limits of a profile: those copied into each run, plus the per-iteration ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_parallel_calls: int = Field(default=4, ge=1, le=16)
+    max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
+
+
+class AgentProfile(BaseModel):
+    """An agent: which model, what it is told, which tools it may use, and its limits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer concisely."
+    strategy: Strategy = "auto"
+    protocol: TextProtocol | None = None
+    tools: list[str] | None = None
+    tool_choice: str | None = None
+    parallel_tool_calls: bool | None = None
+    response_schema: dict[str, Any] | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    limits: ProfileLimits = Field(default_factory=ProfileLimits)
+
+
+class ApiLimits(BaseModel):
+    """Bounds of the HTTP API."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_body_bytes: int = Field(default=262_144, ge=1024)
+    max_messages: int = Field(default=50, ge=1, le=90)
+    max_input_chars: int = Field(default=32_000, ge=1)
+    sync_timeout_seconds: float = Field(default=25, gt=0, le=28)
+
+
+class StepwiseConfig(BaseModel):
+    """The whole configuration file."""
+
+    # literal API keys may sit in the file: never echo input values in validation errors
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
+
+    models: dict[str, ModelConfig]
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    profiles: dict[str, AgentProfile]
+    default_profile: str = "default"
+    intent: IntentConfig | None = None
+    routes: list[Route] = Field(default_factory=list)
+    api: ApiLimits = Field(default_factory=ApiLimits)
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> StepwiseConfig:
+        if self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles")
+        for name, profile in self.profiles.items():
+            if profile.model not in self.models:
+                raise ValueError(f"profiles.{name}.model: '{profile.model}' is not one of the models")
+        if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
+            raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
+        for index, route in enumerate(self.routes):
+            if route.profile not in self.profiles:
+                raise ValueError(f"routes.{index}.profile: '{route.profile}' is not one of the profiles")
+        return self
+
+    def profile(self, name: str) -> AgentProfile:
+        """The named profile; `ConfigError` if there is none."""
+        try:
+            return self.profiles[name]
+        except KeyError:
+            raise ConfigError(f"unknown profile '{name}'") from None
+
+    @classmethod
+    def from_file(cls, path: Path, environ: Mapping[str, str] | None = None) -> StepwiseConfig:
+        """Load a YAML or JSON configuration file, substituting `${env:NAME}` and `${env:NAME:-default}`."""
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        return cls.from_mapping(raw, source=str(path), environ=environ)
+
+    @classmethod
+    def from_mapping(
+        cls, raw: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
+    ) -> StepwiseConfig:
+        """Validate an already parsed configuration; errors name the source, the field and the reason."""
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{source}: the configuration must be a mapping")
+        resolved = _substitute_environment(raw, os.environ if environ is None else environ, source)
+        try:
+            return cls.model_validate(resolved)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(f"{source}: {problems}") from None
+
+
+def _substitute_environment(value: Any, environ: Mapping[str, str], source: str) -> Any:
+    if isinstance(value, dict):
+        return {key: _substitute_environment(item, environ, source) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute_environment(item, environ, source) for item in value]
+    if not isinstance(value, str):
+        return value
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in environ:
+            return environ[name]
+        if default is not None:
+            return default
+        raise ConfigError(f"{source}: environment variable {name} is not set")
+
+    return _ENV_REFERENCE.sub(replace, value)

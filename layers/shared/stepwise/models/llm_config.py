@@ -1,0 +1,141 @@
+"""Configuration of a chat model: which provider, how to reach it, and what it can do.
+
+Every model forbids unknown fields, so a typo in a profile fails loudly with the field's name instead of
+being silently ignored. `ModelConfig` is the discriminated union a profile's `model:` entry is read into.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class ModelCapabilities(BaseModel):
+    """What a model supports, so protocols and providers only use features that exist."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    native_tools: bool = False
+    parallel_tools: bool = False
+    stop_sequences: bool = True
+    json_mode: bool = False
+
+
+class OpenAIModelConfig(BaseModel):
+    """A model behind an OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM, Ollama, ...).
+
+    `api_key` may be a secret reference (`ssm:...`, `secretsmanager:...`); the factory resolves it.
+    It is excluded from `repr` so a logged config never shows it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["openai"]
+    base_url: str
+    model: str = Field(min_length=1)
+    api_key: str | None = Field(default=None, repr=False)
+    timeout_seconds: float = Field(default=30, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0)
+    headers: dict[str, str] = Field(default_factory=dict)
+    capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        # The endpoint path is appended with a slash; a trailing one here would double it.
+        return value.rstrip("/")
+
+
+class BedrockModelConfig(BaseModel):
+    """A model on Amazon Bedrock, called through the Converse API."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["bedrock"]
+    model_id: str = Field(min_length=1)
+    region: str | None = None
+    timeout_seconds: float = Field(default=60, gt=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0)
+    capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+
+
+class ScriptToolCall(BaseModel):
+    """A native tool call a scripted turn returns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=128)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScriptUsage(BaseModel):
+    """Token counts a scripted turn reports instead of the length-based estimate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = Field(ge=0)
+    output_tokens: int = Field(ge=0)
+
+
+class ScriptTurn(BaseModel):
+    """One reply of a scripted model: text, native tool calls, or both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = ""
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list)
+    usage: ScriptUsage | None = None
+    latency_ms: int = Field(default=0, ge=0)
+
+
+class ScriptScenario(BaseModel):
+    """The replies played when `match` (a case-insensitive regex) is found in the first user message.
+
+    A scenario without `match` is the default, played when no other scenario matches.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    match: str | None = None
+    turns: list[ScriptTurn] = Field(min_length=1)
+
+    @field_validator("match")
+    @classmethod
+    def _check_pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a valid regular expression: {exc}") from exc
+        return value
+
+
+class ScriptedModelConfig(BaseModel):
+    """A scripted model for demos and tests: scenarios from a file (`script`) or inline (`scenarios`).
+
+    `script` is a path relative to the configuration directory. Exactly one of the two is given.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    provider: Literal["scripted"]
+    script: str | None = Field(default=None, min_length=1)
+    scenarios: list[ScriptScenario] | None = Field(default=None, min_length=1)
+    capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+
+    @model_validator(mode="after")
+    def _check_one_source(self) -> ScriptedModelConfig:
+        if (self.script is None) == (self.scenarios is None):
+            raise ValueError("give exactly one of 'script' (a file) or 'scenarios' (inline)")
+        return self
+
+
+ModelConfig = Annotated[OpenAIModelConfig | BedrockModelConfig | ScriptedModelConfig, Field(discriminator="provider")]

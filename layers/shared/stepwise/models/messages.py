@@ -1,0 +1,83 @@
+"""Messages, tool calls and tool specs: the vocabulary shared by the store, providers and protocols.
+
+Stored messages are canonical (OpenAI-like roles, tool calls with parsed arguments); each protocol
+renders them into what its model expects and parses the model's answer back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(BaseModel):
+    """One tool invocation the model asked for, arguments already decoded to a JSON object."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=128)
+    name: str = Field(min_length=1, max_length=128)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatMessage(BaseModel):
+    """One message of a conversation, as stored and as handed to a protocol."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class ToolSpec(BaseModel):
+    """What a model is told about a tool: its name, purpose and JSON-schema parameters."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class Usage(BaseModel):
+    """Token counts reported by a provider for one completion."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+class Completion(BaseModel):
+    """A provider's answer normalised: text, native tool calls, usage and the finish reason."""
+
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str | None = None
+
+
+ToolChoice = Literal["auto", "required", "none"] | str
+
+
+class ChatRequest(BaseModel):
+    """Everything a provider needs for one call; `tools` is empty when tools are not offered."""
+
+    messages: list[ChatMessage]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    stop: list[str] = Field(default_factory=list)
+    max_tokens: int | None = None
+    temperature: float | None = None
+    response_schema: dict[str, Any] | None = None

@@ -1,0 +1,105 @@
+"""A run as the store holds it: its META record, its trace steps, and its usage counters."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from stepwise.models.messages import ChatMessage
+
+RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT"})
+
+StopReason = Literal["final_answer", "max_iterations", "deadline", "parse_errors", "error"]
+FinalRoundReason = Literal["max_iterations", "deadline"]
+
+
+class RunUsage(BaseModel):
+    """What a run consumed, added to by each step in the same write as the step's result."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    llm_calls: int = 0
+    tool_calls: int = 0
+    llm_ms: int = 0
+    tool_ms: int = 0
+
+
+class RunError(BaseModel):
+    """Why a run failed: the error name the state machine saw and a message fit for the caller."""
+
+    type: str
+    message: str
+
+
+class RunLimits(BaseModel):
+    """The limits a run was started with, copied into META so a config change cannot alter a live run."""
+
+    max_iterations: int = Field(default=8, ge=1, le=200)
+    max_execution_seconds: int = Field(default=600, ge=1, le=86_400)
+    max_parse_errors: int = Field(default=3, ge=1, le=20)
+
+
+class RunMeta(BaseModel):
+    """The META item of a run."""
+
+    run_id: str
+    status: RunStatus = "QUEUED"
+    owner: str
+    profile: str
+    session_id: str | None = None
+    intent: dict[str, str] = Field(default_factory=dict)
+    metadata: dict[str, str] = Field(default_factory=dict)
+    limits: RunLimits = Field(default_factory=RunLimits)
+    iteration: int = 0
+    deadline: float
+    final_round_reason: FinalRoundReason | None = None
+    parse_errors: int = 0
+    stop_reason: StopReason | None = None
+    answer: str | None = None
+    output: dict[str, Any] | list[Any] | None = None
+    output_error: str | None = None
+    error: RunError | None = None
+    usage: RunUsage = Field(default_factory=RunUsage)
+    created_at: str
+    updated_at: str
+    expires_at: int
+
+    @property
+    def is_terminal(self) -> bool:
+        """True once the run has ended, whatever the outcome."""
+        return self.status in TERMINAL_STATUSES
+
+
+StepKind = Literal["llm", "parse", "tool", "format"]
+
+
+class StepRecord(BaseModel):
+    """One entry of a run's trace; `n` tells apart the tool calls of one iteration."""
+
+    iteration: int
+    kind: StepKind
+    n: int | None = None
+    thought: str | None = None
+    action: str | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    calls: list[dict[str, Any]] | None = None
+    observation: str | None = None
+    decision: str | None = None
+    answer: str | None = None
+    note: str | None = None
+    ok: bool | None = None
+    final_round: bool | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    error: str | None = None
+
+
+class StoredMessage(ChatMessage):
+    """A message with the (iteration, slot) its key was derived from."""
+
+    iteration: int
+    slot: int

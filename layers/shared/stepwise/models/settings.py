@@ -1,0 +1,54 @@
+"""Settings read once from the environment by each handler; logic receives them, never `os.environ`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from stepwise.errors import ConfigError
+
+_ENVIRONMENT_NAMES = {
+    "table_name": "TABLE_NAME",
+    "dynamodb_endpoint_url": "DYNAMODB_ENDPOINT_URL",
+    "aws_region": "AWS_REGION",
+    "config_dir": "STEPWISE_CONFIG_DIR",
+    "config_file": "STEPWISE_CONFIG_FILE",
+    "state_machine_arn": "STATE_MACHINE_ARN",
+    "stepfunctions_endpoint_url": "STEPFUNCTIONS_ENDPOINT_URL",
+    "run_ttl_days": "RUN_TTL_DAYS",
+    "workflow_type": "WORKFLOW_TYPE",
+}
+
+
+class Settings(BaseModel):
+    """Where the table, the configuration and the state machine are."""
+
+    table_name: str = Field(min_length=3, max_length=255)
+    dynamodb_endpoint_url: str | None = None
+    aws_region: str = "us-east-1"
+    config_dir: Path = Path("/opt")
+    config_file: str = "stepwise.yaml"
+    state_machine_arn: str | None = None
+    stepfunctions_endpoint_url: str | None = None
+    run_ttl_days: int = Field(default=30, ge=1, le=3650)
+    workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
+
+    @property
+    def config_path(self) -> Path:
+        """The configuration file."""
+        return self.config_dir / self.config_file
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
+        """Read the settings from environment variables (names in `_ENVIRONMENT_NAMES`)."""
+        values = {field: environ[name] for field, name in _ENVIRONMENT_NAMES.items() if environ.get(name)}
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{_ENVIRONMENT_NAMES.get(str(err['loc'][0]), err['loc'][0])}: {err['msg']}" for err in exc.errors()
+            )
+            raise ConfigError(f"invalid environment: {problems}") from None

@@ -1,0 +1,14 @@
+"""The one Logger, Tracer and Metrics of the service (Powertools); every module logs through these.
+
+Prompts, messages and secrets are never logged: log ids, counts, names and timings only.
+"""
+
+from __future__ import annotations
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+
+SERVICE = "stepwise"
+
+logger = Logger(service=SERVICE)
+tracer = Tracer(service=SERVICE)
+metrics = Metrics(namespace="Stepwise", service=SERVICE)

@@ -1,0 +1,180 @@
+"""From what a model wrote to a `ToolCalls` decision: tool names, argument coercion, key aliases."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import ValidationError
+
+from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
+from stepwise.models.messages import ToolCall, ToolSpec
+from stepwise.protocols.lenient_json import load_lenient
+
+# Keys are compared after `normalise_key`, so "Action Input", "action_input" and "actionInput" are one key.
+NAME_KEYS = ("action", "tool", "toolname", "name", "function", "动作", "行动")
+INPUT_KEYS = (
+    "actioninput",
+    "toolinput",
+    "input",
+    "arguments",
+    "args",
+    "parameters",
+    "params",
+    "动作输入",
+    "行动输入",
+)
+_FINAL_NAMES = {"finalanswer", "final", "finish", "answer", "最终答案", "最终回答"}
+# What models write on an "Action:" line when they mean "no tool" before giving a final answer.
+_NO_ACTION_NAMES = {"none", "n/a", "null", "无"}
+_TOOL_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;]{1,128}$")
+_NAME_DECORATION = "`'\"*_ \t\r\n"
+DEFAULT_INPUT_KEY = "input"
+
+
+def normalise_key(key: str) -> str:
+    """A key or keyword without case, spaces, underscores or hyphens."""
+    return re.sub(r"[\s_-]", "", key).lower()
+
+
+def pick(obj: dict[str, Any], aliases: tuple[str, ...]) -> tuple[bool, Any]:
+    """The value of the first key of `obj` that is one of the aliases (in alias order)."""
+    by_key = {normalise_key(str(key)): value for key, value in reversed(obj.items())}
+    for alias in aliases:
+        if alias in by_key:
+            return True, by_key[alias]
+    return False, None
+
+
+def find_tool(tools: list[ToolSpec] | None, name: str) -> ToolSpec | None:
+    """The tool called `name`, matched exactly first, then ignoring case."""
+    if not tools:
+        return None
+    exact = next((tool for tool in tools if tool.name == name), None)
+    if exact is not None:
+        return exact
+    folded = name.casefold()
+    return next((tool for tool in tools if tool.name.casefold() == folded), None)
+
+
+def is_final_action(name: str, tools: list[ToolSpec] | None) -> bool:
+    """True when an action name means "final answer" rather than a tool the model may call."""
+    return normalise_key(name) in _FINAL_NAMES and find_tool(tools, name) is None
+
+
+def is_no_action(name: str) -> bool:
+    """True when an action name says that no tool is called ("None", "N/A")."""
+    return normalise_key(name) in _NO_ACTION_NAMES
+
+
+def parameter_names(tool: ToolSpec | None) -> list[str]:
+    """The tool's parameter names in schema order (empty without a tool or properties)."""
+    if tool is None:
+        return []
+    properties = tool.parameters.get("properties")
+    return [str(name) for name in properties] if isinstance(properties, dict) else []
+
+
+def single_required_parameter(tool: ToolSpec | None) -> str | None:
+    """The tool's only required parameter, when it has exactly one."""
+    if tool is None:
+        return None
+    required = tool.parameters.get("required")
+    if isinstance(required, list) and len(required) == 1 and isinstance(required[0], str):
+        return required[0]
+    return None
+
+
+def coerce_arguments(raw: Any, tool: ToolSpec | None) -> dict[str, Any]:
+    """Arguments as a JSON object, whatever the model gave: an object, a JSON string or plain text.
+
+    A bare value goes under the tool's only required parameter, else under ``"input"``.
+    """
+    if isinstance(raw, dict):
+        return {str(key): value for key, value in raw.items()}
+    if raw is None:
+        return {}
+    value = raw
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text:
+            return {}
+        decoded = load_lenient(text) if text[0] in "{[\"'`" else None
+        if isinstance(decoded, dict):
+            return {str(key): item for key, item in decoded.items()}
+        value = text if decoded is None else decoded
+    return {single_required_parameter(tool) or DEFAULT_INPUT_KEY: value}
+
+
+def decode_arguments(raw: Any) -> dict[str, Any] | None:
+    """Native tool-call arguments as an object: an object as is, a JSON string decoded; None if neither.
+
+    A string that decodes to another JSON string is decoded once more, since some models encode twice.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, dict):
+        return {str(key): value for key, value in raw.items()}
+    if not isinstance(raw, str):
+        return None
+    if not raw.strip():
+        return {}
+    decoded = load_lenient(raw)
+    if isinstance(decoded, str):
+        decoded = load_lenient(decoded)
+    return {str(key): value for key, value in decoded.items()} if isinstance(decoded, dict) else None
+
+
+def answer_text(raw: Any) -> str:
+    """A final answer given as an action input: text stays text, anything else becomes JSON text."""
+    if isinstance(raw, str):
+        return raw.strip()
+    if raw is None:
+        return ""
+    return json.dumps(raw, ensure_ascii=False, indent=2)
+
+
+def clean_tool_name(raw: str) -> str:
+    """A tool name without the backticks, quotes, bold marks or trailing punctuation models add."""
+    return raw.strip().strip(_NAME_DECORATION).rstrip(".:\uff1a").strip(_NAME_DECORATION)
+
+
+def final_answer(text: str, thought: str) -> FinalAnswer | ParseError:
+    """A final answer, or a parse error when it is empty (a run never ends on an empty answer)."""
+    if not text.strip():
+        return ParseError(message="Your final answer is empty.")
+    return FinalAnswer(text=text.strip(), thought=thought.strip())
+
+
+def tool_call(
+    raw_name: Any,
+    raw_arguments: Any,
+    *,
+    tools: list[ToolSpec] | None,
+    call_id: str,
+    thought: str = "",
+    notes: list[str] | None = None,
+) -> ToolCalls | ParseError:
+    """One tool call decision from a raw name and raw arguments, or a parse error saying what is wrong."""
+    if not isinstance(raw_name, str):
+        return ParseError(message="The action must be the name of a tool, as a string.")
+    name = clean_tool_name(raw_name)
+    if not _TOOL_NAME.match(name):
+        shown = name[:80] or "(nothing)"
+        return ParseError(message=f'"{shown}" is not a tool name: the action must be exactly one tool name.')
+    tool = find_tool(tools, name)
+    arguments = coerce_arguments(raw_arguments, tool)
+    return tool_calls([(call_id, tool.name if tool else name, arguments)], thought=thought, note="; ".join(notes or []))
+
+
+def tool_calls(
+    calls: list[tuple[str, str, dict[str, Any]]], *, thought: str = "", note: str = ""
+) -> ToolCalls | ParseError:
+    """A `ToolCalls` decision from (id, name, arguments) triples, or a parse error if one is invalid."""
+    try:
+        built = [ToolCall(id=call_id, name=name, arguments=arguments) for call_id, name, arguments in calls]
+        return ToolCalls(calls=built, thought=thought.strip(), note=note)
+    except ValidationError as exc:
+        problem = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in exc.errors())
+        return ParseError(message=f"Your tool call could not be used ({problem}).")

@@ -1,0 +1,99 @@
+"""Function-call syntax in text: ``get_weather(city="Paris", days=3)``.
+
+Values are JSON or Python literals (quoted strings with escaped quotes, numbers, True/False/None, lists,
+objects); anything else up to the next top-level comma is read as plain text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple
+
+from stepwise.models.messages import ToolSpec
+from stepwise.protocols.arguments import parameter_names
+from stepwise.protocols.lenient_json import scan_value
+
+_HEAD = re.compile(r"\s*(?P<name>[^\s()\[\]{}<>\"'`,;=:]+)\s*\(")
+_KEYWORD = re.compile(r"\s*(?P<key>[^\W\d]\w*)\s*=(?!=)")
+
+
+class ParsedCall(NamedTuple):
+    """A call read from text: the function name, positional and named arguments."""
+
+    name: str
+    positional: list[Any]
+    named: dict[str, Any]
+
+    def arguments(self, tool: ToolSpec | None) -> dict[str, Any]:
+        """Named arguments plus positional ones mapped to the tool's parameters in schema order.
+
+        Positional values beyond the known parameters (or all of them, without a tool) are named
+        ``arg0``, ``arg1``, ... by their position.
+        """
+        result = dict(self.named)
+        free_names = iter(name for name in parameter_names(tool) if name not in self.named)
+        for position, value in enumerate(self.positional):
+            result[next(free_names, f"arg{position}")] = value
+        return result
+
+
+def parse_call(text: str) -> ParsedCall | None:
+    """Read ``name(args)`` at the start of a text; None when it is not a call."""
+    head = _HEAD.match(text)
+    if head is None:
+        return None
+    return _read_arguments(text, head.end(), head.group("name"))
+
+
+def _read_arguments(text: str, position: int, name: str) -> ParsedCall | None:
+    """Read the comma-separated arguments after the opening parenthesis, up to the closing one."""
+    positional: list[Any] = []
+    named: dict[str, Any] = {}
+    while True:
+        position = _skip_spaces(text, position)
+        if position >= len(text):
+            return None
+        if text[position] == ")":
+            return ParsedCall(name, positional, named)
+        keyword = _KEYWORD.match(text, position)
+        key = keyword.group("key") if keyword else None
+        if keyword is not None:
+            position = keyword.end()
+        value, position = _read_value(text, position)
+        if key is None:
+            positional.append(value)
+        else:
+            named[key] = value
+        position = _skip_spaces(text, position)
+        if text.startswith(",", position):
+            position += 1
+        elif not text.startswith(")", position):
+            return None
+
+
+def _read_value(text: str, position: int) -> tuple[Any, int]:
+    """A literal value, or else plain text up to the next comma or closing parenthesis at depth 0."""
+    found = scan_value(text, position)
+    if found is not None:
+        after = _skip_spaces(text, found[1])
+        if after >= len(text) or text[after] in ",)":
+            return found
+    depth = 0
+    end = position
+    while end < len(text):
+        char = text[end]
+        if char in ",)" and depth == 0:
+            break
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        end += 1
+    return text[position:end].strip(), end
+
+
+def _skip_spaces(text: str, position: int) -> int:
+    """The first index at or after `position` that is not whitespace."""
+    while position < len(text) and text[position].isspace():
+        position += 1
+    return position

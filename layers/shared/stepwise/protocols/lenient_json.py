@@ -1,0 +1,246 @@
+"""A forgiving JSON reader for what models really write.
+
+Besides standard JSON it reads single-quoted strings, trailing or missing commas, unquoted keys, Python
+literals (``True``/``False``/``None``, read as true/false/null), raw newlines inside strings and ``//`` or
+``/* */`` comments. It never raises: an unreadable document gives ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+# Deep enough for any real tool argument, shallow enough to stay far from Python's recursion limit.
+_MAX_DEPTH = 64
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+_BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
+_LITERALS: dict[str, Any] = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'"}
+# A closing fence may be missing: a stop sequence or the token limit can cut the block short.
+_FENCE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n?(?P<body>.*?)\s*(?:```)?\s*$", re.DOTALL)
+
+
+class JsonSpan(NamedTuple):
+    """A JSON object found inside a longer text: where it starts and ends, and its value."""
+
+    start: int
+    end: int
+    value: dict[str, Any]
+
+
+class _Unreadable(Exception):
+    """Raised inside the reader only; the public functions turn it into None."""
+
+
+class _Reader:
+    """Recursive-descent reader over one string, starting at a given position."""
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.text = text
+        self.pos = pos
+
+    def skip_blank(self) -> None:
+        """Skip whitespace and comments."""
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char.isspace():
+                self.pos += 1
+            elif text.startswith("//", self.pos):
+                newline = text.find("\n", self.pos)
+                self.pos = len(text) if newline < 0 else newline + 1
+            elif text.startswith("/*", self.pos):
+                close = text.find("*/", self.pos + 2)
+                if close < 0:
+                    raise _Unreadable
+                self.pos = close + 2
+            else:
+                return
+
+    def peek(self) -> str:
+        """The current character, or "" at the end."""
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def value(self, depth: int) -> Any:
+        """Read any value at the current position."""
+        if depth > _MAX_DEPTH:
+            raise _Unreadable
+        self.skip_blank()
+        char = self.peek()
+        if not char:
+            raise _Unreadable
+        if char == "{":
+            return self.object(depth)
+        if char == "[":
+            return self.array(depth)
+        if char in "\"'":
+            return self.string()
+        return self.scalar()
+
+    def object(self, depth: int) -> dict[str, Any]:
+        """Read an object; commas between members are optional, a trailing one is allowed."""
+        self.pos += 1
+        result: dict[str, Any] = {}
+        while True:
+            self.skip_commas()
+            char = self.peek()
+            if char == "}":
+                self.pos += 1
+                return result
+            if not char:
+                raise _Unreadable
+            key = self.string() if char in "\"'" else self.bare_key()
+            self.skip_blank()
+            if self.peek() != ":":
+                raise _Unreadable
+            self.pos += 1
+            result[key] = self.value(depth + 1)
+
+    def array(self, depth: int) -> list[Any]:
+        """Read an array; commas between items are optional, a trailing one is allowed."""
+        self.pos += 1
+        result: list[Any] = []
+        while True:
+            self.skip_commas()
+            char = self.peek()
+            if char == "]":
+                self.pos += 1
+                return result
+            if not char:
+                raise _Unreadable
+            result.append(self.value(depth + 1))
+
+    def skip_commas(self) -> None:
+        """Skip blanks and any number of commas."""
+        self.skip_blank()
+        while self.peek() == ",":
+            self.pos += 1
+            self.skip_blank()
+
+    def bare_key(self) -> str:
+        """Read an unquoted key such as ``city`` in ``{city: "Paris"}``."""
+        match = _BARE_WORD.match(self.text, self.pos)
+        if match is None:
+            raise _Unreadable
+        self.pos = match.end()
+        return match.group()
+
+    def string(self) -> str:
+        """Read a single- or double-quoted string with JSON and Python escapes."""
+        quote = self.text[self.pos]
+        self.pos += 1
+        parts: list[str] = []
+        text = self.text
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char == quote:
+                self.pos += 1
+                return "".join(parts)
+            if char == "\\":
+                parts.append(self.escape())
+            else:
+                parts.append(char)
+                self.pos += 1
+        raise _Unreadable
+
+    def escape(self) -> str:
+        """Read one backslash escape; an unknown escape is kept as written."""
+        text = self.text
+        code = text[self.pos + 1 : self.pos + 2]
+        if code == "u":
+            high = self.hex4(self.pos + 2)
+            self.pos += 6
+            if 0xD800 <= high < 0xDC00 and text.startswith("\\u", self.pos):
+                low = self.hex4(self.pos + 2)
+                if 0xDC00 <= low < 0xE000:
+                    self.pos += 6
+                    return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+            # A lone surrogate cannot be encoded as UTF-8 later (DynamoDB, HTTP), so it is replaced.
+            return "\ufffd" if 0xD800 <= high < 0xE000 else chr(high)
+        self.pos += 2
+        return _ESCAPES.get(code, "\\" + code)
+
+    def hex4(self, start: int) -> int:
+        """Read the four hex digits of a ``\\u`` escape."""
+        digits = self.text[start : start + 4]
+        if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
+            raise _Unreadable
+        return int(digits, 16)
+
+    def scalar(self) -> Any:
+        """Read a number or a literal (JSON or Python spelling)."""
+        number = _NUMBER.match(self.text, self.pos)
+        word = _BARE_WORD.match(self.text, self.pos)
+        if word is not None and word.group() in _LITERALS:
+            self.pos = word.end()
+            return _LITERALS[word.group()]
+        if number is None or (word is not None and word.end() > number.end()):
+            raise _Unreadable
+        self.pos = number.end()
+        literal = number.group()
+        try:
+            if any(c in literal for c in ".eE"):
+                return float(literal)
+            return int(literal)
+        except ValueError as exc:  # more digits than Python converts
+            raise _Unreadable from exc
+
+
+def strip_code_fence(text: str) -> str:
+    """The body of a text that is one fenced code block (with or without a language tag), else the text."""
+    match = _FENCE.match(text)
+    return match.group("body") if match else text
+
+
+def scan_value(text: str, start: int) -> tuple[Any, int] | None:
+    """Read one value starting at ``start``; return it and the index just past it, or None."""
+    reader = _Reader(text, start)
+    try:
+        value = reader.value(0)
+    except (_Unreadable, RecursionError):
+        return None
+    return value, reader.pos
+
+
+def load_lenient(text: str) -> Any | None:
+    """Read a whole text (optionally one fenced block) as a single JSON value; None when unreadable."""
+    body = strip_code_fence(text).strip()
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, RecursionError):
+        pass
+    found = scan_value(body, 0)
+    if found is None:
+        return None
+    value, end = found
+    rest = _Reader(body, end)
+    try:
+        rest.skip_blank()
+    except _Unreadable:
+        return None
+    return value if rest.pos == len(body) else None
+
+
+def find_objects(text: str) -> Iterator[JsonSpan]:
+    """Every readable top-level JSON object inside a text (prose, fences and all), in order."""
+    position = text.find("{")
+    while position >= 0:
+        found = scan_value(text, position)
+        if found is not None and isinstance(found[0], dict):
+            value, end = found
+            yield JsonSpan(position, end, value)
+            position = text.find("{", end)
+        else:
+            position = text.find("{", position + 1)

@@ -1,0 +1,138 @@
+"""Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
+
+Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses and
+Anthropic messages; tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
+malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from stepwise.models.decision import ParseError
+from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.protocols.arguments import decode_arguments
+from stepwise.protocols.native import malformed_arguments
+
+# (provider id or None, name, raw arguments: an object or a JSON string)
+_RawCall = tuple[Any, Any, Any]
+
+
+def completion_from_response(response: dict[str, Any], call_id_prefix: str = "call") -> Completion | ParseError:
+    """A provider response dict as a `Completion`, or a `ParseError` saying why it cannot be read."""
+    if "choices" in response:
+        choices = response["choices"]
+        first = choices[0] if isinstance(choices, list) and choices else None
+        message = first.get("message") if isinstance(first, dict) else None
+        if not isinstance(message, dict):
+            return ParseError(message="The response has no choices[0].message.")
+        return _from_openai_message(message, call_id_prefix)
+    if "output" in response:
+        output = response["output"]
+        message = output.get("message") if isinstance(output, dict) else None
+        if not isinstance(message, dict):
+            return ParseError(message="The response has no output.message.")
+        return _from_blocks(message.get("content"), call_id_prefix)
+    if isinstance(response.get("content"), list):
+        return _from_blocks(response["content"], call_id_prefix)
+    if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
+        return _from_openai_message(response, call_id_prefix)
+    return ParseError(message="The response is not in a known provider format.")
+
+
+def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
+    """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
+    content = _openai_text(message.get("content"))
+    refusal = message.get("refusal")
+    if not content and isinstance(refusal, str):
+        content = refusal
+    calls: list[_RawCall] = []
+    raw_calls = message.get("tool_calls")
+    for raw in raw_calls if isinstance(raw_calls, list) else []:
+        if not isinstance(raw, dict):
+            return ParseError(message="A tool call in the response is not an object.")
+        function = raw.get("function", raw)
+        function = function if isinstance(function, dict) else {}
+        calls.append((raw.get("id"), function.get("name"), function.get("arguments")))
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict):
+        calls.append((None, legacy.get("name"), legacy.get("arguments")))
+    return _completion(content, calls, call_id_prefix)
+
+
+def _openai_text(content: Any) -> str:
+    """OpenAI message content: a string, None, or a list of ``{"type": "text", "text": ...}`` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
+    return ""
+
+
+def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
+    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``)."""
+    if not isinstance(blocks, list):
+        return ParseError(message="The response message has no content blocks.")
+    texts: list[str] = []
+    calls: list[_RawCall] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        tool_use = block.get("toolUse")
+        if isinstance(tool_use, dict):
+            calls.append((tool_use.get("toolUseId"), tool_use.get("name"), tool_use.get("input")))
+        elif block.get("type") == "tool_use":
+            calls.append((block.get("id"), block.get("name"), block.get("input")))
+        elif isinstance(block.get("text"), str) and block.get("type", "text") == "text":
+            texts.append(block["text"])
+    return _completion("\n".join(texts), calls, call_id_prefix)
+
+
+def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Completion | ParseError:
+    """Build the completion; a call without a name or with unreadable arguments is a parse error."""
+    tool_calls: list[ToolCall] = []
+    for position, (call_id, name, raw_arguments) in enumerate(calls):
+        if not isinstance(name, str) or not name.strip():
+            return ParseError(message="One of your tool calls has no tool name.")
+        arguments = decode_arguments(raw_arguments)
+        if arguments is None:
+            return malformed_arguments(name)
+        identifier = call_id if isinstance(call_id, str) and call_id else f"{call_id_prefix}_{position}"
+        try:
+            tool_calls.append(ToolCall(id=identifier, name=name.strip(), arguments=arguments))
+        except ValidationError:
+            return ParseError(message=f'Your call to tool "{name[:128]}" has an invalid id or name.')
+    return Completion(content=content, tool_calls=tool_calls)
+
+
+def tool_specs_from(tools: list[ToolSpec] | list[dict[str, Any]] | None) -> list[ToolSpec] | None:
+    """Tools given as `ToolSpec` or as OpenAI, Anthropic, Bedrock or plain dicts; unreadable ones skipped."""
+    if tools is None:
+        return None
+    specs: list[ToolSpec] = []
+    for tool in tools:
+        spec = tool if isinstance(tool, ToolSpec) else _tool_spec(tool)
+        if spec is not None:
+            specs.append(spec)
+    return specs
+
+
+def _tool_spec(tool: Any) -> ToolSpec | None:
+    """One tool dict in any of the known shapes, or None."""
+    if not isinstance(tool, dict):
+        return None
+    for wrapper in ("function", "toolSpec"):
+        if isinstance(tool.get(wrapper), dict):
+            tool = tool[wrapper]
+    schema = tool.get("parameters", tool.get("input_schema", tool.get("inputSchema")))
+    if isinstance(schema, dict) and isinstance(schema.get("json"), dict):
+        schema = schema["json"]
+    fields: dict[str, Any] = {"name": tool.get("name"), "description": tool.get("description") or ""}
+    if isinstance(schema, dict):
+        fields["parameters"] = schema
+    try:
+        return ToolSpec.model_validate(fields)
+    except ValidationError:
+        return None

@@ -1,0 +1,88 @@
+"""ReAct with a JSON action block: ``{"action": "<tool>", "action_input": {...}}``."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from stepwise.models.decision import Decision, ParseError
+from stepwise.models.messages import ToolCall, ToolSpec
+from stepwise.protocols.arguments import (
+    INPUT_KEYS,
+    answer_text,
+    final_answer,
+    is_final_action,
+    pick,
+    tool_call,
+)
+from stepwise.protocols.base import ProtocolName, TextProtocol
+from stepwise.protocols.keywords import clean_thought, find_keywords, first_after
+from stepwise.protocols.lenient_json import JsonSpan, find_objects
+from stepwise.protocols.prompts import REACT_JSON
+from stepwise.protocols.react_text import parse_react_text
+from stepwise.protocols.sections import ignored_notes
+
+# Narrower than the names accepted inside an explicit action section: a bare "name" key is too common
+# in ordinary JSON (an answer about a person) to mark an action block.
+ACTION_KEYS = ("action", "tool", "toolname")
+_BROKEN_BLOCK = re.compile(r"""["']?action["']?\s*:|```\s*json""", re.IGNORECASE)
+
+
+class ReactJsonProtocol(TextProtocol):
+    """Thought, then one fenced JSON action block; the final answer is the "Final Answer" action."""
+
+    name: ProtocolName = "react_json"
+    wording = REACT_JSON
+
+    def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+        """Read the first JSON action block; without one, accept ReAct keyword lines."""
+        return parse_react_json(text, tools, call_id)
+
+    def render_tool_calls(self, calls: list[ToolCall]) -> str:
+        """One fenced JSON block per call."""
+        return "\n".join(
+            "```json\n"
+            + json.dumps({"action": call.name, "action_input": call.arguments}, ensure_ascii=False)
+            + "\n```"
+            for call in calls
+        )
+
+
+def action_blocks(text: str) -> list[JsonSpan]:
+    """The JSON objects of a text that name an action, in order."""
+    return [span for span in find_objects(text) if pick(span.value, ACTION_KEYS)[0]]
+
+
+def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+    """The decision of the first action block, with notes on what else the reply held."""
+    blocks = action_blocks(text)
+    if not blocks:
+        return _without_block(text, tools, call_id)
+    first = blocks[0]
+    thought = clean_thought(text[: first.start])
+    _, action = pick(first.value, ACTION_KEYS)
+    _, action_input = pick(first.value, INPUT_KEYS)
+    if isinstance(action, str) and is_final_action(action, tools):
+        return final_answer(answer_text(action_input), thought)
+    observation = first_after(find_keywords(text), "observation", first.end)
+    limit = observation.start if observation else len(text)
+    later = [pick(block.value, ACTION_KEYS)[1] for block in blocks[1:] if block.start < limit]
+    finals = sum(isinstance(name, str) and is_final_action(name, tools) for name in later)
+    notes = ignored_notes(
+        extra_actions=len(later) - finals,
+        final_after_action=finals > 0,
+        observation_cut=observation is not None,
+    )
+    return tool_call(action, action_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+
+
+def _without_block(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+    """No readable action block: keyword lines are accepted, else say what is missing."""
+    if any(hit.kind in ("action", "final_answer") for hit in find_keywords(text)):
+        return parse_react_text(text, tools, call_id)
+    if _BROKEN_BLOCK.search(text):
+        return ParseError(
+            message="Your JSON action block could not be read: it must be one JSON object with the keys "
+            '"action" and "action_input".'
+        )
+    return ParseError(message="Your reply has no JSON action block.")

@@ -1,0 +1,126 @@
+"""ReAct in plain text: ``Thought:``, ``Action:``, ``Action Input:``, ``Final Answer:`` lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from stepwise.models.decision import Decision, ParseError
+from stepwise.models.messages import ToolCall, ToolSpec
+from stepwise.protocols.arguments import (
+    answer_text,
+    clean_tool_name,
+    final_answer,
+    find_tool,
+    is_final_action,
+    is_no_action,
+    tool_call,
+)
+from stepwise.protocols.base import ProtocolName, TextProtocol
+from stepwise.protocols.call_syntax import parse_call
+from stepwise.protocols.keywords import KeywordHit, clean_thought, find_keywords, first_after, section
+from stepwise.protocols.lenient_json import load_lenient, scan_value, strip_code_fence
+from stepwise.protocols.prompts import REACT_TEXT
+from stepwise.protocols.sections import ignored_notes
+
+# The original ReAct paper's style: ``Search[Paris]``.
+_BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
+
+
+class ReactTextProtocol(TextProtocol):
+    """Thought / Action / Action Input / Final Answer lines."""
+
+    name: ProtocolName = "react_text"
+    wording = REACT_TEXT
+    stop_sequences = ("\nObservation:", "\nObservation\uff1a")
+
+    def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+        """Read the first ``Action:`` or ``Final Answer:`` and what belongs to it."""
+        return parse_react_text(text, tools, call_id)
+
+    def render_tool_calls(self, calls: list[ToolCall]) -> str:
+        """``Action:`` and ``Action Input:`` lines, one pair per call."""
+        return "\n".join(
+            f"Action: {call.name}\nAction Input: {json.dumps(call.arguments, ensure_ascii=False)}" for call in calls
+        )
+
+
+def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+    """The decision written with ReAct keyword lines; shared with the JSON protocol as its fallback."""
+    hits = find_keywords(text)
+    decisive = [
+        index
+        for index, hit in enumerate(hits)
+        if hit.kind == "final_answer" or (hit.kind == "action" and not _names_no_tool(text, hits, index))
+    ]
+    if not decisive:
+        return ParseError(message="Your reply has neither an 'Action:' line nor a 'Final Answer:' line.")
+    first_index = decisive[0]
+    first = hits[first_index]
+    # Reasoning ends at the first Action line, even an "Action: None" that was skipped.
+    thought_end = next(hit.start for hit in hits if hit.kind in ("action", "final_answer"))
+    thought = clean_thought(text[:thought_end])
+    if first.kind == "final_answer":
+        # Everything to the end: an answer may hold code, JSON or lines that look like labels.
+        return final_answer(text[first.end :], thought)
+    observation = first_after(hits, "observation", first.end)
+    limit = observation.start if observation else len(text)
+    later = [hit for hit in hits[first_index + 1 :] if hit.start < limit]
+    notes = ignored_notes(
+        extra_actions=sum(hit.kind == "action" for hit in later),
+        final_after_action=any(hit.kind == "final_answer" for hit in later),
+        observation_cut=observation is not None,
+    )
+    raw_input = _action_input(text, hits, first_index)
+    return _action(section(text, hits, first_index), raw_input, tools, call_id, thought, notes)
+
+
+def _names_no_tool(text: str, hits: list[KeywordHit], index: int) -> bool:
+    """True for an ``Action: None`` line, which models write before a final answer."""
+    lines = section(text, hits, index).splitlines()
+    return bool(lines) and is_no_action(clean_tool_name(lines[0]))
+
+
+def _action_input(text: str, hits: list[KeywordHit], action_index: int) -> Any:
+    """The value of the ``Action Input:`` right after the action, or None when there is none."""
+    following = action_index + 1
+    if following >= len(hits) or hits[following].kind != "action_input":
+        return None
+    return read_input_text(section(text, hits, following))
+
+
+def read_input_text(raw: str) -> Any:
+    """Action input text as a value: JSON (fenced or not, even with prose after it), else the text."""
+    decoded = load_lenient(raw)
+    if decoded is not None:
+        return decoded
+    body = strip_code_fence(raw).strip()
+    if body[:1] in ("{", "["):
+        found = scan_value(body, 0)
+        if found is not None:
+            return found[0]
+    return body
+
+
+def _action(
+    action_text: str,
+    raw_input: Any,
+    tools: list[ToolSpec] | None,
+    call_id: str,
+    thought: str,
+    notes: list[str],
+) -> Decision:
+    """The decision for an ``Action:`` line: a tool call, or a final answer given as an action."""
+    line = action_text.splitlines()[0].strip() if action_text else ""
+    if is_final_action(clean_tool_name(line), tools):
+        return final_answer(answer_text(raw_input), thought)
+    call = parse_call(line)
+    if call is not None:
+        arguments = raw_input if raw_input is not None else call.arguments(find_tool(tools, call.name))
+        return tool_call(call.name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    bracket = _BRACKET_CALL.match(clean_tool_name(line))
+    if bracket is not None and raw_input is None:
+        name, raw_input = bracket.group("name"), bracket.group("input").strip()
+        return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    return tool_call(line, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)

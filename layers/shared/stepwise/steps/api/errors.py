@@ -1,0 +1,215 @@
+"""Every error the API answers with, and the one place where exceptions become HTTP responses.
+
+Status codes, consistently:
+
+- 400 `invalid_json`: the body is not JSON.
+- 401 `unauthorized`: the request carries no caller identity (API key id or IAM principal).
+- 404 `not_found`: no such route, or no run with that id visible to the caller.
+- 409 `idempotency_conflict` / `idempotency_in_progress`: an `Idempotency-Key` reused with another
+  body, or while its first request is still being handled.
+- 413 `payload_too_large`: the body is over `api.max_body_bytes`.
+- 415 `unsupported_media_type`: a body that is not sent as `application/json`.
+- 422 `invalid_request`: JSON that does not validate: wrong types, unknown fields, empty input, too
+  many messages, input too long, unknown profile, malformed run id or header.
+- 502 `run_failed`: a synchronous run (chat completions) ended FAILED or TIMED_OUT.
+- 503 `unavailable`: Step Functions or DynamoDB could not take the request; retry later.
+- 504 `timeout`: a synchronous run did not finish in time; `details.run_id` says what to poll.
+- 500 `internal_error`: a bug; logged with its traceback.
+
+Messages never quote the caller's input: pydantic's `input` is dropped from validation details.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyPersistenceLayerError,
+    IdempotencyValidationError,
+)
+
+from stepwise.errors import StoreTransientError
+from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.observability import logger
+from stepwise.steps.executions import ExecutionStartFailed
+
+_MAX_PROBLEMS_IN_MESSAGE = 3
+# Where a request parameter came from, as Powertools' validation names it; body fields need no prefix.
+_PARAMETER_SOURCES = {"query": "query parameter", "header": "header", "path": "path parameter"}
+
+
+class ApiError(Exception):
+    """An error with its HTTP status, stable `type` and details; raise it anywhere in the API logic."""
+
+    status = 500
+    type = "internal_error"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class InvalidJson(ApiError):
+    """The body is not a JSON document."""
+
+    status = 400
+    type = "invalid_json"
+
+
+class Unauthorized(ApiError):
+    """No caller identity in the request context."""
+
+    status = 401
+    type = "unauthorized"
+
+
+class NotFound(ApiError):
+    """No such route, or no run with that id that the caller may see."""
+
+    status = 404
+    type = "not_found"
+
+
+class IdempotencyConflict(ApiError):
+    """An Idempotency-Key already used with another body."""
+
+    status = 409
+    type = "idempotency_conflict"
+
+
+class IdempotencyInProgress(ApiError):
+    """An Idempotency-Key whose first request is still being handled."""
+
+    status = 409
+    type = "idempotency_in_progress"
+
+
+class PayloadTooLarge(ApiError):
+    """The body is over the configured limit."""
+
+    status = 413
+    type = "payload_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    """The body was not sent as JSON."""
+
+    status = 415
+    type = "unsupported_media_type"
+
+
+class InvalidRequest(ApiError):
+    """The request is JSON but not a valid request; `problems` are (field, reason) pairs."""
+
+    status = 422
+    type = "invalid_request"
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{field}: {reason}" for field, reason in problems[:_MAX_PROBLEMS_IN_MESSAGE])
+        more = len(problems) - _MAX_PROBLEMS_IN_MESSAGE
+        message = f"invalid request: {shown}" + (f" (and {more} more)" if more > 0 else "")
+        super().__init__(message, details={"errors": [{"field": field, "reason": reason} for field, reason in problems]})
+
+    @classmethod
+    def of(cls, field: str, reason: str) -> InvalidRequest:
+        """One problem with one field."""
+        return cls([(field, reason)])
+
+
+class RunFailed(ApiError):
+    """A run awaited synchronously ended without an answer."""
+
+    status = 502
+    type = "run_failed"
+
+
+class Unavailable(ApiError):
+    """A service the API depends on could not take the request."""
+
+    status = 503
+    type = "unavailable"
+
+
+class GatewayTimeout(ApiError):
+    """A run awaited synchronously is still going; the caller can poll it."""
+
+    status = 504
+    type = "timeout"
+
+
+def _field_name(location: Sequence[Any]) -> str:
+    parts = [str(part) for part in location]
+    if parts and parts[0] == "body":
+        return ".".join(parts[1:]) or "body"
+    if parts and parts[0] in _PARAMETER_SOURCES:
+        return f"{'.'.join(parts[1:])} ({_PARAMETER_SOURCES[parts[0]]})"
+    return ".".join(parts) or "request"
+
+
+def _reason(error: dict[str, Any]) -> str:
+    message = str(error.get("msg", "invalid"))
+    return message.removeprefix("Value error, ")
+
+
+def is_json_content_type(content_type: str) -> bool:
+    """True for `application/json` (with parameters) and for no content type, which API clients often omit."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    return media_type in ("", "application/json")
+
+
+def _from_validation(exc: RequestValidationError) -> ApiError:
+    errors = list(exc.errors())
+    if any(error.get("type") == "json_invalid" for error in errors):
+        return InvalidJson("the body is not valid JSON")
+    return InvalidRequest([(_field_name(error.get("loc", ())), _reason(error)) for error in errors])
+
+
+def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
+    """The `ApiError` an exception is answered with; anything unexpected is a logged 500."""
+    if isinstance(exc, ApiError):
+        return exc
+    body_errors = (RequestValidationError, RequestUnsupportedContentType, ValueError)
+    if isinstance(exc, body_errors) and not is_json_content_type(content_type):
+        # Powertools parses form and multipart bodies itself; their errors would only confuse a JSON client.
+        return UnsupportedMediaType(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+    if isinstance(exc, RequestValidationError):
+        return _from_validation(exc)
+    if isinstance(exc, IdempotencyValidationError):
+        return IdempotencyConflict("this Idempotency-Key was already used with another request body")
+    if isinstance(exc, IdempotencyAlreadyInProgressError):
+        return IdempotencyInProgress("the first request with this Idempotency-Key is still being handled; retry")
+    if isinstance(exc, IdempotencyPersistenceLayerError | StoreTransientError):
+        return Unavailable("the run store is busy or unreachable; retry")
+    if isinstance(exc, ExecutionStartFailed):
+        return Unavailable("the run could not be started; retry")
+    if isinstance(exc, NotFoundError):
+        return NotFound("no such route")
+    logger.exception("unexpected error", extra={"error_type": type(exc).__name__})
+    return ApiError("internal error")
+
+
+def error_response(error: ApiError) -> Response[ErrorResponse]:
+    """The HTTP response of an `ApiError`."""
+    body = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
+    return Response(status_code=error.status, content_type=content_types.APPLICATION_JSON, body=body.model_dump())
+
+
+def register_error_handlers(app: APIGatewayRestResolver) -> None:
+    """Answer every exception raised while handling a request with the `{"error": ...}` shape."""
+
+    @app.exception_handler(Exception)
+    def handle(exc: Exception) -> Response[ErrorResponse]:
+        content_type = app.current_event.headers.get("content-type") or ""
+        error = as_api_error(exc, content_type=content_type)
+        if error.status >= 500:
+            logger.warning("request failed", extra={"error_type": error.type, "status": error.status})
+        return error_response(error)

@@ -1,0 +1,70 @@
+"""`Idempotency-Key`: the same caller, key and body start one run; the same key with another body is 409.
+
+Powertools idempotency keeps its records in the conversation table, beside the runs: partition
+`IDEMPOTENCY`, sort key `<function>#<hash of owner and key>`, TTL on the table's `expires_at`. Those
+items belong to Powertools; apart from the conversation store this is the only code that writes to
+DynamoDB. A start that fails removes its record, so the request can be retried with the same key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+
+IDEMPOTENCY_PARTITION = "IDEMPOTENCY"
+DEFAULT_KEY_LIFETIME_SECONDS = 24 * 60 * 60
+
+
+def _start(request: dict[str, Any], start: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    return start()
+
+
+class IdempotentStarts:
+    """Runs a start at most once per (owner, Idempotency-Key), remembering its response."""
+
+    def __init__(
+        self, dynamodb_client: Any, table_name: str, *, key_lifetime_seconds: int = DEFAULT_KEY_LIFETIME_SECONDS
+    ) -> None:
+        persistence = DynamoDBPersistenceLayer(
+            table_name=table_name,
+            key_attr="pk",
+            sort_key_attr="sk",
+            static_pk_value=IDEMPOTENCY_PARTITION,
+            expiry_attr="expires_at",
+            boto3_client=dynamodb_client,
+        )
+        self._config = IdempotencyConfig(
+            event_key_jmespath="[owner, key]",
+            payload_validation_jmespath="body",
+            raise_on_no_idempotency_key=True,
+            expires_after_seconds=key_lifetime_seconds,
+        )
+        self._start_once = idempotent_function(
+            _start, data_keyword_argument="request", persistence_store=persistence, config=self._config
+        )
+
+    def run_once(
+        self,
+        *,
+        owner: str,
+        key: str,
+        body: dict[str, Any],
+        start: Callable[[], dict[str, Any]],
+        lambda_context: Any = None,
+    ) -> dict[str, Any]:
+        """Call `start` unless this owner already used `key`; then return the first call's response.
+
+        Raises Powertools' `IdempotencyValidationError` when `body` differs from the first request's,
+        and `IdempotencyAlreadyInProgressError` while the first request is still being handled.
+        """
+        if lambda_context is not None:
+            # Lets Powertools expire an in-progress record of an invocation that timed out.
+            self._config.register_lambda_context(lambda_context)
+        response: dict[str, Any] = self._start_once(request={"owner": owner, "key": key, "body": body}, start=start)
+        return response

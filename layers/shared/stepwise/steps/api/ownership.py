@@ -1,0 +1,47 @@
+"""Who is calling, and which runs they may see: a run is visible to its owner only.
+
+The owner is the API key's id under API-key auth, or the IAM principal under IAM auth, both taken from
+the request context API Gateway fills in (never from a header the caller controls). Anyone else asking
+for a run gets 404, exactly as for a run that does not exist, so run ids cannot be probed.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+
+from stepwise.models.api import RUN_ID_PATTERN
+from stepwise.models.run import RunMeta
+from stepwise.steps.api.errors import InvalidRequest, NotFound, Unauthorized
+from stepwise.store import ConversationStore
+
+_RUN_ID = re.compile(RUN_ID_PATTERN)
+
+
+def request_owner(event: APIGatewayProxyEvent) -> str:
+    """The caller's identity: API key id, else IAM user ARN, else IAM caller; 401 when there is none."""
+    identity = (event.get("requestContext") or {}).get("identity") or {}
+    owner = identity.get("apiKeyId") or identity.get("userArn") or identity.get("caller")
+    if not owner:
+        raise Unauthorized("the request carries no API key or IAM identity")
+    return owner
+
+
+def parse_run_reference(reference: str) -> str:
+    """The run id in `reference`: a run id, or the Step Functions execution ARN whose name it is."""
+    run_id = unquote(reference).rsplit(":", 1)[-1]
+    if not _RUN_ID.fullmatch(run_id):
+        raise InvalidRequest.of(
+            "run_id (path parameter)", "must be a run id (1-80 of A-Z a-z 0-9 _ -) or an execution ARN ending in one"
+        )
+    return run_id
+
+
+def visible_run(store: ConversationStore, run_id: str, owner: str) -> RunMeta:
+    """The run's META if `owner` owns it; 404 otherwise, whether it exists or not."""
+    meta = store.get_run(run_id)
+    if meta is None or meta.owner != owner:
+        raise NotFound(f"no run {run_id}")
+    return meta

@@ -1,0 +1,112 @@
+"""Starting the agent state machine's executions, named by run id, through a boto3 `stepfunctions` client.
+
+The same client talks to AWS or to `stepwise serve`'s local endpoint (`endpoint_url`), so the API has
+no local special case.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
+
+from stepwise.errors import ConfigError, StepwiseError
+from stepwise.models.settings import Settings
+
+# StartSyncExecution returns when the run ends; a failed attempt must not be repeated behind our back.
+_SYNC_CONNECT_TIMEOUT_SECONDS = 5
+
+
+class ExecutionStartFailed(StepwiseError):
+    """Step Functions refused or could not be reached to start an execution."""
+
+
+class SyncExecutionTimedOut(StepwiseError):
+    """A synchronous execution did not end within the time the caller can wait; it goes on running."""
+
+
+@dataclass(frozen=True)
+class SyncExecutionResult:
+    """How a synchronous (Express) execution ended."""
+
+    status: Literal["SUCCEEDED", "FAILED", "TIMED_OUT"]
+    error: str | None = None
+    cause: str | None = None
+
+
+class StepFunctionsExecutions:
+    """Starts executions of one state machine.
+
+    `client` starts asynchronous executions; `sync_client` (by default `client`) runs synchronous ones
+    and should have a read timeout no longer than the caller can wait.
+    """
+
+    def __init__(self, client: Any, state_machine_arn: str, *, sync_client: Any = None) -> None:
+        self._client = client
+        self._sync_client = sync_client if sync_client is not None else client
+        self.state_machine_arn = state_machine_arn
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, sync_timeout_seconds: float) -> StepFunctionsExecutions:
+        """Clients for the configured endpoint (AWS when `stepfunctions_endpoint_url` is unset)."""
+        import boto3  # deferred: keeps the handler module's import (cold start) light
+        from botocore.config import Config
+
+        if not settings.state_machine_arn:
+            raise ConfigError("STATE_MACHINE_ARN is not set: the API cannot start runs")
+        endpoint = settings.stepfunctions_endpoint_url
+        # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
+        host_prefix = endpoint is None
+        client = boto3.client(
+            "stepfunctions",
+            region_name=settings.aws_region,
+            endpoint_url=endpoint,
+            config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
+        )
+        sync_client = boto3.client(
+            "stepfunctions",
+            region_name=settings.aws_region,
+            endpoint_url=endpoint,
+            config=Config(
+                inject_host_prefix=host_prefix,
+                read_timeout=sync_timeout_seconds,
+                connect_timeout=min(_SYNC_CONNECT_TIMEOUT_SECONDS, sync_timeout_seconds),
+                retries={"mode": "standard", "total_max_attempts": 1},
+            ),
+        )
+        return cls(client, settings.state_machine_arn, sync_client=sync_client)
+
+    def start(self, run_id: str, execution_input: dict[str, Any]) -> str:
+        """Start the execution named `run_id`; returns its ARN. `ExecutionStartFailed` when it cannot."""
+        try:
+            response = self._client.start_execution(
+                stateMachineArn=self.state_machine_arn, name=run_id, input=json.dumps(execution_input)
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise ExecutionStartFailed(_describe(exc)) from exc
+        return str(response["executionArn"])
+
+    def start_sync(self, run_id: str, execution_input: dict[str, Any]) -> SyncExecutionResult:
+        """Run the execution named `run_id` to its end (Express workflows only).
+
+        `SyncExecutionTimedOut` when the sync client's read timeout passes first; the execution then
+        goes on, and its outcome is recorded in the store as usual.
+        """
+        try:
+            response = self._sync_client.start_sync_execution(
+                stateMachineArn=self.state_machine_arn, name=run_id, input=json.dumps(execution_input)
+            )
+        except ReadTimeoutError as exc:
+            raise SyncExecutionTimedOut(f"execution {run_id} did not end in time") from exc
+        except (ClientError, BotoCoreError) as exc:
+            raise ExecutionStartFailed(_describe(exc)) from exc
+        return SyncExecutionResult(status=response["status"], error=response.get("error"), cause=response.get("cause"))
+
+
+def _describe(exc: ClientError | BotoCoreError) -> str:
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        return f"Step Functions {error.get('Code', 'error')}: {error.get('Message', '')}".strip()
+    return f"Step Functions unreachable: {type(exc).__name__}"

@@ -1,0 +1,95 @@
+"""Format and FormatFailure: record how a run ended, with an answer that is never empty."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stepwise.models.run import RunError, RunMeta, StepRecord, StopReason, StoredMessage
+from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
+from stepwise.observability import logger, metrics
+from stepwise.steps.runtime import StepRuntime
+
+_FALLBACK_OBSERVATION_CHARS = 1000
+
+
+def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
+    if payload.final_round and meta.final_round_reason is not None:
+        return meta.final_round_reason
+    if payload.next == "limit_hit":
+        return "parse_errors"
+    return "final_answer"
+
+
+def best_available_answer(decision: StepRecord | None, messages: list[StoredMessage], iterations: int) -> str:
+    """The most useful non-empty text when the run stopped before a final answer."""
+    if decision is not None and decision.answer:
+        return decision.answer
+    if decision is not None and decision.thought:
+        return decision.thought
+    last_assistant = next((m for m in reversed(messages) if m.role == "assistant" and m.content.strip()), None)
+    if last_assistant is not None:
+        return last_assistant.content.strip()
+    last_observation = next((m for m in reversed(messages) if m.role == "tool" and m.content.strip()), None)
+    summary = f"The agent stopped after {iterations} iteration(s) without a final answer."
+    if last_observation is not None:
+        summary += (
+            f" Last observation ({last_observation.name}): {last_observation.content[:_FALLBACK_OBSERVATION_CHARS]}"
+        )
+    return summary
+
+
+def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
+    """Store the answer and why the run stopped; the run is SUCCEEDED whether the model or a limit ended it."""
+    snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
+    meta = snapshot.meta
+    if meta.is_terminal:
+        return FormatResult(
+            run_id=meta.run_id,
+            status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
+            stop_reason=meta.stop_reason,
+        )
+    stop_reason = _stop_reason(payload, meta)
+    if payload.next == "final_answer" and snapshot.decision is not None and snapshot.decision.answer is not None:
+        answer = snapshot.decision.answer
+    else:
+        answer = best_available_answer(
+            snapshot.decision, runtime.store.list_messages(payload.run_id), payload.iteration
+        )
+    finished = runtime.store.finish_run(meta, "SUCCEEDED", stop_reason=stop_reason, answer=answer)
+    metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
+    logger.info(
+        "run finished", extra={"run_id": meta.run_id, "stop_reason": stop_reason, "iterations": payload.iteration}
+    )
+    return FormatResult(run_id=finished.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
+
+
+def _failure_message(error: str, cause: str | None) -> str:
+    """The readable part of a Step Functions error cause (Lambda puts a JSON document there)."""
+    if not cause:
+        return error
+    try:
+        decoded = json.loads(cause)
+    except json.JSONDecodeError:
+        return cause
+    if isinstance(decoded, dict) and decoded.get("errorMessage"):
+        return str(decoded["errorMessage"])
+    return cause
+
+
+def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
+    """Record a run as FAILED (or TIMED_OUT) with the error that ended it, so it never stays RUNNING."""
+    meta = runtime.store.require_run(event.run_id)
+    error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
+    status = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
+    runtime.store.finish_run(meta, status, stop_reason="error", error=error)
+    metrics.add_metric(name="RunsFailed", unit="Count", value=1)
+    logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
+    return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
+
+
+def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
+    """Lambda entry for both Format and FormatFailure: an event with `error` is a failure to record."""
+    if isinstance(event, dict) and "error" in event:
+        return format_failure(parse_event(FailureEvent, event), runtime).model_dump()
+    return format_run(parse_event(StatePayload, event), runtime).model_dump()

@@ -1,0 +1,71 @@
+"""LLMCall: render the stored conversation for the run's protocol, call the model, append its message."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.state import StatePayload, parse_event
+from stepwise.observability import logger, metrics
+from stepwise.steps.agent import agent_for
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store.keys import ASSISTANT_SLOT
+
+
+def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
+    """Call the model once for this iteration; a retry after the message was stored calls nothing."""
+    meta = runtime.store.require_run(payload.run_id)
+    history = runtime.store.list_messages(payload.run_id)
+    if any(message.iteration == payload.iteration and message.slot == ASSISTANT_SLOT for message in history):
+        logger.info("completion already stored", extra={"run_id": payload.run_id, "iteration": payload.iteration})
+        return payload
+    agent = agent_for(meta, runtime)
+    profile = agent.profile
+    request = agent.protocol.build_request(
+        system_prompt=profile.system_prompt,
+        history=[ChatMessage.model_validate(message.model_dump(exclude={"iteration", "slot"})) for message in history],
+        tools=agent.tools,
+        final_round=payload.final_round,
+        tool_choice=profile.tool_choice,
+        parallel_tool_calls=profile.parallel_tool_calls,
+        max_tokens=profile.max_tokens,
+        temperature=profile.temperature,
+    )
+    started = time.perf_counter()
+    completion = runtime.chat_model(profile.model).complete(request)
+    latency_ms = round((time.perf_counter() - started) * 1000, 1)
+    message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
+    step = StepRecord(
+        iteration=payload.iteration,
+        kind="llm",
+        final_round=payload.final_round,
+        latency_ms=latency_ms,
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}",
+    )
+    usage = RunUsage(
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+        llm_calls=1,
+        llm_ms=round(latency_ms),
+    )
+    runtime.store.record_completion(meta, payload.iteration, message, step, usage)
+    metrics.add_metric(name="LLMCalls", unit="Count", value=1)
+    logger.info(
+        "model called",
+        extra={
+            "run_id": payload.run_id,
+            "iteration": payload.iteration,
+            "latency_ms": latency_ms,
+            "tool_calls": len(completion.tool_calls),
+        },
+    )
+    return payload
+
+
+def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
+    """Lambda entry: validate the state event, run the step, return the payload unchanged."""
+    return llm_call(parse_event(StatePayload, event), runtime).model_dump()

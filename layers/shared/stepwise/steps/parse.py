@@ -1,0 +1,86 @@
+"""Parse: turn the iteration's model message into one decision and route the loop on it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepwise.errors import InvalidStateEvent
+from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
+from stepwise.models.messages import ChatMessage, Completion
+from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.state import CallRef, NextStep, StatePayload, parse_event
+from stepwise.observability import logger, metrics
+from stepwise.steps.agent import RunAgent, agent_for
+from stepwise.steps.runtime import StepRuntime
+
+
+def _next_from_record(payload: StatePayload, record: StepRecord) -> StatePayload:
+    """The payload a stored decision leads to; the same whether it was just made or is being replayed."""
+    calls = [CallRef(call_id=call["id"], name=call["name"]) for call in record.calls or []]
+    next_step: NextStep = record.decision  # type: ignore[assignment]
+    return payload.model_copy(update={"next": next_step, "calls": calls if next_step == "tool_calls" else []})
+
+
+def _corrective_messages(decision: ParseError, agent: RunAgent, assistant: ChatMessage) -> list[ChatMessage]:
+    text = agent.protocol.corrective_message(decision)
+    if assistant.tool_calls:
+        # a native assistant message with tool calls must be followed by one tool message per call
+        return [
+            ChatMessage(role="tool", content=text, tool_call_id=call.id, name=call.name)
+            for call in assistant.tool_calls
+        ]
+    return [ChatMessage(role="user", content=text)]
+
+
+def _record_for(decision: Decision, payload: StatePayload, meta: RunMeta, agent: RunAgent) -> tuple[StepRecord, int]:
+    """The trace record of a decision and the run's consecutive parse-error count after it."""
+    record = StepRecord(iteration=payload.iteration, kind="parse")
+    if isinstance(decision, ToolCalls):
+        limit = agent.profile.limits.max_parallel_calls
+        calls = decision.calls[:limit]
+        notes = [decision.note] if decision.note else []
+        if len(decision.calls) > limit:
+            notes.append(f"{len(decision.calls) - limit} tool calls beyond max_parallel_calls={limit} were dropped")
+        record.thought = decision.thought or None
+        record.action = ", ".join(call.name for call in calls)
+        record.calls = [call.model_dump() for call in calls]
+        record.note = "; ".join(notes) or None
+        record.decision = "limit_hit" if payload.final_round else "tool_calls"
+        return record, 0
+    if isinstance(decision, FinalAnswer):
+        record.thought = decision.thought or None
+        record.answer = decision.text
+        record.decision = "final_answer"
+        return record, 0
+    errors = meta.parse_errors + 1
+    record.error = decision.message
+    out_of_patience = errors >= meta.limits.max_parse_errors
+    record.decision = "limit_hit" if payload.final_round or out_of_patience else "parse_error"
+    return record, errors
+
+
+def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
+    """Read the model's message of this iteration and decide: tools, final answer, retry, or stop."""
+    snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
+    if snapshot.decision is not None:
+        return _next_from_record(payload, snapshot.decision)
+    if snapshot.assistant is None:
+        raise InvalidStateEvent(f"iteration {payload.iteration} of run {payload.run_id} has no model message")
+    agent = agent_for(snapshot.meta, runtime)
+    completion = Completion(content=snapshot.assistant.content, tool_calls=snapshot.assistant.tool_calls)
+    decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
+    record, parse_errors = _record_for(decision, payload, snapshot.meta, agent)
+    corrective = (
+        _corrective_messages(decision, agent, snapshot.assistant)
+        if isinstance(decision, ParseError) and record.decision == "parse_error"
+        else []
+    )
+    runtime.store.record_decision(snapshot.meta, record, corrective, parse_errors=parse_errors)
+    metrics.add_metric(name="ParseErrors" if isinstance(decision, ParseError) else "Decisions", unit="Count", value=1)
+    logger.info("parsed", extra={"run_id": payload.run_id, "iteration": payload.iteration, "decision": record.decision})
+    return _next_from_record(payload, record)
+
+
+def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
+    """Lambda entry: validate the state event, run the step, return the routed payload."""
+    return parse(parse_event(StatePayload, event), runtime).model_dump()

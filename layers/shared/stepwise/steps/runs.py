@@ -1,0 +1,70 @@
+"""Creating a run: the META item and the opening messages, before its execution starts."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from stepwise.errors import RunAlreadyExists
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import RunLimits, RunMeta
+from stepwise.steps.runtime import StepRuntime
+
+
+# Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
+SESSION_TURNS_KEPT = 20
+
+
+def new_run_id() -> str:
+    """A fresh run id, valid as a Step Functions execution name."""
+    return uuid.uuid4().hex
+
+
+def execution_input(run_id: str) -> dict[str, object]:
+    """The state machine's input for a run: the payload contract at iteration 0."""
+    return {"run_id": run_id, "iteration": 0, "final_round": False, "next": "start", "calls": []}
+
+
+def create_run(
+    runtime: StepRuntime,
+    *,
+    messages: list[ChatMessage],
+    owner: str,
+    profile: str,
+    run_id: str | None = None,
+    session_id: str | None = None,
+    intent: dict[str, str] | None = None,
+    metadata: dict[str, str] | None = None,
+    max_iterations: int | None = None,
+    ttl_days: int = 30,
+) -> RunMeta:
+    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution."""
+    agent_profile = runtime.profile(profile)
+    limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
+    if max_iterations is not None:
+        limits = limits.model_copy(update={"max_iterations": max_iterations})
+    now = datetime.fromtimestamp(runtime.clock(), UTC)
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    meta = RunMeta(
+        run_id=run_id or new_run_id(),
+        owner=owner,
+        profile=profile,
+        session_id=session_id,
+        intent=intent or {},
+        metadata=metadata or {},
+        limits=limits,
+        deadline=now.timestamp() + limits.max_execution_seconds,
+        created_at=stamp,
+        updated_at=stamp,
+        expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+    )
+    question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    history: list[ChatMessage] = []
+    if session_id:
+        for turn in runtime.store.list_session_turns(session_id, owner)[-SESSION_TURNS_KEPT:]:
+            history.append(ChatMessage(role="user", content=turn.question))
+            if turn.answer:
+                history.append(ChatMessage(role="assistant", content=turn.answer))
+    if not runtime.store.create_run(meta, history + messages, question=question):
+        raise RunAlreadyExists(f"run {meta.run_id} already exists")
+    return meta

@@ -1,0 +1,106 @@
+"""The dependencies of the state steps, built once per Lambda container and passed to every step."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from stepwise.credentials import SecretResolver
+from stepwise.llm import build_chat_model
+from stepwise.llm.base import ChatModel
+from stepwise.models.config import AgentProfile, StepwiseConfig
+from stepwise.models.settings import Settings
+from stepwise.store import ConversationStore
+from stepwise.tools import ToolRegistry, build_tool_registry
+
+
+def dynamodb_client(settings: Settings) -> Any:
+    """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
+    import boto3  # deferred: keeps the handler module's import (cold start) light
+
+    return boto3.client("dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url)
+
+
+class StepRuntime:
+    """Configuration, store, models and tools of one container; models and tools are built on first use."""
+
+    def __init__(
+        self,
+        *,
+        config: StepwiseConfig,
+        config_dir: Path,
+        store: ConversationStore,
+        chat_models: Mapping[str, ChatModel] | None = None,
+        secret_resolver: SecretResolver | None = None,
+        http_client: Any = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.config = config
+        self.config_dir = config_dir
+        self.store = store
+        self.clock = clock
+        self.secret_resolver = secret_resolver or SecretResolver()
+        self._http_client = http_client
+        self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
+        self._tools: ToolRegistry | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> StepRuntime:
+        """Load the configuration file and connect the store, as a Lambda container does at cold start."""
+        config = StepwiseConfig.from_file(settings.config_path)
+        store = ConversationStore(dynamodb_client(settings), settings.table_name)
+        return cls(config=config, config_dir=settings.config_dir, store=store)
+
+    def profile(self, name: str) -> AgentProfile:
+        """The named agent profile."""
+        return self.config.profile(name)
+
+    def chat_model(self, name: str) -> ChatModel:
+        """The named model, built once."""
+        with self._lock:
+            if name not in self._chat_models:
+                self._chat_models[name] = build_chat_model(
+                    self.config.models[name],
+                    config_dir=self.config_dir,
+                    http_client=self._http_client,
+                    secret_resolver=self.secret_resolver.resolve,
+                )
+            return self._chat_models[name]
+
+    def tools(self) -> ToolRegistry:
+        """Every configured tool, built once (OpenAPI documents and MCP listings are read here)."""
+        with self._lock:
+            if self._tools is None:
+                self._tools = build_tool_registry(
+                    self.config.tools,
+                    config_dir=self.config_dir,
+                    http_client=self._http_client,
+                    secret_resolver=self.secret_resolver,
+                )
+            return self._tools
+
+
+class LazyRuntime:
+    """Builds the runtime on the first invocation, so importing a handler stays cheap."""
+
+    def __init__(self, factory: Callable[[], StepRuntime]) -> None:
+        self._factory = factory
+        self._runtime: StepRuntime | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> StepRuntime:
+        """The runtime, built on first use."""
+        with self._lock:
+            if self._runtime is None:
+                self._runtime = self._factory()
+            return self._runtime
+
+
+def runtime_from_environment(environ: Mapping[str, str]) -> LazyRuntime:
+    """The lazily built runtime of a state handler, configured from its environment variables."""
+    settings = Settings.from_environ(environ)
+    return LazyRuntime(lambda: StepRuntime.from_settings(settings))

@@ -1,0 +1,73 @@
+"""ToolInvoke: make one tool call of an iteration (one Map item) and append its observation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepwise.errors import InvalidStateEvent
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.observability import logger, metrics
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store.keys import observation_slot
+from stepwise.tools import ToolInvoker
+
+_SUMMARY_CHARS = 300
+
+
+def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
+    """Call the tool unless its observation is already stored (a retried step never calls it twice)."""
+    snapshot = runtime.store.get_iteration(
+        event.run_id, event.iteration, observation_slot=observation_slot(event.index)
+    )
+    if snapshot.observation is not None:
+        return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
+    calls = (snapshot.decision.calls if snapshot.decision else None) or []
+    stored = next((call for call in calls if call["id"] == event.call.call_id), None)
+    if stored is None or calls.index(stored) != event.index:
+        raise InvalidStateEvent(
+            f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
+        )
+    call = ToolCall.model_validate(stored)
+    profile = runtime.profile(snapshot.meta.profile)
+    registry = runtime.tools()
+    allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
+    invoker = ToolInvoker(
+        registry.restricted_to(allowed),
+        max_observation_chars=profile.limits.max_observation_chars,
+        redactor=runtime.secret_resolver.redactor,
+    )
+    observation = invoker.invoke(call)
+    message = ChatMessage(role="tool", content=observation.content, tool_call_id=call.id, name=call.name)
+    step = StepRecord(
+        iteration=event.iteration,
+        kind="tool",
+        n=event.index,
+        action=call.name,
+        call_id=call.id,
+        arguments=call.arguments,
+        observation=observation.content[:_SUMMARY_CHARS],
+        ok=observation.ok,
+        latency_ms=observation.latency_ms,
+        error=observation.error,
+    )
+    usage = RunUsage(tool_calls=1, tool_ms=round(observation.latency_ms))
+    runtime.store.record_observation(snapshot.meta, event.iteration, event.index, message, step, usage)
+    metrics.add_metric(name="ToolCalls", unit="Count", value=1)
+    logger.info(
+        "tool called",
+        extra={
+            "run_id": event.run_id,
+            "iteration": event.iteration,
+            "tool": call.name,
+            "ok": observation.ok,
+            "latency_ms": observation.latency_ms,
+        },
+    )
+    return ToolInvokeResult(call_id=call.id, ok=observation.ok)
+
+
+def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
+    """Lambda entry: validate the Map item, run the step, return a small result."""
+    return tool_invoke(parse_event(ToolInvokeEvent, event), runtime).model_dump()

@@ -1,0 +1,5 @@
+"""The conversation store (DynamoDB)."""
+
+from stepwise.store.conversation import ConversationStore, IterationSnapshot, SessionTurn
+
+__all__ = ["ConversationStore", "IterationSnapshot", "SessionTurn"]

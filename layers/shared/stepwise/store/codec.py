@@ -1,0 +1,51 @@
+"""Conversion between Python values and DynamoDB attribute values.
+
+Floats become Decimals on the way in (DynamoDB has no binary float) and come back as int when whole.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, cast
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_dynamo(value: Any) -> Any:
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, dict):
+        return {key: _to_dynamo(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo(item) for item in value]
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {key: _from_dynamo(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo(item) for item in value]
+    return value
+
+
+def serialize_value(value: Any) -> dict[str, Any]:
+    """One Python value as an attribute value."""
+    return cast(dict[str, Any], _serializer.serialize(_to_dynamo(value)))
+
+
+def serialize_item(item: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A Python dict as a DynamoDB item; `None` fields are left out rather than stored as NULL."""
+    return {key: serialize_value(value) for key, value in item.items() if value is not None}
+
+
+def deserialize_item(item: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A DynamoDB item as a Python dict with plain ints and floats."""
+    return {key: _from_dynamo(_deserializer.deserialize(cast(Any, value))) for key, value in item.items()}

@@ -1,0 +1,442 @@
+"""The conversation store: the only code that talks to DynamoDB.
+
+Every write that records a step's result is one conditional transaction: the new item is put only if
+its key is not there yet, and the usage counters in META are added in the same transaction. A retried
+step therefore either writes everything once or finds its own earlier write and changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from stepwise.errors import RunNotFound, StoreTransientError
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.run import (
+    FinalRoundReason,
+    RunError,
+    RunMeta,
+    RunStatus,
+    RunUsage,
+    StepRecord,
+    StoredMessage,
+)
+from stepwise.store import keys
+from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+
+_TRANSIENT_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionConflictException",
+        "TransactionInProgressException",
+    }
+)
+
+
+class IterationSnapshot(BaseModel):
+    """What the Parse and ToolInvoke steps need of one iteration, read in a single batch."""
+
+    meta: RunMeta
+    assistant: StoredMessage | None = None
+    decision: StepRecord | None = None
+    observation: StoredMessage | None = None
+
+
+class SessionTurn(BaseModel):
+    """One earlier run of a session: the question asked and the answer given."""
+
+    run_id: str
+    created_at: str
+    question: str
+    answer: str | None = None
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _transient_or_raise(exc: ClientError) -> None:
+    code = exc.response.get("Error", {}).get("Code", "")
+    if code in _TRANSIENT_CODES:
+        raise StoreTransientError(f"DynamoDB {code}: {exc.response.get('Error', {}).get('Message', '')}") from exc
+
+
+def _cancelled_by_condition(exc: ClientError) -> bool:
+    """True when a transaction was cancelled only because an item it puts already exists."""
+    if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        return False
+    reasons = exc.response.get("CancellationReasons") or []
+    codes = {reason.get("Code") for reason in reasons if reason.get("Code") not in (None, "None")}
+    if not reasons:
+        return "ConditionalCheckFailed" in str(exc)
+    return codes == {"ConditionalCheckFailed"}
+
+
+class ConversationStore:
+    """Runs, messages, trace steps and session turns in one DynamoDB table."""
+
+    def __init__(self, client: Any, table_name: str, *, clock: Callable[[], datetime] = _utc_now) -> None:
+        self._client = client
+        self._table = table_name
+        self._clock = clock
+
+    def _now_iso(self) -> str:
+        return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            response: dict[str, Any] = getattr(self._client, operation)(**kwargs)
+        except ClientError as exc:
+            _transient_or_raise(exc)
+            raise
+        return response
+
+    def _transact(self, items: list[dict[str, Any]]) -> bool:
+        """Run a write transaction; False when it was cancelled because its items already exist."""
+        try:
+            self._client.transact_write_items(TransactItems=items)
+        except ClientError as exc:
+            if _cancelled_by_condition(exc):
+                return False
+            _transient_or_raise(exc)
+            raise
+        return True
+
+    def _put_new(self, item: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "Put": {
+                "TableName": self._table,
+                "Item": serialize_item(item),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        }
+
+    def _add_usage(self, run_id: str, usage: RunUsage) -> dict[str, Any]:
+        fields = usage.model_dump()
+        names = {"#u": "usage", "#t": "updated_at"} | {f"#{key}": key for key in fields}
+        values = {f":{key}": serialize_value(value) for key, value in fields.items()}
+        values[":now"] = serialize_value(self._now_iso())
+        adds = ", ".join(f"#u.#{key} :{key}" for key in fields)
+        return {
+            "Update": {
+                "TableName": self._table,
+                "Key": serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                "UpdateExpression": f"SET #t = :now ADD {adds}",
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+            }
+        }
+
+    @staticmethod
+    def _message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, expires_at: int) -> dict[str, Any]:
+        return {
+            "pk": keys.run_pk(run_id),
+            "sk": keys.message_sk(iteration, slot),
+            "role": message.role,
+            "content": message.content,
+            "tool_calls": json.dumps([call.model_dump() for call in message.tool_calls])
+            if message.tool_calls
+            else None,
+            "tool_call_id": message.tool_call_id,
+            "name": message.name,
+            "expires_at": expires_at,
+        }
+
+    @staticmethod
+    def _step_item(run_id: str, step: StepRecord, expires_at: int) -> dict[str, Any]:
+        return {
+            "pk": keys.run_pk(run_id),
+            "sk": keys.step_sk(step.iteration, step.kind, step.n),
+            "data": step.model_dump_json(exclude_none=True),
+            "expires_at": expires_at,
+        }
+
+    @staticmethod
+    def _to_message(item: dict[str, Any]) -> StoredMessage:
+        _, iteration, slot = item["sk"].split("#")
+        calls = [ToolCall.model_validate(call) for call in json.loads(item.get("tool_calls") or "[]")]
+        return StoredMessage(
+            role=item["role"],
+            content=item.get("content", ""),
+            tool_calls=calls,
+            tool_call_id=item.get("tool_call_id"),
+            name=item.get("name"),
+            iteration=int(iteration),
+            slot=int(slot),
+        )
+
+    @staticmethod
+    def _to_meta(item: dict[str, Any]) -> RunMeta:
+        fields = {key: value for key, value in item.items() if key not in ("pk", "sk")}
+        if "output" in fields:
+            fields["output"] = json.loads(fields["output"])
+        return RunMeta.model_validate(fields)
+
+    def create_run(self, meta: RunMeta, messages: list[ChatMessage], *, question: str = "") -> bool:
+        """Store a new run's META and its opening messages; False if a run with that id exists."""
+        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        items = [self._put_new(meta_item)]
+        items += [
+            self._put_new(self._message_item(meta.run_id, 0, slot, message, meta.expires_at))
+            for slot, message in enumerate(messages)
+        ]
+        if meta.session_id:
+            items.append(
+                self._put_new(
+                    {
+                        "pk": keys.session_pk(meta.session_id),
+                        "sk": keys.session_sk(meta.created_at, meta.run_id),
+                        "run_id": meta.run_id,
+                        "owner": meta.owner,
+                        "created_at": meta.created_at,
+                        "question": question,
+                        "expires_at": meta.expires_at,
+                    }
+                )
+            )
+        return self._transact(items)
+
+    def get_run(self, run_id: str) -> RunMeta | None:
+        """The META of a run, or None."""
+        response = self._call(
+            "get_item",
+            TableName=self._table,
+            Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+            ConsistentRead=True,
+        )
+        item = response.get("Item")
+        return self._to_meta(deserialize_item(item)) if item else None
+
+    def require_run(self, run_id: str) -> RunMeta:
+        """The META of a run; `RunNotFound` if there is none."""
+        meta = self.get_run(run_id)
+        if meta is None:
+            raise RunNotFound(f"run {run_id} not found")
+        return meta
+
+    def _update_meta(self, run_id: str, sets: dict[str, Any], condition: str, extra_values: dict[str, Any]) -> RunMeta:
+        names = {f"#{key}": key for key in sets} | {"#status": "status"}
+        values = {f":{key}": serialize_value(value) for key, value in sets.items()}
+        values |= {key: serialize_value(value) for key, value in extra_values.items()}
+        expression = "SET " + ", ".join(f"#{key} = :{key}" for key in sets)
+        try:
+            response = self._client.update_item(
+                TableName=self._table,
+                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            _transient_or_raise(exc)
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise RunNotFound(f"run {run_id} not found or already ended") from None
+            raise
+        return self._to_meta(deserialize_item(response["Attributes"]))
+
+    def begin_iteration(self, run_id: str, iteration: int) -> RunMeta:
+        """Mark the run RUNNING at `iteration`; repeating the call with the same iteration is harmless."""
+        return self._update_meta(
+            run_id,
+            {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
+            "attribute_exists(pk) AND #status IN (:queued, :running) AND #iteration <= :iteration",
+            {":queued": "QUEUED", ":running": "RUNNING"},
+        )
+
+    def set_final_round(self, run_id: str, reason: FinalRoundReason) -> RunMeta:
+        """Record why the run's next model call is its last."""
+        return self._update_meta(
+            run_id,
+            {"final_round_reason": reason, "updated_at": self._now_iso()},
+            "attribute_exists(pk) AND #status IN (:queued, :running)",
+            {":queued": "QUEUED", ":running": "RUNNING"},
+        )
+
+    def _query(self, pk: str, prefix: str, *, forward: bool = True) -> Iterator[dict[str, Any]]:
+        """Every item of a partition whose sort key starts with `prefix`, following pagination."""
+        paginator = self._client.get_paginator("query")
+        pages = paginator.paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": serialize_value(pk), ":prefix": serialize_value(prefix)},
+            ConsistentRead=True,
+            ScanIndexForward=forward,
+        )
+        try:
+            for page in pages:
+                for item in page.get("Items", []):
+                    yield deserialize_item(item)
+        except ClientError as exc:
+            _transient_or_raise(exc)
+            raise
+
+    def list_messages(self, run_id: str) -> list[StoredMessage]:
+        """The whole conversation of a run, in order, read with one paginated Query."""
+        return [self._to_message(item) for item in self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX)]
+
+    def list_steps(self, run_id: str) -> list[StepRecord]:
+        """The trace of a run, in order."""
+        return [
+            StepRecord.model_validate_json(item["data"]) for item in self._query(keys.run_pk(run_id), keys.STEP_PREFIX)
+        ]
+
+    def record_completion(
+        self, meta: RunMeta, iteration: int, message: ChatMessage, step: StepRecord, usage: RunUsage
+    ) -> bool:
+        """Append the model's message of an iteration, its trace step and its usage; False if already there."""
+        return self._transact(
+            [
+                self._put_new(
+                    self._message_item(meta.run_id, iteration, keys.ASSISTANT_SLOT, message, meta.expires_at)
+                ),
+                self._put_new(self._step_item(meta.run_id, step, meta.expires_at)),
+                self._add_usage(meta.run_id, usage),
+            ]
+        )
+
+    def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
+        """META, the model's message, the parse decision and optionally one observation, in one BatchGetItem."""
+        wanted = {
+            "meta": keys.META_SK,
+            "assistant": keys.message_sk(iteration, keys.ASSISTANT_SLOT),
+            "decision": keys.step_sk(iteration, "parse"),
+        }
+        if observation_slot is not None:
+            wanted["observation"] = keys.message_sk(iteration, observation_slot)
+        pk = keys.run_pk(run_id)
+        request = {
+            self._table: {
+                "Keys": [serialize_item({"pk": pk, "sk": sk}) for sk in wanted.values()],
+                "ConsistentRead": True,
+            }
+        }
+        found: dict[str, dict[str, Any]] = {}
+        while request:
+            response = self._call("batch_get_item", RequestItems=request)
+            for item in response.get("Responses", {}).get(self._table, []):
+                decoded = deserialize_item(item)
+                found[decoded["sk"]] = decoded
+            request = response.get("UnprocessedKeys") or {}
+        if keys.META_SK not in found:
+            raise RunNotFound(f"run {run_id} not found")
+        assistant = found.get(wanted["assistant"])
+        decision = found.get(wanted["decision"])
+        observation = found.get(wanted.get("observation", ""))
+        return IterationSnapshot(
+            meta=self._to_meta(found[keys.META_SK]),
+            assistant=self._to_message(assistant) if assistant else None,
+            decision=StepRecord.model_validate_json(decision["data"]) if decision else None,
+            observation=self._to_message(observation) if observation else None,
+        )
+
+    def record_decision(
+        self, meta: RunMeta, step: StepRecord, corrective: list[ChatMessage], *, parse_errors: int
+    ) -> bool:
+        """Store the Parse decision, any corrective observations, and the consecutive parse-error count."""
+        items = [self._put_new(self._step_item(meta.run_id, step, meta.expires_at))]
+        items += [
+            self._put_new(
+                self._message_item(meta.run_id, step.iteration, keys.observation_slot(index), message, meta.expires_at)
+            )
+            for index, message in enumerate(corrective)
+        ]
+        items.append(
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": serialize_item({"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}),
+                    "UpdateExpression": "SET parse_errors = :n, updated_at = :now",
+                    "ExpressionAttributeValues": {
+                        ":n": serialize_value(parse_errors),
+                        ":now": serialize_value(self._now_iso()),
+                    },
+                }
+            }
+        )
+        return self._transact(items)
+
+    def record_observation(
+        self,
+        meta: RunMeta,
+        iteration: int,
+        index: int,
+        message: ChatMessage,
+        step: StepRecord,
+        usage: RunUsage,
+    ) -> bool:
+        """Append one tool observation with its trace step and usage; False if already there."""
+        return self._transact(
+            [
+                self._put_new(
+                    self._message_item(meta.run_id, iteration, keys.observation_slot(index), message, meta.expires_at)
+                ),
+                self._put_new(self._step_item(meta.run_id, step, meta.expires_at)),
+                self._add_usage(meta.run_id, usage),
+            ]
+        )
+
+    def finish_run(
+        self,
+        meta: RunMeta,
+        status: RunStatus,
+        *,
+        stop_reason: str | None,
+        answer: str | None = None,
+        output: Any = None,
+        output_error: str | None = None,
+        error: RunError | None = None,
+    ) -> RunMeta:
+        """Record the run's outcome once; a repeated call returns the outcome already stored."""
+        sets: dict[str, Any] = {"status": status, "updated_at": self._now_iso()}
+        optional = {
+            "stop_reason": stop_reason,
+            "answer": answer,
+            "output": None if output is None else json.dumps(output),
+            "output_error": output_error,
+            "error": error.model_dump() if error else None,
+        }
+        sets |= {key: value for key, value in optional.items() if value is not None}
+        try:
+            finished = self._update_meta(
+                meta.run_id,
+                sets,
+                "attribute_exists(pk) AND #status IN (:queued, :running)",
+                {":queued": "QUEUED", ":running": "RUNNING"},
+            )
+        except RunNotFound:
+            return self.require_run(meta.run_id)
+        if meta.session_id and answer is not None:
+            self._call(
+                "update_item",
+                TableName=self._table,
+                Key=serialize_item(
+                    {
+                        "pk": keys.session_pk(meta.session_id),
+                        "sk": keys.session_sk(meta.created_at, meta.run_id),
+                    }
+                ),
+                UpdateExpression="SET answer = :answer",
+                ConditionExpression="attribute_exists(pk)",
+                ExpressionAttributeValues={":answer": serialize_value(answer)},
+            )
+        return finished
+
+    def list_session_turns(self, session_id: str, owner: str) -> list[SessionTurn]:
+        """The earlier runs of a session started by `owner`, oldest first; other owners' runs are not seen."""
+        return [
+            SessionTurn.model_validate(item)
+            for item in self._query(keys.session_pk(session_id), "RUN#")
+            if item.get("owner") == owner
+        ]

@@ -1,0 +1,45 @@
+"""Key layout of the single table (see DESIGN.md, "Conversation state in DynamoDB").
+
+Numbers are zero-padded so that sort-key order is conversation order.
+"""
+
+from __future__ import annotations
+
+META_SK = "META"
+MESSAGE_PREFIX = "MSG#"
+STEP_PREFIX = "STEP#"
+
+
+def run_pk(run_id: str) -> str:
+    """Partition key of everything that belongs to one run."""
+    return f"RUN#{run_id}"
+
+
+def message_sk(iteration: int, slot: int) -> str:
+    """Sort key of a message; derived from the step that writes it, so a retry writes the same key."""
+    return f"{MESSAGE_PREFIX}{iteration:04d}#{slot:03d}"
+
+
+def step_sk(iteration: int, kind: str, n: int | None = None) -> str:
+    """Sort key of a trace step; `n` tells apart the tool calls of one iteration."""
+    suffix = "" if n is None else f"#{n:02d}"
+    return f"{STEP_PREFIX}{iteration:04d}#{kind}{suffix}"
+
+
+def session_pk(session_id: str) -> str:
+    """Partition key of a multi-turn session's index of runs."""
+    return f"SESSION#{session_id}"
+
+
+def session_sk(created_at: str, run_id: str) -> str:
+    """Sort key of one run in its session, ordered by creation time."""
+    return f"RUN#{created_at}#{run_id}"
+
+
+ASSISTANT_SLOT = 0
+"""Slot of the model's message in an iteration; observations take slots 1..n."""
+
+
+def observation_slot(call_index: int) -> int:
+    """Slot of the observation of the `call_index`-th tool call (or the corrective note) of an iteration."""
+    return call_index + 1

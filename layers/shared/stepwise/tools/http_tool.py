@@ -1,0 +1,262 @@
+"""A tool that calls one endpoint of a configured HTTP API, with every guard in `guards` applied.
+
+Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
+``#``, ``@`` or ``/`` stay inside their segment); the rest go to the query string (GET, DELETE) or a
+JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any. The
+API key is resolved at call time, so a rotated secret is used once its cache expires.
+
+For APIs that are not ``internal``, the host is resolved once, checked, and the connection is made to
+that very address (with the original Host header and TLS server name), so a second DNS answer cannot
+slip in a private address between the check and the connection.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from stepwise.credentials import SecretResolver, SecretUnavailable
+from stepwise.errors import ToolError
+from stepwise.models.messages import ToolSpec
+from stepwise.models.tool_config import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, HttpToolConfig
+from stepwise.tools.base import ToolResult
+from stepwise.tools.guards import (
+    AddressPolicy,
+    HostResolver,
+    Origin,
+    check_same_origin,
+    checked_addresses,
+    refusal_reason,
+    system_resolver,
+)
+from stepwise.tools.http_response import DeadlinePassed, describe_body, error_snippet, read_capped_body
+
+MAX_REDIRECTS = 3
+_BODY_METHODS = {"POST", "PUT", "PATCH"}
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+_DEFAULT_HEADERS = {
+    "Accept": "application/json, text/plain;q=0.9, */*;q=0.5",
+    # Compressed bodies would be inflated before the size cap applies; ask for them as they are.
+    "Accept-Encoding": "identity",
+    "User-Agent": "stepwise-tools/0.1",
+}
+
+
+class HttpTool:
+    """One endpoint of an `ApiConfig` as a `Tool`."""
+
+    def __init__(
+        self,
+        api: ApiConfig,
+        endpoint: HttpToolConfig,
+        *,
+        http_client: httpx.Client,
+        secret_resolver: SecretResolver,
+        host_resolver: HostResolver = system_resolver,
+        address_policy: AddressPolicy = refusal_reason,
+        max_redirects: int = MAX_REDIRECTS,
+    ) -> None:
+        self._api = api
+        self._endpoint = endpoint
+        self._client = http_client
+        self._secrets = secret_resolver
+        self._host_resolver = host_resolver
+        self._address_policy = address_policy
+        self._max_redirects = max_redirects
+        self._base_url = httpx.URL(api.url)
+        self._origin = Origin.of(self._base_url)
+        self._spec = ToolSpec(name=endpoint.tool_name, description=endpoint.description, parameters=endpoint.parameter)
+
+    @property
+    def spec(self) -> ToolSpec:
+        """What the model is told about this endpoint."""
+        return self._spec
+
+    def call(self, arguments: dict[str, Any]) -> ToolResult:
+        """Send the request and describe the response; failures raise `ToolError` saying what failed."""
+        timeout_seconds = self._api.max_execution_time / 1000
+        deadline = time.monotonic() + timeout_seconds
+        url, json_body = self._first_request(arguments)
+        headers = self._headers()
+        method: str = self._endpoint.method
+        try:
+            for _ in range(self._max_redirects + 1):
+                response = self._send(method, url, headers, json_body, deadline)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code not in _REDIRECT_STATUSES or not location:
+                        body, truncated = read_capped_body(
+                            response, max_bytes=self._api.max_response_bytes, deadline=deadline
+                        )
+                        return self._result(response, body, truncated)
+                finally:
+                    response.close()
+                url = self._redirect_target(url, location)
+                if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+                    method, json_body = "GET", None
+        except (httpx.TimeoutException, DeadlinePassed):
+            raise ToolError(f"timed out after {timeout_seconds:.1f} s") from None
+        except httpx.ConnectError as exc:
+            raise ToolError(f"could not connect to {self._origin}: {str(exc) or type(exc).__name__}") from None
+        except (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError, httpx.CloseError):
+            raise ToolError(f"the connection to {self._origin} was reset or closed by the server") from None
+        except httpx.HTTPError as exc:
+            raise ToolError(f"HTTP request failed: {type(exc).__name__}") from None
+        raise ToolError(f"refused to follow more than {self._max_redirects} redirects")
+
+    def _first_request(self, arguments: dict[str, Any]) -> tuple[httpx.URL, dict[str, Any] | None]:
+        path = PATH_PLACEHOLDER.sub(lambda match: _path_segment(match.group(1), arguments), self._endpoint.path)
+        url = httpx.URL(f"{self._api.url}{path}")
+        self._check_inside_base(url)
+        path_names = set(self._endpoint.path_parameters)
+        declared = self._endpoint.parameter.get("properties") or {}
+        rest = {
+            name: value
+            for name, value in arguments.items()
+            if name not in path_names and value is not None and (not declared or name in declared)
+        }
+        if self._endpoint.method in _BODY_METHODS:
+            return self._with_query_key(url), rest
+        query: list[tuple[str, str | int | float | bool | None]] = [
+            (name, item) for name, value in rest.items() for item in _query_values(value)
+        ]
+        return self._with_query_key(url.copy_merge_params(query) if query else url), None
+
+    def _check_inside_base(self, url: httpx.URL) -> None:
+        """Defence in depth: after encoding, the URL must still be under the configured base URL."""
+        base_path = self._base_url.raw_path.rstrip(b"/")
+        inside = url.raw_path == base_path or url.raw_path.startswith(base_path + b"/") or not base_path
+        if Origin.of(url) != self._origin or not inside:
+            raise ToolError("refused: the arguments would change the API's address")
+
+    def _with_query_key(self, url: httpx.URL) -> httpx.URL:
+        key = self._api.api_key
+        if key is None or key.location != "query" or key.name is None:
+            return url
+        # copy_set_param replaces any argument of the same name: the configured key always wins.
+        return url.copy_set_param(key.name, self._resolve_key(key))
+
+    def _headers(self) -> dict[str, str]:
+        headers = dict(_DEFAULT_HEADERS)
+        key = self._api.api_key
+        if key is not None and key.location == "header" and key.name:
+            headers[key.name] = self._resolve_key(key)
+        elif key is not None and key.location == "bearer":
+            headers["Authorization"] = f"Bearer {self._resolve_key(key)}"
+        return headers
+
+    def _resolve_key(self, key: ApiKeyConfig) -> str:
+        try:
+            return self._secrets.resolve(key.value)
+        except SecretUnavailable as exc:
+            raise ToolError(f"the credential of this API is unavailable: {exc}") from None
+
+    def _send(
+        self,
+        method: str,
+        url: httpx.URL,
+        headers: dict[str, str],
+        json_body: dict[str, Any] | None,
+        deadline: float,
+    ) -> httpx.Response:
+        if self._api.internal:
+            return self._send_to(None, method, url, headers, json_body, deadline)
+        addresses = checked_addresses(
+            url.host, self._origin.port, resolver=self._host_resolver, policy=self._address_policy
+        )
+        for address in addresses[:-1]:
+            # Like the system's own connect, fall back to the next address (IPv6 first, then IPv4).
+            try:
+                return self._send_to(str(address), method, url, headers, json_body, deadline)
+            except httpx.ConnectError:
+                continue
+        return self._send_to(str(addresses[-1]), method, url, headers, json_body, deadline)
+
+    def _send_to(
+        self,
+        address: str | None,
+        method: str,
+        url: httpx.URL,
+        headers: dict[str, str],
+        json_body: dict[str, Any] | None,
+        deadline: float,
+    ) -> httpx.Response:
+        """Send to ``address`` (the host's checked address; None lets the client resolve the host)."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise DeadlinePassed
+        connect_url, extensions = url, {}
+        request_headers = dict(headers)
+        if address is not None and address != url.host:
+            connect_url = url.copy_with(host=address)
+            request_headers["Host"] = url.netloc.decode("ascii")
+            if url.scheme == "https":
+                # TLS still verifies the certificate against the name, not the address.
+                extensions["sni_hostname"] = url.host
+        request = self._client.build_request(
+            method,
+            connect_url,
+            headers=request_headers,
+            json=json_body,
+            timeout=httpx.Timeout(remaining),
+            extensions=extensions,
+        )
+        return self._client.send(request, stream=True, follow_redirects=False)
+
+    def _redirect_target(self, current: httpx.URL, location: str) -> httpx.URL:
+        try:
+            target = current.join(location)
+        except httpx.InvalidURL:
+            raise ToolError("refused a redirect to an invalid URL") from None
+        check_same_origin(target, self._origin, what="a redirect")
+        return self._with_query_key(target)
+
+    def _result(self, response: httpx.Response, body: bytes, truncated: bool) -> ToolResult:
+        text = describe_body(
+            body,
+            content_type=response.headers.get("content-type", ""),
+            truncated=truncated,
+            max_bytes=self._api.max_response_bytes,
+            redactor=self._secrets.redactor,
+        )
+        if response.is_success:
+            return ToolResult(content=text, status_code=response.status_code, truncated=truncated)
+        error = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        return ToolResult(
+            content=f"{error}: {error_snippet(text)}" if text else error,
+            ok=False,
+            status_code=response.status_code,
+            error=error,
+            truncated=truncated,
+        )
+
+
+def _path_segment(name: str, arguments: dict[str, Any]) -> str:
+    value = arguments.get(name)
+    if value is None:
+        raise ToolError(f"invalid arguments: path parameter {name} is missing")
+    text = _as_text(value)
+    if not text:
+        raise ToolError(f"invalid arguments: path parameter {name} is empty")
+    if set(text) == {"."}:
+        # "." and ".." are dot segments that URL normalisation would resolve; encode them as data.
+        return "%2E" * len(text)
+    return quote(text, safe="")
+
+
+def _query_values(value: object) -> list[str]:
+    if isinstance(value, list):
+        return [_as_text(item) for item in value if item is not None]
+    return [_as_text(value)]
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

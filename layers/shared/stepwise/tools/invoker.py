@@ -1,0 +1,169 @@
+"""The guarded invoker: one tool call in, one observation out, whatever happens in between."""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, relevance
+
+from stepwise.credentials import Redactor
+from stepwise.errors import ToolError
+from stepwise.models.messages import ToolCall
+from stepwise.observability import logger
+from stepwise.tools.base import Tool, ToolResult
+from stepwise.tools.function_tool import as_tool_result
+from stepwise.tools.observation import ToolObservation, truncate_text
+from stepwise.tools.registry import ToolRegistry
+
+DEFAULT_MAX_OBSERVATION_CHARS = 4000
+DEFAULT_MAX_CALL_SECONDS = 60.0
+MAX_REPORTED_ARGUMENT_ERRORS = 3
+MAX_ARGUMENT_ERROR_CHARS = 300
+_MIN_OBSERVATION_CHARS = 64
+
+
+@dataclass
+class _Outcome:
+    result: object = None
+    failure: BaseException | None = None
+
+
+class ToolInvoker:
+    """Runs tool calls for the ToolInvoke step and never raises.
+
+    Every failure — unknown tool, invalid arguments, an HTTP error, a timeout, a refused target, an
+    exception inside a Python tool — becomes an observation with ``ok=False`` that says what happened,
+    so the model can react and the run goes on. Content and errors are scrubbed of known secrets, then
+    cut to ``max_observation_chars``. Each call runs in its own thread, held to ``max_call_seconds``
+    overall, so even a Python tool that never returns cannot hold the step past that.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
+        redactor: Redactor | None = None,
+        max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
+    ) -> None:
+        if max_observation_chars < _MIN_OBSERVATION_CHARS:
+            raise ValueError(f"max_observation_chars must be at least {_MIN_OBSERVATION_CHARS}")
+        if max_call_seconds <= 0:
+            raise ValueError("max_call_seconds must be positive")
+        self._registry = registry
+        self._max_observation_chars = max_observation_chars
+        self._redactor = redactor if redactor is not None else registry.redactor
+        self._max_call_seconds = max_call_seconds
+        self._validators: dict[str, Draft202012Validator] = {}
+        self._validators_lock = threading.Lock()
+
+    def invoke(self, call: ToolCall) -> ToolObservation:
+        """Run one call and describe its outcome; never raises."""
+        started = time.perf_counter()
+        try:
+            result = self._run(call)
+        except ToolError as exc:
+            result = ToolResult(content="", ok=False, error=str(exc))
+        except Exception as exc:
+            result = ToolResult(content="", ok=False, error=f"the tool failed: {type(exc).__name__}: {exc}")
+        latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        try:
+            return self._observation(call, result, latency_ms)
+        except Exception as exc:
+            # Only a broken redactor or result could land here; still an observation, never a raise.
+            logger.warning("tool observation could not be built", extra={"tool": call.name, "kind": type(exc).__name__})
+            return ToolObservation(
+                call_id=call.id,
+                name=call.name,
+                ok=False,
+                content="Error: the tool's output could not be processed",
+                error="the tool's output could not be processed",
+                latency_ms=latency_ms,
+            )
+
+    def _run(self, call: ToolCall) -> ToolResult:
+        found = self._registry.get(call.name)
+        if found is None:
+            known = ", ".join(self._registry.names()) or "none"
+            raise ToolError(f"unknown tool {call.name!r}; known tools: {known}")
+        self._check_arguments(call.name, found, call.arguments)
+        return self._call_with_cap(found, call.arguments)
+
+    def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
+        errors = sorted(self._validator(name, found).iter_errors(arguments), key=relevance, reverse=True)
+        if not errors:
+            return
+        problems = "; ".join(_describe(error) for error in errors[:MAX_REPORTED_ARGUMENT_ERRORS])
+        raise ToolError(f"invalid arguments for {name}: {problems}")
+
+    def _validator(self, name: str, found: Tool) -> Draft202012Validator:
+        with self._validators_lock:
+            validator = self._validators.get(name)
+            if validator is None:
+                schema = found.spec.parameters
+                try:
+                    Draft202012Validator.check_schema(schema)
+                except SchemaError:
+                    raise ToolError(f"tool {name} has an invalid parameter schema") from None
+                validator = Draft202012Validator(schema)
+                self._validators[name] = validator
+            return validator
+
+    def _call_with_cap(self, found: Tool, arguments: dict[str, Any]) -> ToolResult:
+        outcome = _Outcome()
+        finished = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome.result = found.call(arguments)
+            except BaseException as exc:  # a tool calling sys.exit() must become an observation too
+                outcome.failure = exc
+            finally:
+                finished.set()
+
+        # Daemon: a tool that never returns must not keep the process alive; the context carries tracing.
+        context = contextvars.copy_context()
+        threading.Thread(target=context.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
+        if not finished.wait(self._max_call_seconds):
+            raise ToolError(f"timed out after {self._max_call_seconds:.1f} s")
+        if isinstance(outcome.failure, ToolError):
+            raise outcome.failure
+        if outcome.failure is not None:
+            failure = outcome.failure
+            raise ToolError(f"the tool failed: {type(failure).__name__}: {failure}")
+        return as_tool_result(outcome.result)
+
+    def _observation(self, call: ToolCall, result: ToolResult, latency_ms: float) -> ToolObservation:
+        if result.ok:
+            content = self._redactor.redact(result.content)
+            error = None
+        else:
+            error = self._redactor.redact(result.error or result.content or "the tool failed")
+            detail = self._redactor.redact(result.content) if result.content else error
+            content = f"Error: {detail}"
+        content, shortened = truncate_text(content, self._max_observation_chars)
+        if error is not None:
+            error, _ = truncate_text(error, self._max_observation_chars)
+        return ToolObservation(
+            call_id=call.id,
+            name=call.name,
+            ok=result.ok,
+            content=content,
+            status_code=result.status_code,
+            error=error,
+            latency_ms=latency_ms,
+            truncated=result.truncated or shortened,
+        )
+
+
+def _describe(error: ValidationError) -> str:
+    field = "/".join(str(part) for part in error.absolute_path) or "arguments"
+    message = error.message
+    if len(message) > MAX_ARGUMENT_ERROR_CHARS:
+        message = f"{message[:MAX_ARGUMENT_ERROR_CHARS]}…"
+    return f"{field}: {message}"

@@ -1,0 +1,42 @@
+"""The observation a tool call leaves in the conversation, and the one way to cap its length."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class ToolObservation(BaseModel):
+    """The outcome of one tool call, ready to store: never an exception, always something to show.
+
+    ``content`` is what the model reads next (on failure it says what went wrong); ``error`` repeats the
+    failure alone for the trace; ``truncated`` is true when the output was cut anywhere on its way.
+    """
+
+    call_id: str
+    name: str
+    ok: bool
+    content: str
+    status_code: int | None = None
+    error: str | None = None
+    latency_ms: float = Field(ge=0)
+    truncated: bool = False
+
+
+def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_chars`` characters, marker included; say whether it was cut.
+
+    The marker tells the model how much it is not seeing: ``…[truncated 12345 chars]``. A
+    ``max_chars`` shorter than the marker itself yields the marker alone.
+    """
+    if len(text) <= max_chars:
+        return text, False
+    # The marker for the whole length is at least as long as the final one, so the result fits...
+    kept = max(0, max_chars - len(_truncation_marker(len(text))))
+    # ...and when the count of dropped characters has fewer digits, the room it frees is used.
+    while kept + 1 + len(_truncation_marker(len(text) - kept - 1)) <= max_chars:
+        kept += 1
+    return text[:kept] + _truncation_marker(len(text) - kept), True
+
+
+def _truncation_marker(dropped_chars: int) -> str:
+    return f"…[truncated {dropped_chars} chars]"

@@ -1,0 +1,123 @@
+"""The tools of a profile, by name, built from a `ToolsConfig`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import httpx
+
+from stepwise.credentials import Redactor, SecretResolver
+from stepwise.errors import ConfigError
+from stepwise.models.messages import ToolSpec
+from stepwise.models.tool_config import ToolsConfig
+from stepwise.tools.base import Tool
+from stepwise.tools.builtin import builtin_tools
+from stepwise.tools.http_tool import HttpTool
+from stepwise.tools.python_tools import load_python_tools
+
+
+class ToolRegistry:
+    """Tools by unique name, in the order they were configured.
+
+    ``redactor`` knows the secrets these tools use; the invoker scrubs observations with it.
+    """
+
+    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None) -> None:
+        self._tools: dict[str, Tool] = {}
+        for each in tools:
+            name = each.spec.name
+            if name in self._tools:
+                raise ConfigError(f"tool {name}: the name is used by more than one tool")
+            self._tools[name] = each
+        self.redactor = redactor if redactor is not None else Redactor()
+
+    def names(self) -> list[str]:
+        """Every tool name, in configuration order."""
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
+        return self._tools.get(name)
+
+    def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
+        """Specs to offer a model: all tools, or those ``names`` in that order.
+
+        Raises `ConfigError` for a name no tool has (a profile that lists a tool nobody configured).
+        """
+        if names is None:
+            return [each.spec for each in self._tools.values()]
+        unknown = [name for name in names if name not in self._tools]
+        if unknown:
+            raise ConfigError(
+                f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
+            )
+        return [self._tools[name].spec for name in names]
+
+    def restricted_to(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry of only the tools ``names`` allows (a profile's tools), in configuration order.
+
+        Calls to any other tool then get the invoker's "unknown tool" observation. Raises `ConfigError`
+        for a name no tool has. The redactor is shared, so secrets stay scrubbed.
+        """
+        allowed = set(names)
+        unknown = sorted(allowed - set(self._tools))
+        if unknown:
+            raise ConfigError(
+                f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
+            )
+        return ToolRegistry([each for name, each in self._tools.items() if name in allowed], redactor=self.redactor)
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+
+def default_http_client() -> httpx.Client:
+    """The client HTTP tools use when none is given.
+
+    Redirects are followed by the tool itself, after its origin check. Proxy settings from the
+    environment are ignored because the tool connects to the address it has checked.
+    """
+    return httpx.Client(follow_redirects=False, trust_env=False)
+
+
+def build_tool_registry(
+    config: ToolsConfig,
+    *,
+    config_dir: Path,
+    http_client: httpx.Client | None = None,
+    secret_resolver: SecretResolver | None = None,
+) -> ToolRegistry:
+    """Build every configured tool: HTTP APIs, then built-ins, then deployer Python modules.
+
+    Raises `ConfigError` for an unknown built-in, a Python module that cannot be loaded, or a tool name
+    used twice across sources. Secrets are not fetched here but at call time (and then cached).
+    """
+    resolver = secret_resolver if secret_resolver is not None else SecretResolver()
+    tools: list[Tool] = []
+    if config.apis:
+        client = http_client if http_client is not None else default_http_client()
+        tools.extend(
+            HttpTool(api, endpoint, http_client=client, secret_resolver=resolver)
+            for api in config.apis
+            for endpoint in api.tools
+        )
+    sources = {endpoint.tool_name: f"api {api.url}" for api in config.apis for endpoint in api.tools}
+    available = builtin_tools()
+    for name in config.builtin:
+        if name not in available:
+            raise ConfigError(f"builtin: unknown tool {name!r}; built-in tools: {', '.join(available)}")
+        tools.append(available[name])
+        sources[name] = "builtin"
+    for each in load_python_tools(config.python, config_dir=config_dir):
+        name = each.spec.name
+        if name in sources:
+            raise ConfigError(
+                f"python module {each.function.__module__}: tool {name} is already defined by {sources[name]}"
+            )
+        tools.append(each)
+        sources[name] = f"python module {each.function.__module__}"
+    return ToolRegistry(tools, redactor=resolver.redactor)

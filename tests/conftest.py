@@ -1,0 +1,43 @@
+"""Fixtures shared by every test layer: AWS credentials that can never reach AWS, and a moto table."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+# Set before boto3 is imported anywhere, so no test can sign a request with real credentials.
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+    }
+)
+for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT_URL"):
+    os.environ.pop(name, None)
+
+
+@pytest.fixture
+def dynamodb_table() -> Iterator[tuple[Any, str]]:
+    """A moto DynamoDB client and a conversation table created from template.yaml's key schema."""
+    import boto3
+    from moto import mock_aws
+
+    from stepwise.local.embedded_dynamodb import create_table_from_template
+    from stepwise.local.template import SamTemplate
+
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), "conversations")
+        yield client, "conversations"

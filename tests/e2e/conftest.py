@@ -1,0 +1,120 @@
+"""End-to-end fixtures: a configuration written to a temp dir, and the local environment running it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from stepwise.local.asl import StateEvent
+from stepwise.local.environment import LocalEnvironment
+
+ConfigWriter = Callable[..., Path]
+
+
+def scripted_model(*turns: dict[str, Any], native_tools: bool = False) -> dict[str, Any]:
+    """A scripted model config playing `turns` for every question."""
+    return {
+        "provider": "scripted",
+        "scenarios": [{"turns": list(turns)}],
+        "capabilities": {"native_tools": native_tools, "parallel_tools": native_tools},
+    }
+
+
+def react_action(tool: str, arguments: dict[str, Any], thought: str = "I need a tool.") -> dict[str, Any]:
+    """A scripted turn in the ReAct JSON protocol asking for one tool."""
+    import json
+
+    block = json.dumps({"action": tool, "action_input": arguments})
+    return {"content": f"Thought: {thought}\n```json\n{block}\n```"}
+
+
+def react_answer(text: str) -> dict[str, Any]:
+    """A scripted turn in the ReAct JSON protocol giving the final answer."""
+    import json
+
+    block = json.dumps({"action": "Final Answer", "action_input": text})
+    return {"content": f"Thought: I can answer.\n```json\n{block}\n```"}
+
+
+def http_api(url: str, *tools: dict[str, Any], timeout_ms: int = 2000) -> dict[str, Any]:
+    """An `apis:` entry for a loopback tool server."""
+    return {"url": url, "internal": True, "maxExecutionTime": timeout_ms, "tools": list(tools)}
+
+
+def get_tool(name: str, path: str, **properties: str) -> dict[str, Any]:
+    """A GET tool whose parameters are the given string properties, all required."""
+    return {
+        "toolName": name,
+        "description": f"{name} tool",
+        "method": "GET",
+        "path": path,
+        "parameter": {
+            "type": "object",
+            "properties": {key: {"type": kind} for key, kind in properties.items()},
+            "required": list(properties),
+        },
+    }
+
+
+@pytest.fixture
+def write_config(tmp_path: Path) -> ConfigWriter:
+    """Write a stepwise.yaml with one `default` profile using `model`; returns the config dir."""
+
+    def write(
+        model: dict[str, Any],
+        *,
+        apis: list[dict[str, Any]] | None = None,
+        builtin: list[str] | None = None,
+        strategy: str = "react",
+        protocol: str | None = "react_json",
+        limits: dict[str, Any] | None = None,
+        **profile: Any,
+    ) -> Path:
+        profile_config: dict[str, Any] = {"model": "m", "strategy": strategy, **profile}
+        if protocol and strategy == "react":
+            profile_config["protocol"] = protocol
+        if limits:
+            profile_config["limits"] = limits
+        config = {
+            "models": {"m": model},
+            "tools": {"apis": apis or [], "builtin": builtin or []},
+            "profiles": {"default": profile_config},
+        }
+        (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        return tmp_path
+
+    return write
+
+
+class RecordingListener:
+    """Collects the engine's state events, as the execution history does."""
+
+    def __init__(self) -> None:
+        self.events: list[StateEvent] = []
+
+    def __call__(self, event: StateEvent) -> None:
+        self.events.append(event)
+
+    def entered(self) -> list[str]:
+        """The names of the states entered, in order (Map items included)."""
+        return [event.state for event in self.events if event.type == "entered"]
+
+
+@pytest.fixture
+def local_run(write_config: ConfigWriter) -> Iterator[Callable[..., Any]]:
+    """Start a LocalEnvironment on a config (fast retries) and hand back (environment, listener)."""
+    environments: list[LocalEnvironment] = []
+
+    def start(config_dir: Path) -> tuple[LocalEnvironment, RecordingListener]:
+        listener = RecordingListener()
+        environment = LocalEnvironment(config_dir=config_dir, retry_interval_scale=0.0, listener=listener)
+        environments.append(environment.__enter__())
+        return environment, listener
+
+    yield start
+    for environment in reversed(environments):
+        environment.__exit__(None, None, None)

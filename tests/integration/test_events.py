@@ -1,0 +1,90 @@
+"""Every sample event in events/ fed to its function, as `sam local invoke -e` would (here without Docker).
+
+The state events are the payloads of one run of the demo in order, so each is fed after the ones before
+it have built up the run they name.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stepwise.local.environment import LocalEnvironment
+from stepwise.models.messages import ChatMessage
+from stepwise.steps.runs import create_run
+from tests.conftest import PROJECT_ROOT
+from tests.integration.conftest import RUN_ID
+
+EVENTS = PROJECT_ROOT / "events"
+STATE_EVENTS = {
+    "iteration_guard.json": "IterationGuardFunction",
+    "llm_call.json": "LLMCallFunction",
+    "parse.json": "ParseFunction",
+    "tool_invoke.json": "ToolInvokeFunction",
+    "format.json": "FormatFunction",
+    "format_failure.json": "FormatFunction",
+}
+
+
+def event(name: str) -> Any:
+    return json.loads((EVENTS / name).read_text(encoding="utf-8"))
+
+
+def seed_run(environment: LocalEnvironment) -> None:
+    create_run(environment.runtime, messages=[ChatMessage(role="user", content="Weather in Paris?")],
+               owner="local", profile="default", run_id=RUN_ID)
+
+
+def test_every_state_event_file_has_a_function() -> None:
+    # Given the files in events/ that are not API Gateway events
+    files = {path.name for path in EVENTS.glob("*.json") if not path.name.startswith("api_")}
+    # Then each one is fed to a function by the tests below
+    assert files == set(STATE_EVENTS)
+
+
+def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: LocalEnvironment) -> None:
+    # Given the run the events name
+    seed_run(demo_environment)
+    invoke = demo_environment.invoker.invoke
+    # When the first iteration's events are fed in order
+    guard_out = invoke("IterationGuardFunction", event("iteration_guard.json"))
+    llm_out = invoke("LLMCallFunction", event("llm_call.json"))
+    parse_out = invoke("ParseFunction", event("parse.json"))
+    tool_out = invoke("ToolInvokeFunction", event("tool_invoke.json"))
+    # Then each output is the next event, and the tool call is the one the event names
+    assert guard_out == event("llm_call.json") == event("parse.json")
+    assert llm_out == event("parse.json")
+    assert parse_out["next"] == "tool_calls"
+    assert parse_out["calls"] == [event("tool_invoke.json")["call"]]
+    assert tool_out == {"call_id": "call_1_0", "ok": True, "replayed": False}
+
+
+def test_the_format_event_ends_the_run_with_its_final_answer(demo_environment: LocalEnvironment) -> None:
+    # Given the run driven by its handlers through iteration 3, where the demo model answers
+    seed_run(demo_environment)
+    invoke = demo_environment.invoker.invoke
+    payload: dict[str, Any] = event("iteration_guard.json")
+    for _ in range(3):
+        payload = invoke("ParseFunction", invoke("LLMCallFunction", invoke("IterationGuardFunction", payload)))
+        for index, call in enumerate(payload["calls"]):
+            invoke("ToolInvokeFunction", {"run_id": RUN_ID, "iteration": payload["iteration"], "index": index,
+                                          "call": call})
+    assert payload == event("format.json")
+    # When the Format event is fed
+    result = invoke("FormatFunction", event("format.json"))
+    # Then the run succeeded with the model's answer
+    meta = demo_environment.runtime.store.require_run(RUN_ID)
+    assert result == {"run_id": RUN_ID, "status": "SUCCEEDED", "stop_reason": "final_answer"}
+    assert meta.answer and "Paris" in meta.answer
+
+
+def test_the_format_failure_event_records_the_failed_run(demo_environment: LocalEnvironment) -> None:
+    # Given the run the event names
+    seed_run(demo_environment)
+    # When the FormatFailure event is fed
+    result = demo_environment.invoker.invoke("FormatFunction", event("format_failure.json"))
+    # Then the run is FAILED with the provider's message
+    meta = demo_environment.runtime.store.require_run(RUN_ID)
+    assert result["status"] == "FAILED"
+    assert meta.error is not None and meta.error.type == "LLMPermanentError"
+    assert "HTTP 400" in meta.error.message

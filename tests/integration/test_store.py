@@ -1,0 +1,148 @@
+"""The conversation store against moto: keys, idempotent appends, pagination, outcomes, sessions."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from stepwise.errors import RunNotFound, StoreTransientError
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.run import RunMeta, RunUsage, StepRecord
+from stepwise.store import ConversationStore
+
+
+def make_meta(run_id: str = "run1", *, session_id: str | None = None, owner: str = "alice") -> RunMeta:
+    return RunMeta(
+        run_id=run_id,
+        owner=owner,
+        profile="default",
+        session_id=session_id,
+        deadline=2_000_000_000.0,
+        created_at=f"2026-11-22T10:00:00.000Z-{run_id}",
+        updated_at="2026-11-22T10:00:00.000Z",
+        expires_at=2_000_000_000,
+    )
+
+
+@pytest.fixture
+def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
+    client, table = dynamodb_table
+    return ConversationStore(client, table, clock=lambda: datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+
+
+def test_a_created_run_reads_back_queued_with_its_opening_messages(store: ConversationStore) -> None:
+    # Given a new run with one user message
+    store.create_run(make_meta(), [ChatMessage(role="user", content="hello")])
+    # When it is read back
+    meta = store.require_run("run1")
+    messages = store.list_messages("run1")
+    # Then it is QUEUED at iteration 0 with its message at iteration 0, slot 0
+    assert (meta.status, meta.iteration, meta.owner) == ("QUEUED", 0, "alice")
+    assert [(m.role, m.content, m.iteration, m.slot) for m in messages] == [("user", "hello", 0, 0)]
+
+
+def test_creating_the_same_run_twice_is_refused_and_writes_nothing(store: ConversationStore) -> None:
+    # Given a run
+    assert store.create_run(make_meta(), [ChatMessage(role="user", content="first")])
+    # When a run with the same id is created again with other messages
+    created = store.create_run(make_meta(), [ChatMessage(role="user", content="second"), ChatMessage(role="user")])
+    # Then it is refused and the original conversation is unchanged
+    assert created is False
+    assert [m.content for m in store.list_messages("run1")] == ["first"]
+
+
+def test_a_retried_completion_is_stored_once_and_counted_once(store: ConversationStore) -> None:
+    # Given a run
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    message = ChatMessage(role="assistant", content="", tool_calls=[ToolCall(id="c1", name="t", arguments={"a": 1})])
+    step = StepRecord(iteration=1, kind="llm", latency_ms=5)
+    usage = RunUsage(input_tokens=10, output_tokens=3, llm_calls=1, llm_ms=5)
+    # When the same completion is recorded twice (a retried LLMCall)
+    first = store.record_completion(meta, 1, message, step, usage)
+    second = store.record_completion(meta, 1, message, step, usage)
+    # Then the second write changes nothing: one message, one step, usage counted once
+    assert (first, second) == (True, False)
+    assert len(store.list_messages("run1")) == 2
+    assert len(store.list_steps("run1")) == 1
+    assert store.require_run("run1").usage == usage
+    assert store.list_messages("run1")[1].tool_calls[0].arguments == {"a": 1}
+
+
+def test_messages_come_back_in_conversation_order_past_nine_iterations(store: ConversationStore) -> None:
+    # Given messages written out of order across iterations 2..11 (slot numbers beyond 9 too)
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    for iteration in (11, 2, 10, 9):
+        for index in (10, 0):
+            store.record_observation(
+                meta, iteration, index, ChatMessage(role="tool", content=f"{iteration}.{index}", tool_call_id="c"),
+                StepRecord(iteration=iteration, kind="tool", n=index), RunUsage(tool_calls=1),
+            )
+    # When the conversation is read
+    contents = [m.content for m in store.list_messages("run1")]
+    # Then it is in (iteration, slot) order
+    assert contents == ["q", "2.0", "2.10", "9.0", "9.10", "10.0", "10.10", "11.0", "11.10"]
+
+
+def test_a_conversation_larger_than_one_query_page_is_read_whole(store: ConversationStore) -> None:
+    # Given 30 observations of 60 KB each (1.8 MB, more than one 1 MB Query page)
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    for iteration in range(1, 31):
+        store.record_observation(
+            meta, iteration, 0, ChatMessage(role="tool", content="x" * 60_000, tool_call_id="c"),
+            StepRecord(iteration=iteration, kind="tool", n=0), RunUsage(),
+        )
+    # When it is read
+    messages = store.list_messages("run1")
+    # Then every message is there
+    assert len(messages) == 31
+
+
+def test_finishing_a_run_twice_keeps_the_first_outcome(store: ConversationStore) -> None:
+    # Given a finished run
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    store.finish_run(meta, "SUCCEEDED", stop_reason="final_answer", answer="42")
+    # When a late failure tries to finish it again
+    again = store.finish_run(meta, "FAILED", stop_reason="error", answer="other")
+    # Then the stored outcome is the first one
+    assert (again.status, again.answer) == ("SUCCEEDED", "42")
+
+
+def test_an_ended_run_cannot_start_another_iteration(store: ConversationStore) -> None:
+    # Given a finished run
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    store.finish_run(store.require_run("run1"), "SUCCEEDED", stop_reason="final_answer", answer="a")
+    # When an iteration is begun
+    # Then it is refused
+    with pytest.raises(RunNotFound):
+        store.begin_iteration("run1", 1)
+
+
+def test_session_turns_are_visible_to_their_owner_only(store: ConversationStore) -> None:
+    # Given two runs in session s1, one by alice (answered) and one by mallory
+    alice = make_meta("r1", session_id="s1")
+    store.create_run(alice, [ChatMessage(role="user", content="alice asks")], question="alice asks")
+    store.finish_run(alice, "SUCCEEDED", stop_reason="final_answer", answer="alice hears")
+    store.create_run(make_meta("r2", session_id="s1", owner="mallory"), [], question="mallory asks")
+    # When alice's turns of s1 are listed
+    turns = store.list_session_turns("s1", "alice")
+    # Then she sees only her own question and answer
+    assert [(t.question, t.answer) for t in turns] == [("alice asks", "alice hears")]
+
+
+def test_throttling_after_the_sdk_retries_is_a_transient_store_error() -> None:
+    # Given DynamoDB answers GetItem with ProvisionedThroughputExceededException
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    stubber = Stubber(client)
+    stubber.add_client_error("get_item", service_error_code="ProvisionedThroughputExceededException")
+    # When the store reads a run
+    # Then the error is StoreTransientError, which the state machine retries
+    with stubber, pytest.raises(StoreTransientError):
+        ConversationStore(client, "conversations").get_run("run1")

@@ -1,0 +1,179 @@
+"""Parsing native tool calls: Completion objects and OpenAI, Bedrock and Anthropic response dicts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
+from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.protocols import TEXT_PROTOCOLS, ProtocolName, get_protocol, parse_completion
+
+Response = Callable[[str], dict[str, Any]]
+
+
+def test_openai_arguments_json_string_is_decoded(read_response: Response) -> None:
+    # Given an OpenAI chat.completion with one tool call, arguments as a JSON string
+    response = read_response("openai_tool_call.json")
+    # When parsed as function_calling
+    decision = parse_completion(response, "function_calling")
+    # Then the provider's id is kept and the arguments are an object
+    assert isinstance(decision, ToolCalls)
+    assert [call.model_dump() for call in decision.calls] == [
+        {"id": "call_Q5vX8pLmN2kR7tY1", "name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+    ]
+
+
+def test_openai_parallel_tool_calls_are_all_kept_with_text_as_thought(read_response: Response) -> None:
+    # Given three tool calls and some text in one OpenAI response / When parsed
+    decision = parse_completion(read_response("openai_parallel_tool_calls.json"), "function_calling")
+    # Then all calls are there in order, the text is the thought
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.name, c.arguments) for c in decision.calls] == [
+        ("call_paris01", "get_weather", {"city": "Paris"}),
+        ("call_london02", "get_weather", {"city": "London"}),
+        ("call_time03", "get_time", {}),
+    ]
+    assert decision.thought == "I'll check both cities at once."
+
+
+def test_openai_malformed_arguments_are_a_parse_error_naming_the_tool(read_response: Response) -> None:
+    # Given arguments cut off in the middle of the JSON / When parsed
+    decision = parse_completion(read_response("openai_malformed_arguments.json"), "function_calling")
+    # Then the error names the tool
+    assert isinstance(decision, ParseError)
+    assert '"get_weather"' in decision.message and "not a valid JSON object" in decision.message
+
+
+def test_openai_text_only_is_a_final_answer(read_response: Response) -> None:
+    # Given an OpenAI response with text and no tool calls / When parsed / Then the text is the answer
+    decision = parse_completion(read_response("openai_text_only.json"), "function_calling")
+    assert decision == FinalAnswer(text="It is 21°C and sunny in Paris.")
+
+
+def test_bedrock_tool_use_input_object(read_response: Response) -> None:
+    # Given a Bedrock Converse response with a text block and a toolUse block / When parsed
+    decision = parse_completion(read_response("bedrock_tool_use.json"), "function_calling")
+    # Then the toolUse becomes the call (its id kept) and the text the thought
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls == [
+        ToolCall(
+            id="tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", name="get_weather", arguments={"city": "Paris", "unit": "celsius"}
+        )
+    ]
+    assert decision.thought == "I'll look up the weather in Paris."
+
+
+def test_bedrock_text_only_is_a_final_answer(read_response: Response) -> None:
+    # Given a Bedrock Converse response with text only / When parsed / Then it is the final answer
+    decision = parse_completion(read_response("bedrock_text_only.json"), "function_calling")
+    assert decision == FinalAnswer(text="It is 21°C and sunny in Paris.")
+
+
+def test_anthropic_parallel_tool_use(read_response: Response) -> None:
+    # Given an Anthropic message with text and two tool_use blocks / When parsed
+    decision = parse_completion(read_response("anthropic_tool_use.json"), "function_calling")
+    # Then both calls are kept, with their ids, and the text is the thought
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.arguments) for c in decision.calls] == [
+        ("toolu_01A09q90qw90lq917835lq9", {"city": "Paris"}),
+        ("toolu_01B18r81rx81mr826724mr8", {"city": "London"}),
+    ]
+    assert decision.thought == "I'll check the weather in both cities."
+
+
+def test_anthropic_text_only_is_a_final_answer(read_response: Response) -> None:
+    # Given an Anthropic message with one text block / When parsed / Then it is the final answer
+    decision = parse_completion(read_response("anthropic_text_only.json"), "function_calling")
+    assert decision == FinalAnswer(text="It is 21°C and sunny in Paris.")
+
+
+def test_undecodable_arguments_kept_by_the_provider_are_a_parse_error_naming_the_tool() -> None:
+    # Given a Completion whose call kept its unreadable arguments under "_raw" (as the OpenAI provider does)
+    completion = Completion(tool_calls=[ToolCall(id="c1", name="search", arguments={"_raw": '{"query": '})])
+    # When parsed / Then the error names the tool
+    decision = get_protocol("function_calling").parse(completion)
+    assert isinstance(decision, ParseError)
+    assert '"search"' in decision.message
+
+
+def test_raw_arguments_that_are_only_lenient_json_are_read() -> None:
+    # Given "_raw" arguments with single quotes and a trailing comma / When parsed
+    completion = Completion(tool_calls=[ToolCall(id="c1", name="search", arguments={"_raw": "{'query': 'x',}"})])
+    decision = get_protocol("function_calling").parse(completion)
+    # Then the lenient reader recovers them
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"query": "x"}
+
+
+def test_tool_calls_win_over_text() -> None:
+    # Given a completion with both a final-sounding text and a tool call / When parsed
+    completion = Completion(
+        content="Final Answer: probably sunny", tool_calls=[ToolCall(id="c1", name="get_time", arguments={})]
+    )
+    decision = get_protocol("function_calling").parse(completion)
+    # Then the call wins and the text is the thought
+    assert decision == ToolCalls(calls=completion.tool_calls, thought="Final Answer: probably sunny")
+
+
+def test_text_with_a_react_block_is_still_a_final_answer() -> None:
+    # Given a native completion whose text looks like a ReAct action block / When parsed as function_calling
+    text = 'Thought: x\n```json\n{"action": "search", "action_input": {"query": "y"}}\n```'
+    decision = get_protocol("function_calling").parse(Completion(content=text))
+    # Then no protocol detection happens: the text is the answer
+    assert decision == FinalAnswer(text=text)
+
+
+def test_empty_completion_is_a_parse_error() -> None:
+    # Given a completion with no text and no calls / When parsed / Then it is a parse error
+    decision = get_protocol("function_calling").parse(Completion(content="  "))
+    assert decision == ParseError(message="Your reply was empty.")
+
+
+def test_tool_name_case_is_fixed_from_the_tool_list(tools: list[ToolSpec]) -> None:
+    # Given a call naming a known tool in the wrong case / When parsed with the tools
+    completion = Completion(tool_calls=[ToolCall(id="c1", name="GET_WEATHER", arguments={"city": "Oslo"})])
+    decision = get_protocol("function_calling").parse(completion, tools)
+    # Then the call uses the tool's real name
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].name == "get_weather"
+
+
+@pytest.mark.parametrize("name", TEXT_PROTOCOLS)
+def test_text_protocols_take_native_calls_a_provider_sent_anyway(name: ProtocolName) -> None:
+    # Given a completion with native calls while a text protocol is in use / When parsed
+    completion = Completion(tool_calls=[ToolCall(id="toolu_1", name="get_time", arguments={})])
+    decision = get_protocol(name).parse(completion)
+    # Then the calls are taken as they are, ids kept
+    assert decision == ToolCalls(calls=completion.tool_calls)
+
+
+def test_missing_provider_ids_are_generated_in_order() -> None:
+    # Given an OpenAI-style message whose calls have no ids / When parsed
+    message = {
+        "content": None,
+        "tool_calls": [
+            {"function": {"name": "get_time", "arguments": ""}},
+            {"function": {"name": "search", "arguments": '{"query": "x"}'}},
+        ],
+    }
+    decision = parse_completion(message, "function_calling")
+    # Then ids are the default prefix and the position
+    assert isinstance(decision, ToolCalls)
+    assert [call.id for call in decision.calls] == ["call_0", "call_1"]
+
+
+def test_a_call_without_a_name_is_a_parse_error() -> None:
+    # Given a Bedrock toolUse with no name / When parsed / Then it is a parse error
+    response = {"output": {"message": {"content": [{"toolUse": {"toolUseId": "t1", "input": {}}}]}}}
+    assert parse_completion(response, "function_calling") == ParseError(
+        message="One of your tool calls has no tool name."
+    )
+
+
+def test_an_unknown_response_shape_is_a_parse_error() -> None:
+    # Given a dict that is no provider response / When parsed / Then it is a parse error
+    decision = parse_completion({"status": "ok"}, "function_calling")
+    assert decision == ParseError(message="The response is not in a known provider format.")

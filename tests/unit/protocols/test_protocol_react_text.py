@@ -1,0 +1,221 @@
+"""Parsing the react_text protocol: Thought / Action / Action Input / Final Answer lines."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
+from stepwise.models.messages import Completion, ToolSpec
+from stepwise.protocols import get_protocol
+
+
+def parse(text: str, tools: list[ToolSpec] | None = None) -> Decision:
+    return get_protocol("react_text").parse(Completion(content=text), tools)
+
+
+def only_call(decision: Decision) -> ToolCalls:
+    assert isinstance(decision, ToolCalls), decision
+    assert len(decision.calls) == 1
+    return decision
+
+
+def test_tool_call_with_thought(read_sample: Callable[[str], str]) -> None:
+    # Given Thought, Action and Action Input lines / When parsed
+    decision = only_call(parse(read_sample("react_text/tool_call.txt")))
+    # Then the call, its id and the thought are read
+    assert decision.calls[0].model_dump() == {
+        "id": "call_0",
+        "name": "get_weather",
+        "arguments": {"city": "Paris", "unit": "celsius"},
+    }
+    assert decision.thought == "The user wants the weather in Paris. I should use the weather tool."
+    assert decision.note == ""
+
+
+def test_final_answer_with_thought(read_sample: Callable[[str], str]) -> None:
+    # Given a Final Answer line / When parsed / Then it is the answer, with the thought
+    decision = parse(read_sample("react_text/final_answer.txt"))
+    assert decision == FinalAnswer(text="It is sunny and 21°C in Paris today.", thought="I now know the final answer.")
+
+
+def test_keyword_case_variants_and_full_width_colons(read_sample: Callable[[str], str]) -> None:
+    # Given lower/upper-case keywords with full-width colons / When parsed
+    decision = only_call(parse(read_sample("react_text/case_and_fullwidth.txt")))
+    # Then the labels are recognised
+    assert decision.calls[0].arguments == {"city": "Rome"}
+    assert decision.thought == "the user needs the weather in Rome"
+
+
+def test_markdown_bold_labels_and_backticked_tool_name(read_sample: Callable[[str], str]) -> None:
+    # Given **Action:** labels and a `search` name in backticks / When parsed
+    decision = only_call(parse(read_sample("react_text/markdown_bold.txt")))
+    # Then the decoration is dropped
+    assert decision.calls[0].name == "search"
+    assert decision.calls[0].arguments == {"query": "tallest building in Europe"}
+    assert decision.thought == "I need to look this up."
+
+
+def test_chinese_keywords(read_sample: Callable[[str], str]) -> None:
+    # Given 思考 / 动作 / 动作输入 labels with full-width colons / When parsed
+    decision = only_call(parse(read_sample("react_text/chinese_keywords.txt")))
+    # Then the call and thought are read
+    assert decision.calls[0].name == "get_weather"
+    assert decision.calls[0].arguments == {"city": "上海"}
+    assert decision.thought == "用户想知道上海的天气，我需要调用天气工具。"  # noqa: RUF001
+
+
+def test_chinese_variant_keywords(read_sample: Callable[[str], str]) -> None:
+    # Given the 想法 / 行动 / 行动输入 spellings / When parsed
+    decision = only_call(parse(read_sample("react_text/chinese_variant_keywords.txt")))
+    # Then they are read like the others
+    assert decision.calls[0].arguments == {"amount": 100, "from": "CNY", "to": "EUR"}
+    assert decision.thought == "我需要先查汇率。"
+
+
+def test_chinese_final_answer(read_sample: Callable[[str], str]) -> None:
+    # Given a 最终答案 label / When parsed / Then it is the final answer
+    decision = parse(read_sample("react_text/chinese_final_answer.txt"))
+    assert decision == FinalAnswer(text="上海今天多云，气温 18°C。", thought="我已经得到了所有信息。")  # noqa: RUF001
+
+
+def test_hallucinated_observation_and_what_follows_are_ignored(read_sample: Callable[[str], str]) -> None:
+    # Given an action followed by an invented observation and final answer / When parsed
+    decision = only_call(parse(read_sample("react_text/hallucinated_observation.txt")))
+    # Then only the action counts, and the note says the observation was ignored
+    assert decision.calls[0].arguments == {"city": "Paris"}
+    assert "observation" in decision.note
+
+
+def test_several_actions_take_the_first_and_say_so(read_sample: Callable[[str], str]) -> None:
+    # Given two Action/Action Input pairs / When parsed
+    decision = only_call(parse(read_sample("react_text/several_actions.txt")))
+    # Then the first is taken and the note says the rest were ignored
+    assert decision.calls[0].arguments == {"city": "Paris"}
+    assert "2 actions" in decision.note
+
+
+def test_fenced_input_with_language_tag(read_sample: Callable[[str], str]) -> None:
+    # Given an Action Input in a ```json fence over several lines / When parsed
+    decision = only_call(parse(read_sample("react_text/fenced_input.txt")))
+    # Then the JSON inside the fence is the arguments
+    assert decision.calls[0].arguments == {
+        "query": "SELECT name FROM users WHERE created_at > '2024-01-01'",
+        "limit": 10,
+    }
+
+
+def test_fenced_input_without_language_tag(read_sample: Callable[[str], str]) -> None:
+    # Given an Action Input in a bare ``` fence / When parsed / Then the JSON is the arguments
+    decision = only_call(parse(read_sample("react_text/fenced_input_no_language.txt")))
+    assert decision.calls[0].arguments == {"query": "SELECT count(*) FROM orders", "limit": 1}
+
+
+def test_plain_text_input_goes_to_the_only_required_parameter(
+    read_sample: Callable[[str], str], tools: list[ToolSpec]
+) -> None:
+    # Given a plain-text Action Input and the search tool (one required parameter) / When parsed
+    decision = only_call(parse(read_sample("react_text/plain_text_input.txt"), tools))
+    # Then the text is that parameter
+    assert decision.calls[0].arguments == {"query": "population of Lyon 2023"}
+
+
+def test_plain_text_input_without_tools_goes_to_input(read_sample: Callable[[str], str]) -> None:
+    # Given a plain-text Action Input and no tools / When parsed / Then it is under "input"
+    decision = only_call(parse(read_sample("react_text/plain_text_input.txt")))
+    assert decision.calls[0].arguments == {"input": "population of Lyon 2023"}
+
+
+def test_quoted_string_input_is_unquoted(tools: list[ToolSpec]) -> None:
+    # Given an Action Input that is one quoted string / When parsed / Then the quotes are not kept
+    decision = only_call(parse('Action: search\nAction Input: "Louvre opening hours"', tools))
+    assert decision.calls[0].arguments == {"query": "Louvre opening hours"}
+
+
+def test_python_style_input(read_sample: Callable[[str], str]) -> None:
+    # Given unquoted keys, single quotes, True/None and trailing commas / When parsed
+    decision = only_call(parse(read_sample("react_text/python_style_input.txt")))
+    # Then the arguments keep JSON types
+    assert decision.calls[0].arguments == {
+        "title": "Printer on floor 3 is jammed",
+        "urgent": True,
+        "assignee": None,
+        "tags": ["printer"],
+    }
+
+
+def test_final_answer_containing_code_fences_and_json(read_sample: Callable[[str], str]) -> None:
+    # Given a final answer with a JSON fence and a python fence / When parsed
+    decision = parse(read_sample("react_text/final_answer_with_code.txt"))
+    # Then the answer runs to the end, fences and all
+    assert isinstance(decision, FinalAnswer)
+    assert decision.text.startswith("Here is the configuration you asked for:")
+    assert '```json\n{"retries": 3, "backoff": {"base": 0.5, "max": 8}}\n```' in decision.text
+    assert decision.text.endswith('config = json.load(open("config.json"))\n```')
+
+
+def test_nested_braces_and_unicode_in_input(read_sample: Callable[[str], str]) -> None:
+    # Given nested objects and non-ASCII text / When parsed / Then read exactly
+    decision = only_call(parse(read_sample("react_text/nested_unicode_input.txt")))
+    assert decision.calls[0].arguments == {
+        "filter": {"city": "北京", "range": {"from": "2024-01-01", "to": "2024-01-31"}},
+        "note": "naïve café ☕",
+    }
+
+
+def test_prose_before_and_after(read_sample: Callable[[str], str]) -> None:
+    # Given prose before the Thought and after the Action Input / When parsed
+    decision = only_call(parse(read_sample("react_text/prose_before_and_after.txt")))
+    # Then the JSON input is read despite the trailing prose
+    assert decision.calls[0].arguments == {"query": "Louvre opening hours"}
+    assert decision.thought.endswith("I should search for the opening hours.")
+
+
+def test_action_written_as_a_function_call(tools: list[ToolSpec]) -> None:
+    # Given "Action: get_weather(city='Oslo', days=2)" and no Action Input / When parsed
+    decision = only_call(parse("Thought: check\nAction: get_weather(city='Oslo', days=2)", tools))
+    # Then the call's arguments are read from the parentheses
+    assert decision.calls[0].arguments == {"city": "Oslo", "days": 2}
+
+
+def test_action_in_react_paper_bracket_style() -> None:
+    # Given the ReAct paper's "Search[...]" form / When parsed / Then the bracket text is the input
+    decision = only_call(parse("Thought: look it up\nAction: Search[Colorado orogeny]"))
+    assert (decision.calls[0].name, decision.calls[0].arguments) == ("Search", {"input": "Colorado orogeny"})
+
+
+def test_final_answer_written_as_an_action() -> None:
+    # Given "Action: Final Answer" with the answer as its input / When parsed / Then it is a final answer
+    decision = parse("Thought: done\nAction: Final Answer\nAction Input: Paris")
+    assert decision == FinalAnswer(text="Paris", thought="done")
+
+
+def test_action_none_before_a_final_answer_is_skipped() -> None:
+    # Given "Action: None" followed by a Final Answer / When parsed / Then it is the final answer
+    decision = parse("Thought: I already know this.\nAction: None\nFinal Answer: Paris")
+    assert decision == FinalAnswer(text="Paris", thought="I already know this.")
+
+
+def test_action_line_that_is_not_a_tool_name_is_a_parse_error() -> None:
+    # Given a sentence where the tool name belongs / When parsed / Then the error says so
+    decision = parse("Action: I will use the search tool\nAction Input: x")
+    assert isinstance(decision, ParseError)
+    assert "not a tool name" in decision.message
+
+
+def test_text_without_keywords_is_a_parse_error(read_sample: Callable[[str], str]) -> None:
+    # Given prose only / When parsed / Then the error names the missing lines
+    decision = parse(read_sample("react_text/no_keywords.txt"))
+    assert decision == ParseError(message="Your reply has neither an 'Action:' line nor a 'Final Answer:' line.")
+
+
+def test_empty_final_answer_is_a_parse_error() -> None:
+    # Given a Final Answer label with nothing after it / When parsed / Then it is a parse error
+    assert parse("Thought: done\nFinal Answer:   ") == ParseError(message="Your final answer is empty.")
+
+
+@pytest.mark.parametrize("text", ["", " \n "])
+def test_empty_or_whitespace_output_is_a_parse_error(text: str) -> None:
+    # Given an empty reply / When parsed / Then it is a parse error
+    assert parse(text) == ParseError(message="Your reply was empty.")
