@@ -9,6 +9,7 @@ from typing import Any
 from stepwise.local.example_api import ExampleToolApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.tool_server import Hang, ScriptableToolServer, Status
 
 
 def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
@@ -155,3 +156,41 @@ def test_the_state_payload_stays_the_same_small_size_from_iteration_1_to_30(
     assert meta.iteration == 30
     assert sizes[30] < 2048
     assert abs(sizes[30] - sizes[1]) <= 2
+
+
+def test_a_tool_that_answers_500_becomes_an_observation_and_the_run_goes_on(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with ScriptableToolServer(default=Status(500, "database is down")) as tools:
+        # Given a tool API that answers 500
+        config = write_config(
+            scripted_model(react_action("lookup", {"q": "x"}), react_answer("The lookup service is down.")),
+            apis=[http_api(tools.url, get_tool("lookup", "/lookup", q="string"))],
+        )
+        environment, _ = local_run(config)
+        # When the model calls it
+        meta, execution = environment.ask("look it up")
+    # Then the observation says the tool failed with 500, and the run still succeeded
+    observation = next(m for m in environment.runtime.store.list_messages(meta.run_id) if m.role == "tool")
+    assert "500" in observation.content
+    assert (execution.status, meta.status, meta.answer) == ("SUCCEEDED", "SUCCEEDED", "The lookup service is down.")
+    trace = next(step for step in environment.runtime.store.list_steps(meta.run_id) if step.kind == "tool")
+    assert trace.ok is False
+
+
+def test_a_tool_that_hangs_past_its_timeout_becomes_a_timed_out_observation(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with ScriptableToolServer(default=Hang(5)) as tools:
+        # Given a tool API that hangs for 5 s, configured with a 300 ms limit
+        config = write_config(
+            scripted_model(react_action("lookup", {"q": "x"}), react_answer("It timed out.")),
+            apis=[http_api(tools.url, get_tool("lookup", "/lookup", q="string"), timeout_ms=300)],
+        )
+        environment, _ = local_run(config)
+        # When the model calls it
+        meta, _ = environment.ask("look it up")
+    # Then the observation says it timed out and the run succeeded
+    observation = next(m for m in environment.runtime.store.list_messages(meta.run_id) if m.role == "tool")
+    assert "timed out" in observation.content
+    assert (meta.status, meta.answer) == ("SUCCEEDED", "It timed out.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from stepwise.local.asl import LocalStateMachine
@@ -11,7 +12,11 @@ from .support import ScriptedInvoker, load_asl
 
 
 class ConcurrencyProbe:
-    """A tool that records how many calls are inside it at once; calls pair up on a barrier."""
+    """A tool that records how many calls are inside it at once.
+
+    Calls wait on a barrier of `group_size`, which proves that many run together; they then stay
+    inside a moment longer, so that an engine starting more than that at once would be seen doing it.
+    """
 
     def __init__(self, group_size: int) -> None:
         self.inside = 0
@@ -25,6 +30,7 @@ class ConcurrencyProbe:
             self.peak = max(self.peak, self.inside)
         try:
             self.barrier.wait()
+            time.sleep(0.02)
         finally:
             with self.lock:
                 self.inside -= 1

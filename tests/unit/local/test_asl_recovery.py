@@ -175,8 +175,13 @@ def test_task_that_returns_after_its_timeout_fails_with_states_timeout() -> None
 def test_machine_timeout_ends_the_execution_as_timed_out() -> None:
     # Given a loop of a 1 s task and a 10 s wait under a 25 s machine TimeoutSeconds
     clock = FakeClock()
+    thoughts = 0
 
     def think(payload: Any) -> dict[str, Any]:
+        nonlocal thoughts
+        thoughts += 1
+        if thoughts > 10:
+            raise RuntimeError("the machine timeout did not end the loop")
         clock.advance(1)
         return {}
 

@@ -106,10 +106,12 @@ class TraceStep(BaseModel):
     tool: str | None = None
     call_id: str | None = None
     arguments: dict[str, Any] | None = None
+    calls: list[dict[str, Any]] | None = Field(default=None, description="Every tool call a parse step found.")
     observation: str | None = Field(default=None, description="The start of the tool's observation.")
     decision: str | None = None
     answer: str | None = None
     ok: bool | None = None
+    final_round: bool | None = None
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None

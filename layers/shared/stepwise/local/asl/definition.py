@@ -20,8 +20,8 @@ from stepwise.local.asl.fields import (
     ROOT_PATH,
     AslModel,
     Catcher,
+    DataPath,
     Dynamic,
-    Path,
     ReferencePath,
     Retrier,
     Template,
@@ -71,8 +71,8 @@ class _State(AslModel):
 
 
 class _WithPaths(_State):
-    input_path: Path = ROOT_PATH
-    output_path: Path = ROOT_PATH
+    input_path: DataPath = ROOT_PATH
+    output_path: DataPath = ROOT_PATH
 
 
 class _Flowing(_WithPaths):

@@ -37,12 +37,10 @@ from stepwise.local.asl.definition import (
 )
 from stepwise.local.asl.errors import InvalidExecutionInput, RuntimeFailure, StatesFailure
 from stepwise.local.asl.lambda_integration import LambdaInvoker, call_function, invoke_result
-from stepwise.local.asl.paths import JsonPath
+from stepwise.local.asl.processing import MAX_PAYLOAD_BYTES, check_payload_size, dynamic_text, place, select
 from stepwise.local.asl.recovery import backoff_seconds, find_catcher, find_retrier
 from stepwise.local.asl.results import ExecutionResult, StateEvent
-from stepwise.local.asl.templates import DynamicValue
 
-MAX_PAYLOAD_BYTES = 256 * 1024
 # Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
 _NAME = re.compile(r"[^\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]{1,80}")
 
@@ -187,7 +185,7 @@ class _Execution:
             self.emit("entered", name, map_index, data)
             try:
                 next_name, output = self.run_state(name, state, data, entered, map_index)
-                _check_size(output)
+                check_payload_size(output)
             except StatesFailure as failure:
                 self.emit("failed", name, map_index, data, error=failure.error, cause=failure.cause)
                 raise
@@ -251,7 +249,7 @@ class _Execution:
         if isinstance(state, WaitState):
             return state.next, self.run_wait(state, data, context)
         if isinstance(state, SucceedState):
-            return None, _select(state.output_path, _select(state.input_path, data, context), context)
+            return None, select(state.output_path, select(state.input_path, data, context), context)
         return self.run_fail(state, data, context)
 
     def run_recoverable(
@@ -280,16 +278,16 @@ class _Execution:
                     raise
                 self.emit("caught", name, map_index, data, error=failure.error, cause=failure.cause)
                 error_output = {"Error": failure.error, "Cause": failure.cause}
-                return catcher.next, _place(catcher.result_path, data, error_output)
+                return catcher.next, place(catcher.result_path, data, error_output)
 
     def finish(self, state: TaskState | MapState, data: Any, result: Any, context: Any) -> Any:
         """ResultSelector, then ResultPath onto the raw input, then OutputPath."""
         if state.result_selector is not None:
             result = state.result_selector.render(result, context)
-        return _select(state.output_path, _place(state.result_path, data, result), context)
+        return select(state.output_path, place(state.result_path, data, result), context)
 
     def run_task(self, state: TaskState, data: Any, context: Any) -> Any:
-        effective = _select(state.input_path, data, context)
+        effective = select(state.input_path, data, context)
         parameters = state.parameters.render(effective, context) if state.parameters else {}
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
@@ -310,7 +308,7 @@ class _Execution:
         return self.finish(state, data, result, context)
 
     def run_map(self, state: MapState, data: Any, context: dict[str, Any]) -> Any:
-        effective = _select(state.input_path, data, context)
+        effective = select(state.input_path, data, context)
         items = state.items_path.evaluate(effective, context)
         if not isinstance(items, list):
             raise RuntimeFailure(f"ItemsPath {state.items_path.source!r} must select an array")
@@ -343,24 +341,24 @@ class _Execution:
                     future.cancel()
 
     def run_pass(self, state: PassState, data: Any, context: Any) -> Any:
-        effective = _select(state.input_path, data, context)
+        effective = select(state.input_path, data, context)
         if state.parameters is not None:
             effective = state.parameters.render(effective, context)
         result = state.result if state.has_result else effective
-        return _select(state.output_path, _place(state.result_path, data, result), context)
+        return select(state.output_path, place(state.result_path, data, result), context)
 
     def run_choice(self, state: ChoiceState, data: Any, context: Any) -> tuple[str, Any]:
-        effective = _select(state.input_path, data, context)
+        effective = select(state.input_path, data, context)
         target = next((branch.next for branch in state.choices if branch.rule.matches(effective, context)), None)
         target = target or state.default
         if target is None:
             raise StatesFailure("States.NoChoiceMatched", "No Choice rule matched and the state has no Default")
-        return target, _select(state.output_path, effective, context)
+        return target, select(state.output_path, effective, context)
 
     def run_wait(self, state: WaitState, data: Any, context: Any) -> Any:
-        effective = _select(state.input_path, data, context)
+        effective = select(state.input_path, data, context)
         self.pause(self.wait_seconds(state, effective, context))
-        return _select(state.output_path, effective, context)
+        return select(state.output_path, effective, context)
 
     def wait_seconds(self, state: WaitState, effective: Any, context: Any) -> float:
         if state.seconds is not None:
@@ -381,28 +379,6 @@ class _Execution:
         return (moment - self.runtime.now()).total_seconds()
 
     def run_fail(self, state: FailState, data: Any, context: Any) -> NoReturn:
-        error = state.error if state.error_path is None else _text(state.error_path, data, context, "ErrorPath")
-        cause = state.cause if state.cause_path is None else _text(state.cause_path, data, context, "CausePath")
+        error = state.error if state.error_path is None else dynamic_text(state.error_path, data, context, "ErrorPath")
+        cause = state.cause if state.cause_path is None else dynamic_text(state.cause_path, data, context, "CausePath")
         raise StatesFailure(error, cause)
-
-
-def _select(path: JsonPath | None, data: Any, context: Any) -> Any:
-    """InputPath / OutputPath: a null path gives `{}`."""
-    return {} if path is None else path.evaluate(data, context)
-
-
-def _place(path: JsonPath | None, data: Any, result: Any) -> Any:
-    """ResultPath: a null path discards the result and keeps the input."""
-    return data if path is None else path.assign(data, result)
-
-
-def _text(value: DynamicValue, data: Any, context: Any, field: str) -> str:
-    text = value.evaluate(data, context)
-    if not isinstance(text, str):
-        raise RuntimeFailure(f"{field} {value.source!r} must give a string, got {text!r}")
-    return text
-
-
-def _check_size(output: Any) -> None:
-    if len(json.dumps(output).encode("utf-8")) > MAX_PAYLOAD_BYTES:
-        raise StatesFailure("States.DataLimitExceeded", f"The state output is larger than {MAX_PAYLOAD_BYTES} bytes")

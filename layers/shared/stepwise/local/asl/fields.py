@@ -47,7 +47,7 @@ def check_timestamp(value: Any) -> str:
     return str(value)
 
 
-Path = Annotated[JsonPath | None, PlainValidator(_optional_path)]
+DataPath = Annotated[JsonPath | None, PlainValidator(_optional_path)]
 """InputPath / OutputPath: absent means `$`, null means `{}`."""
 ReferencePath = Annotated[JsonPath | None, PlainValidator(_optional_reference_path)]
 """ResultPath and the like: absent means `$`, null means "keep the input"."""

@@ -117,7 +117,8 @@ class InvalidRequest(ApiError):
         shown = "; ".join(f"{field}: {reason}" for field, reason in problems[:_MAX_PROBLEMS_IN_MESSAGE])
         more = len(problems) - _MAX_PROBLEMS_IN_MESSAGE
         message = f"invalid request: {shown}" + (f" (and {more} more)" if more > 0 else "")
-        super().__init__(message, details={"errors": [{"field": field, "reason": reason} for field, reason in problems]})
+        errors = [{"field": field, "reason": reason} for field, reason in problems]
+        super().__init__(message, details={"errors": errors})
 
     @classmethod
     def of(cls, field: str, reason: str) -> InvalidRequest:
@@ -197,7 +198,7 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
     return ApiError("internal error")
 
 
-def error_response(error: ApiError) -> Response[ErrorResponse]:
+def error_response(error: ApiError) -> Response[dict[str, Any]]:
     """The HTTP response of an `ApiError`."""
     body = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
     return Response(status_code=error.status, content_type=content_types.APPLICATION_JSON, body=body.model_dump())
@@ -207,7 +208,7 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     """Answer every exception raised while handling a request with the `{"error": ...}` shape."""
 
     @app.exception_handler(Exception)
-    def handle(exc: Exception) -> Response[ErrorResponse]:
+    def handle(exc: Exception) -> Response[dict[str, Any]]:
         content_type = app.current_event.headers.get("content-type") or ""
         error = as_api_error(exc, content_type=content_type)
         if error.status >= 500:

@@ -1,0 +1,11 @@
+"""`python -m bench` (or `make bench`): run every benchmark and print its table."""
+
+from stepwise.local.defaults import apply_local_defaults
+
+# before any handler module creates its Powertools logger
+apply_local_defaults()
+
+from bench import loop_overhead  # noqa: E402
+
+if __name__ == "__main__":
+    loop_overhead.main()

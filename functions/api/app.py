@@ -1,0 +1,21 @@
+"""The HTTP API: start runs, read them back, and the OpenAI-compatible chat completions facade."""
+
+import os
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from stepwise.observability import logger, metrics, tracer
+from stepwise.steps import api
+
+services = api.services_from_environment(os.environ)
+app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
+api.register_routes(app, services)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,156 @@
+"""The OpenAI-compatible facade: `POST /v1/chat/completions` starts a run and waits for its answer.
+
+A Standard workflow is started and the run's META polled until it ends; an Express workflow runs
+through `StartSyncExecution`. Either way the wait is bounded by `api.sync_timeout_seconds` (under API
+Gateway's 29 s); past it the answer is 504 with the run id, and the run goes on to be polled.
+With `stream: true` the answer is sent as server-sent `chat.completion.chunk` events ending with
+`[DONE]`; API Gateway (REST) buffers a response, so the events are sent together once the run ends.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from stepwise.models.api import (
+    AssistantMessage,
+    ChatChoice,
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChunkChoice,
+    ChunkDelta,
+    CompletionUsage,
+)
+from stepwise.models.run import RunMeta
+from stepwise.steps.api.errors import GatewayTimeout, RunFailed
+from stepwise.steps.api.runs import (
+    chat_messages,
+    create_queued_run,
+    plan_run,
+    record_start_failure,
+    start_queued_run,
+)
+from stepwise.steps.api.services import ApiServices
+from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
+from stepwise.steps.runs import execution_input
+
+FIRST_POLL_SECONDS = 0.05
+MAX_POLL_SECONDS = 1.0
+_POLL_GROWTH = 1.5
+_STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")
+
+
+def _poll_until_ended(services: ApiServices, meta: RunMeta, deadline: float) -> RunMeta:
+    interval = FIRST_POLL_SECONDS
+    while True:
+        current = services.runtime.store.require_run(meta.run_id)
+        remaining = deadline - services.monotonic()
+        if current.is_terminal or remaining <= 0:
+            return current
+        services.sleep(min(interval, remaining))
+        interval = min(interval * _POLL_GROWTH, MAX_POLL_SECONDS)
+
+
+def _run_synchronously(services: ApiServices, meta: RunMeta) -> RunMeta:
+    try:
+        result = services.executions.start_sync(meta.run_id, execution_input(meta.run_id))
+    except SyncExecutionTimedOut:
+        return services.runtime.store.require_run(meta.run_id)
+    except ExecutionStartFailed as exc:
+        record_start_failure(services, meta, exc)
+        raise
+    final = services.runtime.store.require_run(meta.run_id)
+    if not final.is_terminal:
+        # The execution ended without recording the run's outcome (FormatFailure itself failed).
+        raise RunFailed(
+            f"the execution ended {result.status} without recording an answer",
+            details={"run_id": meta.run_id, "status": result.status, "error": {"type": result.error}},
+        )
+    return final
+
+
+def await_run(services: ApiServices, meta: RunMeta, *, deadline: float) -> RunMeta:
+    """Start the run and wait for its end until `deadline` (on `services.monotonic`); 504 past it."""
+    if services.workflow_type == "EXPRESS":
+        final = _run_synchronously(services, meta)
+    else:
+        start_queued_run(services, meta)
+        final = _poll_until_ended(services, meta, deadline)
+    if not final.is_terminal:
+        timeout = services.config.api.sync_timeout_seconds
+        raise GatewayTimeout(
+            f"the run did not finish within {timeout:g} s; poll GET /v1/runs/{meta.run_id} for its answer",
+            details={"run_id": meta.run_id, "status": final.status},
+        )
+    return final
+
+
+def _completion(meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
+    if meta.status != "SUCCEEDED":
+        error = meta.error.model_dump() if meta.error else None
+        raise RunFailed(
+            f"the run ended {meta.status} without an answer",
+            details={"run_id": meta.run_id, "status": meta.status, "error": error},
+        )
+    usage = meta.usage
+    return ChatCompletion(
+        id=f"chatcmpl-{meta.run_id}",
+        created=created,
+        model=model,
+        choices=[
+            ChatChoice(
+                message=AssistantMessage(content=meta.answer or ""),
+                finish_reason="stop" if meta.stop_reason == "final_answer" else "length",
+            )
+        ],
+        usage=CompletionUsage(
+            prompt_tokens=usage.input_tokens,
+            completion_tokens=usage.output_tokens,
+            total_tokens=usage.input_tokens + usage.output_tokens,
+        ),
+        run_id=meta.run_id,
+    )
+
+
+def complete_chat(
+    services: ApiServices, *, owner: str, request: ChatCompletionRequest, request_body: dict[str, Any]
+) -> ChatCompletion:
+    """Run the agent on the conversation and return its answer as a `chat.completion`.
+
+    `model` selects the profile when it names one; otherwise intent routing (or the default) does.
+    """
+    deadline = services.monotonic() + services.config.api.sync_timeout_seconds
+    plan = plan_run(
+        services.config,
+        owner=owner,
+        messages=chat_messages(request.messages),
+        request_body=request_body,
+        profile=request.model if request.model in services.config.profiles else None,
+        metadata=request.metadata,
+    )
+    meta = create_queued_run(services, plan)
+    final = await_run(services, meta, deadline=deadline)
+    return _completion(final, model=request.model, created=int(services.runtime.clock()))
+
+
+def completion_events(completion: ChatCompletion, *, include_usage: bool = False) -> str:
+    """The completion as an OpenAI stream: role, content pieces, finish reason, usage if asked, `[DONE]`."""
+    choice = completion.choices[0]
+
+    def chunk(choices: list[ChunkChoice], usage: CompletionUsage | None = None) -> str:
+        event = ChatCompletionChunk(
+            id=completion.id, created=completion.created, model=completion.model, choices=choices, usage=usage
+        )
+        return f"data: {event.model_dump_json(exclude_none=True)}\n\n"
+
+    events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])]
+    events += [
+        chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
+        for piece in _STREAM_PIECE.findall(choice.message.content)
+    ]
+    events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)]))
+    if include_usage:
+        events.append(chunk([], usage=completion.usage))
+    events.append("data: [DONE]\n\n")
+    return "".join(events)

@@ -1,0 +1,217 @@
+"""The routes of the HTTP API on a Powertools `APIGatewayRestResolver`; each one is a thin adapter.
+
+Request bodies are validated by Powertools against the pydantic models before a route runs, so the
+OpenAPI document (`GET /v1/openapi.json`) is generated from the same models that check the requests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
+from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+
+from stepwise.models.api import (
+    IDEMPOTENCY_KEY_PATTERN,
+    ChatCompletion,
+    ChatCompletionRequest,
+    ErrorResponse,
+    RunAccepted,
+    RunRequest,
+    RunView,
+)
+from stepwise.steps.api.chat import complete_chat, completion_events
+from stepwise.steps.api.errors import (
+    InvalidJson,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    is_json_content_type,
+    register_error_handlers,
+)
+from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.api.runs import accept_run, describe_run
+from stepwise.steps.api.services import LazyServices
+
+API_TITLE = "Stepwise"
+API_VERSION = "1.0.0"
+API_DESCRIPTION = (
+    "A ReAct agent service: start a run, poll it by id, or wait for its answer through the "
+    "OpenAI-compatible chat completions facade."
+)
+EVENT_STREAM = "text/event-stream"
+
+# (method, API Gateway resource path) of every route; template.yaml declares the same ones.
+ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/v1/runs"),
+    ("GET", "/v1/runs/{run_id}"),
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/openapi.json"),
+)
+
+_ERROR_DESCRIPTIONS = {
+    400: "The body is not JSON.",
+    401: "No caller identity.",
+    404: "No such run visible to the caller.",
+    409: "Idempotency-Key reused with another body, or still in progress.",
+    413: "The body is over the configured limit.",
+    415: "The body was not sent as application/json.",
+    422: "The request does not validate; details.errors names each field.",
+    502: "The run ended FAILED or TIMED_OUT.",
+    503: "Step Functions or DynamoDB could not take the request; retry.",
+    504: "The run did not finish in time; details.run_id can be polled.",
+}
+
+
+def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
+    return {
+        status: {
+            "description": _ERROR_DESCRIPTIONS[status],
+            "content": {content_types.APPLICATION_JSON: {"model": ErrorResponse}},
+        }
+        for status in statuses
+    }
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
+    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON."""
+
+    def read(text: str) -> Any:
+        limit = services.get().config.api.max_body_bytes
+        size = len(text.encode("utf-8"))
+        if size > limit:
+            raise PayloadTooLarge(
+                f"the body is {size} bytes; the limit is {limit}", details={"limit_bytes": limit, "size_bytes": size}
+            )
+        try:
+            return json.loads(text, parse_constant=_reject_constant)
+        except ValueError:
+            raise InvalidJson("the body is not valid JSON") from None
+
+    return read
+
+
+def _require_json(event: APIGatewayProxyEvent) -> None:
+    content_type = event.headers.get("content-type") or ""
+    if not is_json_content_type(content_type):
+        raise UnsupportedMediaType(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+
+
+def _base_path(event: APIGatewayProxyEvent) -> str:
+    """The stage or base-path mapping the caller used, so returned URLs work as they are."""
+    context_path = str((event.get("requestContext") or {}).get("path") or "")
+    path = event.path
+    return context_path[: -len(path)] if path and context_path.endswith(path) else ""
+
+
+def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
+    """The OpenAPI document of the routes registered on `app`."""
+    document: dict[str, Any] = json.loads(
+        app.get_openapi_json_schema(
+            title=API_TITLE,
+            version=API_VERSION,
+            description=API_DESCRIPTION,
+            security_schemes={"api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"})},
+            security=[{"api_key": []}],
+        )
+    )
+    return document
+
+
+def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None:
+    """Register the API's routes and its error handling on `app`; `services` are built on first use."""
+    register_error_handlers(app)
+
+    @app.post(
+        "/v1/runs",
+        status_code=202,
+        summary="Start a run",
+        description="Classify the question, store the run (QUEUED) and start its execution; poll `poll_url`.",
+        responses=_error_responses(400, 401, 409, 413, 415, 422, 503),
+        tags=["runs"],
+    )
+    def post_run(
+        body: RunRequest,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                pattern=IDEMPOTENCY_KEY_PATTERN,
+                description="Send the same key again to get the same run; another body with it is 409.",
+            ),
+        ] = None,
+    ) -> Response[RunAccepted]:
+        event = app.current_event
+        owner = request_owner(event)
+        _require_json(event)
+        accepted = accept_run(
+            services.get(),
+            owner=owner,
+            request=body,
+            request_body=event.json_body,
+            idempotency_key=idempotency_key,
+            base_path=_base_path(event),
+            lambda_context=app.lambda_context,
+        )
+        return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=accepted)
+
+    @app.get(
+        "/v1/runs/<run_id>",
+        summary="Read a run",
+        description="The run's status and, once it ended, its answer; `trace=true` adds its steps. "
+        "`run_id` may also be the execution ARN.",
+        responses=_error_responses(401, 404, 422),
+        tags=["runs"],
+    )
+    def get_run(
+        run_id: str,
+        trace: Annotated[bool, Query(description="Add the run's steps (thoughts, tool calls, observations).")] = False,
+    ) -> RunView:
+        owner = request_owner(app.current_event)
+        return describe_run(services.get(), owner=owner, run_reference=run_id, trace=trace)
+
+    @app.post(
+        "/v1/chat/completions",
+        summary="OpenAI-compatible chat completion",
+        description="Start a run on the conversation and wait for its answer; `stream: true` answers with "
+        "server-sent `chat.completion.chunk` events ending with `[DONE]`.",
+        responses={
+            200: {
+                "description": "The agent's answer.",
+                "content": {
+                    content_types.APPLICATION_JSON: {"model": ChatCompletion},
+                    EVENT_STREAM: {"schema": {"type": "string"}},
+                },
+            },
+            **_error_responses(400, 401, 413, 415, 422, 502, 503, 504),
+        },
+        tags=["chat"],
+    )
+    def post_chat_completion(body: ChatCompletionRequest) -> Response[ChatCompletion | str]:
+        event = app.current_event
+        owner = request_owner(event)
+        _require_json(event)
+        completion = complete_chat(services.get(), owner=owner, request=body, request_body=event.json_body)
+        if not body.stream:
+            return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=completion)
+        include_usage = body.stream_options is not None and body.stream_options.include_usage
+        return Response(
+            status_code=200,
+            content_type=EVENT_STREAM,
+            body=completion_events(completion, include_usage=include_usage),
+            headers={"Cache-Control": "no-cache"},
+        )
+
+    @app.get("/v1/openapi.json", include_in_schema=False)
+    def get_openapi() -> Response[str]:
+        return Response(
+            status_code=200, content_type=content_types.APPLICATION_JSON, body=json.dumps(openapi_document(app))
+        )

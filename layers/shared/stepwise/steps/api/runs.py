@@ -1,0 +1,216 @@
+"""Starting runs and reading them back: the logic of `POST /v1/runs` and `GET /v1/runs/{run_id}`.
+
+A request is checked whole before anything is written (`plan_run`); only then is its intent
+classified, its META and opening messages stored (QUEUED), and its execution started under the run id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepwise.intent import extract_question, route_profile
+from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
+from stepwise.models.config import StepwiseConfig
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord
+from stepwise.observability import logger, metrics
+from stepwise.steps.api.errors import InvalidRequest
+from stepwise.steps.api.ownership import parse_run_reference, visible_run
+from stepwise.steps.api.services import ApiServices
+from stepwise.steps.executions import ExecutionStartFailed
+from stepwise.steps.runs import create_run, execution_input
+
+OBSERVATION_SUMMARY_CHARS = 500
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A request to run the agent that passed every check; nothing is stored yet."""
+
+    owner: str
+    messages: list[ChatMessage]
+    request_body: dict[str, Any]
+    profile: str | None = None
+    session_id: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+def chat_messages(messages: list[InputMessage]) -> list[ChatMessage]:
+    """The caller's messages as stored conversation messages."""
+    return [
+        ChatMessage(role="system" if message.role == "developer" else message.role, content=message.text)
+        for message in messages
+    ]
+
+
+def plan_run(
+    config: StepwiseConfig,
+    *,
+    owner: str,
+    messages: list[ChatMessage],
+    request_body: dict[str, Any],
+    input_field: str = "messages",
+    profile: str | None = None,
+    session_id: str | None = None,
+    metadata: dict[str, str] | None = None,
+) -> RunPlan:
+    """Check the limits of `config.api` and the profile; 422 naming every problem found."""
+    limits = config.api
+    problems: list[tuple[str, str]] = []
+    if len(messages) > limits.max_messages:
+        problems.append(("messages", f"at most {limits.max_messages} messages are accepted, got {len(messages)}"))
+    characters = sum(len(message.content) for message in messages)
+    if characters > limits.max_input_chars:
+        problems.append((input_field, f"at most {limits.max_input_chars} characters in all, got {characters}"))
+    if profile is not None and profile not in config.profiles:
+        problems.append(("profile", f"unknown profile; the profiles are {', '.join(sorted(config.profiles))}"))
+    if problems:
+        raise InvalidRequest(problems)
+    return RunPlan(
+        owner=owner,
+        messages=messages,
+        request_body=request_body,
+        profile=profile,
+        session_id=session_id,
+        metadata=dict(metadata or {}),
+    )
+
+
+def _classify(services: ApiServices, request_body: dict[str, Any]) -> dict[str, str]:
+    intent_config = services.config.intent
+    if services.classifier is None or intent_config is None:
+        return {}
+    question = extract_question(request_body, intent_config.key_from.request_body) or ""
+    return services.classifier.classify(question).values
+
+
+def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
+    """Classify the question, choose the profile (an explicit one wins over routing) and store the run."""
+    intent = _classify(services, plan.request_body)
+    config = services.config
+    profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
+    meta = create_run(
+        services.runtime,
+        messages=plan.messages,
+        owner=plan.owner,
+        profile=profile,
+        session_id=plan.session_id,
+        intent=intent,
+        metadata=plan.metadata,
+        ttl_days=services.ttl_days,
+    )
+    logger.info("run created", extra={"run_id": meta.run_id, "profile": profile, "intent": intent})
+    return meta
+
+
+def record_start_failure(services: ApiServices, meta: RunMeta, exc: ExecutionStartFailed) -> None:
+    """Record a run whose execution could not be started as FAILED, so it never stays QUEUED."""
+    error = RunError(type="ExecutionStartFailed", message=str(exc))
+    services.runtime.store.finish_run(meta, "FAILED", stop_reason="error", error=error)
+    metrics.add_metric(name="RunStartFailures", unit="Count", value=1)
+
+
+def start_queued_run(services: ApiServices, meta: RunMeta) -> None:
+    """Start the run's execution (asynchronously); a failure to start is recorded on the run and raised."""
+    try:
+        services.executions.start(meta.run_id, execution_input(meta.run_id))
+    except ExecutionStartFailed as exc:
+        record_start_failure(services, meta, exc)
+        raise
+    metrics.add_metric(name="RunsStarted", unit="Count", value=1)
+
+
+def accept_run(
+    services: ApiServices,
+    *,
+    owner: str,
+    request: RunRequest,
+    request_body: dict[str, Any],
+    idempotency_key: str | None,
+    base_path: str = "",
+    lambda_context: Any = None,
+) -> RunAccepted:
+    """`POST /v1/runs`: store and start the run, once per Idempotency-Key when one is given."""
+    messages = (
+        chat_messages(request.messages)
+        if request.messages is not None
+        else [ChatMessage(role="user", content=request.input or "")]
+    )
+    plan = plan_run(
+        services.config,
+        owner=owner,
+        messages=messages,
+        request_body=request_body,
+        input_field="messages" if request.messages is not None else "input",
+        profile=request.profile,
+        session_id=request.session_id,
+        metadata=request.metadata,
+    )
+
+    def start() -> dict[str, Any]:
+        meta = create_queued_run(services, plan)
+        start_queued_run(services, meta)
+        accepted = RunAccepted(
+            run_id=meta.run_id,
+            status=meta.status,
+            profile=meta.profile,
+            intent=meta.intent,
+            session_id=meta.session_id,
+            poll_url=f"{base_path}/v1/runs/{meta.run_id}",
+        )
+        return accepted.model_dump(mode="json")
+
+    if idempotency_key is None:
+        return RunAccepted.model_validate(start())
+    response = services.idempotency.run_once(
+        owner=owner, key=idempotency_key, body=request_body, start=start, lambda_context=lambda_context
+    )
+    return RunAccepted.model_validate(response)
+
+
+def reported_status(meta: RunMeta, *, now: float, grace_seconds: float) -> tuple[RunStatus, RunError | None]:
+    """The status to report: a run still open `grace_seconds` past its deadline was lost, so TIMED_OUT."""
+    if not meta.is_terminal and now > meta.deadline + grace_seconds:
+        overdue = round(now - meta.deadline)
+        error = RunError(
+            type="RunLost",
+            message=f"the run was still {meta.status} {overdue} s after its deadline; its execution ended without it",
+        )
+        return "TIMED_OUT", error
+    return meta.status, meta.error
+
+
+def trace_step(record: StepRecord) -> TraceStep:
+    """A stored trace step as the API shows it, with the observation cut to a summary."""
+    observation = record.observation
+    if observation is not None and len(observation) > OBSERVATION_SUMMARY_CHARS:
+        observation = observation[:OBSERVATION_SUMMARY_CHARS] + "…"
+    fields = record.model_dump(exclude={"action", "observation"})
+    return TraceStep(**fields, tool=record.action, observation=observation)
+
+
+def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace: bool) -> RunView:
+    """`GET /v1/runs/{run_id}`: the run as stored, read from DynamoDB only; 404 unless `owner` owns it."""
+    store = services.runtime.store
+    run_id = parse_run_reference(run_reference)
+    meta = visible_run(store, run_id, owner)
+    status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+    return RunView(
+        run_id=meta.run_id,
+        status=status,
+        profile=meta.profile,
+        intent=meta.intent,
+        session_id=meta.session_id,
+        metadata=meta.metadata,
+        created_at=meta.created_at,
+        updated_at=meta.updated_at,
+        iterations=meta.iteration,
+        stop_reason=meta.stop_reason,
+        answer=meta.answer,
+        output=meta.output,
+        output_error=meta.output_error,
+        usage=meta.usage,
+        error=error,
+        trace=[trace_step(step) for step in store.list_steps(run_id)] if trace else None,
+    )
