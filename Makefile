@@ -36,6 +36,8 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	# every handler is a module named `app`, so each is checked on its own
+	for handler in functions/*/app.py; do $(BIN)/mypy --no-namespace-packages "$$handler" || exit 1; done
 
 validate: setup
 	$(BIN)/sam validate --lint

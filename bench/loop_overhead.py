@@ -31,8 +31,9 @@ def _config(iterations: int, api_url: str) -> dict[str, Any]:
     return {
         "models": {"scripted": {"provider": "scripted", "scenarios": [{"turns": turns}]}},
         "tools": {"apis": [example_tools_config(api_url)]},
-        "profiles": {"default": {"model": "scripted", "strategy": "react",
-                                 "limits": {"max_iterations": iterations + 1}}},
+        "profiles": {
+            "default": {"model": "scripted", "strategy": "react", "limits": {"max_iterations": iterations + 1}}
+        },
     }
 
 
@@ -67,9 +68,13 @@ def main() -> None:
     with ExampleToolApi() as api:
         rows = [measure(iterations, meter, api.url) for iterations in ITERATIONS]
     print(f"Loop overhead per iteration ({RUNS_PER_SIZE} scripted runs per size, zero-latency model, local engine)")
-    print(f"{'iterations/run':>14} {'overhead median ms':>19} {'overhead max ms':>16} "
-          f"{'DynamoDB calls':>15} {'bytes written':>14}")
+    print(
+        f"{'iterations/run':>14} {'overhead median ms':>19} {'overhead max ms':>16} "
+        f"{'DynamoDB calls':>15} {'bytes written':>14}"
+    )
     for row in rows:
-        print(f"{row['iterations']:>14} {row['overhead_median_ms']:>19.1f} {row['overhead_max_ms']:>16.1f} "
-              f"{row['dynamodb_calls']:>15.1f} {row['bytes_written']:>14.0f}")
+        print(
+            f"{row['iterations']:>14} {row['overhead_median_ms']:>19.1f} {row['overhead_max_ms']:>16.1f} "
+            f"{row['dynamodb_calls']:>15.1f} {row['bytes_written']:>14.0f}"
+        )
     print("(per iteration; a run's creation and its final Format are spread over its iterations)")

@@ -32,7 +32,11 @@ def test_a_question_answered_without_tools_succeeds_in_one_iteration(
     meta, execution = environment.ask("hi")
     # Then the run succeeded with the answer, through guard, model, parse and format
     assert (execution.status, meta.status, meta.stop_reason, meta.answer) == (
-        "SUCCEEDED", "SUCCEEDED", "final_answer", "Hello there.")
+        "SUCCEEDED",
+        "SUCCEEDED",
+        "final_answer",
+        "Hello there.",
+    )
     assert listener.entered() == ["IterationGuard", "LLMCall", "Parse", "Route", "Format", "Done"]
 
 
@@ -60,8 +64,10 @@ def test_two_tool_calls_in_one_response_run_in_the_map_and_both_are_observed(
 ) -> None:
     with ExampleToolApi() as api:
         # Given a native-tools model that asks for two tools at once
-        calls = [{"name": "get_weather", "arguments": {"city": "Paris"}},
-                 {"name": "get_weather", "arguments": {"city": "Tokyo"}}]
+        calls = [
+            {"name": "get_weather", "arguments": {"city": "Paris"}},
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+        ]
         config = write_config(
             scripted_model({"tool_calls": calls}, {"content": "Both done."}, native_tools=True),
             apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
@@ -116,11 +122,16 @@ def test_the_iteration_limit_ends_the_run_with_a_non_empty_answer(
 ) -> None:
     with FakeOpenAIServer() as server, ExampleToolApi() as api:
         # Given a native-tools model that asks for a tool every time, and a limit of 3 iterations
-        server.default(body=chat_completion(
-            content="Still checking the weather.",
-            tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}]))
+        server.default(
+            body=chat_completion(
+                content="Still checking the weather.",
+                tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}],
+            )
+        )
         config = write_config(
-            openai_model(server), strategy="function_calling", limits={"max_iterations": 3},
+            openai_model(server),
+            strategy="function_calling",
+            limits={"max_iterations": 3},
             apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
         )
         environment, _ = local_run(config)
@@ -141,7 +152,8 @@ def test_the_state_payload_stays_the_same_small_size_from_iteration_1_to_30(
         # Given a model that calls a tool 29 times (with growing thoughts) before answering
         turns = [react_action("get_weather", {"city": "Paris"}, thought="x" * (100 * n)) for n in range(29)]
         config = write_config(
-            scripted_model(*turns, react_answer("done")), limits={"max_iterations": 40},
+            scripted_model(*turns, react_answer("done")),
+            limits={"max_iterations": 40},
             apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
         )
         environment, listener = local_run(config)

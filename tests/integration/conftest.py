@@ -17,12 +17,15 @@ RUN_ID = "0123456789abcdef0123456789abcdef"
 @pytest.fixture
 def demo_environment() -> Iterator[LocalEnvironment]:
     """config/demo.yaml with its example tool API, the embedded moto DynamoDB, and the template's handlers."""
-    with ExampleToolApi() as api, LocalEnvironment(
-        config_dir=PROJECT_ROOT / "config",
-        config_file="demo.yaml",
-        retry_interval_scale=0.0,
-        extra_environment={"STEPWISE_EXAMPLE_API_URL": api.url},
-    ) as environment:
+    with (
+        ExampleToolApi() as api,
+        LocalEnvironment(
+            config_dir=PROJECT_ROOT / "config",
+            config_file="demo.yaml",
+            retry_interval_scale=0.0,
+            extra_environment={"STEPWISE_EXAMPLE_API_URL": api.url},
+        ) as environment,
+    ):
         yield environment
 
 

@@ -31,8 +31,13 @@ def event(name: str) -> Any:
 
 
 def seed_run(environment: LocalEnvironment) -> None:
-    create_run(environment.runtime, messages=[ChatMessage(role="user", content="Weather in Paris?")],
-               owner="local", profile="default", run_id=RUN_ID)
+    create_run(
+        environment.runtime,
+        messages=[ChatMessage(role="user", content="Weather in Paris?")],
+        owner="local",
+        profile="default",
+        run_id=RUN_ID,
+    )
 
 
 def test_every_state_event_file_has_a_function() -> None:
@@ -67,8 +72,10 @@ def test_the_format_event_ends_the_run_with_its_final_answer(demo_environment: L
     for _ in range(3):
         payload = invoke("ParseFunction", invoke("LLMCallFunction", invoke("IterationGuardFunction", payload)))
         for index, call in enumerate(payload["calls"]):
-            invoke("ToolInvokeFunction", {"run_id": RUN_ID, "iteration": payload["iteration"], "index": index,
-                                          "call": call})
+            invoke(
+                "ToolInvokeFunction",
+                {"run_id": RUN_ID, "iteration": payload["iteration"], "index": index, "call": call},
+            )
     assert payload == event("format.json")
     # When the Format event is fed
     result = invoke("FormatFunction", event("format.json"))

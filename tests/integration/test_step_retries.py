@@ -13,8 +13,13 @@ from tests.integration.conftest import RUN_ID, stored_state
 
 
 def start_run(environment: LocalEnvironment) -> dict[str, Any]:
-    create_run(environment.runtime, messages=[ChatMessage(role="user", content="Weather in Paris?")],
-               owner="alice", profile="default", run_id=RUN_ID)
+    create_run(
+        environment.runtime,
+        messages=[ChatMessage(role="user", content="Weather in Paris?")],
+        owner="alice",
+        profile="default",
+        run_id=RUN_ID,
+    )
     return execution_input(RUN_ID)
 
 

@@ -80,8 +80,12 @@ def test_messages_come_back_in_conversation_order_past_nine_iterations(store: Co
     for iteration in (11, 2, 10, 9):
         for index in (10, 0):
             store.record_observation(
-                meta, iteration, index, ChatMessage(role="tool", content=f"{iteration}.{index}", tool_call_id="c"),
-                StepRecord(iteration=iteration, kind="tool", n=index), RunUsage(tool_calls=1),
+                meta,
+                iteration,
+                index,
+                ChatMessage(role="tool", content=f"{iteration}.{index}", tool_call_id="c"),
+                StepRecord(iteration=iteration, kind="tool", n=index),
+                RunUsage(tool_calls=1),
             )
     # When the conversation is read
     contents = [m.content for m in store.list_messages("run1")]
@@ -95,8 +99,12 @@ def test_a_conversation_larger_than_one_query_page_is_read_whole(store: Conversa
     meta = store.require_run("run1")
     for iteration in range(1, 31):
         store.record_observation(
-            meta, iteration, 0, ChatMessage(role="tool", content="x" * 60_000, tool_call_id="c"),
-            StepRecord(iteration=iteration, kind="tool", n=0), RunUsage(),
+            meta,
+            iteration,
+            0,
+            ChatMessage(role="tool", content="x" * 60_000, tool_call_id="c"),
+            StepRecord(iteration=iteration, kind="tool", n=0),
+            RunUsage(),
         )
     # When it is read
     messages = store.list_messages("run1")

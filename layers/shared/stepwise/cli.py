@@ -39,8 +39,13 @@ def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool
     return 0 if meta.status == "SUCCEEDED" else 1
 
 
-def _run_question(args: argparse.Namespace, config_dir: Path, config_file: str, out: TextIO,
-                  extra_environment: dict[str, str] | None = None) -> int:
+def _run_question(
+    args: argparse.Namespace,
+    config_dir: Path,
+    config_file: str,
+    out: TextIO,
+    extra_environment: dict[str, str] | None = None,
+) -> int:
     from stepwise.local.environment import LocalEnvironment
     from stepwise.local.trace_printer import LiveTracePrinter
 
@@ -71,11 +76,13 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
 
     with ExampleToolApi() as api:
         if not args.json:
-            print("stepwise demo: scripted model · example tool API on " + api.url
-                  + " · embedded DynamoDB · statemachine/agent.asl.json in the local engine", file=out)
-        return _run_question(
-            args, PROJECT_ROOT / "config", "demo.yaml", out, {"STEPWISE_EXAMPLE_API_URL": api.url}
-        )
+            print(
+                "stepwise demo: scripted model · example tool API on "
+                + api.url
+                + " · embedded DynamoDB · statemachine/agent.asl.json in the local engine",
+                file=out,
+            )
+        return _run_question(args, PROJECT_ROOT / "config", "demo.yaml", out, {"STEPWISE_EXAMPLE_API_URL": api.url})
 
 
 def command_run(args: argparse.Namespace, out: TextIO) -> int:
@@ -101,8 +108,13 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
             from stepwise.models.messages import ChatMessage
             from stepwise.steps.runs import create_run
 
-            create_run(environment.runtime, messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
-                       owner="local", profile=environment.runtime.config.default_profile, run_id=event["run_id"])
+            create_run(
+                environment.runtime,
+                messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
+                owner="local",
+                profile=environment.runtime.config.default_profile,
+                run_id=event["run_id"],
+            )
         try:
             result = environment.invoker.invoke(args.logical_id, event)
         except Exception as exc:
@@ -139,8 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
     invoke.add_argument("logical_id", help="the function's logical id in template.yaml, e.g. ParseFunction")
     invoke.add_argument("-e", "--event", required=True, help="a JSON event file, e.g. events/parse.json")
     invoke.add_argument("--config", default=str(PROJECT_ROOT / "config" / "demo.yaml"))
-    invoke.add_argument("--seed-run", action="store_true",
-                        help="first create the run named by the event's run_id (a fresh embedded store has none)")
+    invoke.add_argument(
+        "--seed-run",
+        action="store_true",
+        help="first create the run named by the event's run_id (a fresh embedded store has none)",
+    )
     invoke.add_argument("--dynamodb-endpoint", default=None, help=store_help)
     invoke.set_defaults(handler=command_invoke)
     return parser

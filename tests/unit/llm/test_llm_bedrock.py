@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
+
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.bedrock import BedrockConverseChatModel
 from stepwise.models.llm_config import BedrockModelConfig

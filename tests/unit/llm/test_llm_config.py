@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from pydantic import TypeAdapter, ValidationError
+
 from stepwise.models.llm_config import (
     BedrockModelConfig,
     ModelConfig,

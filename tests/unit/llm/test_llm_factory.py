@@ -10,6 +10,7 @@ from typing import Any
 import boto3
 import httpx
 from botocore.stub import Stubber
+
 from stepwise.llm import ChatModel, build_chat_model
 from stepwise.llm.bedrock import BedrockConverseChatModel
 from stepwise.models.llm_config import (
@@ -20,7 +21,6 @@ from stepwise.models.llm_config import (
     ScriptTurn,
 )
 from stepwise.models.messages import ChatMessage, ChatRequest
-
 from tests.support.openai_server import FakeOpenAIServer
 
 QUESTION = ChatRequest(messages=[ChatMessage(role="user", content="hello")])

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from stepwise.errors import ConfigError, LLMPermanentError
 from stepwise.llm.scripted import ScriptedChatModel
 from stepwise.models.llm_config import ScriptScenario, ScriptToolCall, ScriptTurn, ScriptUsage

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from stepwise.models.run import RunError, RunStatus, RunUsage, StopReason
 
@@ -48,13 +48,14 @@ class InputMessage(_Request):
         return "\n".join(part.text for part in self.content)
 
 
-def _check_conversation(messages: list[InputMessage]) -> None:
+def _check_conversation(messages: list[InputMessage]) -> list[InputMessage]:
     if not messages:
-        raise ValueError("messages must not be empty")
+        raise ValueError("must hold at least the user's question")
     if messages[-1].role != "user":
         raise ValueError("the last message must be the user's question (role user)")
     if not messages[-1].text.strip():
         raise ValueError("the last user message must not be empty")
+    return messages
 
 
 class RunRequest(_Request):
@@ -74,14 +75,22 @@ class RunRequest(_Request):
     )
     metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the run.")
 
+    @field_validator("input")
+    @classmethod
+    def _input_not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @field_validator("messages")
+    @classmethod
+    def _messages_end_with_question(cls, value: list[InputMessage] | None) -> list[InputMessage] | None:
+        return None if value is None else _check_conversation(value)
+
     @model_validator(mode="after")
     def _one_question(self) -> RunRequest:
         if (self.input is None) == (self.messages is None):
             raise ValueError("give exactly one of input or messages")
-        if self.input is not None and not self.input.strip():
-            raise ValueError("input must not be empty")
-        if self.messages is not None:
-            _check_conversation(self.messages)
         return self
 
 
@@ -181,10 +190,10 @@ class ChatCompletionRequest(_Request):
     seed: int | None = None
     stop: str | list[str] | None = None
 
-    @model_validator(mode="after")
-    def _ends_with_question(self) -> ChatCompletionRequest:
-        _check_conversation(self.messages)
-        return self
+    @field_validator("messages")
+    @classmethod
+    def _ends_with_question(cls, value: list[InputMessage]) -> list[InputMessage]:
+        return _check_conversation(value)
 
 
 class AssistantMessage(BaseModel):

@@ -10,7 +10,6 @@ from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunLimits, RunMeta
 from stepwise.steps.runtime import StepRuntime
 
-
 # Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
 SESSION_TURNS_KEPT = 20
 

@@ -146,8 +146,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
 
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])]
     events += [
-        chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
-        for piece in _STREAM_PIECE.findall(choice.message.content)
+        chunk([ChunkChoice(delta=ChunkDelta(content=piece))]) for piece in _STREAM_PIECE.findall(choice.message.content)
     ]
     events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)]))
     if include_usage:

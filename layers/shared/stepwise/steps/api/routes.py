@@ -210,7 +210,17 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             headers={"Cache-Control": "no-cache"},
         )
 
-    @app.get("/v1/openapi.json", include_in_schema=False)
+    @app.get(
+        "/v1/openapi.json",
+        summary="This OpenAPI document",
+        responses={
+            200: {
+                "description": "The OpenAPI 3.1 document of this API.",
+                "content": {content_types.APPLICATION_JSON: {"schema": {"type": "object"}}},
+            }
+        },
+        tags=["meta"],
+    )
     def get_openapi() -> Response[str]:
         return Response(
             status_code=200, content_type=content_types.APPLICATION_JSON, body=json.dumps(openapi_document(app))

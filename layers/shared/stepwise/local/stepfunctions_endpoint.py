@@ -1,0 +1,255 @@
+"""A Step Functions-compatible HTTP endpoint on 127.0.0.1, running executions in the local engine.
+
+It speaks the AWS JSON 1.0 protocol of the real service (`X-Amz-Target: AWSStepFunctions.<Operation>`)
+for the operations the API uses: StartExecution, StartSyncExecution and DescribeExecution. So the API
+handler uses a real boto3 `stepfunctions` client pointed here by `endpoint_url`, exactly as on AWS.
+Executions run in the background on a bounded thread pool; a name can be used once, as on AWS.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from stepwise.local.asl import ExecutionResult, LocalStateMachine
+from stepwise.observability import logger
+
+TARGET_PREFIX = "AWSStepFunctions."
+CONTENT_TYPE = "application/x-amz-json-1.0"
+MAX_INPUT_BYTES = 256 * 1024
+DEFAULT_MAX_CONCURRENT_EXECUTIONS = 8
+# Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
+_NAME = re.compile(r"[^\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]{1,80}")
+
+
+class ServiceError(Exception):
+    """An error the endpoint answers with, named as the real service names it (`__type`)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class _Execution:
+    arn: str
+    state_machine_arn: str
+    name: str
+    input_text: str
+    started_at: datetime
+    status: str = "RUNNING"
+    stopped_at: datetime | None = None
+    output: str | None = None
+    error: str | None = None
+    cause: str | None = None
+    future: Future[None] | None = field(default=None, repr=False)
+
+    def finish(self, result: ExecutionResult) -> None:
+        self.status = result.status
+        self.stopped_at = result.stopped_at
+        self.output = None if result.output is None else json.dumps(result.output)
+        self.error = result.error
+        self.cause = result.cause
+
+    def describe(self) -> dict[str, Any]:
+        described: dict[str, Any] = {
+            "executionArn": self.arn,
+            "stateMachineArn": self.state_machine_arn,
+            "name": self.name,
+            "status": self.status,
+            "startDate": self.started_at.timestamp(),
+            "input": self.input_text,
+        }
+        optional = {
+            "stopDate": self.stopped_at.timestamp() if self.stopped_at else None,
+            "output": self.output,
+            "error": self.error,
+            "cause": self.cause,
+        }
+        return described | {key: value for key, value in optional.items() if value is not None}
+
+
+class StepFunctionsEndpoint:
+    """Serves one state machine (attached once the local environment has built it)."""
+
+    def __init__(self, *, max_concurrent_executions: int = DEFAULT_MAX_CONCURRENT_EXECUTIONS) -> None:
+        self._machine: LocalStateMachine | None = None
+        self._executions: dict[str, _Execution] = {}
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max_concurrent_executions, thread_name_prefix="local-execution")
+        self._server: _EndpointServer | None = None
+        self._thread: threading.Thread | None = None
+        self._operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "StartExecution": self.start_execution,
+            "StartSyncExecution": self.start_sync_execution,
+            "DescribeExecution": self.describe_execution,
+        }
+
+    @property
+    def url(self) -> str:
+        """The endpoint URL to give boto3 as `endpoint_url`."""
+        if self._server is None:
+            raise RuntimeError("the Step Functions endpoint is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def attach(self, machine: LocalStateMachine) -> None:
+        """Serve `machine`; requests before this answer StateMachineDoesNotExist."""
+        self._machine = machine
+
+    def start(self) -> StepFunctionsEndpoint:
+        """Listen on a free loopback port."""
+        self._server = _EndpointServer(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="stepfunctions-endpoint",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening; executions not yet begun are cancelled, running ones are waited for."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> StepFunctionsEndpoint:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def dispatch(self, operation: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Run one operation; `ServiceError` for anything the real service would refuse."""
+        handler = self._operations.get(operation)
+        if handler is None:
+            raise ServiceError("UnknownOperationException", f"{operation} is not supported by the local endpoint")
+        return handler(request)
+
+    def _require_machine(self, arn: Any) -> LocalStateMachine:
+        machine = self._machine
+        if machine is None or not isinstance(arn, str) or arn != machine.arn:
+            raise ServiceError("StateMachineDoesNotExist", f"State Machine Does Not Exist: '{arn}'")
+        return machine
+
+    def _new_execution(self, request: dict[str, Any], *, reuse_running: bool) -> _Execution:
+        """The execution a start request names, begun on the pool (or the same one, still running)."""
+        machine = self._require_machine(request.get("stateMachineArn"))
+        name = request.get("name")
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ServiceError("InvalidName", f"Invalid Name: '{name}'")
+        input_text = request.get("input", "{}")
+        if not isinstance(input_text, str) or len(input_text.encode("utf-8")) > MAX_INPUT_BYTES:
+            raise ServiceError("InvalidExecutionInput", f"the input must be a JSON text of at most {MAX_INPUT_BYTES} B")
+        try:
+            json.loads(input_text)
+        except ValueError:
+            raise ServiceError("InvalidExecutionInput", "Invalid State Machine Execution Input: not JSON") from None
+        arn = machine.execution_arn(name)
+        with self._lock:
+            existing = self._executions.get(arn)
+            if existing is not None:
+                # As on AWS: the same name and input while it runs is the same start; anything else is refused.
+                if reuse_running and existing.status == "RUNNING" and existing.input_text == input_text:
+                    return existing
+                raise ServiceError("ExecutionAlreadyExists", f"Execution Already Exists: '{arn}'")
+            execution = _Execution(
+                arn=arn, state_machine_arn=machine.arn, name=name, input_text=input_text, started_at=datetime.now(UTC)
+            )
+            self._executions[arn] = execution
+            execution.future = self._pool.submit(self._run, machine, execution)
+        return execution
+
+    def _run(self, machine: LocalStateMachine, execution: _Execution) -> None:
+        try:
+            result = machine.start_execution(execution.name, json.loads(execution.input_text))
+        except Exception as exc:  # the engine itself broke: report it as the service would, as a failure
+            logger.exception("local execution failed to run", extra={"execution": execution.name})
+            execution.status, execution.error, execution.cause = "FAILED", "States.Runtime", str(exc)
+            execution.stopped_at = datetime.now(UTC)
+            return
+        execution.finish(result)
+
+    def start_execution(self, request: dict[str, Any]) -> dict[str, Any]:
+        """StartExecution: begin in the background; answer at once."""
+        execution = self._new_execution(request, reuse_running=True)
+        return {"executionArn": execution.arn, "startDate": execution.started_at.timestamp()}
+
+    def start_sync_execution(self, request: dict[str, Any]) -> dict[str, Any]:
+        """StartSyncExecution: run to the end and answer with the outcome."""
+        execution = self._new_execution(request, reuse_running=False)
+        if execution.future is not None:
+            execution.future.result()
+        return execution.describe()
+
+    def describe_execution(self, request: dict[str, Any]) -> dict[str, Any]:
+        """DescribeExecution: the execution's status so far."""
+        arn = request.get("executionArn")
+        with self._lock:
+            execution = self._executions.get(arn) if isinstance(arn, str) else None
+        if execution is None:
+            raise ServiceError("ExecutionDoesNotExist", f"Execution Does Not Exist: '{arn}'")
+        return execution.describe()
+
+
+class _EndpointServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, endpoint: StepFunctionsEndpoint) -> None:
+        super().__init__(("127.0.0.1", 0), _RequestHandler)
+        self.endpoint = endpoint
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    """One AWS JSON 1.0 request: the operation from X-Amz-Target, its input from the JSON body."""
+
+    server: _EndpointServer
+
+    def do_POST(self) -> None:
+        target = self.headers.get("X-Amz-Target", "")
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            if not target.startswith(TARGET_PREFIX):
+                raise ServiceError("UnknownOperationException", f"unknown target {target!r}")
+            try:
+                request = json.loads(raw or b"{}")
+            except ValueError:
+                raise ServiceError("SerializationException", "the request body is not JSON") from None
+            if not isinstance(request, dict):
+                raise ServiceError("SerializationException", "the request body must be a JSON object")
+            status, body = HTTPStatus.OK, self.server.endpoint.dispatch(target.removeprefix(TARGET_PREFIX), request)
+        except ServiceError as error:
+            status, body = HTTPStatus.BAD_REQUEST, {"__type": error.code, "message": error.message}
+        self._reply(status, body)
+
+    def _reply(self, status: HTTPStatus, body: dict[str, Any]) -> None:
+        payload = json.dumps(body).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", CONTENT_TYPE)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):
+            # A sync caller that gave up (its read timeout) has closed the connection; nothing to tell it.
+            return
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: requests are not logged."""
