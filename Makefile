@@ -6,12 +6,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 PY_STAMP := $(VENV)/.installed
 NODE_STAMP := node_modules/.installed
+# checkov's pins conflict with aws-sam-cli's and pytest's, so it gets a virtualenv of its own (see pyproject.toml)
+STATIC_VENV := $(VENV)/static
+STATIC_STAMP := $(STATIC_VENV)/.installed
 # `sam build` for the python3.13 runtime needs a python3.13 on PATH; pyenv provides one on these machines.
 PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.13* 2>/dev/null) | tail -n 1)/bin
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test unit lint validate build bench serve clean
+.PHONY: setup demo test unit lint validate static build bench serve clean
 
 $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +25,12 @@ $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 
 $(NODE_STAMP): package.json
 	npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(STATIC_STAMP): pyproject.toml | $(PY_STAMP)
+	test -x $(STATIC_VENV)/bin/python || $(PYTHON) -m venv $(STATIC_VENV)
+	$(STATIC_VENV)/bin/pip install -q $$($(BIN)/python -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['static']))") 2>&1 | grep -v "^WARNING: Location" || true
+	$(STATIC_VENV)/bin/checkov --version
 	touch $@
 
 setup: $(PY_STAMP) $(NODE_STAMP)
@@ -46,10 +55,16 @@ validate: setup
 build: setup
 	PATH="$(PY313_BIN):$$PATH" $(BIN)/sam build --parallel
 
-unit: setup
+# cfn-lint and checkov on the template; every checkov finding is fixed or skipped in template.yaml with a reason
+static: $(PY_STAMP) $(STATIC_STAMP)
+	$(BIN)/cfn-lint template.yaml
+	$(STATIC_VENV)/bin/checkov --file template.yaml --framework cloudformation --skip-download --compact --quiet
+
+# tests/static runs checkov from $(STATIC_VENV)
+unit: setup $(STATIC_STAMP)
 	$(BIN)/pytest -q -n 2
 
-test: lint validate unit build
+test: static lint validate unit build
 
 bench: setup
 	$(BIN)/python -m bench

@@ -1,8 +1,13 @@
-"""Counts DynamoDB requests and the bytes each write sends, at the wire (botocore's before-send event)."""
+"""Counts DynamoDB requests, the bytes each write sends and the time spent waiting on DynamoDB.
+
+Hooked on botocore's events (before-call, before-send, after-call) of boto3's default session, so it
+sees every client the handlers create after it is installed, at the wire, without touching their code.
+"""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -10,22 +15,36 @@ WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWr
 
 
 class DynamoDBMeter:
-    """Registered on boto3's default session, so it sees every client the handlers create after it."""
+    """Request counts, write bytes and seconds spent in DynamoDB calls, across threads."""
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
         self.bytes_written = 0
+        self.seconds = 0.0
+        self.installed = False
         self._lock = threading.Lock()
+        self._started = threading.local()
 
     def install(self) -> DynamoDBMeter:
-        """Start counting requests of DynamoDB clients created from now on."""
+        """Start metering DynamoDB clients created from now on."""
         import boto3
 
         boto3.setup_default_session()
         session = boto3.DEFAULT_SESSION
         assert session is not None
+        session.events.register("before-call.dynamodb", self._start)
         session.events.register("before-send.dynamodb", self._count)
+        session.events.register("after-call.dynamodb", self._stop)
+        self.installed = True
         return self
+
+    def _start(self, **_: Any) -> None:
+        self._started.at = time.perf_counter()
+
+    def _stop(self, **_: Any) -> None:
+        elapsed = time.perf_counter() - getattr(self._started, "at", time.perf_counter())
+        with self._lock:
+            self.seconds += elapsed
 
     def _count(self, request: Any, **_: Any) -> None:
         operation = str(request.headers.get("X-Amz-Target", b"")).split(".")[-1].strip("'")
@@ -39,6 +58,7 @@ class DynamoDBMeter:
         with self._lock:
             self.calls.clear()
             self.bytes_written = 0
+            self.seconds = 0.0
 
     @property
     def total_calls(self) -> int:

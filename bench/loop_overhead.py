@@ -1,80 +1,69 @@
-"""Orchestration overhead, DynamoDB calls and bytes written per iteration of scripted runs in the local engine.
+"""Per-iteration cost of the loop itself, through the local engine with a zero-latency scripted model.
 
-Overhead is the run's wall time minus the time spent in the model and in tools (as the run's usage
-records them): what the state machine, the handlers and the store cost per iteration.
+Prints three tables: orchestration overhead (wall time minus model and tool time), DynamoDB calls and
+bytes written, and the state payload size leaving each state. Sizes: runs of 1, 10 and 40 iterations.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
-import tempfile
-import time
-from pathlib import Path
-from typing import Any
 
-import yaml
+from bench.harness import RunFigures, bench_for, percentile
 
-from bench.dynamodb_meter import DynamoDBMeter
-from stepwise.local.environment import LocalEnvironment
-from stepwise.local.example_api import ExampleToolApi, example_tools_config
-
-ITERATIONS = (1, 5, 10)
-RUNS_PER_SIZE = 5
+SIZES = (1, 10, 40)
+RUNS = {1: 10, 10: 5, 40: 3}
+MODEL_CALL_MS = 500
 
 
-def _config(iterations: int, api_url: str) -> dict[str, Any]:
-    action = json.dumps({"action": "get_weather", "action_input": {"city": "Paris"}})
-    answer = json.dumps({"action": "Final Answer", "action_input": "done"})
-    turns = [{"content": f"Thought: check.\n```json\n{action}\n```"}] * (iterations - 1)
-    turns.append({"content": f"Thought: done.\n```json\n{answer}\n```"})
-    return {
-        "models": {"scripted": {"provider": "scripted", "scenarios": [{"turns": turns}]}},
-        "tools": {"apis": [example_tools_config(api_url)]},
-        "profiles": {
-            "default": {"model": "scripted", "strategy": "react", "limits": {"max_iterations": iterations + 1}}
-        },
-    }
+def measure() -> dict[int, list[RunFigures]]:
+    """The figures of every measured run, by iterations per run."""
+    results: dict[int, list[RunFigures]] = {}
+    for iterations in SIZES:
+        with bench_for(iterations) as bench:
+            results[iterations] = [bench.run() for _ in range(RUNS[iterations])]
+    return results
 
 
-def measure(iterations: int, meter: DynamoDBMeter, api_url: str) -> dict[str, float]:
-    """Run RUNS_PER_SIZE runs of `iterations` iterations; per-iteration figures."""
-    with tempfile.TemporaryDirectory() as config_dir:
-        Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(_config(iterations, api_url)))
-        with LocalEnvironment(config_dir=Path(config_dir), retry_interval_scale=0.0) as environment:
-            environment.ask("warm-up")
-            overheads: list[float] = []
-            meter.reset()
-            for _ in range(RUNS_PER_SIZE):
-                meta = environment.create_run("weather?")
-                started = time.perf_counter()
-                environment.execute(meta.run_id)
-                wall_ms = (time.perf_counter() - started) * 1000
-                usage = environment.runtime.store.require_run(meta.run_id).usage
-                overheads.append((wall_ms - usage.llm_ms - usage.tool_ms) / iterations)
-    per_run_iterations = RUNS_PER_SIZE * iterations
-    return {
-        "iterations": iterations,
-        "overhead_median_ms": statistics.median(overheads),
-        "overhead_max_ms": max(overheads),
-        "dynamodb_calls": meter.total_calls / per_run_iterations,
-        "bytes_written": meter.bytes_written / per_run_iterations,
-    }
-
-
-def main() -> None:
-    """Print the table."""
-    meter = DynamoDBMeter().install()
-    with ExampleToolApi() as api:
-        rows = [measure(iterations, meter, api.url) for iterations in ITERATIONS]
-    print(f"Loop overhead per iteration ({RUNS_PER_SIZE} scripted runs per size, zero-latency model, local engine)")
+def print_tables(results: dict[int, list[RunFigures]]) -> None:
+    """Print the overhead, DynamoDB and payload tables."""
     print(
-        f"{'iterations/run':>14} {'overhead median ms':>19} {'overhead max ms':>16} "
-        f"{'DynamoDB calls':>15} {'bytes written':>14}"
+        "Orchestration overhead per iteration (local engine, zero-latency scripted model, one tool call per iteration)"
     )
-    for row in rows:
+    print(
+        f"| iterations/run | runs | median ms | p95 ms | % of a {MODEL_CALL_MS} ms model call "
+        "| of which DynamoDB ms | median ms without DynamoDB |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for iterations, runs in results.items():
+        overheads = [run.overhead_per_iteration_ms for run in runs]
+        median = statistics.median(overheads)
+        store_ms = statistics.median(run.dynamodb_ms / run.iterations for run in runs)
+        without_store = statistics.median(run.overhead_without_store_ms for run in runs)
         print(
-            f"{row['iterations']:>14} {row['overhead_median_ms']:>19.1f} {row['overhead_max_ms']:>16.1f} "
-            f"{row['dynamodb_calls']:>15.1f} {row['bytes_written']:>14.0f}"
+            f"| {iterations} | {len(runs)} | {median:.1f} | {percentile(overheads, 0.95):.1f} | "
+            f"{100 * median / MODEL_CALL_MS:.1f}% | {store_ms:.1f} | {without_store:.1f} |"
         )
-    print("(per iteration; a run's creation and its final Format are spread over its iterations)")
+    print()
+    print("DynamoDB requests and bytes written (request bodies of writes), per run and per iteration")
+    print("| iterations/run | calls/run | calls/iteration | bytes written/run | bytes written/iteration |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
+    for iterations, runs in results.items():
+        calls = statistics.mean(run.dynamodb_calls for run in runs)
+        written = statistics.mean(run.dynamodb_bytes_written for run in runs)
+        print(f"| {iterations} | {calls:.0f} | {calls / iterations:.1f} | {written:.0f} | {written / iterations:.0f} |")
+    print()
+    print("State payload size leaving each state, bytes (max over the run)")
+    states = ["IterationGuard", "LLMCall", "Parse", "InvokeTool", "ToolInvoke", "Format"]
+    print("| iterations/run | " + " | ".join(states) + " |")
+    print("| ---: |" + " ---: |" * len(states))
+    for iterations in (SIZES[0], SIZES[-1]):
+        run = results[iterations][-1]
+        cells = [str(max(run.payload_bytes[state])) if state in run.payload_bytes else "-" for state in states]
+        print(f"| {iterations} | " + " | ".join(cells) + " |")
+
+
+def main() -> dict[int, list[RunFigures]]:
+    """Measure, print, and hand the figures to the benchmarks that build on them."""
+    results = measure()
+    print_tables(results)
+    return results

@@ -50,7 +50,7 @@ def test_every_state_event_file_has_a_function() -> None:
 def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: LocalEnvironment) -> None:
     # Given the run the events name
     seed_run(demo_environment)
-    invoke = demo_environment.invoker.invoke
+    invoke = demo_environment.invoke
     # When the first iteration's events are fed in order
     guard_out = invoke("IterationGuardFunction", event("iteration_guard.json"))
     llm_out = invoke("LLMCallFunction", event("llm_call.json"))
@@ -67,7 +67,7 @@ def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: Lo
 def test_the_format_event_ends_the_run_with_its_final_answer(demo_environment: LocalEnvironment) -> None:
     # Given the run driven by its handlers through iteration 3, where the demo model answers
     seed_run(demo_environment)
-    invoke = demo_environment.invoker.invoke
+    invoke = demo_environment.invoke
     payload: dict[str, Any] = event("iteration_guard.json")
     for _ in range(3):
         payload = invoke("ParseFunction", invoke("LLMCallFunction", invoke("IterationGuardFunction", payload)))
@@ -89,7 +89,7 @@ def test_the_format_failure_event_records_the_failed_run(demo_environment: Local
     # Given the run the event names
     seed_run(demo_environment)
     # When the FormatFailure event is fed
-    result = demo_environment.invoker.invoke("FormatFunction", event("format_failure.json"))
+    result = demo_environment.invoke("FormatFunction", event("format_failure.json"))
     # Then the run is FAILED with the provider's message
     meta = demo_environment.runtime.store.require_run(RUN_ID)
     assert result["status"] == "FAILED"

@@ -24,7 +24,7 @@ def start_run(environment: LocalEnvironment) -> dict[str, Any]:
 
 
 def invoke(environment: LocalEnvironment, logical_id: str, event: dict[str, Any]) -> Any:
-    return environment.invoker.invoke(logical_id, event)
+    return environment.invoke(logical_id, event)
 
 
 def first_tool_event(payload: dict[str, Any]) -> dict[str, Any]:

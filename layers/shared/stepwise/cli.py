@@ -116,7 +116,7 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
                 run_id=event["run_id"],
             )
         try:
-            result = environment.invoker.invoke(args.logical_id, event)
+            result = environment.invoke(args.logical_id, event)
         except Exception as exc:
             print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), file=out)
             return 1
@@ -158,6 +158,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     invoke.add_argument("--dynamodb-endpoint", default=None, help=store_help)
     invoke.set_defaults(handler=command_invoke)
+    from stepwise.local.server import add_serve_command  # deferred: imported after the local defaults are set
+
+    add_serve_command(commands)
+    from stepwise.config_check import add_config_command  # deferred, like add_serve_command
+
+    add_config_command(commands)
     return parser
 
 

@@ -10,13 +10,17 @@ A configuration value that holds a credential is one of:
 `SecretResolver` fetches references through Powertools parameter providers, which cache each value for
 ``max_age_seconds`` so a rotated secret is picked up without a redeploy. Every value it hands out is
 remembered by its `Redactor`, which scrubs those values from any text before that text reaches a model,
-the store or a log. Error messages here name the reference, never the value.
+the store or a log. `redact_library_logs` extends that to the HTTP clients' own log records (httpx logs
+each request URL at INFO, and a key sent as a query parameter is part of it). Error messages here name
+the reference, never the value.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
@@ -33,6 +37,10 @@ REDACTION_MARK = "***"
 MIN_REDACTED_LENGTH = 4
 
 SecretSource = Literal["literal", "ssm", "secretsmanager"]
+
+# Third-party loggers that write request URLs or headers: httpx (HTTP and OpenAPI tools), httpx2 and the
+# MCP transport (MCP tools).
+HTTP_CLIENT_LOGGERS = ("httpx", "httpx2", "mcp.client.streamable_http")
 
 
 class SecretUnavailable(ConfigError):
@@ -118,6 +126,51 @@ class Redactor:
 
     def __len__(self) -> int:
         return len(self._variants)
+
+
+class RedactingLogFilter(logging.Filter):
+    """Scrubs a redactor's secrets from every record of the logger it is attached to.
+
+    It holds the redactor weakly, so the filters of runtimes that are gone do not keep them alive.
+    """
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self._redactor = weakref.ref(redactor)
+
+    @property
+    def redactor(self) -> Redactor | None:
+        """The redactor, or None once it is gone."""
+        return self._redactor()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite the record's message when it holds a secret; never drop the record."""
+        redactor = self._redactor()
+        if redactor is None or not len(redactor):
+            return True
+        message = record.getMessage()
+        redacted = redactor.redact(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+_LOG_FILTER_LOCK = threading.Lock()
+
+
+def redact_library_logs(redactor: Redactor, logger_names: Iterable[str] = HTTP_CLIENT_LOGGERS) -> None:
+    """Attach a `RedactingLogFilter` for ``redactor`` to each named logger, once per redactor."""
+    with _LOG_FILTER_LOCK:
+        for name in logger_names:
+            target = logging.getLogger(name)
+            present = False
+            for existing in list(target.filters):
+                if isinstance(existing, RedactingLogFilter):
+                    if existing.redactor is None:
+                        target.removeFilter(existing)
+                    present = present or existing.redactor is redactor
+            if not present:
+                target.addFilter(RedactingLogFilter(redactor))
 
 
 def _redact_cut_tail(text: str, variants: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta
 from stepwise.models.settings import Settings
+from stepwise.observability import metrics
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
 
@@ -80,12 +81,21 @@ class LocalEnvironment:
         definition = self.template.render_definition(machine, self._resolve_reference)
         self.state_machine = LocalStateMachine(
             definition,
-            self.invoker,
+            self.invoke,
             name=machine.logical_id,
             retry_interval_scale=self._retry_interval_scale,
             listener=self._listener,
         )
         return self
+
+    def invoke(self, function: str, event: Any) -> Any:
+        """Invoke a function (logical id or ARN) in-process, as Lambda would."""
+        try:
+            return self.invoker(function, event)
+        finally:
+            # Metrics are disabled locally, but Powertools keeps them until 100 pile up and then prints
+            # them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.
+            metrics.clear_metrics()
 
     def _resolve_reference(self, value: Any) -> str:
         logical_id = self.template.function_for_reference(value)

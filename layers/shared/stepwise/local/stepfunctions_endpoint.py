@@ -210,6 +210,7 @@ class StepFunctionsEndpoint:
 
 class _EndpointServer(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128
 
     def __init__(self, endpoint: StepFunctionsEndpoint) -> None:
         super().__init__(("127.0.0.1", 0), _RequestHandler)

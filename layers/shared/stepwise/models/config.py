@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import validator_for
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.errors import ConfigError
 from stepwise.models.intent_config import IntentConfig, Route
@@ -21,6 +23,11 @@ _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 Strategy = Literal["function_calling", "react", "auto"]
 TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
+
+TOOL_CHOICE_MODES = ("auto", "required", "none")
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# The structured output is stored as the run's `output`, a JSON object or array.
+_OUTPUT_TYPES = ("object", "array")
 
 
 class ProfileLimits(RunLimits):
@@ -48,6 +55,35 @@ class AgentProfile(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
+
+    @field_validator("tool_choice")
+    @classmethod
+    def _check_tool_choice(cls, value: str | None) -> str | None:
+        if value is not None and value not in TOOL_CHOICE_MODES and not _TOOL_NAME.match(value):
+            raise ValueError(f"must be one of {', '.join(TOOL_CHOICE_MODES)} or a tool name, got {value!r}")
+        return value
+
+    @field_validator("response_schema")
+    @classmethod
+    def _check_response_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        try:
+            validator_for(value).check_schema(value)
+        except SchemaError as exc:
+            location = "/".join(str(part) for part in exc.absolute_path) or "<root>"
+            raise ValueError(f"not a valid JSON Schema (at {location}): {exc.message}") from None
+        if value.get("type") not in _OUTPUT_TYPES:
+            raise ValueError('the schema\'s top-level "type" must be "object" or "array"')
+        return value
+
+    @model_validator(mode="after")
+    def _check_tool_choice_names_an_allowed_tool(self) -> AgentProfile:
+        choice = self.tool_choice
+        named = choice is not None and choice not in TOOL_CHOICE_MODES
+        if named and self.tools is not None and choice not in self.tools:
+            raise ValueError(f"tool_choice: '{choice}' is not one of the profile's tools")
+        return self
 
 
 class ApiLimits(BaseModel):

@@ -1,183 +1,203 @@
-"""Configuration of tools, in the shape of the Higress ``ai-agent`` plugin's ``apis`` plus Stepwise keys.
+"""Configuration of every tool source: HTTP APIs (the Higress ``ai-agent`` ``apis`` shape), OpenAPI
+documents, MCP servers, built-in tools and deployer Python modules.
 
 ```yaml
-apis:
+apis:                       # see stepwise.models.api_config
   - url: https://api.example.com/v1
     apiKey: {in: header, name: X-API-Key, value: "ssm:/stepwise/weather"}
-    maxExecutionTime: 5000
-    internal: false
-    maxResponseBytes: 65536
-    tools:
-      - toolName: get_weather
-        description: Current weather for a city
-        method: GET
-        path: /weather/{city}
-        parameter: {type: object, properties: {city: {type: string}}, required: [city]}
+    tools: [{toolName: get_weather, method: GET, path: /weather/{city}, parameter: {...}}]
+openapi:
+  - source: petstore.yaml            # a file in the config dir, s3://bucket/key, or an https:// URL
+    baseUrl: https://petstore.example.com/v2   # default: the document's servers[0].url
+    include: {tags: [pets]}          # and/or operations: [operationId, ...]
+    exclude: {operations: [deletePet]}
+    apiKey: {in: bearer, value: "secretsmanager:petstore#token"}
+mcp:
+  - url: https://mcp.example.com/mcp
+    apiKey: {in: bearer, value: "ssm:/stepwise/mcp-token"}
+    timeoutSeconds: 20
+    include: [search_docs]
 builtin: [current_time, calculator]
 python: [my_tools]
 ```
 
-Keys are camelCase as above; snake_case names are accepted too. Validation messages name the API (by
-URL), the tool and the field. Inputs are hidden from pydantic's messages because ``apiKey.value`` may
-be a literal credential; a model that embeds `ToolsConfig` should hide them too (pydantic applies the
-outermost model's setting).
+Keys are camelCase as above; snake_case names are accepted too. Validation messages name the source (API
+URL, OpenAPI source, MCP URL), the tool and the field. Inputs are hidden from pydantic's messages because
+``apiKey.value`` may be a literal credential; a model that embeds `ToolsConfig` should hide them too
+(pydantic applies the outermost model's setting).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
-from urllib.parse import urlsplit
+from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    ValidationInfo,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from stepwise.errors import ConfigError
+from stepwise.models.api_config import (
+    DEFAULT_MAX_EXECUTION_MS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    HEADER_NAME,
+    MAX_EXECUTION_MS_LIMIT,
+    MAX_RESPONSE_BYTES_LIMIT,
+    PATH_PLACEHOLDER,
+    PYTHON_MODULE_NAME,
+    RESERVED_HEADERS,
+    TOOL_MODEL_CONFIG,
+    TOOL_NAME_PATTERN,
+    ApiConfig,
+    ApiKeyConfig,
+    ArgumentBinding,
+    HttpToolConfig,
+    validated_http_url,
+)
 
-TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
-PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+__all__ = [
+    "DEFAULT_MAX_EXECUTION_MS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "PATH_PLACEHOLDER",
+    "TOOL_NAME_PATTERN",
+    "ApiConfig",
+    "ApiKeyConfig",
+    "ArgumentBinding",
+    "HttpToolConfig",
+    "McpServerConfig",
+    "OpenApiSourceConfig",
+    "OperationFilter",
+    "ToolsConfig",
+    "parse_tools_config",
+]
 
-DEFAULT_MAX_EXECUTION_MS = 5000
-MAX_EXECUTION_MS_LIMIT = 60_000
-DEFAULT_MAX_RESPONSE_BYTES = 65_536
-MAX_RESPONSE_BYTES_LIMIT = 10 * 1024 * 1024
-
-HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-
-_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
-
-
-class ApiKeyConfig(BaseModel):
-    """Where and how an API's credential is sent; ``value`` is a literal or a secret reference."""
-
-    model_config = _CONFIG
-
-    location: Literal["header", "query", "bearer"] = Field(alias="in")
-    name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
-    value: str = Field(min_length=1, repr=False)
-
-    # A field validator, not a model validator: pydantic shows a failing validator's input, and the
-    # input of a model validator here would include the (possibly literal) key.
-    @field_validator("name")
-    @classmethod
-    def _name_fits_location(cls, name: str | None, info: ValidationInfo) -> str | None:
-        location = info.data.get("location")
-        if location in ("header", "query") and not name:
-            raise ValueError(f"apiKey.name is required when apiKey.in is {location!r}")
-        if location == "header" and name and not HEADER_NAME.fullmatch(name):
-            raise ValueError(f"apiKey.name {name!r} is not a valid HTTP header name")
-        return name
+DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
+MAX_MCP_TIMEOUT_SECONDS = 300.0
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
-class HttpToolConfig(BaseModel):
-    """One endpoint of an API offered to the model as a tool."""
+class OperationFilter(BaseModel):
+    """OpenAPI operations chosen by tag or by operationId (or, without one, by the generated tool name)."""
 
-    model_config = _CONFIG
+    model_config = TOOL_MODEL_CONFIG
 
-    tool_name: str = Field(alias="toolName", pattern=TOOL_NAME_PATTERN)
-    description: str = Field(default="", max_length=4096)
-    method: HttpMethod = "GET"
-    path: str = ""
-    parameter: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-
-    @field_validator("method", mode="before")
-    @classmethod
-    def _upper_case_method(cls, method: object) -> object:
-        return method.upper() if isinstance(method, str) else method
+    tags: list[str] = Field(default_factory=list)
+    operations: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _path_and_schema_agree(self) -> HttpToolConfig:
-        where = f"tool {self.tool_name}"
-        if self.path and not self.path.startswith("/"):
-            raise ValueError(f"{where}: path must start with '/'")
-        if "?" in self.path or "#" in self.path:
-            raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
-        if self.parameter.get("type") != "object":
-            raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
-        try:
-            Draft202012Validator.check_schema(self.parameter)
-        except SchemaError as exc:
-            raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
-        properties = self.parameter.get("properties", {})
-        for placeholder in self.path_parameters:
-            if not re.fullmatch(r"[A-Za-z0-9_-]+", placeholder):
-                raise ValueError(f"{where}: path placeholder {{{placeholder}}} is not a parameter name")
-            if placeholder not in properties:
-                raise ValueError(f"{where}: path placeholder {{{placeholder}}} is not a property of parameter")
-        outside_placeholders = PATH_PLACEHOLDER.sub("", self.path)
-        if "{" in outside_placeholders or "}" in outside_placeholders:
-            raise ValueError(f"{where}: path has an unbalanced '{{' or '}}'")
+    def _names_something(self) -> OperationFilter:
+        if not self.tags and not self.operations:
+            raise ValueError("name at least one tag or operation")
         return self
 
-    @property
-    def path_parameters(self) -> list[str]:
-        """Names of the ``{placeholders}`` in the path, in order."""
-        return PATH_PLACEHOLDER.findall(self.path)
 
+class OpenApiSourceConfig(BaseModel):
+    """An OpenAPI 3.0/3.1 document whose operations become tools.
 
-class ApiConfig(BaseModel):
-    """A base URL, how to authenticate to it, its limits, and the tools it serves."""
+    ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
+    only for an ``internal`` source); ``document`` is the document inline (what a Higress ai-agent
+    configuration carries). Exactly one of the two is given. ``name`` labels an inline document in
+    messages.
+    """
 
-    model_config = _CONFIG
+    model_config = TOOL_MODEL_CONFIG
 
-    url: str
+    source: str | None = Field(default=None, min_length=1)
+    document: dict[str, Any] | None = Field(default=None, repr=False)
+    name: str | None = Field(default=None, min_length=1, max_length=200)
+    base_url: str | None = Field(default=None, alias="baseUrl")
+    include: OperationFilter | None = None
+    exclude: OperationFilter | None = None
     api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
+    internal: bool = False
     max_execution_time: int = Field(
         default=DEFAULT_MAX_EXECUTION_MS, alias="maxExecutionTime", gt=0, le=MAX_EXECUTION_MS_LIMIT
     )
-    internal: bool = False
     max_response_bytes: int = Field(
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
     )
-    tools: list[HttpToolConfig] = Field(min_length=1)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_base_url(cls, url: str | None) -> str | None:
+        return None if url is None else validated_http_url(url, what="baseUrl")
+
+    @model_validator(mode="after")
+    def _one_known_source(self) -> OpenApiSourceConfig:
+        if (self.source is None) == (self.document is None):
+            raise ValueError("give exactly one of 'source' (a file, s3:// or https:// URL) or 'document' (inline)")
+        source = self.source or ""
+        if source.startswith("s3://"):
+            bucket, _, key = source.removeprefix("s3://").partition("/")
+            if not bucket or not key:
+                raise ValueError(f"source {source!r} must be s3://bucket/key")
+        elif source.startswith("http://") and not self.internal:
+            raise ValueError(f"source {source!r}: only an internal source may be fetched over plain http")
+        elif source.startswith(("http://", "https://")):
+            validated_http_url(source, what="source")
+        elif _URL_SCHEME.match(source):
+            raise ValueError(f"source {source!r} must be a file in the config directory, s3:// or https://")
+        return self
+
+    def describe(self) -> str:
+        """The source as configured (a file, an S3 object or a URL), else its name or ``inline document``."""
+        return self.source or self.name or "inline document"
+
+
+class McpServerConfig(BaseModel):
+    """An MCP server reached over streamable HTTP; its tools are listed at cold start.
+
+    ``headers`` are sent as they are (not secrets: they are not redacted); a credential goes in
+    ``apiKey`` (``in: header`` or ``in: bearer``). ``include`` names the server's tools to offer (all
+    when absent).
+    """
+
+    model_config = TOOL_MODEL_CONFIG
+
+    url: str
+    headers: dict[str, str] = Field(default_factory=dict)
+    api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
+    internal: bool = False
+    timeout_seconds: float = Field(
+        default=DEFAULT_MCP_TIMEOUT_SECONDS, alias="timeoutSeconds", gt=0, le=MAX_MCP_TIMEOUT_SECONDS
+    )
+    include: list[str] | None = Field(default=None, min_length=1)
+    max_response_bytes: int = Field(
+        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
+    )
 
     @field_validator("url")
     @classmethod
-    def _http_base_url(cls, url: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(f"url {url!r} must use http or https")
-        if not parts.hostname:
-            raise ValueError(f"url {url!r} has no host")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError(f"url of {parts.hostname} must not hold credentials; use apiKey")
-        if parts.query or parts.fragment:
-            raise ValueError(f"url {url!r} must not hold a query or fragment")
-        try:
-            parts.port  # noqa: B018 - reading it validates the port
-        except ValueError:
-            raise ValueError(f"url {url!r} has an invalid port") from None
-        return url.rstrip("/")
+    def _http_url(cls, url: str) -> str:
+        return validated_http_url(url)
 
-    # A field validator so that a failure shows the tools, not the whole API with its key.
-    @field_validator("tools")
+    @field_validator("headers")
     @classmethod
-    def _unique_tool_names(cls, tools: list[HttpToolConfig], info: ValidationInfo) -> list[HttpToolConfig]:
-        seen: set[str] = set()
-        for tool in tools:
-            if tool.tool_name in seen:
-                raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
-            seen.add(tool.tool_name)
-        return tools
+    def _plain_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if not HEADER_NAME.fullmatch(name):
+                raise ValueError(f"headers: {name!r} is not a valid HTTP header name")
+            if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-"):
+                raise ValueError(f"headers: the {name} header is set by the MCP client")
+            if "\r" in value or "\n" in value:
+                raise ValueError(f"headers: the value of {name} holds a line break")
+        return headers
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_not_in_url(cls, key: ApiKeyConfig | None) -> ApiKeyConfig | None:
+        if key is not None and key.location == "query":
+            # The MCP client logs request URLs; a key there would reach the logs.
+            raise ValueError("apiKey.in must be 'header' or 'bearer' for an MCP server")
+        return key
 
 
 class ToolsConfig(BaseModel):
-    """Every tool source of a profile: HTTP APIs, built-in tools by name, deployer Python modules."""
+    """Every tool source of a profile: HTTP APIs, OpenAPI documents, MCP servers, built-ins, Python modules."""
 
-    model_config = _CONFIG
+    model_config = TOOL_MODEL_CONFIG
 
     apis: list[ApiConfig] = Field(default_factory=list)
+    openapi: list[OpenApiSourceConfig] = Field(default_factory=list)
+    mcp: list[McpServerConfig] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
     python: list[str] = Field(default_factory=list)
 
@@ -201,6 +221,7 @@ class ToolsConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> ToolsConfig:
+        # OpenAPI and MCP tool names are known only once imported; the registry checks those.
         owner: dict[str, str] = {}
         for api in self.apis:
             for tool in api.tools:
@@ -219,8 +240,8 @@ class ToolsConfig(BaseModel):
 def parse_tools_config(data: object, *, source: str = "tools config") -> ToolsConfig:
     """Validate raw configuration (parsed YAML or JSON) into a `ToolsConfig`.
 
-    Raises `ConfigError` whose message names ``source``, then for each problem the API (by URL), the
-    tool (by name) and the field, with the reason.
+    Raises `ConfigError` whose message names ``source``, then for each problem the tool source (an API
+    by URL, an OpenAPI source, an MCP server by URL), the tool (by name) and the field, with the reason.
     """
     try:
         return ToolsConfig.model_validate(data)
@@ -231,6 +252,9 @@ def parse_tools_config(data: object, *, source: str = "tools config") -> ToolsCo
         raise ConfigError(f"{source}: {problems}") from None
 
 
+_LABELLED_LISTS = ("apis", "tools", "openapi", "mcp")
+
+
 def _describe_error(data: object, loc: tuple[int | str, ...], message: str) -> str:
     """Turn pydantic's ``('apis', 0, 'tools', 1, 'path')`` into ``api <url> > tool <name> > path``."""
     parts: list[str] = []
@@ -239,7 +263,7 @@ def _describe_error(data: object, loc: tuple[int | str, ...], message: str) -> s
     while index < len(loc):
         key = loc[index]
         child = _child(node, key)
-        if key in ("apis", "tools") and index + 1 < len(loc) and isinstance(loc[index + 1], int):
+        if key in _LABELLED_LISTS and index + 1 < len(loc) and isinstance(loc[index + 1], int):
             item = _child(child, loc[index + 1])
             parts.append(_label(str(key), item, loc[index + 1]))
             node = item
@@ -261,8 +285,15 @@ def _child(node: object, key: int | str) -> object:
 
 
 def _label(collection: str, item: object, position: int | str) -> str:
+    fields = item if isinstance(item, dict) else {}
     if collection == "apis":
-        url = item.get("url") if isinstance(item, dict) else None
+        url = fields.get("url")
         return f"api {url}" if isinstance(url, str) else f"apis[{position}]"
-    name = (item.get("toolName") or item.get("tool_name")) if isinstance(item, dict) else None
+    if collection == "openapi":
+        source = fields.get("source") or fields.get("name")
+        return f"openapi {source}" if isinstance(source, str) else f"openapi[{position}]"
+    if collection == "mcp":
+        url = fields.get("url")
+        return f"mcp {url}" if isinstance(url, str) else f"mcp[{position}]"
+    name = fields.get("toolName") or fields.get("tool_name")
     return f"tool {name}" if isinstance(name, str) else f"tools[{position}]"

@@ -43,10 +43,17 @@ class StepFunctionsExecutions:
     and should have a read timeout no longer than the caller can wait.
     """
 
-    def __init__(self, client: Any, state_machine_arn: str, *, sync_client: Any = None) -> None:
+    def __init__(self, client: Any, state_machine_arn: str | None, *, sync_client: Any = None) -> None:
         self._client = client
         self._sync_client = sync_client if sync_client is not None else client
-        self.state_machine_arn = state_machine_arn
+        self._state_machine_arn = state_machine_arn
+
+    @property
+    def state_machine_arn(self) -> str:
+        """The state machine; `ConfigError` when the deployment did not set one (reading runs needs none)."""
+        if not self._state_machine_arn:
+            raise ConfigError("STATE_MACHINE_ARN is not set: the API cannot start runs")
+        return self._state_machine_arn
 
     @classmethod
     def from_settings(cls, settings: Settings, *, sync_timeout_seconds: float) -> StepFunctionsExecutions:
@@ -54,8 +61,6 @@ class StepFunctionsExecutions:
         import boto3  # deferred: keeps the handler module's import (cold start) light
         from botocore.config import Config
 
-        if not settings.state_machine_arn:
-            raise ConfigError("STATE_MACHINE_ARN is not set: the API cannot start runs")
         endpoint = settings.stepfunctions_endpoint_url
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
         host_prefix = endpoint is None

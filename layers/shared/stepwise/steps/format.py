@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, StepRecord, StopReason, StoredMessage
+from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.structured_output import produce_structured_output, split_formatting_replies
 
 _FALLBACK_OBSERVATION_CHARS = 1000
 
@@ -40,7 +41,11 @@ def best_available_answer(decision: StepRecord | None, messages: list[StoredMess
 
 
 def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
-    """Store the answer and why the run stopped; the run is SUCCEEDED whether the model or a limit ended it."""
+    """Store the answer and why the run stopped; the run is SUCCEEDED whether the model or a limit ended it.
+
+    With a `response_schema` in the profile the answer is also stored as validated JSON (`output`), or
+    the reason it could not be (`output_error`).
+    """
     snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
     meta = snapshot.meta
     if meta.is_terminal:
@@ -53,13 +58,27 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     if payload.next == "final_answer" and snapshot.decision is not None and snapshot.decision.answer is not None:
         answer = snapshot.decision.answer
     else:
-        answer = best_available_answer(
-            snapshot.decision, runtime.store.list_messages(payload.run_id), payload.iteration
-        )
-    finished = runtime.store.finish_run(meta, "SUCCEEDED", stop_reason=stop_reason, answer=answer)
+        # A retried Format may find its own formatting replies stored; they are not the model's answer.
+        conversation, _ = split_formatting_replies(runtime.store.list_messages(payload.run_id), payload.iteration)
+        answer = best_available_answer(snapshot.decision, conversation, payload.iteration)
+    structured = produce_structured_output(meta, payload.iteration, answer, runtime)
+    finished = runtime.store.finish_run(
+        meta,
+        "SUCCEEDED",
+        stop_reason=stop_reason,
+        answer=answer,
+        output=structured.output,
+        output_error=structured.error,
+    )
     metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
     logger.info(
-        "run finished", extra={"run_id": meta.run_id, "stop_reason": stop_reason, "iterations": payload.iteration}
+        "run finished",
+        extra={
+            "run_id": meta.run_id,
+            "stop_reason": stop_reason,
+            "iterations": payload.iteration,
+            "has_output": structured.output is not None,
+        },
     )
     return FormatResult(run_id=finished.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
 
@@ -81,7 +100,7 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     """Record a run as FAILED (or TIMED_OUT) with the error that ended it, so it never stays RUNNING."""
     meta = runtime.store.require_run(event.run_id)
     error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
-    status = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
+    status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
     runtime.store.finish_run(meta, status, stop_reason="error", error=error)
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})

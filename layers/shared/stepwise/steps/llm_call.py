@@ -6,12 +6,54 @@ import time
 from typing import Any
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage, StepRecord, StoredMessage
 from stepwise.models.state import StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import agent_for
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
+
+
+def request_history(history: list[StoredMessage], max_parallel_calls: int) -> list[ChatMessage]:
+    """The stored conversation as the protocol gets it, with a result for every tool call.
+
+    Calls beyond `max_parallel_calls` were dropped by Parse and never run; providers refuse a tool
+    call without a result, so each gets one saying it was not run.
+    """
+    # Per iteration: servers that omit call ids get positional ones, repeated from one reply to the next.
+    answered = {(message.iteration, message.tool_call_id) for message in history if message.role == "tool"}
+    rendered: list[ChatMessage] = []
+    unanswered: list[ChatMessage] = []
+    for message in history:
+        if message.role != "tool":
+            rendered.extend(unanswered)
+            unanswered = []
+        rendered.append(ChatMessage.model_validate(message.model_dump(exclude={"iteration", "slot"})))
+        if message.role == "assistant":
+            unanswered = [
+                ChatMessage(
+                    role="tool",
+                    content=f"Not run: at most {max_parallel_calls} tool calls are run per reply. "
+                    "Call it again if you still need it.",
+                    tool_call_id=call.id,
+                    name=call.name,
+                )
+                for call in message.tool_calls
+                if (message.iteration, call.id) not in answered
+            ]
+    rendered.extend(unanswered)
+    return rendered
+
+
+def effective_tool_choice(tool_choice: str | None, history: list[StoredMessage]) -> str | None:
+    """The tool_choice of this call: a forcing one (`required` or a tool name) holds until the run's
+    first tool call, then `auto`, so a forced model can still give its answer instead of looping to the
+    iteration limit.
+    """
+    forcing = tool_choice is not None and tool_choice not in ("auto", "none")
+    if forcing and any(message.iteration > 0 and message.tool_calls for message in history):
+        return "auto"
+    return tool_choice
 
 
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
@@ -25,10 +67,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     profile = agent.profile
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
-        history=[ChatMessage.model_validate(message.model_dump(exclude={"iteration", "slot"})) for message in history],
+        history=request_history(history, profile.limits.max_parallel_calls),
         tools=agent.tools,
         final_round=payload.final_round,
-        tool_choice=profile.tool_choice,
+        tool_choice=effective_tool_choice(profile.tool_choice, history),
         parallel_tool_calls=profile.parallel_tool_calls,
         max_tokens=profile.max_tokens,
         temperature=profile.temperature,

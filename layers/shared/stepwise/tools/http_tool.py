@@ -1,9 +1,11 @@
 """A tool that calls one endpoint of a configured HTTP API, with every guard in `guards` applied.
 
 Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
-``#``, ``@`` or ``/`` stay inside their segment); the rest go to the query string (GET, DELETE) or a
-JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any. The
-API key is resolved at call time, so a rotated secret is used once its cache expires.
+``#``, ``@`` or ``/`` stay inside their segment); the rest go where the endpoint's ``bindings`` say
+(query, header, a JSON body field or the whole JSON body), by default to the query string (GET, DELETE)
+or a JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any.
+The API key is resolved at call time, so a rotated secret is used once its cache expires, and it always
+wins over an argument of the same name.
 
 For APIs that are not ``internal``, the host is resolved once, checked, and the connection is made to
 that very address (with the original Host header and TLS server name), so a second DNS answer cannot
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -21,8 +24,8 @@ import httpx
 
 from stepwise.credentials import SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
+from stepwise.models.api_config import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
 from stepwise.models.messages import ToolSpec
-from stepwise.models.tool_config import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, HttpToolConfig
 from stepwise.tools.base import ToolResult
 from stepwise.tools.guards import (
     AddressPolicy,
@@ -37,6 +40,8 @@ from stepwise.tools.http_response import DeadlinePassed, describe_body, error_sn
 
 MAX_REDIRECTS = 3
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+# No body at all, as opposed to a JSON ``null`` body.
+_NO_BODY = object()
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 _DEFAULT_HEADERS = {
     "Accept": "application/json, text/plain;q=0.9, */*;q=0.5",
@@ -80,8 +85,9 @@ class HttpTool:
         """Send the request and describe the response; failures raise `ToolError` saying what failed."""
         timeout_seconds = self._api.max_execution_time / 1000
         deadline = time.monotonic() + timeout_seconds
-        url, json_body = self._first_request(arguments)
-        headers = self._headers()
+        request = self._first_request(arguments)
+        url, json_body = request.url, request.json_body
+        headers = _merged_headers(request.headers, self._headers())
         method: str = self._endpoint.method
         try:
             for _ in range(self._max_redirects + 1):
@@ -97,7 +103,7 @@ class HttpTool:
                     response.close()
                 url = self._redirect_target(url, location)
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                    method, json_body = "GET", None
+                    method, json_body = "GET", _NO_BODY
         except (httpx.TimeoutException, DeadlinePassed):
             raise ToolError(f"timed out after {timeout_seconds:.1f} s") from None
         except httpx.ConnectError as exc:
@@ -108,23 +114,35 @@ class HttpTool:
             raise ToolError(f"HTTP request failed: {type(exc).__name__}") from None
         raise ToolError(f"refused to follow more than {self._max_redirects} redirects")
 
-    def _first_request(self, arguments: dict[str, Any]) -> tuple[httpx.URL, dict[str, Any] | None]:
+    def _first_request(self, arguments: dict[str, Any]) -> _Request:
         path = PATH_PLACEHOLDER.sub(lambda match: _path_segment(match.group(1), arguments), self._endpoint.path)
         url = httpx.URL(f"{self._api.url}{path}")
         self._check_inside_base(url)
         path_names = set(self._endpoint.path_parameters)
         declared = self._endpoint.parameter.get("properties") or {}
-        rest = {
-            name: value
-            for name, value in arguments.items()
-            if name not in path_names and value is not None and (not declared or name in declared)
-        }
-        if self._endpoint.method in _BODY_METHODS:
-            return self._with_query_key(url), rest
-        query: list[tuple[str, str | int | float | bool | None]] = [
-            (name, item) for name, value in rest.items() for item in _query_values(value)
-        ]
-        return self._with_query_key(url.copy_merge_params(query) if query else url), None
+        default_location = "body" if self._endpoint.method in _BODY_METHODS else "query"
+        query: list[tuple[str, str]] = []
+        headers: dict[str, str] = {}
+        body_fields: dict[str, Any] = {}
+        whole_body: Any = _NO_BODY
+        for name, value in arguments.items():
+            if name in path_names or value is None or (declared and name not in declared):
+                continue
+            binding = self._endpoint.bindings.get(name)
+            location = binding.location if binding is not None else default_location
+            wire_name = (binding.name if binding is not None else None) or name
+            if location == "header":
+                headers[wire_name] = _header_value(wire_name, value)
+            elif location == "query":
+                query.extend(_query_pairs(wire_name, value, binding))
+            elif binding is not None and binding.name is None:
+                whole_body = value
+            else:
+                body_fields[wire_name] = value
+        if whole_body is _NO_BODY and (body_fields or self._endpoint.method in _BODY_METHODS):
+            whole_body = body_fields
+        with_query = url.copy_merge_params(tuple(query)) if query else url
+        return _Request(self._with_query_key(with_query), headers, whole_body)
 
     def _check_inside_base(self, url: httpx.URL) -> None:
         """Defence in depth: after encoding, the URL must still be under the configured base URL."""
@@ -160,7 +178,7 @@ class HttpTool:
         method: str,
         url: httpx.URL,
         headers: dict[str, str],
-        json_body: dict[str, Any] | None,
+        json_body: Any,
         deadline: float,
     ) -> httpx.Response:
         if self._api.internal:
@@ -182,7 +200,7 @@ class HttpTool:
         method: str,
         url: httpx.URL,
         headers: dict[str, str],
-        json_body: dict[str, Any] | None,
+        json_body: Any,
         deadline: float,
     ) -> httpx.Response:
         """Send to ``address`` (the host's checked address; None lets the client resolve the host)."""
@@ -197,11 +215,15 @@ class HttpTool:
             if url.scheme == "https":
                 # TLS still verifies the certificate against the name, not the address.
                 extensions["sni_hostname"] = url.host
+        content: bytes | None = None
+        if json_body is not _NO_BODY:
+            content = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            request_headers["Content-Type"] = "application/json"
         request = self._client.build_request(
             method,
             connect_url,
             headers=request_headers,
-            json=json_body,
+            content=content,
             timeout=httpx.Timeout(remaining),
             extensions=extensions,
         )
@@ -235,6 +257,15 @@ class HttpTool:
         )
 
 
+@dataclass(frozen=True)
+class _Request:
+    """The first request of a call: URL with its query, argument headers, and the JSON body or `_NO_BODY`."""
+
+    url: httpx.URL
+    headers: dict[str, str]
+    json_body: Any
+
+
 def _path_segment(name: str, arguments: dict[str, Any]) -> str:
     value = arguments.get(name)
     if value is None:
@@ -248,10 +279,36 @@ def _path_segment(name: str, arguments: dict[str, Any]) -> str:
     return quote(text, safe="")
 
 
-def _query_values(value: object) -> list[str]:
+def _query_pairs(name: str, value: object, binding: ArgumentBinding | None) -> list[tuple[str, str]]:
+    """The query parameters of one argument: OpenAPI's ``form`` or ``deepObject`` style when bound.
+
+    An unbound object is sent as JSON text, as it always was for hand-written tools.
+    """
+    explode = binding is None or binding.explode
     if isinstance(value, list):
-        return [_as_text(item) for item in value if item is not None]
-    return [_as_text(value)]
+        items = [_as_text(item) for item in value if item is not None]
+        return [(name, item) for item in items] if explode else [(name, ",".join(items))]
+    if isinstance(value, dict) and binding is not None:
+        fields = [(str(key), _as_text(item)) for key, item in value.items() if item is not None]
+        if binding.style == "deepObject":
+            return [(f"{name}[{key}]", text) for key, text in fields]
+        if explode:
+            return fields
+        return [(name, ",".join(part for pair in fields for part in pair))]
+    return [(name, _as_text(value))]
+
+
+def _merged_headers(from_arguments: dict[str, str], own: dict[str, str]) -> dict[str, str]:
+    """Argument headers, then the tool's own (defaults and API key), which win whatever the case."""
+    taken = {name.lower() for name in own}
+    return {**{name: value for name, value in from_arguments.items() if name.lower() not in taken}, **own}
+
+
+def _header_value(name: str, value: object) -> str:
+    text = ",".join(_as_text(item) for item in value) if isinstance(value, list) else _as_text(value)
+    if any(character in text for character in "\r\n\0"):
+        raise ToolError(f"invalid arguments: header {name} must not hold line breaks")
+    return text
 
 
 def _as_text(value: object) -> str:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import httpx
 
-from stepwise.credentials import Redactor, SecretResolver
+from stepwise.credentials import Redactor, SecretResolver, redact_library_logs
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool
+from stepwise.tools.mcp import load_mcp_tools
+from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 from stepwise.tools.python_tools import load_python_tools
 
 
@@ -90,34 +93,51 @@ def build_tool_registry(
     config_dir: Path,
     http_client: httpx.Client | None = None,
     secret_resolver: SecretResolver | None = None,
+    s3_client: Any = None,
 ) -> ToolRegistry:
-    """Build every configured tool: HTTP APIs, then built-ins, then deployer Python modules.
+    """Build every configured tool: HTTP APIs, OpenAPI documents, MCP servers, built-ins, Python modules.
 
-    Raises `ConfigError` for an unknown built-in, a Python module that cannot be loaded, or a tool name
-    used twice across sources. Secrets are not fetched here but at call time (and then cached).
+    OpenAPI documents are read (from the config directory, S3 — with ``s3_client``, or a default one
+    made on first use — or https) and MCP servers are asked for their tools here, once per container.
+    Raises `ConfigError` for a document that cannot be imported, an MCP server that cannot be listed, an
+    unknown built-in, a Python module that cannot be loaded, or a tool name used twice across sources.
+    Secrets are not fetched here but at call time (and then cached).
     """
     resolver = secret_resolver if secret_resolver is not None else SecretResolver()
-    tools: list[Tool] = []
-    if config.apis:
+    redact_library_logs(resolver.redactor)
+    collected = _CollectedTools()
+    if config.apis or config.openapi:
         client = http_client if http_client is not None else default_http_client()
-        tools.extend(
-            HttpTool(api, endpoint, http_client=client, secret_resolver=resolver)
-            for api in config.apis
-            for endpoint in api.tools
-        )
-    sources = {endpoint.tool_name: f"api {api.url}" for api in config.apis for endpoint in api.tools}
+        for api in config.apis:
+            for endpoint in api.tools:
+                collected.add(HttpTool(api, endpoint, http_client=client, secret_resolver=resolver), f"api {api.url}")
+        loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
+        for source in config.openapi:
+            for imported in import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver):
+                collected.add(imported, f"openapi {source.describe()}")
+    for server in config.mcp:
+        for remote in load_mcp_tools(server, secret_resolver=resolver):
+            collected.add(remote, f"mcp {server.url}")
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:
             raise ConfigError(f"builtin: unknown tool {name!r}; built-in tools: {', '.join(available)}")
-        tools.append(available[name])
-        sources[name] = "builtin"
+        collected.add(available[name], "builtin")
     for each in load_python_tools(config.python, config_dir=config_dir):
-        name = each.spec.name
-        if name in sources:
-            raise ConfigError(
-                f"python module {each.function.__module__}: tool {name} is already defined by {sources[name]}"
-            )
-        tools.append(each)
-        sources[name] = f"python module {each.function.__module__}"
-    return ToolRegistry(tools, redactor=resolver.redactor)
+        collected.add(each, f"python module {each.function.__module__}")
+    return ToolRegistry(collected.tools, redactor=resolver.redactor)
+
+
+class _CollectedTools:
+    """Tools in configuration order, each name owned by exactly one source."""
+
+    def __init__(self) -> None:
+        self.tools: list[Tool] = []
+        self._owners: dict[str, str] = {}
+
+    def add(self, tool: Tool, source: str) -> None:
+        name = tool.spec.name
+        if name in self._owners:
+            raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
+        self._owners[name] = source
+        self.tools.append(tool)

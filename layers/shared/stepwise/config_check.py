@@ -1,0 +1,140 @@
+"""``stepwise config check <file>``: validate a configuration and print the tools each profile offers.
+
+The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin configuration (read through
+`stepwise.higress`). The check does what a Lambda container does at cold start — validates the file,
+imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
+and then prints, per profile, each tool as the model will see it: name, description and JSON schema.
+Secrets are not fetched: they are resolved at call time only. A bad file exits with status 1 and the
+`ConfigError` message, which names the file, the field and the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import yaml
+
+from stepwise.credentials import SecretResolver
+from stepwise.errors import ConfigError
+from stepwise.higress import higress_to_stepwise, is_higress_agent_config
+from stepwise.models.config import StepwiseConfig
+from stepwise.models.messages import ToolSpec
+from stepwise.tools.registry import build_tool_registry, default_http_client
+
+
+@dataclass(frozen=True)
+class ProfileTools:
+    """One profile's model and the tools it offers, as the model sees them."""
+
+    model: str
+    tools: list[ToolSpec]
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    """What a valid configuration file offers."""
+
+    path: Path
+    kind: str
+    default_profile: str
+    profiles: dict[str, ProfileTools]
+    notes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data."""
+        return {
+            "file": str(self.path),
+            "kind": self.kind,
+            "default_profile": self.default_profile,
+            "notes": self.notes,
+            "profiles": {
+                name: {"model": profile.model, "tools": [spec.model_dump() for spec in profile.tools]}
+                for name, profile in self.profiles.items()
+            },
+        }
+
+
+def add_config_command(subparsers: Any) -> None:
+    """Register ``config check`` on the CLI's subparsers."""
+    config = subparsers.add_parser("config", help="work with configuration files")
+    actions = config.add_subparsers(dest="config_command", required=True)
+    check = actions.add_parser(
+        "check",
+        help="validate a configuration (Stepwise or Higress ai-agent) and print the tools each profile offers",
+    )
+    check.add_argument("file", help="the configuration file, YAML or JSON")
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.set_defaults(handler=command_config_check)
+
+
+def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
+    """Check ``args.file``; 0 and the tools on ``out`` when valid, 1 and the error on stderr otherwise."""
+    try:
+        report = check_config_file(Path(args.file))
+    except ConfigError as exc:
+        print(f"stepwise config check: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report.as_json(), indent=2, ensure_ascii=False), file=out)
+    else:
+        print_report(report, out)
+    return 0
+
+
+def check_config_file(
+    path: Path, *, environ: Mapping[str, str] | None = None, s3_client: Any = None
+) -> ConfigReport:
+    """Validate the file and build its tools as a container would; `ConfigError` at the first problem."""
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}: not valid YAML{at}") from None
+    kind, notes = "stepwise", []
+    if is_higress_agent_config(raw):
+        conversion = higress_to_stepwise(raw, source=str(path))
+        raw, kind, notes = conversion.config, "higress-ai-agent", conversion.notes
+    config = StepwiseConfig.from_mapping(raw, source=str(path), environ=environ)
+    with default_http_client() as http_client:
+        registry = build_tool_registry(
+            config.tools,
+            config_dir=path.resolve().parent,
+            http_client=http_client,
+            secret_resolver=SecretResolver(),
+            s3_client=s3_client,
+        )
+    profiles: dict[str, ProfileTools] = {}
+    for name, profile in config.profiles.items():
+        try:
+            specs = registry.specs(profile.tools)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: profiles.{name}.tools: {exc}") from None
+        profiles[name] = ProfileTools(model=profile.model, tools=specs)
+    return ConfigReport(path, kind, config.default_profile, profiles, notes)
+
+
+def print_report(report: ConfigReport, out: TextIO) -> None:
+    """The report for a person: per profile, each tool's name, description and schema."""
+    what = "a Higress ai-agent configuration, read as" if report.kind == "higress-ai-agent" else "a valid"
+    print(f"{report.path}: {what} Stepwise configuration", file=out)
+    for note in report.notes:
+        print(f"note: {note}", file=out)
+    for name, profile in report.profiles.items():
+        default = ", the default" if name == report.default_profile else ""
+        count = f"{len(profile.tools)} tool{'' if len(profile.tools) == 1 else 's'}"
+        print(f"\nprofile {name} (model {profile.model}{default}): {count}", file=out)
+        for spec in profile.tools:
+            print(f"\n  {spec.name}", file=out)
+            for line in (spec.description or "(no description)").splitlines():
+                print(f"    {line}", file=out)
+            schema = json.dumps(spec.parameters, indent=2, ensure_ascii=False)
+            print("    parameters: " + schema.replace("\n", "\n    "), file=out)

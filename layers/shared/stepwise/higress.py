@@ -1,0 +1,223 @@
+"""Reading a Higress ``ai-agent`` plugin configuration as a Stepwise configuration.
+
+A gateway agent moves over unchanged: its file has a top-level ``llm`` block and ``apis``, where each API
+is either the plugin's own shape (``apiProvider`` + ``api``, an OpenAPI document as a string) or the
+``url`` + ``tools[]`` shape (``toolName``, ``description``, ``method``, ``path``, ``parameter``, and
+``apiKey {in, name, value}``). `higress_to_stepwise` turns it into a Stepwise configuration mapping:
+
+- ``llm`` becomes the model ``higress``: an OpenAI-compatible endpoint at ``https://<domain><path>``
+  (``http://`` when ``servicePort`` is 80, the port kept when it is neither 80 nor 443; ``path`` must end
+  in ``/chat/completions``), with its ``model``, ``apiKey``, ``maxExecutionTime`` and ``maxTokens``;
+- every API becomes an ``openapi`` source (the document inline; its ``servers[0].url`` as the base, else
+  the provider's domain) or an ``apis`` entry, with the ``apiKey`` placed as the plugin places it: in the
+  query for ``in: query``, else in the named header;
+- one ``default`` profile uses the model with the ReAct Thought/Action text protocol the plugin uses,
+  ``maxIterations`` as its iteration limit, and ``jsonResp.jsonSchema`` as its response schema.
+
+``promptTemplate`` and ``returnResponseTemplate`` are accepted and not used (Stepwise has its own
+prompts and response format); the conversion says so in its notes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stepwise.errors import ConfigError
+from stepwise.tools.openapi.loader import parse_document
+
+MODEL_NAME = "higress"
+PROFILE_NAME = "default"
+CHAT_COMPLETIONS_SUFFIX = "/chat/completions"
+DEFAULT_MAX_ITERATIONS = 15
+DEFAULT_MAX_EXECUTION_MS = 50_000
+DEFAULT_MAX_TOKENS = 1000
+
+_STRICT = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True)
+
+
+class HigressApiKey(BaseModel):
+    """``apiKey`` of an API provider: ``in`` is ``query``, ``header`` or ``none``."""
+
+    model_config = _STRICT
+
+    location: str = Field(default="header", alias="in")
+    name: str = ""
+    value: str = Field(default="", repr=False)
+
+
+class HigressLlm(BaseModel):
+    """The plugin's ``llm`` block; zeros mean the plugin's defaults, as in the plugin."""
+
+    model_config = _STRICT
+
+    api_key: str = Field(alias="apiKey", min_length=1, repr=False)
+    service_name: str | None = Field(default=None, alias="serviceName")
+    service_port: int = Field(alias="servicePort", gt=0, le=65_535)
+    domain: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    max_iterations: int = Field(default=0, alias="maxIterations", ge=0)
+    max_execution_time: int = Field(default=0, alias="maxExecutionTime", ge=0)
+    max_tokens: int = Field(default=0, alias="maxTokens", ge=0)
+
+
+class HigressApiProvider(BaseModel):
+    """Where an API is served, and its credential."""
+
+    model_config = _STRICT
+
+    service_name: str | None = Field(default=None, alias="serviceName")
+    service_port: int = Field(alias="servicePort", gt=0, le=65_535)
+    domain: str = Field(min_length=1)
+    api_key: HigressApiKey | None = Field(default=None, alias="apiKey")
+    max_execution_time: int | None = Field(default=None, alias="maxExecutionTime", gt=0)
+
+
+class HigressApi(BaseModel):
+    """One ``apis`` entry in the plugin's shape: a provider and its OpenAPI document as text."""
+
+    model_config = _STRICT
+
+    api_provider: HigressApiProvider = Field(alias="apiProvider")
+    api: str = Field(min_length=1)
+
+
+class HigressJsonResponse(BaseModel):
+    """``jsonResp``: answer as JSON, following ``jsonSchema`` (a mapping or JSON text) when given."""
+
+    model_config = _STRICT
+
+    enable: bool = False
+    json_schema: dict[str, Any] | str | None = Field(default=None, alias="jsonSchema")
+
+
+class HigressAgentConfig(BaseModel):
+    """The whole plugin configuration."""
+
+    model_config = _STRICT
+
+    llm: HigressLlm
+    apis: list[dict[str, Any]] = Field(min_length=1)
+    prompt_template: dict[str, Any] | None = Field(default=None, alias="promptTemplate")
+    json_resp: HigressJsonResponse | None = Field(default=None, alias="jsonResp")
+    return_response_template: str | None = Field(default=None, alias="returnResponseTemplate")
+
+
+@dataclass(frozen=True)
+class HigressConversion:
+    """The Stepwise configuration mapping, and notes on what of the original is not used."""
+
+    config: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def is_higress_agent_config(raw: object) -> bool:
+    """True for a mapping in the plugin's shape: a top-level ``llm`` block and no Stepwise ``models``."""
+    return isinstance(raw, Mapping) and "llm" in raw and "models" not in raw
+
+
+def higress_to_stepwise(raw: Mapping[str, Any], *, source: str = "<config>") -> HigressConversion:
+    """Convert a Higress ai-agent configuration; `ConfigError` names ``source``, the field and the reason."""
+    try:
+        agent = HigressAgentConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_problems(exc)}") from None
+    apis: list[dict[str, Any]] = []
+    openapi: list[dict[str, Any]] = []
+    for index, entry in enumerate(agent.apis):
+        if "apiProvider" in entry or "api_provider" in entry:
+            openapi.append(_openapi_source(entry, f"{source} apis[{index}]"))
+        else:
+            apis.append(entry)
+    profile: dict[str, Any] = {
+        "model": MODEL_NAME,
+        "strategy": "react",
+        "protocol": "react_text",
+        "limits": {"max_iterations": agent.llm.max_iterations or DEFAULT_MAX_ITERATIONS},
+    }
+    if agent.json_resp is not None and agent.json_resp.enable:
+        profile["response_schema"] = _response_schema(agent.json_resp, source)
+    config = {
+        "models": {MODEL_NAME: _model(agent.llm, source)},
+        "tools": {"apis": apis, "openapi": openapi},
+        "profiles": {PROFILE_NAME: profile},
+        "default_profile": PROFILE_NAME,
+    }
+    notes = [
+        f"{key} is not used: Stepwise has its own {what}"
+        for key, value, what in (
+            ("promptTemplate", agent.prompt_template, "ReAct prompts"),
+            ("returnResponseTemplate", agent.return_response_template, "response format"),
+        )
+        if value is not None
+    ]
+    return HigressConversion(config, notes)
+
+
+def _model(llm: HigressLlm, source: str) -> dict[str, Any]:
+    if not llm.path.endswith(CHAT_COMPLETIONS_SUFFIX):
+        raise ConfigError(f"{source}: llm.path: {llm.path!r} must end with {CHAT_COMPLETIONS_SUFFIX}")
+    base = _origin(llm.domain, llm.service_port) + llm.path.removesuffix(CHAT_COMPLETIONS_SUFFIX)
+    return {
+        "provider": "openai",
+        "base_url": base,
+        "model": llm.model,
+        "api_key": llm.api_key,
+        "timeout_seconds": (llm.max_execution_time or DEFAULT_MAX_EXECUTION_MS) / 1000,
+        "max_tokens": llm.max_tokens or DEFAULT_MAX_TOKENS,
+        "capabilities": {"native_tools": False, "parallel_tools": False, "stop_sequences": True},
+    }
+
+
+def _openapi_source(entry: dict[str, Any], label: str) -> dict[str, Any]:
+    """The ``openapi`` source of one plugin-shaped API; ``label`` names it (``agent.yaml apis[0]``)."""
+    try:
+        api = HigressApi.model_validate(entry)
+    except ValidationError as exc:
+        raise ConfigError(f"{label}: {_problems(exc)}") from None
+    provider = api.api_provider
+    document = parse_document(api.api, where=label)
+    info = document.get("info")
+    title = info.get("title") if isinstance(info, dict) else None
+    converted: dict[str, Any] = {"document": document, "name": f"{label} ({title})" if title else label}
+    if not document.get("servers"):
+        # The plugin sends to its service cluster with the domain as Host; without servers, call the domain.
+        converted["baseUrl"] = _origin(provider.domain, provider.service_port)
+    key = provider.api_key
+    if key is not None and key.value and key.location != "none":
+        location = key.location if key.location in ("query", "bearer") else "header"
+        converted["apiKey"] = {"in": location, "value": key.value, **({"name": key.name} if key.name else {})}
+    if provider.max_execution_time is not None:
+        converted["maxExecutionTime"] = provider.max_execution_time
+    return converted
+
+
+def _response_schema(json_resp: HigressJsonResponse, source: str) -> dict[str, Any]:
+    schema = json_resp.json_schema
+    if schema is None:
+        return {"type": "object"}
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except ValueError:
+            raise ConfigError(f"{source}: jsonResp.jsonSchema is not valid JSON") from None
+    if not isinstance(schema, dict):
+        raise ConfigError(f"{source}: jsonResp.jsonSchema must be a JSON object")
+    return schema
+
+
+def _origin(domain: str, port: int) -> str:
+    if port == 80:
+        return f"http://{domain}"
+    return f"https://{domain}" if port == 443 else f"https://{domain}:{port}"
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}" for error in exc.errors()
+    )

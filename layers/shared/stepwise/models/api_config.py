@@ -1,0 +1,228 @@
+"""Configuration of an HTTP API and its endpoints, in the shape of the Higress ``ai-agent`` plugin's ``apis``.
+
+```yaml
+url: https://api.example.com/v1
+apiKey: {in: header, name: X-API-Key, value: "ssm:/stepwise/weather"}
+maxExecutionTime: 5000
+internal: false
+maxResponseBytes: 65536
+tools:
+  - toolName: get_weather
+    description: Current weather for a city
+    method: GET
+    path: /weather/{city}
+    parameter: {type: object, properties: {city: {type: string}, units: {type: string}}, required: [city]}
+    bindings: {units: {in: header, name: X-Units}}
+```
+
+``bindings`` is a Stepwise addition: it says where an argument goes (``path``, ``query``, ``header`` or
+``body``) and under which name, when the default is not right. By default a ``{placeholder}`` argument
+fills the path and every other argument goes to the query string (GET, DELETE) or is a field of a JSON
+body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for every parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+DEFAULT_MAX_EXECUTION_MS = 5000
+MAX_EXECUTION_MS_LIMIT = 60_000
+DEFAULT_MAX_RESPONSE_BYTES = 65_536
+MAX_RESPONSE_BYTES_LIMIT = 10 * 1024 * 1024
+
+# Headers the HTTP client or the tool itself owns: a model-chosen value for them could smuggle a second
+# request, break the body framing, lift the size cap (compression) or override the routing.
+RESERVED_HEADERS = frozenset(
+    {
+        "host",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "connection",
+        "keep-alive",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+        "accept-encoding",
+        "proxy-authorization",
+        "proxy-connection",
+        "cookie",
+    }
+)
+
+HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+ArgumentLocation = Literal["path", "query", "header", "body"]
+
+TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
+
+
+def validated_http_url(url: str, *, what: str = "url") -> str:
+    """An http(s) URL with a host and no credentials, query or fragment, without its trailing slash."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{what} {url!r} must use http or https")
+    if not parts.hostname:
+        raise ValueError(f"{what} {url!r} has no host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError(f"{what} of {parts.hostname} must not hold credentials; use apiKey")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{what} {url!r} must not hold a query or fragment")
+    try:
+        parts.port  # noqa: B018 - reading it validates the port
+    except ValueError:
+        raise ValueError(f"{what} {url!r} has an invalid port") from None
+    return url.rstrip("/")
+
+
+class ApiKeyConfig(BaseModel):
+    """Where and how an API's credential is sent; ``value`` is a literal or a secret reference."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    location: Literal["header", "query", "bearer"] = Field(alias="in")
+    name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
+    value: str = Field(min_length=1, repr=False)
+
+    # A field validator, not a model validator: pydantic shows a failing validator's input, and the
+    # input of a model validator here would include the (possibly literal) key.
+    @field_validator("name")
+    @classmethod
+    def _name_fits_location(cls, name: str | None, info: ValidationInfo) -> str | None:
+        location = info.data.get("location")
+        if location in ("header", "query") and not name:
+            raise ValueError(f"apiKey.name is required when apiKey.in is {location!r}")
+        if location == "header" and name and not HEADER_NAME.fullmatch(name):
+            raise ValueError(f"apiKey.name {name!r} is not a valid HTTP header name")
+        return name
+
+
+class ArgumentBinding(BaseModel):
+    """Where one argument goes in the request, and its name there.
+
+    ``name`` defaults to the argument's own name. For ``in: body`` without a name the argument *is* the
+    JSON body (any JSON value); with a name it is one field of a JSON object body. ``style`` and
+    ``explode`` follow OpenAPI for query arrays and objects: ``form`` + explode repeats an array's name
+    (``?id=1&id=2``) and spreads an object's fields (``?a=1&b=2``); without explode both are joined with
+    commas; ``deepObject`` writes ``name[field]=value``.
+    """
+
+    model_config = TOOL_MODEL_CONFIG
+
+    location: ArgumentLocation = Field(alias="in")
+    name: str | None = Field(default=None, min_length=1, max_length=256)
+    style: Literal["form", "deepObject"] = "form"
+    explode: bool = True
+
+
+class HttpToolConfig(BaseModel):
+    """One endpoint of an API offered to the model as a tool."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    tool_name: str = Field(alias="toolName", pattern=TOOL_NAME_PATTERN)
+    description: str = Field(default="", max_length=4096)
+    method: HttpMethod = "GET"
+    path: str = ""
+    parameter: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    bindings: dict[str, ArgumentBinding] = Field(default_factory=dict)
+
+    @field_validator("method", mode="before")
+    @classmethod
+    def _upper_case_method(cls, method: object) -> object:
+        return method.upper() if isinstance(method, str) else method
+
+    @model_validator(mode="after")
+    def _path_and_schema_agree(self) -> HttpToolConfig:
+        where = f"tool {self.tool_name}"
+        if self.path and not self.path.startswith("/"):
+            raise ValueError(f"{where}: path must start with '/'")
+        if "?" in self.path or "#" in self.path:
+            raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
+        if self.parameter.get("type") != "object":
+            raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
+        try:
+            Draft202012Validator.check_schema(self.parameter)
+        except SchemaError as exc:
+            raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
+        properties = self.parameter.get("properties", {})
+        for placeholder in self.path_parameters:
+            if not re.fullmatch(r"[A-Za-z0-9_-]+", placeholder):
+                raise ValueError(f"{where}: path placeholder {{{placeholder}}} is not a parameter name")
+            if placeholder not in properties:
+                raise ValueError(f"{where}: path placeholder {{{placeholder}}} is not a property of parameter")
+        outside_placeholders = PATH_PLACEHOLDER.sub("", self.path)
+        if "{" in outside_placeholders or "}" in outside_placeholders:
+            raise ValueError(f"{where}: path has an unbalanced '{{' or '}}'")
+        self._check_bindings(where, properties)
+        return self
+
+    def _check_bindings(self, where: str, properties: dict[str, Any]) -> None:
+        placeholders = set(self.path_parameters)
+        for name, binding in self.bindings.items():
+            at = f"{where}: bindings.{name}"
+            if name not in properties:
+                raise ValueError(f"{at}: {name} is not a property of parameter")
+            if (binding.location == "path") != (name in placeholders):
+                raise ValueError(f"{at}: only a {{placeholder}} of the path is bound to the path, and always is")
+            if binding.location == "body" and self.method == "GET":
+                raise ValueError(f"{at}: a GET request has no body")
+            if binding.location == "header":
+                header = binding.name or name
+                if not HEADER_NAME.fullmatch(header):
+                    raise ValueError(f"{at}: {header!r} is not a valid HTTP header name")
+                if header.lower() in RESERVED_HEADERS:
+                    raise ValueError(f"{at}: the {header} header is set by the HTTP client, not by arguments")
+        body = [name for name, binding in self.bindings.items() if binding.location == "body"]
+        whole_body = [name for name in body if not self.bindings[name].name]
+        if whole_body and len(body) > 1:
+            raise ValueError(f"{where}: bindings: {whole_body[0]} is the whole body, so no other argument can be")
+
+    @property
+    def path_parameters(self) -> list[str]:
+        """Names of the ``{placeholders}`` in the path, in order."""
+        return PATH_PLACEHOLDER.findall(self.path)
+
+
+class ApiConfig(BaseModel):
+    """A base URL, how to authenticate to it, its limits, and the tools it serves."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    url: str
+    api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
+    max_execution_time: int = Field(
+        default=DEFAULT_MAX_EXECUTION_MS, alias="maxExecutionTime", gt=0, le=MAX_EXECUTION_MS_LIMIT
+    )
+    internal: bool = False
+    max_response_bytes: int = Field(
+        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
+    )
+    tools: list[HttpToolConfig] = Field(min_length=1)
+
+    @field_validator("url")
+    @classmethod
+    def _http_base_url(cls, url: str) -> str:
+        return validated_http_url(url)
+
+    # A field validator so that a failure shows the tools, not the whole API with its key.
+    @field_validator("tools")
+    @classmethod
+    def _unique_tool_names(cls, tools: list[HttpToolConfig], info: ValidationInfo) -> list[HttpToolConfig]:
+        seen: set[str] = set()
+        for tool in tools:
+            if tool.tool_name in seen:
+                raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
+            seen.add(tool.tool_name)
+        return tools

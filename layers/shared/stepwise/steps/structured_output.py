@@ -1,0 +1,249 @@
+"""Structured answers: the run's answer as JSON that matches the profile's `response_schema`.
+
+Format asks the model once more, after the text answer is known: with the provider's JSON mode when the
+model declares it, by forcing a call to one tool whose parameters are the schema when the model has
+native tools (Bedrock has no JSON mode), else by asking for JSON only. The reply is validated with
+jsonschema; an invalid reply is sent back once with the validation error. Every reply is stored before
+it is used, so a retried Format reads it back instead of calling the model again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal
+
+from jsonschema.exceptions import best_match
+from jsonschema.validators import validator_for
+from pydantic import BaseModel
+
+from stepwise.errors import LLMPermanentError
+from stepwise.models.llm_config import ModelCapabilities
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
+from stepwise.models.run import RunMeta, RunUsage, StepRecord, StoredMessage
+from stepwise.observability import logger, metrics
+from stepwise.protocols.base import append_merging_users
+from stepwise.protocols.lenient_json import load_lenient, scan_value
+from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store.keys import observation_slot
+
+OutputMode = Literal["json_mode", "tool", "prompt"]
+
+STRUCTURED_TOOL_NAME = "structured_answer"
+MAX_ATTEMPTS = 2
+# The replies are stored in the final iteration under observation indexes past any tool call's (a
+# payload holds at most 64 calls), so they can never be mistaken for a tool's observation.
+FIRST_ATTEMPT_INDEX = 64
+_MAX_PROBLEM_CHARS = 500
+
+
+class StructuredOutput(BaseModel):
+    """The validated JSON output, or why there is none; never both."""
+
+    output: dict[str, Any] | list[Any] | None = None
+    error: str | None = None
+
+
+def split_formatting_replies(
+    messages: list[StoredMessage], iteration: int
+) -> tuple[list[StoredMessage], dict[int, str]]:
+    """The conversation without the formatting replies stored in `iteration`, and those replies by attempt."""
+    first_slot = observation_slot(FIRST_ATTEMPT_INDEX)
+    conversation: list[StoredMessage] = []
+    replies: dict[int, str] = {}
+    for message in messages:
+        if message.iteration == iteration and message.slot >= first_slot:
+            replies[message.slot - first_slot] = message.content
+        else:
+            conversation.append(message)
+    return conversation, replies
+
+
+def output_mode(capabilities: ModelCapabilities, schema: dict[str, Any]) -> OutputMode:
+    """How the model is asked for JSON: JSON mode, a forced tool call (object schemas only), or the prompt."""
+    if capabilities.json_mode:
+        return "json_mode"
+    if capabilities.native_tools and schema.get("type") == "object":
+        return "tool"
+    return "prompt"
+
+
+def read_json(text: str) -> Any | None:
+    """The JSON value a reply holds: the whole reply (fenced or not), else the first object or array in it."""
+    whole = load_lenient(text)
+    if whole is not None:
+        return whole
+    for position, char in enumerate(text):
+        if char in "{[":
+            found = scan_value(text, position)
+            if found is not None and isinstance(found[0], dict | list):
+                return found[0]
+    return None
+
+
+def schema_violation(value: Any, schema: dict[str, Any]) -> str | None:
+    """The most relevant way `value` breaks `schema`, as `at $.path: reason`; None when it is valid."""
+    validator_class = validator_for(schema)
+    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    error = best_match(validator.iter_errors(value))
+    if error is None:
+        return None
+    path = "$" + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+    return f"at {path}: {error.message}"[:_MAX_PROBLEM_CHARS]
+
+
+def reply_problem(reply: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
+    """The JSON value of a reply and what is wrong with it (None when it is valid)."""
+    value = read_json(reply)
+    if value is None:
+        return None, "the reply is not JSON"
+    return value, schema_violation(value, schema)
+
+
+def _render_for_formatting(history: list[StoredMessage], system_prompt: str) -> list[ChatMessage]:
+    """The conversation as plain user/assistant turns: tool calls and results become text.
+
+    Plain text keeps the request valid whatever the run's protocol was (a native call left without a
+    result is refused by providers) and lets the formatting call offer its own tool.
+    """
+    messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt.strip() else []
+    for message in history:
+        if message.role == "tool":
+            text = f"Result of tool {message.name or message.tool_call_id or ''}:\n{message.content}"
+            append_merging_users(messages, ChatMessage(role="user", content=text))
+        elif message.role == "assistant":
+            calls = [
+                f"(called tool {call.name} with {json.dumps(call.arguments, ensure_ascii=False)})"
+                for call in message.tool_calls
+            ]
+            messages.append(ChatMessage(role="assistant", content="\n".join([message.content, *calls]).strip()))
+        else:
+            append_merging_users(messages, ChatMessage(role=message.role, content=message.content))
+    return messages
+
+
+def _instruction(mode: OutputMode, schema: dict[str, Any], answer: str) -> str:
+    schema_text = json.dumps(schema, ensure_ascii=False)
+    if mode == "tool":
+        return (
+            f"Give your final answer by calling the tool {STRUCTURED_TOOL_NAME}; its arguments must match its "
+            f"parameters schema.\n\nYour final answer was:\n{answer}"
+        )
+    return (
+        f"Give your final answer as one JSON value that matches this JSON Schema:\n{schema_text}\n\n"
+        f"Your final answer was:\n{answer}\n\nReply with the JSON only: no explanation and no code fence."
+    )
+
+
+def formatting_request(
+    history: list[StoredMessage],
+    *,
+    system_prompt: str,
+    schema: dict[str, Any],
+    answer: str,
+    mode: OutputMode,
+    earlier: list[tuple[str, str]],
+) -> ChatRequest:
+    """The request for one formatting attempt; `earlier` holds the rejected replies with their problems."""
+    messages = _render_for_formatting(history, system_prompt)
+    append_merging_users(messages, ChatMessage(role="user", content=_instruction(mode, schema, answer)))
+    for reply, problem in earlier:
+        messages.append(ChatMessage(role="assistant", content=reply))
+        messages.append(
+            ChatMessage(
+                role="user",
+                content=f"That reply does not match the schema: {problem}.\nReply again with corrected JSON only.",
+            )
+        )
+    if mode == "tool":
+        tool = ToolSpec(name=STRUCTURED_TOOL_NAME, description="Submit the final answer.", parameters=schema)
+        return ChatRequest(messages=messages, tools=[tool], tool_choice=STRUCTURED_TOOL_NAME)
+    return ChatRequest(messages=messages, response_schema=schema if mode == "json_mode" else None)
+
+
+def reply_text(completion: Completion) -> str:
+    """The text to validate: the forced tool call's arguments as JSON, else the reply's text."""
+    for call in completion.tool_calls:
+        if call.name == STRUCTURED_TOOL_NAME:
+            if set(call.arguments) == {RAW_ARGUMENTS_KEY}:
+                return str(call.arguments[RAW_ARGUMENTS_KEY])
+            return json.dumps(call.arguments, ensure_ascii=False)
+    return completion.content
+
+
+def _ask_and_store(
+    meta: RunMeta,
+    iteration: int,
+    attempt: int,
+    request: ChatRequest,
+    schema: dict[str, Any],
+    mode: OutputMode,
+    runtime: StepRuntime,
+) -> str:
+    """Make one formatting call and store its reply, trace step and usage in one write; the stored reply."""
+    started = time.perf_counter()
+    completion = runtime.chat_model(runtime.profile(meta.profile).model).complete(request)
+    latency_ms = round((time.perf_counter() - started) * 1000, 1)
+    reply = reply_text(completion)
+    _, problem = reply_problem(reply, schema)
+    index = FIRST_ATTEMPT_INDEX + attempt
+    step = StepRecord(
+        iteration=iteration,
+        kind="format",
+        n=attempt,
+        note=f"structured output attempt {attempt + 1} ({mode})",
+        ok=problem is None,
+        error=problem,
+        latency_ms=latency_ms,
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+    )
+    usage = RunUsage(
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+        llm_calls=1,
+        llm_ms=round(latency_ms),
+    )
+    # The store's observation write is the one that appends a message, a trace step and usage
+    # atomically and only once; the reply is stored as the assistant's message of that slot.
+    message = ChatMessage(role="assistant", content=reply)
+    metrics.add_metric(name="StructuredOutputCalls", unit="Count", value=1)
+    if runtime.store.record_observation(meta, iteration, index, message, step, usage):
+        return reply
+    # A concurrent attempt of this Format stored its reply first: that one is the reply of record.
+    stored = runtime.store.get_iteration(meta.run_id, iteration, observation_slot=observation_slot(index))
+    return stored.observation.content if stored.observation is not None else reply
+
+
+def produce_structured_output(meta: RunMeta, iteration: int, answer: str, runtime: StepRuntime) -> StructuredOutput:
+    """Ask for, validate and (once) correct the JSON answer; replies already stored are reused.
+
+    A provider that rejects the formatting call (`LLMPermanentError`) gives an `error`, not a failed
+    run: the text answer stands. Transient errors propagate so the state machine retries Format.
+    """
+    profile = runtime.profile(meta.profile)
+    schema = profile.response_schema
+    if schema is None:
+        return StructuredOutput()
+    mode = output_mode(runtime.config.models[profile.model].capabilities, schema)
+    history, stored = split_formatting_replies(runtime.store.list_messages(meta.run_id), iteration)
+    earlier: list[tuple[str, str]] = []
+    problem = "no reply"
+    for attempt in range(MAX_ATTEMPTS):
+        reply = stored.get(attempt)
+        if reply is None:
+            request = formatting_request(
+                history, system_prompt=profile.system_prompt, schema=schema, answer=answer, mode=mode, earlier=earlier
+            )
+            try:
+                reply = _ask_and_store(meta, iteration, attempt, request, schema, mode, runtime)
+            except LLMPermanentError as exc:
+                return StructuredOutput(error=f"the structured output call failed: {exc}")
+        value, found = reply_problem(reply, schema)
+        if found is None:
+            return StructuredOutput(output=value)
+        problem = found
+        earlier.append((reply, problem))
+        logger.info("structured output invalid", extra={"run_id": meta.run_id, "attempt": attempt + 1})
+    return StructuredOutput(error=f"no valid structured output after {MAX_ATTEMPTS} attempts: {problem}")

@@ -1,0 +1,99 @@
+"""An OpenAPI source as HTTP tools: the document's selected operations under one API configuration."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from pydantic import ValidationError
+
+from stepwise.credentials import SecretResolver
+from stepwise.errors import ConfigError
+from stepwise.models.api_config import ApiConfig, validated_http_url
+from stepwise.models.tool_config import OpenApiSourceConfig
+from stepwise.tools.guards import HostResolver, system_resolver
+from stepwise.tools.http_tool import HttpTool
+from stepwise.tools.openapi.loader import DocumentLoader, LoadedDocument
+from stepwise.tools.openapi.operations import endpoint_for, list_operations, select_operations
+
+_SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
+
+
+def import_openapi_tools(
+    source: OpenApiSourceConfig,
+    *,
+    loader: DocumentLoader,
+    http_client: httpx.Client,
+    secret_resolver: SecretResolver,
+    host_resolver: HostResolver = system_resolver,
+) -> list[HttpTool]:
+    """Read the source's document and make one `HttpTool` per selected operation.
+
+    Everything is checked here, at load time: a document that cannot be imported raises `ConfigError`
+    naming the source, the operation and the reason, never at the first call.
+    """
+    api = openapi_api_config(source, loader.load(source))
+    return [
+        HttpTool(api, endpoint, http_client=http_client, secret_resolver=secret_resolver, host_resolver=host_resolver)
+        for endpoint in api.tools
+    ]
+
+
+def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> ApiConfig:
+    """The `ApiConfig` an OpenAPI source stands for: base URL, credential, limits and one tool per operation."""
+    where = f"openapi {source.describe()}"
+    document = loaded.document
+    operations = select_operations(list_operations(document, where=where), source.include, source.exclude, where=where)
+    if not operations:
+        raise ConfigError(f"{where}: no operation is left to offer as a tool")
+    endpoints = [endpoint_for(document, operation, where=where) for operation in operations]
+    settings: dict[str, Any] = {
+        "url": base_url_for(source, loaded, where=where),
+        "apiKey": source.api_key,
+        "maxExecutionTime": source.max_execution_time,
+        "internal": source.internal,
+        "maxResponseBytes": source.max_response_bytes,
+        "tools": endpoints,
+    }
+    try:
+        return ApiConfig.model_validate(settings)
+    except ValidationError as exc:
+        reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+        raise ConfigError(f"{where}: {reasons}") from None
+
+
+def base_url_for(source: OpenApiSourceConfig, loaded: LoadedDocument, *, where: str) -> str:
+    """``baseUrl`` when configured, else the document's first server (variables at their defaults).
+
+    A relative server URL is resolved against the URL the document was fetched from; a document read
+    from a file or S3 has nothing to resolve it against, so it then needs ``baseUrl``.
+    """
+    if source.base_url is not None:
+        return source.base_url
+    servers = loaded.document.get("servers")
+    first = servers[0] if isinstance(servers, list) and servers and isinstance(servers[0], dict) else {}
+    declared = first.get("url")
+    url = _with_variables(declared if isinstance(declared, str) else "/", first.get("variables"), where=where)
+    if not urlsplit(url).scheme:
+        if loaded.location is None:
+            named = f"servers[0].url {url!r} is relative" if servers else "the document names no server"
+            raise ConfigError(f"{where}: {named}; set baseUrl")
+        url = urljoin(loaded.location, url)
+    try:
+        return validated_http_url(url, what="servers[0].url")
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}; set baseUrl") from None
+
+
+def _with_variables(url: str, variables: object, *, where: str) -> str:
+    defaults = variables if isinstance(variables, dict) else {}
+
+    def substitute(match: re.Match[str]) -> str:
+        variable = defaults.get(match.group(1))
+        if not isinstance(variable, dict) or variable.get("default") is None:
+            raise ConfigError(f"{where}: server variable {match.group(1)} has no default; set baseUrl")
+        return str(variable["default"])
+
+    return _SERVER_VARIABLE.sub(substitute, url)

@@ -1,0 +1,185 @@
+"""Reading OpenAPI documents: from the config directory, an S3 object, an https URL, or inline.
+
+A document is read when the tool registry is built, that is once per Lambda container (cold start), and
+kept by the loader so that two sources naming the same document (say, with different ``include``
+filters) read it once. Every failure is a `ConfigError` naming the source and the reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from stepwise.errors import ConfigError, ToolError
+from stepwise.models.tool_config import OpenApiSourceConfig
+from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
+from stepwise.tools.http_response import DeadlinePassed, read_capped_body
+
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+FETCH_TIMEOUT_SECONDS = 10.0
+MAX_FETCH_REDIRECTS = 3
+_REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    """A parsed document and the URL it came from (relative ``servers`` URLs are resolved against it)."""
+
+    document: dict[str, Any]
+    location: str | None = None
+
+
+def default_s3_client() -> Any:
+    """An S3 client for the Lambda's own region and credentials."""
+    import boto3  # deferred: only configurations with s3:// sources pay for it
+
+    return boto3.client("s3")
+
+
+class _DocumentYamlLoader(yaml.SafeLoader):
+    """Safe YAML that keeps dates as text: ``2024-01-01`` in an enum or example must stay JSON."""
+
+
+_DocumentYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def parse_document(text: str, *, where: str) -> dict[str, Any]:
+    """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise."""
+    try:
+        document = yaml.load(text, Loader=_DocumentYamlLoader)  # a SafeLoader subclass: no arbitrary objects
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"openapi {where}: not valid JSON or YAML{at}") from None
+    return checked_document(document, where=where)
+
+
+def checked_document(document: object, *, where: str) -> dict[str, Any]:
+    """``document`` if it is an OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"openapi {where}: the document must be a mapping")
+    version = document.get("openapi")
+    if "swagger" in document:
+        raise ConfigError(f"openapi {where}: Swagger 2.0 documents are not supported; convert it to OpenAPI 3")
+    if not isinstance(version, str) or not version.startswith("3."):
+        raise ConfigError(f"openapi {where}: 'openapi' must name version 3.0 or 3.1, not {version!r}")
+    if not isinstance(document.get("paths", {}), dict):
+        raise ConfigError(f"openapi {where}: 'paths' must be a mapping")
+    return document
+
+
+class DocumentLoader:
+    """Reads each OpenAPI source once; the S3 client is made on first use when not injected."""
+
+    def __init__(
+        self,
+        *,
+        config_dir: Path,
+        http_client: httpx.Client | None = None,
+        s3_client: Any = None,
+        s3_client_factory: Callable[[], Any] = default_s3_client,
+        host_resolver: HostResolver = system_resolver,
+    ) -> None:
+        self._config_dir = config_dir.resolve()
+        self._http_client = http_client
+        self._s3_client = s3_client
+        self._s3_client_factory = s3_client_factory
+        self._host_resolver = host_resolver
+        self._documents: dict[tuple[str, bool], LoadedDocument] = {}
+
+    def load(self, source: OpenApiSourceConfig) -> LoadedDocument:
+        """The parsed document of ``source``; `ConfigError` when it cannot be read or is not OpenAPI 3."""
+        if source.document is not None:
+            return LoadedDocument(checked_document(source.document, where=source.describe()))
+        name = source.describe()
+        # The `internal` flag is part of the key: a URL allowed for an internal source must still be
+        # refused for another source that is not internal.
+        key = (name, source.internal)
+        if key not in self._documents:
+            if name.startswith("s3://"):
+                loaded = LoadedDocument(parse_document(self._read_s3(name), where=name))
+            elif name.startswith(("https://", "http://")):
+                loaded = LoadedDocument(parse_document(self._fetch(name, source.internal), where=name), name)
+            else:
+                loaded = LoadedDocument(parse_document(self._read_file(name), where=name))
+            self._documents[key] = loaded
+        return self._documents[key]
+
+    def _read_file(self, name: str) -> str:
+        path = (self._config_dir / name).resolve()
+        if not path.is_relative_to(self._config_dir):
+            raise ConfigError(f"openapi {name}: the file is outside the config directory {self._config_dir}")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"openapi {name}: cannot read {path}: {exc.strerror}") from None
+        return _decoded(data, name)
+
+    def _read_s3(self, name: str) -> str:
+        bucket, _, key = name.removeprefix("s3://").partition("/")
+        if self._s3_client is None:
+            self._s3_client = self._s3_client_factory()
+        try:
+            response = self._s3_client.get_object(Bucket=bucket, Key=key)
+            data = response["Body"].read(MAX_DOCUMENT_BYTES + 1)
+        except Exception as exc:
+            code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+            raise ConfigError(f"openapi {name}: cannot read the S3 object: {code or type(exc).__name__}") from None
+        return _decoded(data, name)
+
+    def _fetch(self, url: str, internal: bool) -> str:
+        client = self._http_client if self._http_client is not None else httpx.Client(trust_env=False)
+        target = httpx.URL(url)
+        origin = Origin.of(target)
+        deadline = time.monotonic() + FETCH_TIMEOUT_SECONDS
+        try:
+            for _ in range(MAX_FETCH_REDIRECTS + 1):
+                if not internal:
+                    checked_addresses(target.host, origin.port, resolver=self._host_resolver)
+                request = client.build_request(
+                    "GET",
+                    target,
+                    headers={"Accept": "application/json, application/yaml;q=0.9, */*;q=0.5"},
+                    timeout=httpx.Timeout(FETCH_TIMEOUT_SECONDS),
+                )
+                response = client.send(request, stream=True, follow_redirects=False)
+                try:
+                    location = response.headers.get("location")
+                    if response.status_code in _REDIRECT_STATUSES and location:
+                        target = target.join(location)
+                        check_same_origin(target, origin, what="a redirect")
+                        continue
+                    if not response.is_success:
+                        raise ConfigError(f"openapi {url}: the server answered HTTP {response.status_code}")
+                    data, truncated = read_capped_body(response, max_bytes=MAX_DOCUMENT_BYTES, deadline=deadline)
+                finally:
+                    response.close()
+                if truncated:
+                    raise ConfigError(f"openapi {url}: the document is larger than {MAX_DOCUMENT_BYTES} bytes")
+                return _decoded(data, url)
+        except ToolError as exc:
+            raise ConfigError(f"openapi {url}: {exc}") from None
+        except (httpx.HTTPError, DeadlinePassed) as exc:
+            raise ConfigError(f"openapi {url}: the document could not be fetched: {type(exc).__name__}") from None
+        finally:
+            if client is not self._http_client:
+                client.close()
+        raise ConfigError(f"openapi {url}: more than {MAX_FETCH_REDIRECTS} redirects")
+
+
+def _decoded(data: bytes, name: str) -> str:
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise ConfigError(f"openapi {name}: the document is larger than {MAX_DOCUMENT_BYTES} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"openapi {name}: the document is not UTF-8 text") from None

@@ -1,0 +1,39 @@
+"""Names a model accepts, made from OpenAPI names: tool names and argument (property) names."""
+
+from __future__ import annotations
+
+import re
+
+MAX_NAME_CHARS = 64
+_NOT_TOOL_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def tool_name_for(operation_id: str | None, method: str, path: str) -> str:
+    """The tool name of an operation: its operationId, else method and path, as ``^[A-Za-z0-9_-]{1,64}$``.
+
+    ``GET /pets/{petId}/photos`` becomes ``get_pets_petId_photos``; other characters become ``_``.
+    """
+    raw = operation_id if operation_id else f"{method.lower()}_{path}"
+    return _sanitised(raw) or f"{method.lower()}_root"
+
+
+def argument_name_for(name: str) -> str:
+    """An argument name made of the characters every model provider accepts in a property name.
+
+    ``filter[status]`` becomes ``filter_status``; ``X-Request-ID`` stays as it is.
+    """
+    return _sanitised(name) or "value"
+
+
+def model_safe_name(raw: str) -> str:
+    """``raw`` as a tool name a model accepts; ``docs.search`` becomes ``docs_search``."""
+    return _sanitised(raw) or "tool"
+
+
+def _sanitised(raw: str) -> str:
+    if _TOOL_NAME.fullmatch(raw):
+        return raw
+    name = _NOT_TOOL_NAME_CHARACTERS.sub("_", raw).strip("_")
+    name = re.sub(r"_{2,}", "_", name)
+    return name[:MAX_NAME_CHARS].rstrip("_")

@@ -1,0 +1,275 @@
+"""OpenAPI operations as HTTP tool endpoints: one JSON-schema object of arguments, and where each goes.
+
+Path, query and header parameters become arguments of the same name (made model-safe by
+`argument_name_for`; a clash between locations gets the location as a prefix, ``header_id``). A JSON
+request body becomes one argument, ``body``, holding the body as the document describes it: the body
+keeps its own shape (an array body stays an array) and its fields can never clash with a parameter.
+Operations are listed cheaply first, so that ``include``/``exclude`` can leave out an operation the
+importer could not handle without failing the whole document.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from stepwise.errors import ConfigError
+from stepwise.models.api_config import PATH_PLACEHOLDER, RESERVED_HEADERS, ArgumentBinding, HttpToolConfig
+from stepwise.models.tool_config import OperationFilter
+from stepwise.tools.openapi.names import argument_name_for, tool_name_for
+from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
+
+MAX_DESCRIPTION_CHARS = 4096
+HTTP_METHODS = ("get", "put", "post", "delete", "patch")
+BODY_ARGUMENT_NAMES = ("body", "request_body")
+# The specification says these header parameters are ignored: content negotiation and the credential
+# are the client's business (the credential is the source's apiKey).
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of a document, before its schemas are read."""
+
+    method: str
+    path: str
+    operation: dict[str, Any]
+    path_parameters: tuple[Any, ...]
+    operation_id: str | None
+    tags: tuple[str, ...]
+    tool_name: str
+
+    @property
+    def label(self) -> str:
+        """How errors name the operation: by operationId, else by method and path."""
+        return f"operation {self.operation_id}" if self.operation_id else f"operation {self.method} {self.path}"
+
+
+def list_operations(document: dict[str, Any], *, where: str) -> list[Operation]:
+    """Every GET, PUT, POST, DELETE and PATCH operation, in document order; tool names must be unique."""
+    operations: list[Operation] = []
+    owners: dict[str, str] = {}
+    for path, raw_item in (document.get("paths") or {}).items():
+        item = resolve_object(document, raw_item, where=f"{where}: path {path}")
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}: path {path}: a path item must be a mapping")
+        shared_parameters = tuple(item.get("parameters") or ())
+        for method in (key for key in item if key in HTTP_METHODS):
+            operation = item[method]
+            if not isinstance(operation, dict):
+                raise ConfigError(f"{where}: {method.upper()} {path}: an operation must be a mapping")
+            operation_id = operation.get("operationId")
+            found = Operation(
+                method=method.upper(),
+                path=str(path),
+                operation=operation,
+                path_parameters=shared_parameters,
+                operation_id=operation_id if isinstance(operation_id, str) and operation_id else None,
+                tags=tuple(str(tag) for tag in operation.get("tags") or ()),
+                tool_name=tool_name_for(operation_id if isinstance(operation_id, str) else None, method, str(path)),
+            )
+            if found.tool_name in owners:
+                raise ConfigError(
+                    f"{where}: {found.label}: its tool name {found.tool_name} is also the name of "
+                    f"{owners[found.tool_name]}; give one an operationId or exclude it"
+                )
+            owners[found.tool_name] = found.label
+            operations.append(found)
+    return operations
+
+
+def select_operations(
+    operations: list[Operation], include: OperationFilter | None, exclude: OperationFilter | None, *, where: str
+) -> list[Operation]:
+    """The operations ``include`` picks (all without it) minus those ``exclude`` names.
+
+    A tag or operation a filter names that the document does not have is a `ConfigError`: a typo would
+    otherwise silently offer the wrong tools.
+    """
+    for name, chosen in (("include", include), ("exclude", exclude)):
+        if chosen is not None:
+            _check_filter(operations, chosen, f"{where}: {name}")
+    selected = [op for op in operations if include is None or _matches(op, include)]
+    return [op for op in selected if exclude is None or not _matches(op, exclude)]
+
+
+def _matches(operation: Operation, chosen: OperationFilter) -> bool:
+    names = {operation.operation_id, operation.tool_name}
+    return bool(set(operation.tags) & set(chosen.tags)) or bool(names & set(chosen.operations))
+
+
+def _check_filter(operations: list[Operation], chosen: OperationFilter, where: str) -> None:
+    tags = {tag for op in operations for tag in op.tags}
+    names = {name for op in operations for name in (op.operation_id, op.tool_name) if name}
+    for tag in chosen.tags:
+        if tag not in tags:
+            raise ConfigError(f"{where}: no operation has the tag {tag!r}")
+    for name in chosen.operations:
+        if name not in names:
+            raise ConfigError(f"{where}: the document has no operation {name!r}")
+
+
+def endpoint_for(document: dict[str, Any], operation: Operation, *, where: str) -> HttpToolConfig:
+    """The HTTP tool endpoint of ``operation``; `ConfigError` naming it and the reason otherwise."""
+    at = f"{where}: {operation.label}"
+    builder = _EndpointBuilder(document, operation, at)
+    builder.add_parameters()
+    builder.add_body()
+    return builder.build()
+
+
+class _EndpointBuilder:
+    def __init__(self, document: dict[str, Any], operation: Operation, where: str) -> None:
+        self._document = document
+        self._operation = operation
+        self._where = where
+        self._schemas = SchemaNormaliser(document, where=where)
+        self._properties: dict[str, Any] = {}
+        self._required: list[str] = []
+        self._bindings: dict[str, ArgumentBinding] = {}
+        self._path = operation.path
+
+    def add_parameters(self) -> None:
+        path_arguments: dict[str, str] = {}
+        for parameter in self._parameters():
+            argument = self._add_parameter(parameter)
+            if argument is not None and parameter["in"] == "path":
+                path_arguments[parameter["name"]] = argument
+
+        def placeholder(match: re.Match[str]) -> str:
+            if match.group(1) not in path_arguments:
+                raise ConfigError(f"{self._where}: path parameter {match.group(1)} is in the path but not declared")
+            return "{" + path_arguments[match.group(1)] + "}"
+
+        self._path = PATH_PLACEHOLDER.sub(placeholder, self._operation.path)
+
+    def _parameters(self) -> list[dict[str, Any]]:
+        # Operation parameters override path-level ones with the same name and location.
+        merged: dict[tuple[str, str], dict[str, Any]] = {}
+        for raw in (*self._operation.path_parameters, *(self._operation.operation.get("parameters") or ())):
+            parameter = resolve_object(self._document, raw, where=self._where)
+            if not isinstance(parameter, dict) or not isinstance(parameter.get("name"), str):
+                raise ConfigError(f"{self._where}: a parameter has no name")
+            location = parameter.get("in")
+            if location not in ("path", "query", "header", "cookie"):
+                raise ConfigError(
+                    f"{self._where}: parameter {parameter['name']}: 'in' must be path, query, header or cookie"
+                )
+            merged[(parameter["name"], location)] = parameter
+        return list(merged.values())
+
+    def _add_parameter(self, parameter: dict[str, Any]) -> str | None:
+        """Add one parameter as an argument and return the argument's name (None when it is not sent)."""
+        name, location = parameter["name"], parameter["in"]
+        required = location == "path" or parameter.get("required") is True
+        if location == "header" and name.lower() in _IGNORED_HEADERS:
+            return None
+        if location == "cookie" or (location == "header" and name.lower() in RESERVED_HEADERS):
+            if required:
+                raise ConfigError(
+                    f"{self._where}: {location} parameter {name} is required but cannot be sent by a tool"
+                )
+            return None
+        if location == "path" and "{" + name + "}" not in self._operation.path:
+            raise ConfigError(f"{self._where}: path parameter {name} does not appear in the path")
+        argument = self._argument_name(name, location)
+        schema = self._schemas.normalise(_parameter_schema(parameter))
+        if isinstance(parameter.get("description"), str) and parameter["description"].strip():
+            schema = {**schema, "description": parameter["description"].strip()}
+        self._properties[argument] = schema
+        if required:
+            self._required.append(argument)
+        if location != "path":
+            style = "deepObject" if parameter.get("style") == "deepObject" else "form"
+            explode = parameter.get("explode", style == "form") is not False
+            self._bindings[argument] = ArgumentBinding.model_validate(
+                {"in": location, "name": name, "style": style, "explode": explode}
+            )
+        return argument
+
+    def _argument_name(self, name: str, location: str) -> str:
+        candidates = (argument_name_for(name), argument_name_for(f"{location}_{name}"))
+        for candidate in candidates:
+            if candidate not in self._properties and candidate not in BODY_ARGUMENT_NAMES:
+                return candidate
+        raise ConfigError(f"{self._where}: {location} parameter {name} clashes with another argument name")
+
+    def add_body(self) -> None:
+        raw = self._operation.operation.get("requestBody")
+        if raw is None:
+            return
+        body = resolve_object(self._document, raw, where=self._where)
+        if not isinstance(body, dict):
+            raise ConfigError(f"{self._where}: requestBody must be a mapping")
+        required = body.get("required") is True
+        content: dict[str, Any] = body["content"] if isinstance(body.get("content"), dict) else {}
+        media_type = next((kind for kind in content if _is_json(kind)), None)
+        if media_type is None or self._operation.method == "GET":
+            if required:
+                shown = ", ".join(content) or "no media type"
+                reason = "a GET request has no body" if media_type else f"the body is {shown}; only JSON is supported"
+                raise ConfigError(f"{self._where}: requestBody is required but {reason}")
+            return
+        media = content[media_type] if isinstance(content[media_type], dict) else {}
+        schema = self._schemas.normalise(media.get("schema", {}))
+        if isinstance(body.get("description"), str) and body["description"].strip() and "description" not in schema:
+            schema = {**schema, "description": body["description"].strip()}
+        argument = next(name for name in BODY_ARGUMENT_NAMES if name not in self._properties)
+        self._properties[argument] = schema
+        if required:
+            self._required.append(argument)
+        self._bindings[argument] = ArgumentBinding.model_validate({"in": "body"})
+
+    def build(self) -> HttpToolConfig:
+        parameter: dict[str, Any] = {"type": "object", "properties": self._properties, "additionalProperties": False}
+        if self._required:
+            parameter["required"] = self._required
+        try:
+            return HttpToolConfig.model_validate(
+                {
+                    "toolName": self._operation.tool_name,
+                    "description": _description(self._operation),
+                    "method": self._operation.method,
+                    "path": self._path,
+                    "parameter": parameter,
+                    "bindings": self._bindings,
+                }
+            )
+        except ValidationError as exc:
+            reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+            raise ConfigError(f"{self._where}: {reasons}") from None
+
+
+def _parameter_schema(parameter: dict[str, Any]) -> Any:
+    if "schema" in parameter:
+        return parameter["schema"]
+    content = parameter.get("content")
+    if isinstance(content, dict) and content:
+        media = next(iter(content.values()))
+        if isinstance(media, dict) and "schema" in media:
+            return media["schema"]
+    return {"type": "string"}
+
+
+def _is_json(media_type: str) -> bool:
+    kind = media_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
+
+
+def _description(operation: Operation) -> str:
+    parts = [
+        text.strip()
+        for text in (operation.operation.get("summary"), operation.operation.get("description"))
+        if isinstance(text, str) and text.strip()
+    ]
+    if len(parts) == 2 and parts[1].startswith(parts[0]):
+        parts = parts[1:]
+    text = "\n".join(parts) or f"{operation.method} {operation.path}"
+    if operation.operation.get("deprecated") is True:
+        text = f"(deprecated) {text}"
+    if len(text) > MAX_DESCRIPTION_CHARS:
+        text = text[: MAX_DESCRIPTION_CHARS - 1] + "…"
+    return text

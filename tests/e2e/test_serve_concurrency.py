@@ -1,0 +1,58 @@
+"""`stepwise serve` under a burst: concurrent requests are all served and every run reaches its end."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from stepwise.local.server import LocalApi
+
+CONCURRENT_RUNS = 50
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
+ANSWER = json.dumps({"action": "Final Answer", "action_input": "Answered."})
+CONFIG = {
+    "models": {"m": {"provider": "scripted", "scenarios": [{"turns": [{"content": f"```json\n{ANSWER}\n```"}]}]}},
+    "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
+}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    config_dir: Path = tmp_path_factory.mktemp("burst")
+    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+        yield served
+
+
+def status_when_ended(client: httpx.Client, run_id: str) -> str:
+    """The run's final status, polled as a client would (gives up after 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        status: str = client.get(f"/v1/runs/{run_id}").json()["status"]
+        if status in TERMINAL or time.monotonic() > deadline:
+            return status
+        time.sleep(0.25)
+
+
+def test_fifty_concurrent_posts_all_run_to_their_end(api: LocalApi) -> None:
+    client = httpx.Client(base_url=api.url, headers={"x-api-key": "crowd"}, timeout=60)
+
+    def post(n: int) -> Any:
+        return client.post("/v1/runs", json={"input": f"Question {n}"})
+
+    # When 50 questions are posted at once
+    with ThreadPoolExecutor(max_workers=CONCURRENT_RUNS) as pool:
+        responses = list(pool.map(post, range(CONCURRENT_RUNS)))
+    # Then each got a run of its own, and every run succeeded: none was lost
+    assert [response.status_code for response in responses] == [202] * CONCURRENT_RUNS
+    run_ids = {response.json()["run_id"] for response in responses}
+    assert len(run_ids) == CONCURRENT_RUNS
+    assert [status_when_ended(client, run_id) for run_id in run_ids] == ["SUCCEEDED"] * CONCURRENT_RUNS

@@ -1,0 +1,72 @@
+"""`stepwise serve --workflow-type EXPRESS`: chat completions wait through StartSyncExecution."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from stepwise.local.server import LocalApi
+
+SYNC_TIMEOUT_SECONDS = 0.5
+
+
+def answer(text: str, **turn: Any) -> dict[str, Any]:
+    block = json.dumps({"action": "Final Answer", "action_input": text})
+    return {"content": f"```json\n{block}\n```", **turn}
+
+
+CONFIG = {
+    "models": {
+        "m": {
+            "provider": "scripted",
+            "scenarios": [
+                {"match": "slow", "turns": [answer("Done, slowly.", latency_ms=1500)]},
+                {"turns": [answer("Hello from an Express run.")]},
+            ],
+        }
+    },
+    "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
+    "api": {"sync_timeout_seconds": SYNC_TIMEOUT_SECONDS},
+}
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    config_dir: Path = tmp_path_factory.mktemp("express")
+    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0, workflow_type="EXPRESS") as api:
+        yield httpx.Client(base_url=api.url, headers={"x-api-key": "express"}, timeout=30)
+
+
+def chat(client: httpx.Client, question: str) -> httpx.Response:
+    return client.post("/v1/chat/completions", json={"model": "any", "messages": [{"role": "user", "content": question}]})
+
+
+def test_a_chat_completion_is_answered_by_a_synchronous_execution(client: httpx.Client) -> None:
+    # When a chat completion is asked for
+    response = chat(client, "hi")
+    # Then the synchronous execution's answer comes back, echoing the model asked for
+    completion = response.json()
+    assert (response.status_code, completion["model"]) == (200, "any")
+    assert completion["choices"][0]["message"]["content"] == "Hello from an Express run."
+
+
+def test_a_synchronous_execution_slower_than_the_wait_is_504_and_goes_on_to_its_answer(client: httpx.Client) -> None:
+    # When a chat completion takes longer than the configured wait
+    response = chat(client, "a slow one")
+    # Then the answer is 504 naming the run, and the run still ends with its answer
+    assert (response.status_code, response.json()["error"]["type"]) == (504, "timeout")
+    run_id = response.json()["error"]["details"]["run_id"]
+    deadline = time.monotonic() + 30
+    run = client.get(f"/v1/runs/{run_id}").json()
+    while run["status"] not in ("SUCCEEDED", "FAILED") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        run = client.get(f"/v1/runs/{run_id}").json()
+    assert (run["status"], run["answer"]) == ("SUCCEEDED", "Done, slowly.")

@@ -1,0 +1,138 @@
+"""`stepwise serve` refuses bad input with a clear 4xx in the error shape, and stores nothing for it.
+
+The server has a table of its own here, so "nothing stored" is checked as "the table is still empty".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+import yaml
+
+from stepwise.local.server import LocalApi
+
+MAX_BODY_BYTES = 2048
+MAX_MESSAGES = 3
+CONFIG = {
+    "models": {"m": {"provider": "scripted", "scenarios": [{"turns": [{"content": "unused"}]}]}},
+    "profiles": {"default": {"model": "m", "strategy": "react"}},
+    "api": {"max_body_bytes": MAX_BODY_BYTES, "max_messages": MAX_MESSAGES, "max_input_chars": 1000},
+}
+JSON = {"Content-Type": "application/json"}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    config_dir: Path = tmp_path_factory.mktemp("rejections")
+    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
+    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+        yield served
+
+
+def items_in_table(api: LocalApi) -> int:
+    client = boto3.client("dynamodb", endpoint_url=os.environ["DYNAMODB_ENDPOINT_URL"], region_name="us-east-1")
+    count: int = client.scan(TableName=api.environment.table_name, Select="COUNT")["Count"]
+    return count
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+BAD_REQUESTS = [
+    pytest.param("POST", "/v1/runs", b'{"input": "hi"', JSON, 400, "invalid_json", id="invalid JSON"),
+    pytest.param("POST", "/v1/runs", {"input": 42}, JSON, 422, "invalid_request", id="wrong type"),
+    pytest.param("POST", "/v1/runs", {"input": "hi", "temperature": 1}, JSON, 422, "invalid_request", id="unknown field"),
+    pytest.param("POST", "/v1/runs", {"input": "   "}, JSON, 422, "invalid_request", id="empty input"),
+    pytest.param("POST", "/v1/runs", {}, JSON, 422, "invalid_request", id="no question"),
+    pytest.param("POST", "/v1/runs", {"messages": []}, JSON, 422, "invalid_request", id="no messages"),
+    pytest.param(
+        "POST", "/v1/runs", {"input": "x" * MAX_BODY_BYTES}, JSON, 413, "payload_too_large", id="oversized body"
+    ),
+    pytest.param(
+        "POST",
+        "/v1/runs",
+        {"messages": [user(f"message {n}") for n in range(MAX_MESSAGES + 1)]},
+        JSON,
+        422,
+        "invalid_request",
+        id="too many messages",
+    ),
+    pytest.param("POST", "/v1/runs", {"input": "hi", "profile": "nope"}, JSON, 422, "invalid_request", id="profile"),
+    pytest.param(
+        "POST", "/v1/runs", b"input=hi", {"Content-Type": "text/plain"}, 415, "unsupported_media_type", id="not JSON"
+    ),
+    pytest.param(
+        "POST",
+        "/v1/runs",
+        {"input": "hi"},
+        {**JSON, "Idempotency-Key": "has spaces in it"},
+        422,
+        "invalid_request",
+        id="malformed idempotency key",
+    ),
+    pytest.param(
+        "POST",
+        "/v1/chat/completions",
+        {"model": "default", "messages": [user("hi")], "n": 2},
+        JSON,
+        422,
+        "invalid_request",
+        id="two choices",
+    ),
+    pytest.param(
+        "POST",
+        "/v1/chat/completions",
+        {"model": "default", "messages": [user("hi"), {"role": "assistant", "content": "hello"}]},
+        JSON,
+        422,
+        "invalid_request",
+        id="no question last",
+    ),
+    pytest.param("GET", "/v1/runs/not$a-run-id", None, {}, 422, "invalid_request", id="malformed run id"),
+    pytest.param("GET", "/v1/runs/0123456789abcdef", None, {}, 404, "not_found", id="unknown run id"),
+    pytest.param("GET", "/v1/runs/abc?trace=maybe", None, {}, 422, "invalid_request", id="bad query parameter"),
+    pytest.param("DELETE", "/v1/runs", None, {}, 404, "not_found", id="no such route"),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "body", "headers", "status", "error_type"), BAD_REQUESTS)
+def test_bad_input_is_a_4xx_with_the_error_shape_and_stores_nothing(
+    api: LocalApi, method: str, path: str, body: Any, headers: dict[str, str], status: int, error_type: str
+) -> None:
+    # Given a caller with an API key
+    content = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    # When the bad request is sent
+    response = httpx.request(
+        method, api.url + path, content=content, headers={"x-api-key": "k", **headers}, timeout=10
+    )
+    # Then it is refused with the status and the error shape, and the table is still empty
+    error = response.json()["error"]
+    assert (response.status_code, error["type"]) == (status, error_type)
+    assert isinstance(error["message"], str) and error["message"] and isinstance(error["details"], dict)
+    assert items_in_table(api) == 0
+
+
+def test_a_validation_error_names_every_field_at_fault(api: LocalApi) -> None:
+    # When a body with two wrong fields is posted
+    response = httpx.post(
+        api.url + "/v1/runs", json={"input": 1, "session_id": "a b"}, headers={"x-api-key": "k"}, timeout=10
+    )
+    # Then each field is named with its reason
+    fields = {error["field"] for error in response.json()["error"]["details"]["errors"]}
+    assert (response.status_code, fields) == (422, {"input", "session_id"})
+
+
+def test_a_request_without_an_api_key_is_unauthorized(api: LocalApi) -> None:
+    # When a question is posted without the x-api-key header
+    response = httpx.post(api.url + "/v1/runs", json={"input": "hi"}, timeout=10)
+    # Then it is 401, and nothing is stored
+    assert (response.status_code, response.json()["error"]["type"]) == (401, "unauthorized")
+    assert items_in_table(api) == 0

@@ -1,0 +1,183 @@
+"""The local Step Functions endpoint, driven by real boto3 clients as the API drives AWS."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from stepwise.local.asl import LocalStateMachine
+from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
+from stepwise.models.settings import Settings
+from stepwise.steps.executions import ExecutionStartFailed, StepFunctionsExecutions, SyncExecutionTimedOut
+
+# One Task: the test's function decides when it returns (it waits for `released`).
+WAITING_MACHINE = {
+    "StartAt": "Work",
+    "States": {
+        "Work": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
+            "OutputPath": "$.Payload",
+            "End": True,
+        }
+    },
+}
+FAILING_MACHINE = {"StartAt": "Boom", "States": {"Boom": {"Type": "Fail", "Error": "Boom", "Cause": "on purpose"}}}
+
+
+class Work:
+    """The function of WAITING_MACHINE: doubles `n`, once `released` is set."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.released.set()
+
+    def __call__(self, function_name: str, payload: Any) -> Any:
+        self.released.wait(timeout=10)
+        return {"doubled": payload["n"] * 2}
+
+
+Serve = Callable[[dict[str, Any]], tuple[StepFunctionsEndpoint, LocalStateMachine]]
+
+
+@pytest.fixture
+def work() -> Work:
+    return Work()
+
+
+@pytest.fixture
+def serve(work: Work) -> Iterator[Serve]:
+    endpoints: list[StepFunctionsEndpoint] = []
+
+    def start(definition: dict[str, Any]) -> tuple[StepFunctionsEndpoint, LocalStateMachine]:
+        machine = LocalStateMachine(definition, work, name="agent")
+        endpoint = StepFunctionsEndpoint(max_concurrent_executions=2).start()
+        endpoint.attach(machine)
+        endpoints.append(endpoint)
+        return endpoint, machine
+
+    yield start
+    work.released.set()
+    for endpoint in endpoints:
+        endpoint.stop()
+
+
+def client(endpoint: StepFunctionsEndpoint) -> Any:
+    return boto3.client(
+        "stepfunctions",
+        region_name="us-east-1",
+        endpoint_url=endpoint.url,
+        config=Config(inject_host_prefix=False, retries={"total_max_attempts": 1}),
+    )
+
+
+def executions(endpoint: StepFunctionsEndpoint, machine: LocalStateMachine, *, timeout: float = 0.3) -> Any:
+    settings = Settings(table_name="unused", stepfunctions_endpoint_url=endpoint.url, state_machine_arn=machine.arn)
+    return StepFunctionsExecutions.from_settings(settings, sync_timeout_seconds=timeout)
+
+
+def described_when_done(sfn: Any, arn: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 10
+    while True:
+        described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
+        if described["status"] != "RUNNING" or time.monotonic() > deadline:
+            return described
+        time.sleep(0.02)
+
+
+def test_a_started_execution_runs_in_the_background_and_is_described_when_done(serve: Serve) -> None:
+    # Given the endpoint serving a machine
+    endpoint, machine = serve(WAITING_MACHINE)
+    sfn = client(endpoint)
+    # When an execution is started
+    started = sfn.start_execution(stateMachineArn=machine.arn, name="run-1", input=json.dumps({"n": 21}))
+    # Then it is named as asked, and ends SUCCEEDED with the machine's output
+    described = described_when_done(sfn, started["executionArn"])
+    assert started["executionArn"] == machine.execution_arn("run-1")
+    assert (described["status"], json.loads(described["output"])) == ("SUCCEEDED", {"doubled": 42})
+
+
+def test_a_synchronous_execution_answers_with_its_outcome(serve: Serve) -> None:
+    # Given the endpoint serving a machine that fails
+    endpoint, machine = serve(FAILING_MACHINE)
+    # When an execution is run synchronously through the API's client
+    result = executions(endpoint, machine).start_sync("run-1", {})
+    # Then the answer is the failure the machine ended with
+    assert (result.status, result.error, result.cause) == ("FAILED", "Boom", "on purpose")
+
+
+def test_a_synchronous_execution_slower_than_the_callers_wait_times_out_and_goes_on(
+    serve: Serve, work: Work
+) -> None:
+    # Given a machine whose work is held back
+    endpoint, machine = serve(WAITING_MACHINE)
+    work.released.clear()
+    # When it is run synchronously with a short wait
+    with pytest.raises(SyncExecutionTimedOut):
+        executions(endpoint, machine, timeout=0.2).start_sync("run-1", {"n": 1})
+    # Then the execution is still running, and ends once its work is done
+    sfn = client(endpoint)
+    assert sfn.describe_execution(executionArn=machine.execution_arn("run-1"))["status"] == "RUNNING"
+    work.released.set()
+    assert described_when_done(sfn, machine.execution_arn("run-1"))["status"] == "SUCCEEDED"
+
+
+def test_a_name_is_used_once_but_repeating_a_running_start_is_the_same_start(serve: Serve, work: Work) -> None:
+    # Given a running execution
+    endpoint, machine = serve(WAITING_MACHINE)
+    work.released.clear()
+    sfn = client(endpoint)
+    first = sfn.start_execution(stateMachineArn=machine.arn, name="run-1", input='{"n": 1}')
+    # When the same start is repeated, and the name is used with another input
+    repeated = sfn.start_execution(stateMachineArn=machine.arn, name="run-1", input='{"n": 1}')
+    with pytest.raises(ClientError) as refused:
+        sfn.start_execution(stateMachineArn=machine.arn, name="run-1", input='{"n": 2}')
+    # Then the repeat is the same execution, and the other input is refused as AWS refuses it
+    assert repeated["executionArn"] == first["executionArn"]
+    assert refused.value.response["Error"]["Code"] == "ExecutionAlreadyExists"
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "code"),
+    [
+        pytest.param({"stateMachineArn": "arn:aws:states:us-east-1:0:stateMachine:other"}, "StateMachineDoesNotExist"),
+        pytest.param({"name": "has space"}, "InvalidName"),
+        pytest.param({"input": "{not json"}, "InvalidExecutionInput"),
+    ],
+)
+def test_a_start_the_service_would_refuse_is_refused_with_its_error_code(
+    serve: Serve, request_fields: dict[str, str], code: str
+) -> None:
+    # Given the endpoint serving a machine
+    endpoint, machine = serve(WAITING_MACHINE)
+    request = {"stateMachineArn": machine.arn, "name": "run-1", "input": "{}"} | request_fields
+    # When the start is sent
+    with pytest.raises(ClientError) as refused:
+        client(endpoint).start_execution(**request)
+    # Then the error is the one Step Functions names
+    assert refused.value.response["Error"]["Code"] == code
+
+
+def test_the_api_reports_a_refused_start_as_a_failure_to_start(serve: Serve) -> None:
+    # Given a client configured with a state machine the endpoint does not serve
+    endpoint, _ = serve(WAITING_MACHINE)
+    settings = Settings(
+        table_name="unused",
+        stepfunctions_endpoint_url=endpoint.url,
+        state_machine_arn="arn:aws:states:us-east-1:000000000000:stateMachine:gone",
+    )
+    starter = StepFunctionsExecutions.from_settings(settings, sync_timeout_seconds=1)
+    # When a run is started
+    with pytest.raises(ExecutionStartFailed) as failed:
+        starter.start("run-1", {})
+    # Then the failure says what Step Functions answered
+    assert "StateMachineDoesNotExist" in str(failed.value)

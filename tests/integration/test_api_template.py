@@ -1,0 +1,68 @@
+"""template.yaml declares every API route for ApiFunction, and protects each one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from stepwise.steps.api import ROUTES
+from tests.conftest import PROJECT_ROOT
+
+PROTECTED = {"Fn::If": ["UseIamAuth", [{"sigv4": []}], [{"api_key": []}]]}
+
+
+class _CloudFormationLoader(yaml.SafeLoader):
+    """Reads `!Tag value` as `{"Fn::Tag": value}` (`!Ref` as `{"Ref": value}`), as CloudFormation does."""
+
+
+def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
+    value: Any
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        assert isinstance(node, yaml.MappingNode)
+        value = loader.construct_mapping(node, deep=True)
+    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
+
+
+_CloudFormationLoader.add_multi_constructor("!", _tagged)
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.load(
+        (PROJECT_ROOT / "template.yaml").read_text(encoding="utf-8"), Loader=_CloudFormationLoader
+    )
+    return loaded
+
+
+def test_every_route_of_the_api_is_an_event_of_the_api_function(template: dict[str, Any]) -> None:
+    # Given the API function's events
+    events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
+    # Then they are exactly the routes the handler serves, all on the one REST API
+    declared = {(event["Properties"]["Method"].upper(), event["Properties"]["Path"]) for event in events}
+    assert declared == set(ROUTES)
+    assert {event["Properties"]["RestApiId"]["Ref"] for event in events} == {"StepwiseApi"}
+
+
+def test_every_method_of_the_rest_api_requires_the_api_key_or_iam(template: dict[str, Any]) -> None:
+    # Given the REST API's definition
+    definition = template["Resources"]["StepwiseApi"]["Properties"]["DefinitionBody"]
+    methods = {(method.upper(), path): spec for path, spec in definition["paths"].items() for method, spec in spec.items()}
+    # Then it covers every route, and each one asks for the API key, or a SigV4 signature with ApiAuth=IAM
+    assert set(methods) == set(ROUTES)
+    assert all(spec["security"] == PROTECTED for spec in methods.values())
+    assert definition["securityDefinitions"]["api_key"] == {"type": "apiKey", "name": "x-api-key", "in": "header"}
+    assert definition["securityDefinitions"]["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"
+
+
+def test_api_keys_are_the_default_auth_and_come_with_a_usage_plan(template: dict[str, Any]) -> None:
+    # Then the auth parameter defaults to API keys, and the API creates its usage plan
+    assert template["Parameters"]["ApiAuth"]["Default"] == "API_KEY"
+    assert template["Conditions"]["UseIamAuth"] == {"Fn::Equals": [{"Ref": "ApiAuth"}, "IAM"]}
+    plan = template["Resources"]["StepwiseApi"]["Properties"]["Auth"]["UsagePlan"]
+    assert plan["CreateUsagePlan"] == "PER_API"

@@ -1,0 +1,103 @@
+"""Format with a response_schema, on a moto table: the structured call is made once, even when Format is retried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepwise.errors import LLMTransientError
+from stepwise.models.config import StepwiseConfig
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion
+from stepwise.models.state import StatePayload
+from stepwise.steps.format import format_run
+from stepwise.steps.iteration_guard import iteration_guard
+from stepwise.steps.llm_call import llm_call
+from stepwise.steps.parse import parse
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store import ConversationStore
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+
+class QueuedModel:
+    """A chat model that plays queued completions (or raises queued errors) and records each request."""
+
+    def __init__(self, *replies: Completion | Exception) -> None:
+        self.replies = list(replies)
+        self.requests: list[ChatRequest] = []
+
+    def complete(self, request: ChatRequest) -> Completion:
+        self.requests.append(request)
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def runtime_with(model: QueuedModel, table: tuple[Any, str], tmp_path: Path, **profile: Any) -> StepRuntime:
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {
+                "m": {
+                    "provider": "scripted",
+                    "scenarios": [{"turns": [{"content": "unused"}]}],
+                    "capabilities": {"json_mode": True},
+                }
+            },
+            "profiles": {"default": {"model": "m", "strategy": "react", "limits": {"max_parse_errors": 1}} | profile},
+        },
+        environ={},
+    )
+    client, table_name = table
+    store = ConversationStore(client, table_name)
+    return StepRuntime(config=config, config_dir=tmp_path, store=store, chat_models={"m": model})
+
+
+def run_to_format(runtime: StepRuntime) -> StatePayload:
+    """Create a run and take it through one guard, model call and parse; the payload Format receives."""
+    meta = create_run(
+        runtime, messages=[ChatMessage(role="user", content="Weather in Paris?")], owner="alice", profile="default"
+    )
+    payload = StatePayload.model_validate(execution_input(meta.run_id))
+    return parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+
+
+def test_a_retried_format_reuses_the_stored_reply_and_keeps_the_model_text_as_answer(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run stopped by a parse error, whose first formatting reply is invalid and whose second call fails
+    model = QueuedModel(
+        Completion(content="Rainy in Paris."),
+        Completion(content='{"city": 1}'),
+        LLMTransientError("HTTP 503"),
+        Completion(content='{"city": "Paris"}'),
+    )
+    runtime = runtime_with(model, dynamodb_table, tmp_path, response_schema=SCHEMA)
+    payload = run_to_format(runtime)
+    with pytest.raises(LLMTransientError):
+        format_run(payload, runtime)
+    # When Format is retried
+    result = format_run(payload, runtime)
+    # Then only the failed attempt was made again, and the answer is the model's text, not a formatting reply
+    assert model.requests[3] == model.requests[2]
+    meta = runtime.store.require_run(payload.run_id)
+    assert (result.stop_reason, meta.answer, meta.output) == ("parse_errors", "Rainy in Paris.", {"city": "Paris"})
+    assert meta.usage.llm_calls == 3
+
+
+def test_a_profile_without_response_schema_makes_no_formatting_call(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile without a schema, whose model answers at once
+    model = QueuedModel(Completion(content='```json\n{"action": "Final Answer", "action_input": "Rain."}\n```'))
+    runtime = runtime_with(model, dynamodb_table, tmp_path)
+    payload = run_to_format(runtime)
+    # When Format runs
+    format_run(payload, runtime)
+    # Then the model was called for the loop only, and the run has no output and no output error
+    meta = runtime.store.require_run(payload.run_id)
+    assert len(model.requests) == 1
+    assert (meta.answer, meta.output, meta.output_error) == ("Rain.", None, None)

@@ -1,0 +1,182 @@
+"""``stepwise config check``: any configuration is validated and each profile's tools are printed."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from mcp.server.mcpserver import MCPServer
+
+from stepwise.cli import main
+from tests.support.mcp_server import LoopbackMcpServer
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+SCRIPTED = {"provider": "scripted", "scenarios": [{"turns": [{"content": "done"}]}]}
+
+
+@pytest.fixture(scope="module")
+def mcp_url() -> Iterator[str]:
+    """An MCP server with one tool, on loopback."""
+    server = MCPServer("check", log_level="WARNING")
+
+    @server.tool()
+    def lookup_word(word: str) -> str:
+        """Look a word up in the dictionary."""
+        return word
+
+    with LoopbackMcpServer(server) as running:
+        yield running.url
+
+
+def write(directory: Path, config: dict[str, Any], name: str = "stepwise.yaml") -> Path:
+    """Write a configuration file and return its path."""
+    path = directory / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def check(path: Path, *options: str) -> tuple[int, str]:
+    """Run ``stepwise config check`` and return its exit code and standard output."""
+    out = io.StringIO()
+    code = main(["config", "check", str(path), *options], out=out)
+    return code, out.getvalue()
+
+
+def test_each_profile_lists_the_tools_of_every_source_as_the_model_sees_them(tmp_path: Path, mcp_url: str) -> None:
+    # Given a configuration with an OpenAPI file, an MCP server and a built-in, and a restricted profile
+    shutil.copy(FIXTURES / "weather-3.1.yaml", tmp_path)
+    tools = {
+        "openapi": [{"source": "weather-3.1.yaml", "baseUrl": "https://api.weather.example.com/v3"}],
+        "mcp": [{"url": mcp_url, "internal": True}],
+        "builtin": ["calculator"],
+    }
+    profiles = {"default": {"model": "m"}, "maths": {"model": "m", "tools": ["calculator"]}}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": profiles})
+    # When it is checked with --json
+    code, output = check(path, "--json")
+    # Then it is valid and each profile lists its tools, in configuration order
+    report = json.loads(output)
+    assert code == 0
+    assert [tool["name"] for tool in report["profiles"]["default"]["tools"]] == [
+        "get_weather_now",
+        "get_weather_daily_json",
+        "placeDetails",
+        "subscribeAlerts",
+        "lookup_word",
+        "calculator",
+    ]
+    assert [tool["name"] for tool in report["profiles"]["maths"]["tools"]] == ["calculator"]
+
+
+def test_the_printed_tool_shows_its_name_description_and_schema(tmp_path: Path, mcp_url: str) -> None:
+    # Given a configuration whose only tool comes from the MCP server
+    tools = {"mcp": [{"url": mcp_url, "internal": True}]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked
+    code, output = check(path)
+    # Then the output names the profile, then the tool with its description and its JSON schema
+    assert code == 0
+    assert f"{path}: a valid Stepwise configuration" in output
+    assert "profile default (model m, the default): 1 tool" in output
+    assert "\n  lookup_word\n    Look a word up in the dictionary.\n    parameters: {\n" in output
+    assert '"required": [\n        "word"\n      ]' in output
+
+
+def test_a_higress_ai_agent_configuration_is_accepted_as_it_is(tmp_path: Path) -> None:
+    # Given a Higress ai-agent configuration with an OpenAPI document inline
+    document = (FIXTURES / "weather-3.1.yaml").read_text(encoding="utf-8")
+    api = document.replace("- url: /v3", "- url: https://api.seniverse.com/v3")
+    agent = {
+        "llm": {
+            "apiKey": "sk-xxx",
+            "domain": "dashscope.aliyuncs.com",
+            "serviceName": "dashscope.dns",
+            "servicePort": 443,
+            "path": "/compatible-mode/v1/chat/completions",
+            "model": "qwen-max-0403",
+        },
+        "promptTemplate": {"language": "EN"},
+        "apis": [
+            {
+                "apiProvider": {
+                    "domain": "api.seniverse.com",
+                    "serviceName": "seniverse.dns",
+                    "servicePort": 443,
+                    "apiKey": {"in": "query", "name": "key", "value": "secretsmanager:seniverse#key"},
+                },
+                "api": api,
+            }
+        ],
+    }
+    path = write(tmp_path, agent, "ai-agent.yaml")
+    # When it is checked
+    code, output = check(path, "--json")
+    # Then it is read as the plugin's shape, its tools are listed, and unused settings are noted
+    report = json.loads(output)
+    assert (code, report["kind"]) == (0, "higress-ai-agent")
+    assert report["profiles"]["default"]["model"] == "higress"
+    assert [tool["name"] for tool in report["profiles"]["default"]["tools"]][:2] == [
+        "get_weather_now",
+        "get_weather_daily_json",
+    ]
+    assert report["notes"] == ["promptTemplate is not used: Stepwise has its own ReAct prompts"]
+
+
+def test_a_document_that_cannot_be_imported_exits_non_zero_naming_the_operation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration importing the pet store, whose upload operation has a multipart body
+    shutil.copy(FIXTURES / "petstore-3.0.yaml", tmp_path)
+    tools = {"openapi": [{"source": "petstore-3.0.yaml"}]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked
+    code, output = check(path)
+    # Then it exits 1 with the configuration error on stderr and prints no tools
+    assert (code, output) == (1, "")
+    assert capsys.readouterr().err == (
+        "stepwise config check: openapi petstore-3.0.yaml: operation uploadPhoto: requestBody is required but "
+        "the body is multipart/form-data; only JSON is supported\n"
+    )
+
+
+def test_a_profile_naming_an_unknown_tool_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a profile that lists a tool nobody configured
+    profiles = {"default": {"model": "m", "tools": ["calculater"]}}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": {"builtin": ["calculator"]}, "profiles": profiles})
+    # When it is checked
+    code, _ = check(path)
+    # Then the error names the profile and the unknown tool
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"stepwise config check: {path}: profiles.default.tools: unknown tool(s) calculater; "
+        "configured tools: calculator\n"
+    )
+
+
+def test_a_file_that_is_not_yaml_exits_non_zero_naming_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a file whose YAML ends in the middle of a flow sequence
+    path = tmp_path / "broken.yaml"
+    path.write_text("models:\n  m: {provider: [\n", encoding="utf-8")
+    # When it is checked
+    code, _ = check(path)
+    # Then the error names the file and the line
+    assert code == 1
+    assert capsys.readouterr().err == f"stepwise config check: {path}: not valid YAML at line 3\n"
+
+
+def test_a_missing_file_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a path with no file
+    path = tmp_path / "absent.yaml"
+    # When it is checked
+    code, _ = check(path)
+    # Then the error names the file and the reason
+    assert code == 1
+    assert capsys.readouterr().err == f"stepwise config check: {path}: cannot read: No such file or directory\n"

@@ -1,0 +1,182 @@
+"""A document that cannot be imported fails at load time, naming the operation and the reason."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepwise.errors import ConfigError
+from stepwise.models.tool_config import parse_tools_config
+from stepwise.tools import build_tool_registry
+from tests.unit.tools.openapi.conftest import FIXTURES, ImportSource
+
+BASE = "https://api.example.com"
+
+
+def document(paths: dict[str, Any], schemas: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A minimal OpenAPI 3.1 document."""
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "t", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": schemas or {}},
+    }
+
+
+def json_body(schema: dict[str, Any]) -> dict[str, Any]:
+    """A required JSON request body."""
+    return {"required": True, "content": {"application/json": {"schema": schema}}}
+
+
+def import_error(import_source: ImportSource, entry: dict[str, Any]) -> str:
+    """The message of the `ConfigError` importing ``entry`` raises."""
+    with pytest.raises(ConfigError) as error:
+        import_source({"baseUrl": BASE, **entry})
+    return str(error.value)
+
+
+def test_a_required_body_that_is_not_json_names_the_operation_and_the_media_type(import_source: ImportSource) -> None:
+    # Given the pet store with its multipart upload
+    # When it is imported without excluding the upload
+    message = import_error(import_source, {"source": "petstore-3.0.yaml"})
+    # Then the error names the upload and why it cannot be a tool
+    assert message == (
+        "openapi petstore-3.0.yaml: operation uploadPhoto: requestBody is required but the body is "
+        "multipart/form-data; only JSON is supported"
+    )
+
+
+def test_a_reference_to_another_document_names_the_operation_and_the_reference(import_source: ImportSource) -> None:
+    # Given an operation whose body refers to another file
+    paths = {"/a": {"post": {"operationId": "create", "requestBody": json_body({"$ref": "other.yaml#/Thing"})}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error names the operation and the reference
+    assert message == (
+        "openapi inline document: operation create: $ref 'other.yaml#/Thing' points outside the document, "
+        "which is not supported"
+    )
+
+
+def test_a_reference_to_nothing_names_the_operation(import_source: ImportSource) -> None:
+    # Given a body that refers to a schema that does not exist
+    paths = {"/a": {"post": {"operationId": "create", "requestBody": json_body({"$ref": "#/components/schemas/Gone"})}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error names the operation and the reference
+    assert message == (
+        "openapi inline document: operation create: $ref '#/components/schemas/Gone' points to nothing in the document"
+    )
+
+
+def test_an_undeclared_path_placeholder_names_the_operation_by_method_and_path(import_source: ImportSource) -> None:
+    # Given an operation without operationId whose path has an undeclared {id}
+    paths = {"/things/{id}": {"get": {"summary": "Get a thing"}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error names the operation by method and path, and the placeholder
+    assert message == (
+        "openapi inline document: operation GET /things/{id}: path parameter id is in the path but not declared"
+    )
+
+
+def test_all_of_members_with_contradicting_types_are_refused(import_source: ImportSource) -> None:
+    # Given a body that must be both a string and an object
+    schema = {"allOf": [{"type": "string"}, {"type": "object"}]}
+    paths = {"/a": {"post": {"operationId": "create", "requestBody": json_body(schema)}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error names the operation and both types
+    assert message == "openapi inline document: operation create: allOf combines type 'string' with type 'object'"
+
+
+def test_a_required_cookie_parameter_is_refused(import_source: ImportSource) -> None:
+    # Given an operation that needs a cookie
+    parameters = [{"name": "session", "in": "cookie", "required": True, "schema": {"type": "string"}}]
+    paths = {"/me": {"get": {"operationId": "me", "parameters": parameters}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error says the cookie cannot be sent
+    assert message == (
+        "openapi inline document: operation me: cookie parameter session is required but cannot be sent by a tool"
+    )
+
+
+def test_two_operations_with_the_same_tool_name_are_refused_naming_both(import_source: ImportSource) -> None:
+    # Given two operationIds that sanitise to the same name
+    paths = {"/a": {"get": {"operationId": "things.list"}}, "/b": {"get": {"operationId": "things/list"}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths)})
+    # Then the error names both operations
+    assert message == (
+        "openapi inline document: operation things/list: its tool name things_list is also the name of "
+        "operation things.list; give one an operationId or exclude it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("chosen", "reason"),
+    [
+        ({"include": {"tags": ["petz"]}}, "include: no operation has the tag 'petz'"),
+        ({"exclude": {"operations": ["deletePets"]}}, "exclude: the document has no operation 'deletePets'"),
+    ],
+)
+def test_a_filter_naming_something_the_document_lacks_is_refused(
+    import_source: ImportSource, chosen: dict[str, Any], reason: str
+) -> None:
+    # Given a filter with a typo
+    # When the pet store is imported
+    message = import_error(import_source, {"source": "petstore-3.0.yaml", **chosen})
+    # Then the error names the filter and the unknown name
+    assert message == f"openapi petstore-3.0.yaml: {reason}"
+
+
+def test_a_source_that_leaves_no_operation_is_refused(import_source: ImportSource) -> None:
+    # Given a filter that excludes everything it includes
+    entry = {"source": "petstore-3.0.yaml", "include": {"tags": ["store"]}, "exclude": {"tags": ["store"]}}
+    # When it is imported
+    # Then there is nothing to offer, which is an error
+    assert import_error(import_source, entry) == "openapi petstore-3.0.yaml: no operation is left to offer as a tool"
+
+
+def test_schemas_that_expand_beyond_the_size_limit_are_refused(import_source: ImportSource) -> None:
+    # Given six levels of schemas, each referring to the next one ten times (a million nodes expanded)
+    schemas: dict[str, Any] = {
+        f"L{level}": {
+            "type": "object",
+            "properties": {f"p{n}": {"$ref": f"#/components/schemas/L{level + 1}"} for n in range(10)},
+        }
+        for level in range(6)
+    }
+    schemas["L6"] = {"type": "string"}
+    paths = {"/a": {"post": {"operationId": "bomb", "requestBody": json_body({"$ref": "#/components/schemas/L0"})}}}
+    # When it is imported
+    message = import_error(import_source, {"document": document(paths, schemas)})
+    # Then it stops at the limit, naming the operation
+    assert message == "openapi inline document: operation bomb: the schemas are larger than 20000 nodes"
+
+
+def test_an_imported_name_that_another_source_already_uses_is_refused(http_client: Any) -> None:
+    # Given a built-in calculator and a document with an operation called calculator
+    paths = {"/calc": {"get": {"operationId": "calculator"}}}
+    config = parse_tools_config(
+        {"builtin": ["calculator"], "openapi": [{"document": document(paths), "baseUrl": BASE}]}
+    )
+    # When the registry is built
+    with pytest.raises(ConfigError) as error:
+        build_tool_registry(config, config_dir=FIXTURES, http_client=http_client)
+    # Then the error names both sources
+    assert str(error.value) == "builtin: tool calculator is already defined by openapi inline document"
+
+
+def test_a_source_needs_exactly_one_of_source_or_document(import_source: ImportSource) -> None:
+    # Given an entry with neither a source nor a document
+    # When it is read
+    with pytest.raises(ConfigError) as error:
+        import_source({"baseUrl": BASE})
+    # Then the error names the entry and the rule
+    assert str(error.value) == (
+        "tools config: openapi[0]: give exactly one of 'source' (a file, s3:// or https:// URL) "
+        "or 'document' (inline)"
+    )
