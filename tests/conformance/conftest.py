@@ -18,6 +18,7 @@ from pathlib import Path
 import boto3
 import pytest
 from moto import mock_aws
+from moto.core import DEFAULT_ACCOUNT_ID
 
 from stepwise.local.environment import LocalEnvironment
 from tests.conformance.engines import EnginePair, MotoStateMachine
@@ -26,7 +27,7 @@ from tests.e2e.conftest import write_config
 
 __all__ = ["engine_pair", "write_config"]
 
-_STATE_MACHINE_ROLE = "arn:aws:iam::123456789012:role/stepwise-conformance-state-machine"
+_STATE_MACHINE_ROLE = f"arn:aws:iam::{DEFAULT_ACCOUNT_ID}:role/stepwise-conformance-state-machine"
 
 
 @pytest.fixture

@@ -12,7 +12,13 @@ What the engines do differently, by design, and what is therefore not compared:
 - History: moto's history has Task scheduled/started/succeeded events and no retry events; the local
   engine reports `retry` and `caught` events. Only states entered and exited are compared.
 - Causes: a Lambda error's cause carries a stack trace and a request id that differ per call; the
-  comparison keeps its `errorType` and `errorMessage`.
+  comparison keeps its `errorType` and `errorMessage`. (The local engine's cause has no `requestId`,
+  which the Lambda Python runtime includes; moto's side here includes it, as Lambda does.)
+
+Not compared, because moto's interpreter only runs them in real time: Task and execution
+`TimeoutSeconds` (30 s to an hour in this definition), retries that need several waits (repeated
+`StoreTransientError` or Lambda service errors: 1 s to 30 s each), and Map `MaxConcurrency`, which
+neither history shows.
 """
 
 from __future__ import annotations

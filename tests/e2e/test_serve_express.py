@@ -46,7 +46,9 @@ def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
 
 
 def chat(client: httpx.Client, question: str) -> httpx.Response:
-    return client.post("/v1/chat/completions", json={"model": "any", "messages": [{"role": "user", "content": question}]})
+    return client.post(
+        "/v1/chat/completions", json={"model": "any", "messages": [{"role": "user", "content": question}]}
+    )
 
 
 def test_a_chat_completion_is_answered_by_a_synchronous_execution(client: httpx.Client) -> None:

@@ -49,7 +49,9 @@ def user(text: str) -> dict[str, str]:
 BAD_REQUESTS = [
     pytest.param("POST", "/v1/runs", b'{"input": "hi"', JSON, 400, "invalid_json", id="invalid JSON"),
     pytest.param("POST", "/v1/runs", {"input": 42}, JSON, 422, "invalid_request", id="wrong type"),
-    pytest.param("POST", "/v1/runs", {"input": "hi", "temperature": 1}, JSON, 422, "invalid_request", id="unknown field"),
+    pytest.param(
+        "POST", "/v1/runs", {"input": "hi", "temperature": 1}, JSON, 422, "invalid_request", id="unknown field"
+    ),
     pytest.param("POST", "/v1/runs", {"input": "   "}, JSON, 422, "invalid_request", id="empty input"),
     pytest.param("POST", "/v1/runs", {}, JSON, 422, "invalid_request", id="no question"),
     pytest.param("POST", "/v1/runs", {"messages": []}, JSON, 422, "invalid_request", id="no messages"),
@@ -110,9 +112,7 @@ def test_bad_input_is_a_4xx_with_the_error_shape_and_stores_nothing(
     # Given a caller with an API key
     content = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
     # When the bad request is sent
-    response = httpx.request(
-        method, api.url + path, content=content, headers={"x-api-key": "k", **headers}, timeout=10
-    )
+    response = httpx.request(method, api.url + path, content=content, headers={"x-api-key": "k", **headers}, timeout=10)
     # Then it is refused with the status and the error shape, and the table is still empty
     error = response.json()["error"]
     assert (response.status_code, error["type"]) == (status, error_type)

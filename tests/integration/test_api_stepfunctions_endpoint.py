@@ -115,9 +115,7 @@ def test_a_synchronous_execution_answers_with_its_outcome(serve: Serve) -> None:
     assert (result.status, result.error, result.cause) == ("FAILED", "Boom", "on purpose")
 
 
-def test_a_synchronous_execution_slower_than_the_callers_wait_times_out_and_goes_on(
-    serve: Serve, work: Work
-) -> None:
+def test_a_synchronous_execution_slower_than_the_callers_wait_times_out_and_goes_on(serve: Serve, work: Work) -> None:
     # Given a machine whose work is held back
     endpoint, machine = serve(WAITING_MACHINE)
     work.released.clear()

@@ -52,7 +52,11 @@ def test_every_route_of_the_api_is_an_event_of_the_api_function(template: dict[s
 def test_every_method_of_the_rest_api_requires_the_api_key_or_iam(template: dict[str, Any]) -> None:
     # Given the REST API's definition
     definition = template["Resources"]["StepwiseApi"]["Properties"]["DefinitionBody"]
-    methods = {(method.upper(), path): spec for path, spec in definition["paths"].items() for method, spec in spec.items()}
+    methods = {
+        (method.upper(), path): spec
+        for path, by_method in definition["paths"].items()
+        for method, spec in by_method.items()
+    }
     # Then it covers every route, and each one asks for the API key, or a SigV4 signature with ApiAuth=IAM
     assert set(methods) == set(ROUTES)
     assert all(spec["security"] == PROTECTED for spec in methods.values())

@@ -60,17 +60,33 @@ def test_a_retried_completion_is_stored_once_and_counted_once(store: Conversatio
     store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
     meta = store.require_run("run1")
     message = ChatMessage(role="assistant", content="", tool_calls=[ToolCall(id="c1", name="t", arguments={"a": 1})])
-    step = StepRecord(iteration=1, kind="llm", latency_ms=5)
-    usage = RunUsage(input_tokens=10, output_tokens=3, llm_calls=1, llm_ms=5)
-    # When the same completion is recorded twice (a retried LLMCall)
-    first = store.record_completion(meta, 1, message, step, usage)
-    second = store.record_completion(meta, 1, message, step, usage)
+    step = StepRecord(iteration=1, kind="llm", latency_ms=5, input_tokens=10, output_tokens=3)
+    # When the same completion is recorded twice (a retried LLMCall), the second time with other figures
+    first = store.record_message(meta, 1, 0, message, step)
+    second = store.record_message(meta, 1, 0, message, step.model_copy(update={"input_tokens": 99}))
     # Then the second write changes nothing: one message, one step, usage counted once
     assert (first, second) == (True, False)
     assert len(store.list_messages("run1")) == 2
-    assert len(store.list_steps("run1")) == 1
-    assert store.require_run("run1").usage == usage
+    assert RunUsage.from_steps(store.list_steps("run1")) == RunUsage(
+        input_tokens=10, output_tokens=3, llm_calls=1, llm_ms=5
+    )
     assert store.list_messages("run1")[1].tool_calls[0].arguments == {"a": 1}
+
+
+def test_a_retry_completes_the_trace_an_attempt_died_before_writing(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given an attempt that stored its message but died before its trace step
+    client, table = dynamodb_table
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    step = StepRecord(iteration=1, kind="tool", n=0, latency_ms=7, ok=True)
+    store.record_message(meta, 1, 1, ChatMessage(role="tool", content="obs", tool_call_id="c"), step)
+    client.delete_item(TableName=table, Key={"pk": {"S": "RUN#run1"}, "sk": {"S": "STEP#0001#tool#00"}})
+    # When the retried step finds the message and restores the trace
+    store.restore_trace("run1", 1, 1)
+    # Then the trace holds the first attempt's step, once
+    assert [s.latency_ms for s in store.list_steps("run1")] == [7]
 
 
 def test_messages_come_back_in_conversation_order_past_nine_iterations(store: ConversationStore) -> None:
@@ -79,13 +95,12 @@ def test_messages_come_back_in_conversation_order_past_nine_iterations(store: Co
     meta = store.require_run("run1")
     for iteration in (11, 2, 10, 9):
         for index in (10, 0):
-            store.record_observation(
+            store.record_message(
                 meta,
                 iteration,
-                index,
+                index + 1,
                 ChatMessage(role="tool", content=f"{iteration}.{index}", tool_call_id="c"),
                 StepRecord(iteration=iteration, kind="tool", n=index),
-                RunUsage(tool_calls=1),
             )
     # When the conversation is read
     contents = [m.content for m in store.list_messages("run1")]
@@ -98,13 +113,12 @@ def test_a_conversation_larger_than_one_query_page_is_read_whole(store: Conversa
     store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
     meta = store.require_run("run1")
     for iteration in range(1, 31):
-        store.record_observation(
+        store.record_message(
             meta,
             iteration,
-            0,
+            1,
             ChatMessage(role="tool", content="x" * 60_000, tool_call_id="c"),
             StepRecord(iteration=iteration, kind="tool", n=0),
-            RunUsage(),
         )
     # When it is read
     messages = store.list_messages("run1")

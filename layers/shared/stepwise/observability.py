@@ -5,6 +5,8 @@ Prompts, messages and secrets are never logged: log ids, counts, names and timin
 
 from __future__ import annotations
 
+import warnings
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
 SERVICE = "stepwise"
@@ -12,3 +14,6 @@ SERVICE = "stepwise"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace="Stepwise", service=SERVICE)
+
+# A step that failed or replayed a stored result has no metric to publish, and that is normal here.
+warnings.filterwarnings("ignore", message="No application metrics to publish")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from stepwise.local.template import SamTemplate
@@ -10,27 +11,57 @@ from stepwise.local.template import SamTemplate
 TABLE_LOGICAL_ID = "ConversationTable"
 
 
+class _OneRequestAtATime:
+    """WSGI middleware that serves one request at a time.
+
+    moto's backend is not thread-safe: a cancelled transaction restores a copy of the whole table taken
+    when it began, which would erase the writes of concurrent requests. Concurrent runs (`stepwise
+    serve`) therefore queue here, as DynamoDB itself would never show them.
+    """
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        with self._lock:
+            return list(self._app(environ, start_response))
+
+
 class EmbeddedDynamoDB:
     """A DynamoDB-compatible HTTP endpoint on 127.0.0.1, in this process, gone when it stops."""
 
     def __init__(self) -> None:
-        from moto.server import ThreadedMotoServer  # deferred: only local runs need moto
-
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         self.endpoint_url = ""
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
 
     def start(self) -> EmbeddedDynamoDB:
         """Start serving; `endpoint_url` is set once it listens."""
+        # deferred: only local runs need moto and werkzeug
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            MotoRequestHandler,
+            create_backend_app,
+        )
+        from werkzeug.serving import make_server
+
         # werkzeug logs every request at INFO; a local run's output is the trace, not the store's traffic
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self._server.start()
-        host, port = self._server.get_host_and_port()
-        self.endpoint_url = f"http://{host}:{port}"
+        app = _OneRequestAtATime(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server("127.0.0.1", 0, app, threaded=True, request_handler=MotoRequestHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="embedded-dynamodb", daemon=True)
+        self._thread.start()
+        self.endpoint_url = f"http://127.0.0.1:{self._server.server_port}"
         return self
 
     def stop(self) -> None:
-        """Stop serving."""
-        self._server.stop()
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join()
 
     def __enter__(self) -> EmbeddedDynamoDB:
         return self.start()

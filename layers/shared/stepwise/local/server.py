@@ -25,7 +25,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from stepwise.local.defaults import PROJECT_ROOT
@@ -46,6 +46,14 @@ LOCAL_ACCOUNT = "000000000000"
 LOCAL_REGION = "us-east-1"
 
 ApiInvoker = Callable[[dict[str, Any]], Any]
+
+
+class FunctionInvoker(Protocol):
+    """What `LocalLambdaInvoker` offers: invoke a function of the template by logical id."""
+
+    def invoke(self, logical_id: str, event: Any) -> Any:
+        """Invoke the function `logical_id` with `event`."""
+        ...
 
 
 def _resource_pattern(resource: str) -> re.Pattern[str]:
@@ -125,8 +133,8 @@ class FunctionInstances:
     def __init__(
         self,
         logical_id: str,
-        first: LocalLambdaInvoker,
-        new_instance: Callable[[], LocalLambdaInvoker],
+        first: FunctionInvoker,
+        new_instance: Callable[[], FunctionInvoker],
         *,
         max_instances: int = DEFAULT_MAX_API_INSTANCES,
     ) -> None:
@@ -137,7 +145,7 @@ class FunctionInstances:
         self._max = max_instances
         self._available = threading.Condition()
 
-    def _acquire(self) -> LocalLambdaInvoker:
+    def _acquire(self) -> FunctionInvoker:
         with self._available:
             while not self._idle and self._count >= self._max:
                 self._available.wait()

@@ -25,6 +25,20 @@ class RunUsage(BaseModel):
     llm_ms: int = 0
     tool_ms: int = 0
 
+    @classmethod
+    def from_steps(cls, steps: list[StepRecord]) -> RunUsage:
+        """What a run consumed, summed from its trace: model calls (loop and formatting) and tool calls."""
+        model_steps = [step for step in steps if step.kind in ("llm", "format") and step.latency_ms is not None]
+        tool_steps = [step for step in steps if step.kind == "tool"]
+        return cls(
+            input_tokens=sum(step.input_tokens or 0 for step in model_steps),
+            output_tokens=sum(step.output_tokens or 0 for step in model_steps),
+            llm_calls=len(model_steps),
+            tool_calls=len(tool_steps),
+            llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
+            tool_ms=round(sum(step.latency_ms or 0 for step in tool_steps)),
+        )
+
 
 class RunError(BaseModel):
     """Why a run failed: the error name the state machine saw and a message fit for the caller."""
@@ -55,7 +69,6 @@ class RunMeta(BaseModel):
     iteration: int = 0
     deadline: float
     final_round_reason: FinalRoundReason | None = None
-    parse_errors: int = 0
     stop_reason: StopReason | None = None
     answer: str | None = None
     output: dict[str, Any] | list[Any] | None = None
@@ -96,6 +109,7 @@ class StepRecord(BaseModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     error: str | None = None
+    parse_errors: int | None = None
 
 
 class StoredMessage(ChatMessage):

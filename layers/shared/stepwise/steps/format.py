@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord, StopReason, StoredMessage
+from stepwise.models.run import RunError, RunMeta, RunStatus, RunUsage, StepRecord, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.runtime import StepRuntime
@@ -69,6 +69,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answer=answer,
         output=structured.output,
         output_error=structured.error,
+        usage=RunUsage.from_steps(runtime.store.list_steps(payload.run_id)),
     )
     metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
     logger.info(
@@ -101,7 +102,8 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     meta = runtime.store.require_run(event.run_id)
     error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
     status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
-    runtime.store.finish_run(meta, status, stop_reason="error", error=error)
+    usage = RunUsage.from_steps(runtime.store.list_steps(meta.run_id))
+    runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage)
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")

@@ -6,7 +6,7 @@ import time
 from typing import Any
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunUsage, StepRecord, StoredMessage
+from stepwise.models.run import StepRecord, StoredMessage
 from stepwise.models.state import StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import agent_for
@@ -62,6 +62,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     history = runtime.store.list_messages(payload.run_id)
     if any(message.iteration == payload.iteration and message.slot == ASSISTANT_SLOT for message in history):
         logger.info("completion already stored", extra={"run_id": payload.run_id, "iteration": payload.iteration})
+        runtime.store.restore_trace(payload.run_id, payload.iteration, ASSISTANT_SLOT)
         return payload
     agent = agent_for(meta, runtime)
     profile = agent.profile
@@ -88,13 +89,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         output_tokens=completion.usage.output_tokens,
         note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}",
     )
-    usage = RunUsage(
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        llm_calls=1,
-        llm_ms=round(latency_ms),
-    )
-    runtime.store.record_completion(meta, payload.iteration, message, step, usage)
+    runtime.store.record_message(meta, payload.iteration, ASSISTANT_SLOT, message, step)
     metrics.add_metric(name="LLMCalls", unit="Count", value=1)
     logger.info(
         "model called",

@@ -32,9 +32,11 @@ def _corrective_messages(decision: ParseError, agent: RunAgent, assistant: ChatM
     return [ChatMessage(role="user", content=text)]
 
 
-def _record_for(decision: Decision, payload: StatePayload, meta: RunMeta, agent: RunAgent) -> tuple[StepRecord, int]:
-    """The trace record of a decision and the run's consecutive parse-error count after it."""
-    record = StepRecord(iteration=payload.iteration, kind="parse")
+def _record_for(
+    decision: Decision, payload: StatePayload, meta: RunMeta, agent: RunAgent, errors_before: int
+) -> StepRecord:
+    """The trace record of a decision, with the run's count of consecutive parse errors after it."""
+    record = StepRecord(iteration=payload.iteration, kind="parse", parse_errors=0)
     if isinstance(decision, ToolCalls):
         limit = agent.profile.limits.max_parallel_calls
         calls = decision.calls[:limit]
@@ -46,17 +48,17 @@ def _record_for(decision: Decision, payload: StatePayload, meta: RunMeta, agent:
         record.calls = [call.model_dump() for call in calls]
         record.note = "; ".join(notes) or None
         record.decision = "limit_hit" if payload.final_round else "tool_calls"
-        return record, 0
+        return record
     if isinstance(decision, FinalAnswer):
         record.thought = decision.thought or None
         record.answer = decision.text
         record.decision = "final_answer"
-        return record, 0
-    errors = meta.parse_errors + 1
+        return record
+    record.parse_errors = errors_before + 1
     record.error = decision.message
-    out_of_patience = errors >= meta.limits.max_parse_errors
+    out_of_patience = record.parse_errors >= meta.limits.max_parse_errors
     record.decision = "limit_hit" if payload.final_round or out_of_patience else "parse_error"
-    return record, errors
+    return record
 
 
 def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
@@ -69,13 +71,15 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     agent = agent_for(snapshot.meta, runtime)
     completion = Completion(content=snapshot.assistant.content, tool_calls=snapshot.assistant.tool_calls)
     decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
-    record, parse_errors = _record_for(decision, payload, snapshot.meta, agent)
+    # the count is carried from decision to decision, so a retried Parse recomputes the same one
+    errors_before = (snapshot.previous_decision.parse_errors or 0) if snapshot.previous_decision else 0
+    record = _record_for(decision, payload, snapshot.meta, agent, errors_before)
     corrective = (
         _corrective_messages(decision, agent, snapshot.assistant)
         if isinstance(decision, ParseError) and record.decision == "parse_error"
         else []
     )
-    runtime.store.record_decision(snapshot.meta, record, corrective, parse_errors=parse_errors)
+    runtime.store.record_decision(snapshot.meta, record, corrective)
     metrics.add_metric(name="ParseErrors" if isinstance(decision, ParseError) else "Decisions", unit="Count", value=1)
     logger.info("parsed", extra={"run_id": payload.run_id, "iteration": payload.iteration, "decision": record.decision})
     return _next_from_record(payload, record)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from stepwise.errors import LLMPermanentError
 from stepwise.models.llm_config import ModelCapabilities
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
-from stepwise.models.run import RunMeta, RunUsage, StepRecord, StoredMessage
+from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.observability import logger, metrics
 from stepwise.protocols.base import append_merging_users
 from stepwise.protocols.lenient_json import load_lenient, scan_value
@@ -181,7 +181,7 @@ def _ask_and_store(
     mode: OutputMode,
     runtime: StepRuntime,
 ) -> str:
-    """Make one formatting call and store its reply, trace step and usage in one write; the stored reply."""
+    """Make one formatting call and store its reply with its trace step; the stored reply."""
     started = time.perf_counter()
     completion = runtime.chat_model(runtime.profile(meta.profile).model).complete(request)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
@@ -199,17 +199,11 @@ def _ask_and_store(
         input_tokens=completion.usage.input_tokens,
         output_tokens=completion.usage.output_tokens,
     )
-    usage = RunUsage(
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        llm_calls=1,
-        llm_ms=round(latency_ms),
-    )
-    # The store's observation write is the one that appends a message, a trace step and usage
-    # atomically and only once; the reply is stored as the assistant's message of that slot.
+    # The reply is stored as the assistant's message of its own slot, carrying its trace step (and so
+    # its usage), once; a concurrent attempt's earlier reply wins.
     message = ChatMessage(role="assistant", content=reply)
     metrics.add_metric(name="StructuredOutputCalls", unit="Count", value=1)
-    if runtime.store.record_observation(meta, iteration, index, message, step, usage):
+    if runtime.store.record_message(meta, iteration, observation_slot(index), message, step):
         return reply
     # A concurrent attempt of this Format stored its reply first: that one is the reply of record.
     stored = runtime.store.get_iteration(meta.run_id, iteration, observation_slot=observation_slot(index))

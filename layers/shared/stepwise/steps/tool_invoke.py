@@ -6,7 +6,7 @@ from typing import Any
 
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import StepRecord
 from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.runtime import StepRuntime
@@ -22,6 +22,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         event.run_id, event.iteration, observation_slot=observation_slot(event.index)
     )
     if snapshot.observation is not None:
+        runtime.store.restore_trace(event.run_id, event.iteration, observation_slot(event.index))
         return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
     calls = (snapshot.decision.calls if snapshot.decision else None) or []
     stored = next((call for call in calls if call["id"] == event.call.call_id), None)
@@ -52,8 +53,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         latency_ms=observation.latency_ms,
         error=observation.error,
     )
-    usage = RunUsage(tool_calls=1, tool_ms=round(observation.latency_ms))
-    runtime.store.record_observation(snapshot.meta, event.iteration, event.index, message, step, usage)
+    runtime.store.record_message(snapshot.meta, event.iteration, observation_slot(event.index), message, step)
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
     logger.info(
         "tool called",

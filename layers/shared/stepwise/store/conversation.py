@@ -1,8 +1,10 @@
 """The conversation store: the only code that talks to DynamoDB.
 
-Every write that records a step's result is one conditional transaction: the new item is put only if
-its key is not there yet, and the usage counters in META are added in the same transaction. A retried
-step therefore either writes everything once or finds its own earlier write and changes nothing.
+Each step's result has one commit record, put only if its key is not there yet: the model's or the
+tool's message (which carries its trace step), or the Parse decision. Anything derived from it is put
+the same way, around it, so a retried step either finds its commit record and replays it, or writes
+everything again without duplicating a thing. No step write touches META: usage is summed from the
+trace when the run ends, so parallel tool calls never contend on one item.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class IterationSnapshot(BaseModel):
     meta: RunMeta
     assistant: StoredMessage | None = None
     decision: StepRecord | None = None
+    previous_decision: StepRecord | None = None
     observation: StoredMessage | None = None
 
 
@@ -120,22 +123,18 @@ class ConversationStore:
             }
         }
 
-    def _add_usage(self, run_id: str, usage: RunUsage) -> dict[str, Any]:
-        fields = usage.model_dump()
-        names = {"#u": "usage", "#t": "updated_at"} | {f"#{key}": key for key in fields}
-        values = {f":{key}": serialize_value(value) for key, value in fields.items()}
-        values[":now"] = serialize_value(self._now_iso())
-        adds = ", ".join(f"#u.#{key} :{key}" for key in fields)
-        return {
-            "Update": {
-                "TableName": self._table,
-                "Key": serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
-                "UpdateExpression": f"SET #t = :now ADD {adds}",
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": values,
-            }
-        }
+    def _put_if_absent(self, item: dict[str, Any]) -> bool:
+        """Put an item unless its key exists; False when it already did."""
+        try:
+            self._client.put_item(
+                TableName=self._table, Item=serialize_item(item), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            _transient_or_raise(exc)
+            raise
+        return True
 
     @staticmethod
     def _message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, expires_at: int) -> dict[str, Any]:
@@ -292,19 +291,32 @@ class ConversationStore:
             StepRecord.model_validate_json(item["data"]) for item in self._query(keys.run_pk(run_id), keys.STEP_PREFIX)
         ]
 
-    def record_completion(
-        self, meta: RunMeta, iteration: int, message: ChatMessage, step: StepRecord, usage: RunUsage
-    ) -> bool:
-        """Append the model's message of an iteration, its trace step and its usage; False if already there."""
-        return self._transact(
-            [
-                self._put_new(
-                    self._message_item(meta.run_id, iteration, keys.ASSISTANT_SLOT, message, meta.expires_at)
-                ),
-                self._put_new(self._step_item(meta.run_id, step, meta.expires_at)),
-                self._add_usage(meta.run_id, usage),
-            ]
+    def record_message(self, meta: RunMeta, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
+        """Append a message a step produced, then its trace step; False if the message was already there.
+
+        The message carries its trace step, so an attempt that died between the two puts is completed by
+        the retry (`restore_trace`) with the first attempt's figures, never a second set.
+        """
+        item = self._message_item(meta.run_id, iteration, slot, message, meta.expires_at)
+        created = self._put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
+        if created:
+            self._put_if_absent(self._step_item(meta.run_id, step, meta.expires_at))
+        else:
+            self.restore_trace(meta.run_id, iteration, slot)
+        return created
+
+    def restore_trace(self, run_id: str, iteration: int, slot: int) -> None:
+        """Put the trace step a stored message carries, if an earlier attempt died before putting it."""
+        response = self._call(
+            "get_item",
+            TableName=self._table,
+            Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.message_sk(iteration, slot)}),
+            ConsistentRead=True,
         )
+        item = deserialize_item(response.get("Item") or {})
+        if "trace" in item:
+            step = StepRecord.model_validate_json(item["trace"])
+            self._put_if_absent(self._step_item(run_id, step, int(item.get("expires_at", 0))))
 
     def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
         """META, the model's message, the parse decision and optionally one observation, in one BatchGetItem."""
@@ -312,6 +324,7 @@ class ConversationStore:
             "meta": keys.META_SK,
             "assistant": keys.message_sk(iteration, keys.ASSISTANT_SLOT),
             "decision": keys.step_sk(iteration, "parse"),
+            "previous_decision": keys.step_sk(iteration - 1, "parse"),
         }
         if observation_slot is not None:
             wanted["observation"] = keys.message_sk(iteration, observation_slot)
@@ -333,59 +346,26 @@ class ConversationStore:
             raise RunNotFound(f"run {run_id} not found")
         assistant = found.get(wanted["assistant"])
         decision = found.get(wanted["decision"])
+        previous = found.get(wanted["previous_decision"])
         observation = found.get(wanted.get("observation", ""))
         return IterationSnapshot(
             meta=self._to_meta(found[keys.META_SK]),
             assistant=self._to_message(assistant) if assistant else None,
             decision=StepRecord.model_validate_json(decision["data"]) if decision else None,
+            previous_decision=StepRecord.model_validate_json(previous["data"]) if previous else None,
             observation=self._to_message(observation) if observation else None,
         )
 
-    def record_decision(
-        self, meta: RunMeta, step: StepRecord, corrective: list[ChatMessage], *, parse_errors: int
-    ) -> bool:
-        """Store the Parse decision, any corrective observations, and the consecutive parse-error count."""
-        items = [self._put_new(self._step_item(meta.run_id, step, meta.expires_at))]
-        items += [
-            self._put_new(
+    def record_decision(self, meta: RunMeta, step: StepRecord, corrective: list[ChatMessage]) -> bool:
+        """Store the Parse decision after any corrective observations; False if it was already stored.
+
+        The decision is the commit record: it is put last, so once it exists everything it implies does.
+        """
+        for index, message in enumerate(corrective):
+            self._put_if_absent(
                 self._message_item(meta.run_id, step.iteration, keys.observation_slot(index), message, meta.expires_at)
             )
-            for index, message in enumerate(corrective)
-        ]
-        items.append(
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": serialize_item({"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}),
-                    "UpdateExpression": "SET parse_errors = :n, updated_at = :now",
-                    "ExpressionAttributeValues": {
-                        ":n": serialize_value(parse_errors),
-                        ":now": serialize_value(self._now_iso()),
-                    },
-                }
-            }
-        )
-        return self._transact(items)
-
-    def record_observation(
-        self,
-        meta: RunMeta,
-        iteration: int,
-        index: int,
-        message: ChatMessage,
-        step: StepRecord,
-        usage: RunUsage,
-    ) -> bool:
-        """Append one tool observation with its trace step and usage; False if already there."""
-        return self._transact(
-            [
-                self._put_new(
-                    self._message_item(meta.run_id, iteration, keys.observation_slot(index), message, meta.expires_at)
-                ),
-                self._put_new(self._step_item(meta.run_id, step, meta.expires_at)),
-                self._add_usage(meta.run_id, usage),
-            ]
-        )
+        return self._put_if_absent(self._step_item(meta.run_id, step, meta.expires_at))
 
     def finish_run(
         self,
@@ -397,6 +377,7 @@ class ConversationStore:
         output: Any = None,
         output_error: str | None = None,
         error: RunError | None = None,
+        usage: RunUsage | None = None,
     ) -> RunMeta:
         """Record the run's outcome once; a repeated call returns the outcome already stored."""
         sets: dict[str, Any] = {"status": status, "updated_at": self._now_iso()}
@@ -406,6 +387,7 @@ class ConversationStore:
             "output": None if output is None else json.dumps(output),
             "output_error": output_error,
             "error": error.model_dump() if error else None,
+            "usage": usage.model_dump() if usage else None,
         }
         sets |= {key: value for key, value in optional.items() if value is not None}
         try:
