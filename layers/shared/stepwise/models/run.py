@@ -51,7 +51,9 @@ class RunLimits(BaseModel):
     """The limits a run was started with, copied into META so a config change cannot alter a live run."""
 
     max_iterations: int = Field(default=8, ge=1, le=200)
-    max_execution_seconds: int = Field(default=600, ge=1, le=86_400)
+    # the state machine's TimeoutSeconds is 3600: a deadline past 3000 s would leave no room for the
+    # final round (up to 300 s) and Format (up to 300 s) before an uncatchable execution timeout
+    max_execution_seconds: int = Field(default=600, ge=1, le=3000)
     max_parse_errors: int = Field(default=3, ge=1, le=20)
 
 
