@@ -5,9 +5,11 @@ from stepwise.local.defaults import apply_local_defaults
 # before any handler module creates its Powertools logger
 apply_local_defaults()
 
-from bench import cold_start, loop_overhead  # noqa: E402
+from bench import cold_start, cost_model, loop_overhead  # noqa: E402
 
 if __name__ == "__main__":
     loop_overhead.main()
     print()
     cold_start.main()
+    print()
+    cost_model.main()

@@ -1,4 +1,4 @@
-"""Counts DynamoDB requests, the bytes each write sends and the time spent waiting on DynamoDB.
+"""Counts DynamoDB requests, the bytes writes send and reads receive, and the time spent waiting on them.
 
 Hooked on botocore's events (before-call, before-send, after-call) of boto3's default session, so it
 sees every client the handlers create after it is installed, at the wire, without touching their code.
@@ -20,6 +20,7 @@ class DynamoDBMeter:
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
         self.bytes_written = 0
+        self.bytes_read = 0
         self.seconds = 0.0
         self.installed = False
         self._lock = threading.Lock()
@@ -41,10 +42,14 @@ class DynamoDBMeter:
     def _start(self, **_: Any) -> None:
         self._started.at = time.perf_counter()
 
-    def _stop(self, **_: Any) -> None:
+    def _stop(self, http_response: Any = None, model: Any = None, **_: Any) -> None:
         elapsed = time.perf_counter() - getattr(self._started, "at", time.perf_counter())
+        body = getattr(http_response, "content", b"") or b""
+        is_read = model is not None and model.name not in WRITE_OPERATIONS
         with self._lock:
             self.seconds += elapsed
+            if is_read:
+                self.bytes_read += len(body)
 
     def _count(self, request: Any, **_: Any) -> None:
         operation = str(request.headers.get("X-Amz-Target", b"")).split(".")[-1].strip("'")
@@ -58,6 +63,7 @@ class DynamoDBMeter:
         with self._lock:
             self.calls.clear()
             self.bytes_written = 0
+            self.bytes_read = 0
             self.seconds = 0.0
 
     @property

@@ -62,8 +62,11 @@ class RunFigures:
     tool_ms: int
     dynamodb_calls: int
     dynamodb_bytes_written: int
+    dynamodb_bytes_read: int
     dynamodb_ms: float
+    dynamodb_calls_by_operation: dict[str, int]
     state_transitions: int
+    lambda_invocations: int
     task_ms: dict[str, float]
     payload_bytes: dict[str, list[int]]
 
@@ -114,14 +117,20 @@ class Bench:
             tool_ms=final.usage.tool_ms,
             dynamodb_calls=self.meter.total_calls,
             dynamodb_bytes_written=self.meter.bytes_written,
+            dynamodb_bytes_read=self.meter.bytes_read,
             dynamodb_ms=self.meter.seconds * 1000,
+            dynamodb_calls_by_operation=dict(self.meter.calls),
             state_transitions=sum(1 for event in self.log.events if event.type == "entered"),
+            lambda_invocations=sum(
+                1 for event in self.log.events if event.type == "exited" and event.state in _TASK_STATES
+            ),
             task_ms=task_ms,
             payload_bytes=payload_bytes,
         )
 
 
 _METER = DynamoDBMeter()
+_TASK_STATES = frozenset({"IterationGuard", "LLMCall", "Parse", "InvokeTool", "Format", "FormatFailure"})
 
 
 @contextmanager
