@@ -6,15 +6,18 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stepwise.credentials import SecretResolver
-from stepwise.llm import build_chat_model
-from stepwise.llm.base import ChatModel
 from stepwise.models.config import AgentProfile, StepwiseConfig
 from stepwise.models.settings import Settings
 from stepwise.store import ConversationStore
-from stepwise.tools import ToolRegistry, build_tool_registry
+
+if TYPE_CHECKING:
+    # Providers (httpx), tools (httpx, jsonschema) and credentials (Powertools parameters) are imported
+    # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
+    from stepwise.credentials import SecretResolver
+    from stepwise.llm.base import ChatModel
+    from stepwise.tools import ToolRegistry
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -42,7 +45,7 @@ class StepRuntime:
         self.config_dir = config_dir
         self.store = store
         self.clock = clock
-        self.secret_resolver = secret_resolver or SecretResolver()
+        self._secret_resolver = secret_resolver
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
@@ -55,31 +58,47 @@ class StepRuntime:
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
         return cls(config=config, config_dir=settings.config_dir, store=store)
 
+    @property
+    def secret_resolver(self) -> SecretResolver:
+        """Resolves `ssm:` and `secretsmanager:` references and remembers the secrets to redact."""
+        with self._lock:
+            if self._secret_resolver is None:
+                from stepwise.credentials import SecretResolver
+
+                self._secret_resolver = SecretResolver()
+            return self._secret_resolver
+
     def profile(self, name: str) -> AgentProfile:
         """The named agent profile."""
         return self.config.profile(name)
 
     def chat_model(self, name: str) -> ChatModel:
         """The named model, built once."""
+        resolver = self.secret_resolver
         with self._lock:
             if name not in self._chat_models:
+                from stepwise.llm import build_chat_model
+
                 self._chat_models[name] = build_chat_model(
                     self.config.models[name],
                     config_dir=self.config_dir,
                     http_client=self._http_client,
-                    secret_resolver=self.secret_resolver.resolve,
+                    secret_resolver=resolver.resolve,
                 )
             return self._chat_models[name]
 
     def tools(self) -> ToolRegistry:
         """Every configured tool, built once (OpenAPI documents and MCP listings are read here)."""
+        resolver = self.secret_resolver
         with self._lock:
             if self._tools is None:
+                from stepwise.tools import build_tool_registry
+
                 self._tools = build_tool_registry(
                     self.config.tools,
                     config_dir=self.config_dir,
                     http_client=self._http_client,
-                    secret_resolver=self.secret_resolver,
+                    secret_resolver=resolver,
                 )
             return self._tools
 

@@ -17,7 +17,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.errors import ConfigError
-from stepwise.models.api_config import PATH_PLACEHOLDER, RESERVED_HEADERS, ArgumentBinding, HttpToolConfig
+from stepwise.models.api_config import (
+    PATH_PLACEHOLDER,
+    RESERVED_HEADERS,
+    ApiKeyConfig,
+    ArgumentBinding,
+    HttpToolConfig,
+)
 from stepwise.models.tool_config import OperationFilter
 from stepwise.tools.openapi.names import argument_name_for, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
@@ -112,18 +118,27 @@ def _check_filter(operations: list[Operation], chosen: OperationFilter, where: s
             raise ConfigError(f"{where}: the document has no operation {name!r}")
 
 
-def endpoint_for(document: dict[str, Any], operation: Operation, *, where: str) -> HttpToolConfig:
-    """The HTTP tool endpoint of ``operation``; `ConfigError` naming it and the reason otherwise."""
+def endpoint_for(
+    document: dict[str, Any], operation: Operation, *, where: str, credential: ApiKeyConfig | None = None
+) -> HttpToolConfig:
+    """The HTTP tool endpoint of ``operation``; `ConfigError` naming it and the reason otherwise.
+
+    A parameter that ``credential`` supplies (the source's API key, by location and name) is not offered
+    to the model: the configured key fills it.
+    """
     at = f"{where}: {operation.label}"
-    builder = _EndpointBuilder(document, operation, at)
+    builder = _EndpointBuilder(document, operation, at, credential)
     builder.add_parameters()
     builder.add_body()
     return builder.build()
 
 
 class _EndpointBuilder:
-    def __init__(self, document: dict[str, Any], operation: Operation, where: str) -> None:
+    def __init__(
+        self, document: dict[str, Any], operation: Operation, where: str, credential: ApiKeyConfig | None
+    ) -> None:
         self._document = document
+        self._credential = credential
         self._operation = operation
         self._where = where
         self._schemas = SchemaNormaliser(document, where=where)
@@ -165,7 +180,7 @@ class _EndpointBuilder:
         """Add one parameter as an argument and return the argument's name (None when it is not sent)."""
         name, location = parameter["name"], parameter["in"]
         required = location == "path" or parameter.get("required") is True
-        if location == "header" and name.lower() in _IGNORED_HEADERS:
+        if (location == "header" and name.lower() in _IGNORED_HEADERS) or self._is_credential(name, location):
             return None
         if location == "cookie" or (location == "header" and name.lower() in RESERVED_HEADERS):
             if required:
@@ -189,6 +204,12 @@ class _EndpointBuilder:
                 {"in": location, "name": name, "style": style, "explode": explode}
             )
         return argument
+
+    def _is_credential(self, name: str, location: str) -> bool:
+        key = self._credential
+        if key is None or key.name is None or key.location != location:
+            return False
+        return name.lower() == key.name.lower() if location == "header" else name == key.name
 
     def _argument_name(self, name: str, location: str) -> str:
         candidates = (argument_name_for(name), argument_name_for(f"{location}_{name}"))
