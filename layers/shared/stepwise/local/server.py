@@ -222,38 +222,6 @@ class _ApiRequestHandler(BaseHTTPRequestHandler):
         """Quiet: requests may carry prompts, and are not logged."""
 
 
-class LocalApiServer:
-    """An HTTP server on 127.0.0.1 that turns requests into API Gateway events for `invoke`."""
-
-    def __init__(self, invoke: ApiInvoker, *, port: int = 0) -> None:
-        self._invoke = invoke
-        self._port = port
-        self._server: _ApiServer | None = None
-
-    @property
-    def url(self) -> str:
-        """The base URL, e.g. ``http://127.0.0.1:8080``."""
-        if self._server is None:
-            raise RuntimeError("the API server is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def start(self) -> LocalApiServer:
-        """Listen and serve from a daemon thread."""
-        self._server = _ApiServer(self._port, self._invoke)
-        threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="stepwise-api", daemon=True
-        ).start()
-        return self
-
-    def stop(self) -> None:
-        """Stop listening."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-
 class LocalApi:
     """The whole local stack behind `stepwise serve`: API server, Step Functions endpoint, engine, store.
 
@@ -277,7 +245,6 @@ class LocalApi:
         self._config_dir = config_dir
         self._config_file = config_file
         self._port = port
-        self._demo = demo
         self._dynamodb_endpoint_url = dynamodb_endpoint_url
         self._project_root = project_root
         self._retry_interval_scale = retry_interval_scale
@@ -285,15 +252,16 @@ class LocalApi:
         self._workflow_type = workflow_type
         self._example_api = ExampleToolApi() if demo else None
         self._endpoint = StepFunctionsEndpoint(max_concurrent_executions=max_concurrent_executions)
-        self._server: LocalApiServer | None = None
+        self._server: _ApiServer | None = None
         self.environment: LocalEnvironment
 
     @property
     def url(self) -> str:
-        """The API's base URL."""
+        """The API's base URL, e.g. ``http://127.0.0.1:8080``."""
         if self._server is None:
             raise RuntimeError("the local API is not started")
-        return self._server.url
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
 
     def __enter__(self) -> LocalApi:
         machine = SamTemplate.load(self._project_root / "template.yaml").state_machine()
@@ -316,13 +284,12 @@ class LocalApi:
         )
         try:
             self.environment.__enter__()
-            if self.environment.state_machine.arn != state_machine_arn:
-                raise RuntimeError(
-                    f"the local engine serves {self.environment.state_machine.arn}, not {state_machine_arn}"
-                )
         except BaseException:
             self._stop_services()
             raise
+        if self.environment.state_machine.arn != state_machine_arn:
+            self.__exit__(None, None, None)
+            raise RuntimeError(f"the local engine serves {self.environment.state_machine.arn}, not {state_machine_arn}")
         self._endpoint.attach(self.environment.state_machine)
         template = self.environment.template
         instances = FunctionInstances(
@@ -331,7 +298,10 @@ class LocalApi:
             lambda: LocalLambdaInvoker(template, module_prefix=f"stepwise_api_{uuid.uuid4().hex[:8]}_"),
             max_instances=self._max_api_instances,
         )
-        self._server = LocalApiServer(instances.invoke, port=self._port).start()
+        self._server = _ApiServer(self._port, instances.invoke)
+        threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="stepwise-api", daemon=True
+        ).start()
         return self
 
     def _stop_services(self) -> None:
@@ -343,7 +313,8 @@ class LocalApi:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
         if self._server is not None:
-            self._server.stop()
+            self._server.shutdown()
+            self._server.server_close()
             self._server = None
         # Runs still executing finish before the store they write to goes away.
         self._endpoint.stop()

@@ -282,7 +282,7 @@ def _path_segment(name: str, arguments: dict[str, Any]) -> str:
 def _query_pairs(name: str, value: object, binding: ArgumentBinding | None) -> list[tuple[str, str]]:
     """The query parameters of one argument: OpenAPI's ``form`` or ``deepObject`` style when bound.
 
-    An unbound object is sent as JSON text, as it always was for hand-written tools.
+    An unbound object is sent as JSON text: a hand-written tool declares no style to spread it by.
     """
     explode = binding is None or binding.explode
     if isinstance(value, list):

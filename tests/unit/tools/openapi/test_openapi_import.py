@@ -230,6 +230,17 @@ def test_enums_and_defaults_survive_and_the_authorization_header_parameter_is_ig
     assert parameters["required"] == ["location", "language", "unit"]
 
 
+def test_a_parameter_the_configured_api_key_supplies_is_not_offered_to_the_model(import_source: ImportSource) -> None:
+    # Given the daily forecast, which declares the query key as a required parameter
+    key = {"in": "query", "name": "key", "value": "ssm:/weather/key"}
+    # When it is imported without and with the key configured
+    without_key = specs_by_name(import_source(WEATHER))["get_weather_daily_json"].parameters
+    with_key = specs_by_name(import_source({**WEATHER, "apiKey": key}))["get_weather_daily_json"].parameters
+    # Then the model is asked for the key only when the configuration does not supply it
+    assert without_key["required"] == ["location", "key"]
+    assert (list(with_key["properties"]), with_key["required"]) == (["location", "days"], ["location"])
+
+
 def test_an_array_request_body_stays_an_array_under_body(import_source: ImportSource) -> None:
     # Given subscribeAlerts, whose body is an array of subscriptions
     # When it is imported

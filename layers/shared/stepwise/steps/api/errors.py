@@ -106,6 +106,9 @@ class UnsupportedMediaType(ApiError):
     status = 415
     type = "unsupported_media_type"
 
+    def __init__(self, content_type: str) -> None:
+        super().__init__(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+
 
 class InvalidRequest(ApiError):
     """The request is JSON but not a valid request; `problems` are (field, reason) pairs."""
@@ -181,7 +184,7 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
     body_errors = (RequestValidationError, RequestUnsupportedContentType, ValueError)
     if isinstance(exc, body_errors) and not is_json_content_type(content_type):
         # Powertools parses form and multipart bodies itself; their errors would only confuse a JSON client.
-        return UnsupportedMediaType(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+        return UnsupportedMediaType(content_type)
     if isinstance(exc, RequestValidationError):
         return _from_validation(exc)
     if isinstance(exc, IdempotencyValidationError):

@@ -102,7 +102,7 @@ def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
 def _require_json(event: APIGatewayProxyEvent) -> None:
     content_type = event.headers.get("content-type") or ""
     if not is_json_content_type(content_type):
-        raise UnsupportedMediaType(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+        raise UnsupportedMediaType(content_type)
 
 
 def _base_path(event: APIGatewayProxyEvent) -> str:

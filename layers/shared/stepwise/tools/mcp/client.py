@@ -1,9 +1,9 @@
 """A synchronous face over the official MCP SDK's streamable-HTTP client.
 
 Each operation (listing the tools, calling one) opens its own MCP session in a fresh event loop, does its
-work and closes it, all within the server's ``timeoutSeconds``. A session per call costs a round trip
-more than a long-lived one, but there is nothing to keep alive across a frozen Lambda container, and
-parallel tool calls (each in its own invoker thread) never share a loop.
+work and closes it, all within the server's ``timeoutSeconds``. A session per call costs a few round
+trips more than a long-lived one, but there is nothing to keep alive across a frozen Lambda container,
+and parallel tool calls (each in its own invoker thread) never share a loop.
 
 Guards: the server's host is checked before every session (loopback, private and link-local addresses
 are refused unless the server is ``internal``); the SDK itself follows redirects only within the

@@ -134,6 +134,8 @@ def endpoint_for(
 
 
 class _EndpointBuilder:
+    """Collects one operation's arguments, their schemas and where each goes, then checks the result."""
+
     def __init__(
         self, document: dict[str, Any], operation: Operation, where: str, credential: ApiKeyConfig | None
     ) -> None:

@@ -1,0 +1,1 @@
+"""Fault-injection suite: runs under injected faults end terminal, complete and with the right outcome."""
