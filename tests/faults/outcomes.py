@@ -27,16 +27,18 @@ class Outcome(enum.Enum):
 
 @dataclass(frozen=True)
 class Contains:
-    """Message content that must hold every one of these fragments (tool observations vary in detail)."""
+    """Message content that must hold every one of `fragments` (tool observations vary in detail), and
+    be at most `max_chars` long when that is given."""
 
     fragments: tuple[str, ...]
+    max_chars: int | None = None
 
-    def __init__(self, *fragments: str) -> None:
-        object.__setattr__(self, "fragments", fragments)
-
-    def missing_from(self, content: str) -> list[str]:
-        """The fragments `content` lacks."""
-        return [fragment for fragment in self.fragments if fragment not in content]
+    def problems_with(self, content: str) -> list[str]:
+        """What `content` lacks, or how it is too long."""
+        problems = [f"lacks {fragment!r}" for fragment in self.fragments if fragment not in content]
+        if self.max_chars is not None and len(content) > self.max_chars:
+            problems.append(f"is {len(content)} characters long, more than {self.max_chars}")
+        return problems
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class ExpectedMessage:
         where = f"message {self.iteration}/{self.slot}"
         problems: list[str] = []
         if isinstance(self.content, Contains):
-            problems += [f"{where} lacks {fragment!r}" for fragment in self.content.missing_from(message.content)]
+            problems += [f"{where} {problem}" for problem in self.content.problems_with(message.content)]
         elif message.content != self.content:
             problems.append(f"{where} is {message.content[:80]!r}, expected {self.content[:80]!r}")
         names = tuple(call.name for call in message.tool_calls)
@@ -73,9 +75,11 @@ def reply(iteration: int, content: str, *tool_calls: str) -> ExpectedMessage:
     return ExpectedMessage(iteration, 0, "assistant", content, tool_calls)
 
 
-def observation(iteration: int, *fragments: str, call_index: int = 0) -> ExpectedMessage:
-    """The observation of a tool call of an iteration, holding these fragments."""
-    return ExpectedMessage(iteration, call_index + 1, "tool", Contains(*fragments))
+def observation(
+    iteration: int, *fragments: str, call_index: int = 0, max_chars: int | None = None
+) -> ExpectedMessage:
+    """The observation of a tool call of an iteration, holding these fragments (and at most `max_chars` long)."""
+    return ExpectedMessage(iteration, call_index + 1, "tool", Contains(fragments, max_chars))
 
 
 @dataclass(frozen=True)

@@ -61,3 +61,18 @@ def test_a_classifier_that_times_out_falls_back_to_the_defaults_without_failing_
     status, body = handler.call("POST", "/v1/runs", {"input": "Can I deduct my home office?"})
     # Then the run is still accepted, with each category's default and the default profile
     assert (status, body["intent"], body["profile"]) == (202, {"intent-route": "General"}, "default")
+
+
+def test_how_the_intent_was_classified_is_stored_and_shown_with_the_run(
+    handler: ApiHandler, classifier: FakeOpenAIServer
+) -> None:
+    # Given a classifier model slower than its configured timeout, and a run posted with it
+    classifier.default(body=chat_completion(content="Finance"), delay_seconds=2 * CLASSIFIER_TIMEOUT_MS / 1000)
+    _, created = handler.call("POST", "/v1/runs", {"input": "Can I deduct my home office?"})
+    # When the run is read back
+    status, run = handler.call("GET", f"/v1/runs/{created['run_id']}")
+    # Then it says the defaults were used, which model was tried, and why it fell back
+    outcome = run["intent_outcome"]
+    assert status == 200
+    assert (outcome["source"], outcome["model"]) == ("default", "qwen-long")
+    assert outcome["error"] and outcome["latency_ms"] > 0

@@ -105,7 +105,7 @@ def test_sam_policy_templates_are_scoped_to_resources_of_this_template(template:
         (logical_id, policy_name, argument)
         for logical_id, resource in resources.items()
         for policy in as_list((resource.get("Properties") or {}).get("Policies", []))
-        if isinstance(policy, dict) and "Statement" not in policy
+        if isinstance(policy, dict) and "Statement" not in policy and "Fn::If" not in policy
         for policy_name, arguments in policy.items()
         for argument in (arguments or {}).values()
     ]
@@ -116,6 +116,24 @@ def test_sam_policy_templates_are_scoped_to_resources_of_this_template(template:
         if isinstance(argument, dict) and "Fn::GetAtt" in argument:
             target = as_list(argument["Fn::GetAtt"])[0]
         assert target in resources, f"{logical_id}: {policy_name} is given {argument!r}, not a resource of the template"
+
+
+def test_conditional_managed_policies_are_policies_of_this_template(template: SamTemplate) -> None:
+    # Given the policies attached only under a condition (the configured-resources read policy)
+    resources = template.document["Resources"]
+    conditional = [
+        (logical_id, policy["Fn::If"])
+        for logical_id, resource in resources.items()
+        for policy in as_list((resource.get("Properties") or {}).get("Policies", []))
+        if isinstance(policy, dict) and "Fn::If" in policy
+    ]
+    # When / Then each attaches a managed policy of this template, under that policy's own condition
+    assert conditional, "the functions that build models or tools get the configured-resources read policy"
+    for logical_id, (condition, attached, otherwise) in conditional:
+        target = resources.get(attached.get("Ref"), {})
+        assert target.get("Type") == "AWS::IAM::ManagedPolicy", f"{logical_id}: {attached!r}"
+        assert target.get("Condition") == condition, f"{logical_id}: attached under {condition}"
+        assert otherwise == {"Ref": "AWS::NoValue"}
 
 
 def test_every_task_retries_lambda_service_errors_and_transient_errors_with_jittered_backoff(

@@ -18,12 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
+from stepwise.config_loading import read_config_file
 from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
-from stepwise.higress import higress_to_stepwise, is_higress_agent_config
-from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.registry import build_tool_registry, default_http_client
 
@@ -87,23 +84,10 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def check_config_file(
-    path: Path, *, environ: Mapping[str, str] | None = None, s3_client: Any = None
-) -> ConfigReport:
+def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s3_client: Any = None) -> ConfigReport:
     """Validate the file and build its tools as a container would; `ConfigError` at the first problem."""
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}: not valid YAML{at}") from None
-    kind, notes = "stepwise", []
-    if is_higress_agent_config(raw):
-        conversion = higress_to_stepwise(raw, source=str(path))
-        raw, kind, notes = conversion.config, "higress-ai-agent", conversion.notes
-    config = StepwiseConfig.from_mapping(raw, source=str(path), environ=environ)
+    loaded = read_config_file(path, environ=environ)
+    config, kind, notes = loaded.config, loaded.kind, loaded.notes
     with default_http_client() as http_client:
         registry = build_tool_registry(
             config.tools,

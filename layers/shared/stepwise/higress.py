@@ -28,7 +28,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.errors import ConfigError
-from stepwise.tools.openapi.loader import parse_document
 
 MODEL_NAME = "higress"
 PROFILE_NAME = "default"
@@ -181,6 +180,9 @@ def _openapi_source(entry: dict[str, Any], label: str) -> dict[str, Any]:
     except ValidationError as exc:
         raise ConfigError(f"{label}: {_problems(exc)}") from None
     provider = api.api_provider
+    # deferred: the runtime imports this module to read its configuration, and needs no tools for that
+    from stepwise.tools.openapi.loader import parse_document
+
     document = parse_document(api.api, where=label)
     info = document.get("info")
     title = info.get("title") if isinstance(info, dict) else None

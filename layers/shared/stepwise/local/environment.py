@@ -88,10 +88,10 @@ class LocalEnvironment:
         )
         return self
 
-    def invoke(self, function: str, event: Any) -> Any:
+    def invoke(self, function_name: str, payload: Any) -> Any:
         """Invoke a function (logical id or ARN) in-process, as Lambda would."""
         try:
-            return self.invoker(function, event)
+            return self.invoker(function_name, payload)
         finally:
             # Metrics are disabled locally, but Powertools keeps them until 100 pile up and then prints
             # them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from stepwise.models.run import RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import IntentOutcome, RunError, RunStatus, RunUsage, StopReason
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -135,6 +135,9 @@ class RunView(BaseModel):
     status: RunStatus
     profile: str
     intent: dict[str, str]
+    intent_outcome: IntentOutcome | None = Field(
+        default=None, description="How the intent was classified: source, model, latency, why it fell back."
+    )
     session_id: str | None = None
     metadata: dict[str, str]
     created_at: str

@@ -5,10 +5,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from jsonschema.exceptions import SchemaError
 from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -133,21 +131,13 @@ class StepwiseConfig(BaseModel):
             raise ConfigError(f"unknown profile '{name}'") from None
 
     @classmethod
-    def from_file(cls, path: Path, environ: Mapping[str, str] | None = None) -> StepwiseConfig:
-        """Load a YAML or JSON configuration file, substituting `${env:NAME}` and `${env:NAME:-default}`."""
-        try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-        return cls.from_mapping(raw, source=str(path), environ=environ)
-
-    @classmethod
     def from_mapping(
         cls, raw: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
     ) -> StepwiseConfig:
-        """Validate an already parsed configuration; errors name the source, the field and the reason."""
+        """Validate a parsed configuration, substituting `${env:NAME}` and `${env:NAME:-default}` first.
+
+        Errors name the source, the field and the reason.
+        """
         if not isinstance(raw, dict):
             raise ConfigError(f"{source}: the configuration must be a mapping")
         resolved = _substitute_environment(raw, os.environ if environ is None else environ, source)

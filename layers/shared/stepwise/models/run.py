@@ -47,6 +47,15 @@ class RunError(BaseModel):
     message: str
 
 
+class IntentOutcome(BaseModel):
+    """How a run's intent was classified: by what, which model, how long it took, and why it fell back."""
+
+    source: Literal["llm", "keywords", "default", "disabled"]
+    model: str | None = None
+    latency_ms: float = 0
+    error: str | None = None
+
+
 class RunLimits(BaseModel):
     """The limits a run was started with, copied into META so a config change cannot alter a live run."""
 
@@ -66,6 +75,7 @@ class RunMeta(BaseModel):
     profile: str
     session_id: str | None = None
     intent: dict[str, str] = Field(default_factory=dict)
+    intent_outcome: IntentOutcome | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     limits: RunLimits = Field(default_factory=RunLimits)
     iteration: int = 0

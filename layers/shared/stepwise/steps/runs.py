@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunLimits, RunMeta
+from stepwise.models.run import IntentOutcome, RunLimits, RunMeta
 from stepwise.steps.runtime import StepRuntime
 
 # Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
@@ -33,6 +33,7 @@ def create_run(
     run_id: str | None = None,
     session_id: str | None = None,
     intent: dict[str, str] | None = None,
+    intent_outcome: IntentOutcome | None = None,
     metadata: dict[str, str] | None = None,
     max_iterations: int | None = None,
     ttl_days: int = 30,
@@ -50,6 +51,7 @@ def create_run(
         profile=profile,
         session_id=session_id,
         intent=intent or {},
+        intent_outcome=intent_outcome,
         metadata=metadata or {},
         limits=limits,
         deadline=now.timestamp() + limits.max_execution_seconds,

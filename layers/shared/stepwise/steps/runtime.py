@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stepwise.config_loading import read_config_file
 from stepwise.models.config import AgentProfile, StepwiseConfig
 from stepwise.models.settings import Settings
 from stepwise.store import ConversationStore
@@ -54,7 +55,7 @@ class StepRuntime:
     @classmethod
     def from_settings(cls, settings: Settings) -> StepRuntime:
         """Load the configuration file and connect the store, as a Lambda container does at cold start."""
-        config = StepwiseConfig.from_file(settings.config_path)
+        config = read_config_file(settings.config_path).config
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
         return cls(config=config, config_dir=settings.config_dir, store=store)
 

@@ -1,7 +1,7 @@
 """What every tool is, whatever its source: a spec the model sees, and a call that returns a result.
 
-HTTP tools from configuration, built-in and deployer Python tools implement `Tool`; OpenAPI-imported
-and MCP tools can join later by implementing it too. A tool may raise `ToolError` (or anything else):
+HTTP tools from configuration and from OpenAPI documents, MCP tools, built-in and deployer Python tools
+all implement `Tool`. A tool may raise `ToolError` (or anything else):
 the invoker turns every failure into an observation, so a tool never has to catch for the run's sake.
 """
 

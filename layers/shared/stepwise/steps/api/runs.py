@@ -13,7 +13,7 @@ from stepwise.intent import extract_question, route_profile
 from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
 from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord
+from stepwise.models.run import IntentOutcome, RunError, RunMeta, RunStatus, RunUsage, StepRecord
 from stepwise.observability import logger, metrics
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -77,17 +77,21 @@ def plan_run(
     )
 
 
-def _classify(services: ApiServices, request_body: dict[str, Any]) -> dict[str, str]:
+def _classify(services: ApiServices, request_body: dict[str, Any]) -> tuple[dict[str, str], IntentOutcome | None]:
     intent_config = services.config.intent
     if services.classifier is None or intent_config is None:
-        return {}
+        return {}, None
     question = extract_question(request_body, intent_config.key_from.request_body) or ""
-    return services.classifier.classify(question).values
+    result = services.classifier.classify(question)
+    outcome = IntentOutcome(
+        source=result.source, model=result.model, latency_ms=round(result.latency_ms, 1), error=result.error
+    )
+    return result.values, outcome
 
 
 def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
     """Classify the question, choose the profile (an explicit one wins over routing) and store the run."""
-    intent = _classify(services, plan.request_body)
+    intent, outcome = _classify(services, plan.request_body)
     config = services.config
     profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
     meta = create_run(
@@ -97,6 +101,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
         profile=profile,
         session_id=plan.session_id,
         intent=intent,
+        intent_outcome=outcome,
         metadata=plan.metadata,
         ttl_days=services.ttl_days,
     )
@@ -196,11 +201,15 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
     run_id = parse_run_reference(run_reference)
     meta = visible_run(store, run_id, owner)
     status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+    steps = store.list_steps(run_id) if trace else None
+    # META holds the usage once the run ended; while it runs, the trace (if read anyway) gives it so far
+    usage = RunUsage.from_steps(steps) if steps is not None and not meta.is_terminal else meta.usage
     return RunView(
         run_id=meta.run_id,
         status=status,
         profile=meta.profile,
         intent=meta.intent,
+        intent_outcome=meta.intent_outcome,
         session_id=meta.session_id,
         metadata=meta.metadata,
         created_at=meta.created_at,
@@ -210,7 +219,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         answer=meta.answer,
         output=meta.output,
         output_error=meta.output_error,
-        usage=meta.usage,
+        usage=usage,
         error=error,
-        trace=[trace_step(step) for step in store.list_steps(run_id)] if trace else None,
+        trace=[trace_step(step) for step in steps] if steps is not None else None,
     )

@@ -48,9 +48,7 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> A
     operations = select_operations(list_operations(document, where=where), source.include, source.exclude, where=where)
     if not operations:
         raise ConfigError(f"{where}: no operation is left to offer as a tool")
-    endpoints = [
-        endpoint_for(document, operation, where=where, credential=source.api_key) for operation in operations
-    ]
+    endpoints = [endpoint_for(document, operation, where=where, credential=source.api_key) for operation in operations]
     settings: dict[str, Any] = {
         "url": base_url_for(source, loaded, where=where),
         "apiKey": source.api_key,

@@ -1,0 +1,56 @@
+"""Fault-suite fixtures: local environments (fast retries) torn down after each test, and the fault table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from stepwise.local.environment import LocalEnvironment
+from tests.e2e.conftest import RecordingListener
+from tests.faults.report import register
+
+EnvironmentStarter = Callable[..., tuple[LocalEnvironment, RecordingListener]]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Print the fault table at the end of the session."""
+    register(config)
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    """An empty folder for the scenario's stepwise.yaml."""
+    return tmp_path
+
+
+@pytest.fixture
+def start_environment() -> Iterator[EnvironmentStarter]:
+    """Start a LocalEnvironment whose retries do not sleep; returns it with a listener of its state events.
+
+    `dynamodb_endpoint_url` puts another endpoint (a fault proxy) in place of the embedded one;
+    `extra_environment` is set for the handlers (e.g. the SDK's retry settings).
+    """
+    started: list[LocalEnvironment] = []
+
+    def start(
+        config_dir: Path,
+        *,
+        dynamodb_endpoint_url: str | None = None,
+        extra_environment: dict[str, str] | None = None,
+    ) -> tuple[LocalEnvironment, RecordingListener]:
+        listener = RecordingListener()
+        environment = LocalEnvironment(
+            config_dir=config_dir,
+            dynamodb_endpoint_url=dynamodb_endpoint_url,
+            retry_interval_scale=0.0,
+            listener=listener,
+            extra_environment=extra_environment,
+        )
+        started.append(environment.__enter__())
+        return environment, listener
+
+    yield start
+    for environment in reversed(started):
+        environment.__exit__(None, None, None)
