@@ -75,9 +75,7 @@ def reply(iteration: int, content: str, *tool_calls: str) -> ExpectedMessage:
     return ExpectedMessage(iteration, 0, "assistant", content, tool_calls)
 
 
-def observation(
-    iteration: int, *fragments: str, call_index: int = 0, max_chars: int | None = None
-) -> ExpectedMessage:
+def observation(iteration: int, *fragments: str, call_index: int = 0, max_chars: int | None = None) -> ExpectedMessage:
     """The observation of a tool call of an iteration, holding these fragments (and at most `max_chars` long)."""
     return ExpectedMessage(iteration, call_index + 1, "tool", Contains(fragments, max_chars))
 

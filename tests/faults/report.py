@@ -78,7 +78,9 @@ def format_table(rows: list[ScenarioTally]) -> list[str]:
 
     def line(cells: tuple[str, ...]) -> str:
         first, *numbers = cells
-        return "  ".join([first.ljust(widths[0]), *(cell.rjust(width) for cell, width in zip(numbers, widths[1:]))])
+        return "  ".join(
+            [first.ljust(widths[0]), *(cell.rjust(width) for cell, width in zip(numbers, widths[1:], strict=True))]
+        )
 
     rule = "-" * len(line(_COLUMNS))
     lines = [line(_COLUMNS), rule, *(line(row.cells()) for row in rows), rule, line(total.cells())]

@@ -40,9 +40,7 @@ EXPECTED = ExpectedRun(
 
 ABSORBED_BY_THE_SDK: dict[str, FaultSchedule] = {
     "DynamoDB: 1 request in 5 throttled (SDK retries)": EveryNth(period=5, fault=Fault.THROTTLE),
-    "DynamoDB: 1 connection in 6 dropped before the request (SDK retries)": EveryNth(
-        period=6, fault=Fault.DROP_BEFORE
-    ),
+    "DynamoDB: 1 connection in 6 dropped before the request (SDK retries)": EveryNth(period=6, fault=Fault.DROP_BEFORE),
     "DynamoDB: 1 connection in 6 dropped after the write (SDK retries)": EveryNth(
         period=6, fault=Fault.DROP_AFTER, offset=3
     ),
@@ -110,7 +108,9 @@ def ask_under_faults(
     verdicts = []
     for _ in range(RUNS_PER_SCENARIO):
         check = state_machine_retries(listener, at_least=retries[0], at_most=retries[1])
-        verdicts.append(ask_and_judge(environment, QUESTION, EXPECTED, during=lambda: armed(proxy, schedule), also=check))
+        verdicts.append(
+            ask_and_judge(environment, QUESTION, EXPECTED, during=lambda: armed(proxy, schedule), also=check)
+        )
     return verdicts
 
 

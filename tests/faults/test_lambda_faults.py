@@ -14,7 +14,15 @@ import pytest
 
 from tests.e2e.conftest import get_tool, http_api
 from tests.faults.conftest import EnvironmentStarter
-from tests.faults.harness import RUNS_PER_SCENARIO, CountCheck, all_of, ask_and_judge, openai_model, settle, write_config
+from tests.faults.harness import (
+    RUNS_PER_SCENARIO,
+    CountCheck,
+    all_of,
+    ask_and_judge,
+    openai_model,
+    settle,
+    write_config,
+)
 from tests.faults.lambda_faults import SERVICE_EXCEPTION, CrashAfterWriteInvoker
 from tests.faults.outcomes import ExpectedMessage, ExpectedRun, observation, question, reply
 from tests.support.openai_server import FakeOpenAIServer, chat_completion

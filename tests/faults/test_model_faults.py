@@ -73,7 +73,9 @@ def test_transient_model_faults_are_retried_until_the_run_succeeds(
 ) -> None:
     # Given a model that answers each run only after the scenario's faulty replies
     faults = TRANSIENT_FAULTS[scenario]
-    environment, _ = start_environment(write_config(config_dir, openai_model(model_server), strategy="function_calling"))
+    environment, _ = start_environment(
+        write_config(config_dir, openai_model(model_server), strategy="function_calling")
+    )
     verdicts = []
     for run in range(RUNS_PER_SCENARIO):
         answer = f"Paris (run {run})."
@@ -96,7 +98,9 @@ def test_a_model_that_rejects_the_request_ends_the_run_failed_with_its_error(
 ) -> None:
     # Given a model that rejects every request with 400
     model_server.default(status=400, body={"error": {"message": "model 'fake-model' does not exist"}})
-    environment, _ = start_environment(write_config(config_dir, openai_model(model_server), strategy="function_calling"))
+    environment, _ = start_environment(
+        write_config(config_dir, openai_model(model_server), strategy="function_calling")
+    )
     expected = ExpectedRun(
         conversation=(question(QUESTION),),
         status="FAILED",
@@ -121,7 +125,9 @@ def test_a_model_failing_past_the_retry_budget_ends_the_run_failed_with_its_erro
 ) -> None:
     # Given a model that answers 429 to every request
     model_server.default(status=429, body=RATE_LIMITED)
-    environment, _ = start_environment(write_config(config_dir, openai_model(model_server), strategy="function_calling"))
+    environment, _ = start_environment(
+        write_config(config_dir, openai_model(model_server), strategy="function_calling")
+    )
     expected = ExpectedRun(
         conversation=(question(QUESTION),),
         status="FAILED",

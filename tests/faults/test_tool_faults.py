@@ -40,7 +40,9 @@ TOOL_FAULTS = {
     "tool: hangs past maxExecutionTime": ToolFault(Hang(10), ("Error", "timed out after 0.3 s")),
     "tool: connection reset": ToolFault(Reset(), ("Error", "reset or closed")),
     "tool: huge body (truncated)": ToolFault(HugeBody(size=2_000_000), ("xxxx", "…[truncated")),
-    "tool: binary body (described)": ToolFault(Binary(), ("[binary response:", "application/octet-stream", "not shown")),
+    "tool: binary body (described)": ToolFault(
+        Binary(), ("[binary response:", "application/octet-stream", "not shown")
+    ),
 }
 
 
@@ -58,9 +60,7 @@ def test_a_misbehaving_tool_becomes_an_observation_and_the_run_succeeds(
     fault = TOOL_FAULTS[scenario]
     with ScriptableToolServer(default=fault.behaviour) as tools:
         # Given a model that calls the tool once, then answers, and a tool API that misbehaves
-        config = write_config(
-            config_dir, scripted_model(ACTION, react_answer(ANSWER)), apis=[lookup_api(tools.url)]
-        )
+        config = write_config(config_dir, scripted_model(ACTION, react_answer(ANSWER)), apis=[lookup_api(tools.url)])
         environment, _ = start_environment(config)
         expected = ExpectedRun(
             conversation=(

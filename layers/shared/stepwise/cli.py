@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from stepwise.errors import StepwiseError
 from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
 
+DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 
 
@@ -91,32 +92,47 @@ def command_run(args: argparse.Namespace, out: TextIO) -> int:
     return _run_question(args, config_path.parent, config_path.name, out)
 
 
+def _seed_run_for(event: Any, environment: Any) -> None:
+    """Create the run an event names (a fresh embedded store has none), owned as the event's caller."""
+    from stepwise.models.messages import ChatMessage
+    from stepwise.steps.runs import create_run
+
+    if not isinstance(event, dict):
+        return
+    run_id = event.get("run_id") or (event.get("pathParameters") or {}).get("run_id")
+    if not run_id:
+        return
+    identity = (event.get("requestContext") or {}).get("identity") or {}
+    create_run(
+        environment.runtime,
+        messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
+        owner=identity.get("apiKeyId") or "local",
+        profile=environment.runtime.config.default_profile,
+        run_id=run_id,
+    )
+
+
 def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
-    """One function of template.yaml on one event, in-process, as `sam local invoke` does in Docker."""
-    from stepwise.local.environment import LocalEnvironment
+    """One function of template.yaml on one event, in-process, as `sam local invoke` does in Docker.
+
+    The local Step Functions endpoint is up too, so the API function can start the run it accepts; the
+    command returns once that run has ended.
+    """
+    from stepwise.local.server import LocalApi
 
     event = json.loads(Path(args.event).read_text(encoding="utf-8"))
     config_path = Path(args.config).resolve()
-    environment = LocalEnvironment(
+    local = LocalApi(
         config_dir=config_path.parent,
         config_file=config_path.name,
-        project_root=PROJECT_ROOT,
+        demo=config_path == DEMO_CONFIG,
         dynamodb_endpoint_url=args.dynamodb_endpoint,
     )
-    with environment:
-        if args.seed_run and isinstance(event, dict) and "run_id" in event:
-            from stepwise.models.messages import ChatMessage
-            from stepwise.steps.runs import create_run
-
-            create_run(
-                environment.runtime,
-                messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
-                owner="local",
-                profile=environment.runtime.config.default_profile,
-                run_id=event["run_id"],
-            )
+    with local:
+        if args.seed_run:
+            _seed_run_for(event, local.environment)
         try:
-            result = environment.invoke(args.logical_id, event)
+            result = local.environment.invoke(args.logical_id, event)
         except Exception as exc:
             print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), file=out)
             return 1
@@ -150,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     invoke = commands.add_parser("invoke", help="invoke one function of template.yaml on one event")
     invoke.add_argument("logical_id", help="the function's logical id in template.yaml, e.g. ParseFunction")
     invoke.add_argument("-e", "--event", required=True, help="a JSON event file, e.g. events/parse.json")
-    invoke.add_argument("--config", default=str(PROJECT_ROOT / "config" / "demo.yaml"))
+    invoke.add_argument("--config", default=str(DEMO_CONFIG))
     invoke.add_argument(
         "--seed-run",
         action="store_true",

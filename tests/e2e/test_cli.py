@@ -1,0 +1,83 @@
+"""The `stepwise` command as a newcomer runs it: demo, run and invoke, with their output and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from stepwise.cli import main
+from tests.conftest import PROJECT_ROOT
+from tests.e2e.conftest import ConfigWriter
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
+
+
+def test_the_demo_prints_a_react_trace_with_a_real_tool_call_and_the_answer() -> None:
+    # Given nothing but the repository
+    out = io.StringIO()
+    # When the demo runs
+    code = main(["demo"], out=out)
+    # Then it succeeded and printed thought, action, the example API's observation and the answer
+    text = out.getvalue()
+    assert code == 0
+    assert "thought   I should look up the weather in Paris first." in text
+    assert 'action    get_weather {"city": "Paris"}' in text
+    assert "observe   get_weather (ok" in text and '"condition":"light rain"' in text
+    assert "Answer: Paris has light rain" in text
+    assert "status SUCCEEDED · stop_reason final_answer · iterations 3" in text
+
+
+def test_run_with_the_configured_model_prints_the_stored_run_as_json(write_config: ConfigWriter) -> None:
+    with FakeOpenAIServer() as server:
+        # Given a configuration whose model is an OpenAI-compatible endpoint
+        server.default(body=chat_completion(content="Forty-two."))
+        model = {
+            "provider": "openai",
+            "base_url": server.base_url,
+            "model": "m",
+            "capabilities": {"native_tools": True},
+        }
+        config_dir = write_config(model, strategy="function_calling")
+        out = io.StringIO()
+        # When a question is asked with --json
+        code = main(["run", "What is the answer?", "--config", str(config_dir / "stepwise.yaml"), "--json"], out=out)
+    # Then the exit code is 0 and the printed run holds the model's answer
+    run = json.loads(out.getvalue())
+    assert code == 0
+    assert (run["status"], run["answer"], run["usage"]["llm_calls"]) == ("SUCCEEDED", "Forty-two.", 1)
+
+
+def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter) -> None:
+    with FakeOpenAIServer() as server:
+        # Given a model endpoint that rejects every request
+        server.default(status=401, body={"error": {"message": "invalid api key"}})
+        model = {"provider": "openai", "base_url": server.base_url, "model": "m"}
+        config_dir = write_config(model)
+        out = io.StringIO()
+        # When a question is asked
+        code = main(["run", "hi", "--config", str(config_dir / "stepwise.yaml")], out=out)
+    # Then the command fails and says why
+    assert code == 1
+    assert "status FAILED" in out.getvalue()
+    assert "error: LLMPermanentError" in out.getvalue()
+
+
+def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_would() -> None:
+    # Given the sample API Gateway event that posts a question
+    out = io.StringIO()
+    # When it is invoked
+    code = main(["invoke", "ApiFunction", "-e", str(PROJECT_ROOT / "events" / "api_post_run.json")], out=out)
+    # Then the function answered 202 with a run id
+    response = json.loads(out.getvalue())
+    assert code == 0
+    assert response["statusCode"] == 202
+    assert json.loads(response["body"])["status"] == "QUEUED"
+
+
+def test_invoke_reports_a_function_error_as_lambda_does() -> None:
+    # Given a state event naming a run that does not exist in the fresh store
+    out = io.StringIO()
+    # When it is invoked without --seed-run
+    code = main(["invoke", "ParseFunction", "-e", str(PROJECT_ROOT / "events" / "parse.json")], out=out)
+    # Then the error is printed with its type, and the exit code says it failed
+    assert code == 1
+    assert json.loads(out.getvalue())["errorType"] == "RunNotFound"
