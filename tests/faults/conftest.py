@@ -7,9 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
 from stepwise.local.environment import LocalEnvironment
 from tests.e2e.conftest import RecordingListener
+from tests.faults.dynamodb_proxy import FaultyDynamoDBProxy
 from tests.faults.report import register
+from tests.support.openai_server import FakeOpenAIServer
+from tests.support.tool_server import Json, ScriptableToolServer
 
 EnvironmentStarter = Callable[..., tuple[LocalEnvironment, RecordingListener]]
 
@@ -23,6 +27,27 @@ def pytest_configure(config: pytest.Config) -> None:
 def config_dir(tmp_path: Path) -> Path:
     """An empty folder for the scenario's stepwise.yaml."""
     return tmp_path
+
+
+@pytest.fixture
+def model_server() -> Iterator[FakeOpenAIServer]:
+    """A fake OpenAI-compatible model on loopback."""
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def parcels_api() -> Iterator[ScriptableToolServer]:
+    """A tool API on loopback that answers the parcel count."""
+    with ScriptableToolServer(default=Json({"depot": "north", "parcels": 17})) as tools:
+        yield tools
+
+
+@pytest.fixture
+def proxy() -> Iterator[FaultyDynamoDBProxy]:
+    """The fault proxy in front of an embedded DynamoDB endpoint of its own (unarmed: it forwards all)."""
+    with EmbeddedDynamoDB() as table_endpoint, FaultyDynamoDBProxy(table_endpoint.endpoint_url) as faulty:
+        yield faulty
 
 
 @pytest.fixture

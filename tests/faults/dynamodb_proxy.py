@@ -44,9 +44,20 @@ class Fault(enum.Enum):
 class FaultSchedule(Protocol):
     """Decides the fate of the `number`-th request (from 1) since the proxy was armed."""
 
-    def __call__(self, number: int, operation: str) -> Fault:
+    def __call__(self, number: int) -> Fault:
         """The fault for this request, or `Fault.FORWARD`."""
         ...
+
+
+@dataclass(frozen=True)
+class Always:
+    """The same fault for every request."""
+
+    fault: Fault
+
+    def __call__(self, number: int) -> Fault:
+        """`fault`, whatever the request."""
+        return self.fault
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ class EveryNth:
         if not 0 < self.burst < self.period:
             raise ValueError("a burst must be at least 1 and shorter than its period")
 
-    def __call__(self, number: int, operation: str) -> Fault:
+    def __call__(self, number: int) -> Fault:
         """`fault` inside a burst, `FORWARD` elsewhere."""
         shifted = number - self.offset
         return self.fault if shifted >= self.period and shifted % self.period < self.burst else Fault.FORWARD
@@ -77,10 +88,10 @@ class Combined:
 
     schedules: tuple[FaultSchedule, ...]
 
-    def __call__(self, number: int, operation: str) -> Fault:
+    def __call__(self, number: int) -> Fault:
         """The first fault any schedule gives this request, else `FORWARD`."""
         for schedule in self.schedules:
-            fault = schedule(number, operation)
+            fault = schedule(number)
             if fault is not Fault.FORWARD:
                 return fault
         return Fault.FORWARD
@@ -127,13 +138,13 @@ class FaultyDynamoDBProxy:
                 return sum(self._injected.values())
             return self._injected[fault]
 
-    def decide(self, operation: str) -> Fault:
+    def decide(self) -> Fault:
         """The fate of the next request, by the schedule armed now."""
         with self._lock:
             if self._schedule is None:
                 return Fault.FORWARD
             self._armed_requests += 1
-            fault = self._schedule(self._armed_requests, operation)
+            fault = self._schedule(self._armed_requests)
             if fault is not Fault.FORWARD:
                 self._injected[fault] += 1
             return fault
@@ -173,8 +184,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        operation = (self.headers.get("X-Amz-Target") or "").rpartition(".")[2]
-        fault = self.server.proxy.decide(operation)
+        fault = self.server.proxy.decide()
         if fault is Fault.THROTTLE:
             self._throttle()
             return

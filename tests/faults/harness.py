@@ -99,11 +99,11 @@ class CountCheck:
         self._what = what
 
     def __call__(self) -> list[str]:
-        """The problem, if this run's number of requests is not the expected one."""
+        """The problem, if the counter grew by another amount than expected since the last look."""
         now = self._count()
-        received, self._seen = now - self._seen, now
-        if received != self._expected:
-            return [f"{self._what}: {received}, expected {self._expected}"]
+        grown, self._seen = now - self._seen, now
+        if grown != self._expected:
+            return [f"{self._what}: {grown}, expected {self._expected}"]
         return []
 
 

@@ -7,7 +7,6 @@ crashing past its retries ends the run FAILED with the error, with what it wrote
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,7 +25,7 @@ from tests.faults.harness import (
 from tests.faults.lambda_faults import SERVICE_EXCEPTION, CrashAfterWriteInvoker
 from tests.faults.outcomes import ExpectedMessage, ExpectedRun, observation, question, reply
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
-from tests.support.tool_server import Json, ScriptableToolServer
+from tests.support.tool_server import ScriptableToolServer
 
 QUESTION = "How many parcels are in the depot?"
 ANSWER = "There are 17 parcels."
@@ -41,20 +40,6 @@ ASKED_AND_OBSERVED: tuple[ExpectedMessage, ...] = (
     reply(1, "", "count_parcels"),
     observation(1, '"parcels":17'),
 )
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    """A fake OpenAI-compatible model on loopback."""
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def parcels_api() -> Iterator[ScriptableToolServer]:
-    """A tool API that answers the parcel count."""
-    with ScriptableToolServer(default=Json({"depot": "north", "parcels": 17})) as tools:
-        yield tools
 
 
 def parcels_config(config_dir: Path, model_server: FakeOpenAIServer, tools: ScriptableToolServer) -> Path:

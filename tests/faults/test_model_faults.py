@@ -8,7 +8,6 @@ the question and the replies the model really gave.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,13 +53,6 @@ TRANSIENT_FAULTS = {
         FaultyReply(200, {"id": "chatcmpl-2", "object": "chat.completion", "model": "fake-model"}),
     ],
 }
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    """A fake OpenAI-compatible model on loopback."""
-    with FakeOpenAIServer() as server:
-        yield server
 
 
 @pytest.mark.parametrize("scenario", list(TRANSIENT_FAULTS))

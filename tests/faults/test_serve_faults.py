@@ -5,6 +5,7 @@ What the caller reads over HTTP must agree with the store: the same status, answ
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -13,7 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
 from stepwise.local.server import LocalApi
 from stepwise.models.run import TERMINAL_STATUSES
 from tests.faults.dynamodb_proxy import EveryNth, Fault, FaultyDynamoDBProxy
@@ -24,20 +24,7 @@ from tests.support.openai_server import FakeOpenAIServer, chat_completion
 QUESTION = "What is the capital of France?"
 POLL_LIMIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.05
-
-
-@pytest.fixture
-def model_server() -> Iterator[FakeOpenAIServer]:
-    """A fake OpenAI-compatible model on loopback."""
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture
-def proxy() -> Iterator[FaultyDynamoDBProxy]:
-    """The fault proxy in front of an embedded DynamoDB endpoint of its own."""
-    with EmbeddedDynamoDB() as table_endpoint, FaultyDynamoDBProxy(table_endpoint.endpoint_url) as faulty:
-        yield faulty
+THROTTLED = EveryNth(period=5, fault=Fault.THROTTLE)  # isolated: the SDK retries each away
 
 
 @pytest.fixture
@@ -63,7 +50,12 @@ def finished_run(client: httpx.Client, run_id: str) -> dict[str, Any]:
         time.sleep(POLL_INTERVAL_SECONDS)
 
 
-def ask_over_http(api: LocalApi, client: httpx.Client, expected: ExpectedRun, during: Callable[[], Any]) -> RunVerdict:
+def ask_over_http(
+    api: LocalApi,
+    client: httpx.Client,
+    expected: ExpectedRun,
+    during: Callable[[], contextlib.AbstractContextManager[None]],
+) -> RunVerdict:
     """Post the question and poll it to its end (inside `during`); judge the stored run and what HTTP said."""
     with during():
         accepted = client.post("/v1/runs", json={"input": QUESTION})
@@ -96,9 +88,7 @@ def test_runs_served_over_http_survive_model_faults_and_throttling(
         model_server.enqueue(body=chat_completion(content=answer))
         expected = ExpectedRun(conversation=(question(QUESTION), reply(1, answer)), answer=answer)
         # When the question is posted and polled over HTTP
-        verdicts.append(
-            ask_over_http(api, client, expected, lambda: armed(proxy, EveryNth(period=5, fault=Fault.THROTTLE)))
-        )
+        verdicts.append(ask_over_http(api, client, expected, lambda: armed(proxy, THROTTLED)))
     # Then every run succeeded whole, and the caller read the same outcome the store holds
     assert proxy.injected(Fault.THROTTLE) >= RUNS_PER_SCENARIO
     settle(request.node, "stepwise serve: model 429 + 500, DynamoDB 1 in 5 throttled", verdicts)
@@ -121,9 +111,6 @@ def test_a_run_served_over_http_that_the_model_rejects_reads_failed_with_its_err
         error_fragment="does not exist",
     )
     # When questions are posted and polled over HTTP
-    verdicts = [
-        ask_over_http(api, client, expected, lambda: armed(proxy, EveryNth(period=5, fault=Fault.THROTTLE)))
-        for _ in range(RUNS_PER_SCENARIO)
-    ]
+    verdicts = [ask_over_http(api, client, expected, lambda: armed(proxy, THROTTLED)) for _ in range(RUNS_PER_SCENARIO)]
     # Then every run reads FAILED with the provider's reason, as the store holds it
     settle(request.node, "stepwise serve: model HTTP 400 (permanent)", verdicts)

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from stepwise.models.run import IntentOutcome, RunError, RunStatus, RunUsage, StopReason
 
@@ -17,9 +25,25 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,128}$"
 
-MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
+METADATA_KEY_PATTERN = r"^[A-Za-z0-9_.:-]+$"
+MAX_METADATA_PAIRS = 16
+
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=METADATA_KEY_PATTERN)]
 MetadataValue = Annotated[str, StringConstraints(max_length=256)]
-Metadata = Annotated[dict[MetadataKey, MetadataValue], Field(max_length=16)]
+# Pydantic would document the key pattern as `patternProperties`, which leaves any other key unconstrained in
+# the OpenAPI document although it is refused; `propertyNames` says what the keys must be.
+Metadata = Annotated[
+    dict[MetadataKey, MetadataValue],
+    Field(max_length=MAX_METADATA_PAIRS),
+    WithJsonSchema(
+        {
+            "type": "object",
+            "maxProperties": MAX_METADATA_PAIRS,
+            "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": METADATA_KEY_PATTERN},
+            "additionalProperties": {"type": "string", "maxLength": 256},
+        }
+    ),
+]
 
 
 class _Request(BaseModel):
@@ -61,9 +85,26 @@ def _check_conversation(messages: list[InputMessage]) -> list[InputMessage]:
 class RunRequest(_Request):
     """`POST /v1/runs`: the question as `input`, or a conversation as OpenAI-style `messages`."""
 
-    input: str | None = Field(default=None, description="The question; give either input or messages.")
+    # The document says what `_one_question` checks, so that clients (and generated requests) know it.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["input"], "properties": {"input": {"type": "string"}}},
+                {"required": ["messages"], "properties": {"messages": {"type": "array"}}},
+            ]
+        }
+    )
+
+    # The schema keywords only document what the validators below check, with their clearer messages.
+    input: str | None = Field(
+        default=None,
+        description="The question; give either input or messages.",
+        json_schema_extra={"minLength": 1, "pattern": r"\S"},
+    )
     messages: list[InputMessage] | None = Field(
-        default=None, description="An OpenAI-style conversation ending with the user's question."
+        default=None,
+        description="An OpenAI-style conversation ending with the user's question.",
+        json_schema_extra={"minItems": 1},
     )
     session_id: str | None = Field(
         default=None,
@@ -180,7 +221,7 @@ class ChatCompletionRequest(_Request):
     """
 
     model: str = Field(min_length=1, max_length=128)
-    messages: list[InputMessage]
+    messages: list[InputMessage] = Field(json_schema_extra={"minItems": 1})
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="Only one choice is produced.")

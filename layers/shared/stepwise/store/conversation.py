@@ -38,8 +38,6 @@ _TRANSIENT_CODES = frozenset(
         "RequestLimitExceeded",
         "InternalServerError",
         "ServiceUnavailable",
-        "TransactionConflictException",
-        "TransactionInProgressException",
     }
 )
 
@@ -73,17 +71,6 @@ def _transient_or_raise(exc: ClientError) -> None:
         raise StoreTransientError(f"DynamoDB {code}: {exc.response.get('Error', {}).get('Message', '')}") from exc
 
 
-def _cancelled_by_condition(exc: ClientError) -> bool:
-    """True when a transaction was cancelled only because an item it puts already exists."""
-    if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        return False
-    reasons = exc.response.get("CancellationReasons") or []
-    codes = {reason.get("Code") for reason in reasons if reason.get("Code") not in (None, "None")}
-    if not reasons:
-        return "ConditionalCheckFailed" in str(exc)
-    return codes == {"ConditionalCheckFailed"}
-
-
 class ConversationStore:
     """Runs, messages, trace steps and session turns in one DynamoDB table."""
 
@@ -102,26 +89,6 @@ class ConversationStore:
             _transient_or_raise(exc)
             raise
         return response
-
-    def _transact(self, items: list[dict[str, Any]]) -> bool:
-        """Run a write transaction; False when it was cancelled because its items already exist."""
-        try:
-            self._client.transact_write_items(TransactItems=items)
-        except ClientError as exc:
-            if _cancelled_by_condition(exc):
-                return False
-            _transient_or_raise(exc)
-            raise
-        return True
-
-    def _put_new(self, item: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "Put": {
-                "TableName": self._table,
-                "Item": serialize_item(item),
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        }
 
     def _put_if_absent(self, item: dict[str, Any]) -> bool:
         """Put an item unless its key exists; False when it already did."""
@@ -182,28 +149,32 @@ class ConversationStore:
         return RunMeta.model_validate(fields)
 
     def create_run(self, meta: RunMeta, messages: list[ChatMessage], *, question: str = "") -> bool:
-        """Store a new run's META and its opening messages; False if a run with that id exists."""
-        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
-        items = [self._put_new(meta_item)]
-        items += [
-            self._put_new(self._message_item(meta.run_id, 0, slot, message, meta.expires_at))
-            for slot, message in enumerate(messages)
-        ]
+        """Store a new run's opening messages, its session entry, then its META; False if that id is taken.
+
+        META is the commit record: until it is there the run does not exist for any reader, so a writer
+        that dies half-way leaves only unreachable items, which TTL removes. The first message finding
+        its key taken means the id belongs to another run, and nothing more is written.
+        """
+        for slot, message in enumerate(messages):
+            if (
+                not self._put_if_absent(self._message_item(meta.run_id, 0, slot, message, meta.expires_at))
+                and slot == 0
+            ):
+                return False
         if meta.session_id:
-            items.append(
-                self._put_new(
-                    {
-                        "pk": keys.session_pk(meta.session_id),
-                        "sk": keys.session_sk(meta.created_at, meta.run_id),
-                        "run_id": meta.run_id,
-                        "owner": meta.owner,
-                        "created_at": meta.created_at,
-                        "question": question,
-                        "expires_at": meta.expires_at,
-                    }
-                )
+            self._put_if_absent(
+                {
+                    "pk": keys.session_pk(meta.session_id),
+                    "sk": keys.session_sk(meta.created_at, meta.run_id),
+                    "run_id": meta.run_id,
+                    "owner": meta.owner,
+                    "created_at": meta.created_at,
+                    "question": question,
+                    "expires_at": meta.expires_at,
+                }
             )
-        return self._transact(items)
+        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        return self._put_if_absent(meta_item)
 
     def get_run(self, run_id: str) -> RunMeta | None:
         """The META of a run, or None."""

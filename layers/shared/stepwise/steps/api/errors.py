@@ -185,6 +185,9 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
     if isinstance(exc, body_errors) and not is_json_content_type(content_type):
         # Powertools parses form and multipart bodies itself; their errors would only confuse a JSON client.
         return UnsupportedMediaType(content_type)
+    if isinstance(exc, UnicodeDecodeError):
+        # Powertools decodes a binary (base64) body as UTF-8 before any validation runs.
+        return InvalidJson("the body is not UTF-8 encoded JSON")
     if isinstance(exc, RequestValidationError):
         return _from_validation(exc)
     if isinstance(exc, IdempotencyValidationError):

@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from pydantic import BaseModel
 
 from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
@@ -65,6 +66,11 @@ _ERROR_DESCRIPTIONS = {
     503: "Step Functions or DynamoDB could not take the request; retry.",
     504: "The run did not finish in time; details.run_id can be polled.",
 }
+
+
+def _success_response(status: int, description: str, model: type[BaseModel]) -> dict[int, OpenAPIResponse]:
+    # Powertools documents the return type only for routes without `responses`; these routes list theirs.
+    return {status: {"description": description, "content": {content_types.APPLICATION_JSON: {"model": model}}}}
 
 
 def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
@@ -135,7 +141,10 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         status_code=202,
         summary="Start a run",
         description="Classify the question, store the run (QUEUED) and start its execution; poll `poll_url`.",
-        responses=_error_responses(400, 401, 409, 413, 415, 422, 503),
+        responses={
+            **_success_response(202, "The run is stored and its execution started.", RunAccepted),
+            **_error_responses(400, 401, 409, 413, 415, 422, 503),
+        },
         tags=["runs"],
     )
     def post_run(
@@ -168,7 +177,10 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         summary="Read a run",
         description="The run's status and, once it ended, its answer; `trace=true` adds its steps. "
         "`run_id` may also be the execution ARN.",
-        responses=_error_responses(401, 404, 422),
+        responses={
+            **_success_response(200, "The run as stored: status, and its outcome once it ended.", RunView),
+            **_error_responses(401, 404, 422),
+        },
         tags=["runs"],
     )
     def get_run(
