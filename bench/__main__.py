@@ -5,7 +5,7 @@ from stepwise.local.defaults import apply_local_defaults
 # before any handler module creates its Powertools logger
 apply_local_defaults()
 
-from bench import cold_start, cost_model, loop_overhead  # noqa: E402
+from bench import cold_start, cost_model, loop_overhead, serve_throughput  # noqa: E402
 
 if __name__ == "__main__":
     loop_overhead.main()
@@ -13,3 +13,5 @@ if __name__ == "__main__":
     cold_start.main()
     print()
     cost_model.main()
+    print()
+    serve_throughput.main()

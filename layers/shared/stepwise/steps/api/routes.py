@@ -45,6 +45,15 @@ API_DESCRIPTION = (
     "OpenAI-compatible chat completions facade."
 )
 EVENT_STREAM = "text/event-stream"
+# One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
+# (each event, not the stream as a whole).
+_CHUNK_EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "data": {"type": "string", "description": "A `chat.completion.chunk` as JSON; the last event is `[DONE]`."}
+    },
+}
 
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
@@ -200,7 +209,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                 "description": "The agent's answer.",
                 "content": {
                     content_types.APPLICATION_JSON: {"model": ChatCompletion},
-                    EVENT_STREAM: {"schema": {"type": "string"}},
+                    EVENT_STREAM: {"schema": _CHUNK_EVENT_SCHEMA},
                 },
             },
             **_error_responses(400, 401, 413, 415, 422, 502, 503, 504),
