@@ -168,3 +168,31 @@ def test_throttling_after_the_sdk_retries_is_a_transient_store_error() -> None:
     # Then the error is StoreTransientError, which the state machine retries
     with stubber, pytest.raises(StoreTransientError):
         ConversationStore(client, "conversations").get_run("run1")
+
+
+def test_an_unreachable_endpoint_after_the_sdk_retries_is_a_transient_store_error() -> None:
+    # Given a DynamoDB endpoint nobody listens on, and an SDK that tries once
+    from botocore.config import Config
+
+    client = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url="http://127.0.0.1:9",
+        config=Config(retries={"total_max_attempts": 1}, connect_timeout=1),
+    )
+    # When the store reads a run
+    # Then the error is StoreTransientError, which the state machine retries
+    with pytest.raises(StoreTransientError):
+        ConversationStore(client, "conversations").get_run("run1")
+
+
+def test_a_create_whose_first_answer_was_lost_is_still_this_creators_run(store: ConversationStore) -> None:
+    # Given a run whose creation reached DynamoDB once already (the SDK retried after a lost answer)
+    meta = make_meta()
+    messages = [ChatMessage(role="user", content="q")]
+    store.create_run(meta, messages)
+    # When the same creation is written again
+    created = store.create_run(meta, messages)
+    # Then it is recognised as the same run rather than refused as a taken id
+    assert created is True
+    assert [m.content for m in store.list_messages("run1")] == ["q"]

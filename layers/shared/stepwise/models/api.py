@@ -1,7 +1,7 @@
 """Requests and responses of the HTTP API; the OpenAPI document is generated from these models.
 
 Every request model forbids unknown fields, so a misspelt field is a 422 naming it rather than a
-silently ignored option. Limits that depend on the deployment (number of messages, input size) are in
+silently ignored option, and is strict, so a value of the wrong JSON type is refused rather than coerced. Limits that depend on the deployment (number of messages, input size) are in
 the configuration (`api:`) and checked by `stepwise.steps.api`, not here.
 """
 
@@ -47,7 +47,8 @@ Metadata = Annotated[
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: JSON of the wrong type is refused as the document says, never coerced (`"seed": false` is not 0).
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class TextPart(_Request):

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel
 
 from stepwise.errors import RunNotFound, StoreTransientError
@@ -65,10 +67,26 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-def _transient_or_raise(exc: ClientError) -> None:
-    code = exc.response.get("Error", {}).get("Code", "")
-    if code in _TRANSIENT_CODES:
-        raise StoreTransientError(f"DynamoDB {code}: {exc.response.get('Error', {}).get('Message', '')}") from exc
+def _error_code(exc: ClientError) -> str:
+    return str(exc.response.get("Error", {}).get("Code", ""))
+
+
+@contextmanager
+def _transient_errors() -> Iterator[None]:
+    """Raise `StoreTransientError`, which the state machine retries, for what a later attempt may fix.
+
+    botocore has already retried these itself; what reaches here is throttling or an unreachable
+    endpoint that outlasted its retries.
+    """
+    try:
+        yield
+    except ClientError as exc:
+        code = _error_code(exc)
+        if code in _TRANSIENT_CODES:
+            raise StoreTransientError(f"DynamoDB {code}: {exc.response.get('Error', {}).get('Message', '')}") from exc
+        raise
+    except (BotoConnectionError, HTTPClientError) as exc:
+        raise StoreTransientError(f"DynamoDB unreachable: {type(exc).__name__}") from exc
 
 
 class ConversationStore:
@@ -83,24 +101,34 @@ class ConversationStore:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        try:
+        with _transient_errors():
             response: dict[str, Any] = getattr(self._client, operation)(**kwargs)
-        except ClientError as exc:
-            _transient_or_raise(exc)
-            raise
         return response
 
-    def _put_if_absent(self, item: dict[str, Any]) -> bool:
-        """Put an item unless its key exists; False when it already did."""
+    def _put_if_absent(self, item: dict[str, Any], *, ours_if_identical: bool = False) -> bool:
+        """Put an item unless its key exists; False when it already did.
+
+        With `ours_if_identical`, an identical item found under the key counts as this write's own: the
+        SDK retried a put whose first answer was lost, and the condition then saw the first put.
+        """
+        serialized = serialize_item(item)
         try:
-            self._client.put_item(
-                TableName=self._table, Item=serialize_item(item), ConditionExpression="attribute_not_exists(pk)"
-            )
+            with _transient_errors():
+                self._client.put_item(
+                    TableName=self._table, Item=serialized, ConditionExpression="attribute_not_exists(pk)"
+                )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if _error_code(exc) != "ConditionalCheckFailedException":
+                raise
+            if not ours_if_identical:
                 return False
-            _transient_or_raise(exc)
-            raise
+            existing = self._call(
+                "get_item",
+                TableName=self._table,
+                Key={"pk": serialized["pk"], "sk": serialized["sk"]},
+                ConsistentRead=True,
+            ).get("Item")
+            return existing == serialized
         return True
 
     @staticmethod
@@ -156,10 +184,8 @@ class ConversationStore:
         its key taken means the id belongs to another run, and nothing more is written.
         """
         for slot, message in enumerate(messages):
-            if (
-                not self._put_if_absent(self._message_item(meta.run_id, 0, slot, message, meta.expires_at))
-                and slot == 0
-            ):
+            item = self._message_item(meta.run_id, 0, slot, message, meta.expires_at)
+            if not self._put_if_absent(item, ours_if_identical=True) and slot == 0:
                 return False
         if meta.session_id:
             self._put_if_absent(
@@ -171,10 +197,11 @@ class ConversationStore:
                     "created_at": meta.created_at,
                     "question": question,
                     "expires_at": meta.expires_at,
-                }
+                },
+                ours_if_identical=True,
             )
         meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
-        return self._put_if_absent(meta_item)
+        return self._put_if_absent(meta_item, ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:
         """The META of a run, or None."""
@@ -200,18 +227,18 @@ class ConversationStore:
         values |= {key: serialize_value(value) for key, value in extra_values.items()}
         expression = "SET " + ", ".join(f"#{key} = :{key}" for key in sets)
         try:
-            response = self._client.update_item(
-                TableName=self._table,
-                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
-                UpdateExpression=expression,
-                ConditionExpression=condition,
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ReturnValues="ALL_NEW",
-            )
+            with _transient_errors():
+                response = self._client.update_item(
+                    TableName=self._table,
+                    Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                    UpdateExpression=expression,
+                    ConditionExpression=condition,
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                    ReturnValues="ALL_NEW",
+                )
         except ClientError as exc:
-            _transient_or_raise(exc)
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            if _error_code(exc) == "ConditionalCheckFailedException":
                 raise RunNotFound(f"run {run_id} not found or already ended") from None
             raise
         return self._to_meta(deserialize_item(response["Attributes"]))
@@ -244,13 +271,10 @@ class ConversationStore:
             ConsistentRead=True,
             ScanIndexForward=forward,
         )
-        try:
+        with _transient_errors():
             for page in pages:
                 for item in page.get("Items", []):
                     yield deserialize_item(item)
-        except ClientError as exc:
-            _transient_or_raise(exc)
-            raise
 
     def list_messages(self, run_id: str) -> list[StoredMessage]:
         """The whole conversation of a run, in order, read with one paginated Query."""
