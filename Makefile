@@ -62,7 +62,7 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 
 # tests/static runs checkov from $(STATIC_VENV)
 unit: setup $(STATIC_STAMP)
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 -p tests.faults.report
 
 test: static lint validate unit build
 
