@@ -20,7 +20,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel
 
 from stepwise.errors import RunNotFound, StoreTransientError
-from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (
     FinalRoundReason,
     RunError,
@@ -32,6 +32,7 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.items import message_item, step_item, to_message, to_meta
 
 _TRANSIENT_CODES = frozenset(
     {
@@ -131,51 +132,6 @@ class ConversationStore:
             return existing == serialized
         return True
 
-    @staticmethod
-    def _message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, expires_at: int) -> dict[str, Any]:
-        return {
-            "pk": keys.run_pk(run_id),
-            "sk": keys.message_sk(iteration, slot),
-            "role": message.role,
-            "content": message.content,
-            "tool_calls": json.dumps([call.model_dump() for call in message.tool_calls])
-            if message.tool_calls
-            else None,
-            "tool_call_id": message.tool_call_id,
-            "name": message.name,
-            "expires_at": expires_at,
-        }
-
-    @staticmethod
-    def _step_item(run_id: str, step: StepRecord, expires_at: int) -> dict[str, Any]:
-        return {
-            "pk": keys.run_pk(run_id),
-            "sk": keys.step_sk(step.iteration, step.kind, step.n),
-            "data": step.model_dump_json(exclude_none=True),
-            "expires_at": expires_at,
-        }
-
-    @staticmethod
-    def _to_message(item: dict[str, Any]) -> StoredMessage:
-        _, iteration, slot = item["sk"].split("#")
-        calls = [ToolCall.model_validate(call) for call in json.loads(item.get("tool_calls") or "[]")]
-        return StoredMessage(
-            role=item["role"],
-            content=item.get("content", ""),
-            tool_calls=calls,
-            tool_call_id=item.get("tool_call_id"),
-            name=item.get("name"),
-            iteration=int(iteration),
-            slot=int(slot),
-        )
-
-    @staticmethod
-    def _to_meta(item: dict[str, Any]) -> RunMeta:
-        fields = {key: value for key, value in item.items() if key not in ("pk", "sk")}
-        if "output" in fields:
-            fields["output"] = json.loads(fields["output"])
-        return RunMeta.model_validate(fields)
-
     def create_run(self, meta: RunMeta, messages: list[ChatMessage], *, question: str = "") -> bool:
         """Store a new run's opening messages, its session entry, then its META; False if that id is taken.
 
@@ -184,7 +140,7 @@ class ConversationStore:
         its key taken means the id belongs to another run, and nothing more is written.
         """
         for slot, message in enumerate(messages):
-            item = self._message_item(meta.run_id, 0, slot, message, meta.expires_at)
+            item = message_item(meta.run_id, 0, slot, message, meta.expires_at)
             if not self._put_if_absent(item, ours_if_identical=True) and slot == 0:
                 return False
         if meta.session_id:
@@ -212,7 +168,7 @@ class ConversationStore:
             ConsistentRead=True,
         )
         item = response.get("Item")
-        return self._to_meta(deserialize_item(item)) if item else None
+        return to_meta(deserialize_item(item)) if item else None
 
     def require_run(self, run_id: str) -> RunMeta:
         """The META of a run; `RunNotFound` if there is none."""
@@ -241,7 +197,7 @@ class ConversationStore:
             if _error_code(exc) == "ConditionalCheckFailedException":
                 raise RunNotFound(f"run {run_id} not found or already ended") from None
             raise
-        return self._to_meta(deserialize_item(response["Attributes"]))
+        return to_meta(deserialize_item(response["Attributes"]))
 
     def begin_iteration(self, run_id: str, iteration: int) -> RunMeta:
         """Mark the run RUNNING at `iteration`; repeating the call with the same iteration is harmless."""
@@ -278,7 +234,7 @@ class ConversationStore:
 
     def list_messages(self, run_id: str) -> list[StoredMessage]:
         """The whole conversation of a run, in order, read with one paginated Query."""
-        return [self._to_message(item) for item in self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX)]
+        return [to_message(item) for item in self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX)]
 
     def list_steps(self, run_id: str) -> list[StepRecord]:
         """The trace of a run, in order."""
@@ -292,10 +248,10 @@ class ConversationStore:
         The message carries its trace step, so an attempt that died between the two puts is completed by
         the retry (`restore_trace`) with the first attempt's figures, never a second set.
         """
-        item = self._message_item(meta.run_id, iteration, slot, message, meta.expires_at)
+        item = message_item(meta.run_id, iteration, slot, message, meta.expires_at)
         created = self._put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
         if created:
-            self._put_if_absent(self._step_item(meta.run_id, step, meta.expires_at))
+            self._put_if_absent(step_item(meta.run_id, step, meta.expires_at))
         else:
             self.restore_trace(meta.run_id, iteration, slot)
         return created
@@ -311,7 +267,7 @@ class ConversationStore:
         item = deserialize_item(response.get("Item") or {})
         if "trace" in item:
             step = StepRecord.model_validate_json(item["trace"])
-            self._put_if_absent(self._step_item(run_id, step, int(item.get("expires_at", 0))))
+            self._put_if_absent(step_item(run_id, step, int(item.get("expires_at", 0))))
 
     def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
         """META, the model's message, the parse decision and optionally one observation, in one BatchGetItem."""
@@ -344,11 +300,11 @@ class ConversationStore:
         previous = found.get(wanted["previous_decision"])
         observation = found.get(wanted.get("observation", ""))
         return IterationSnapshot(
-            meta=self._to_meta(found[keys.META_SK]),
-            assistant=self._to_message(assistant) if assistant else None,
+            meta=to_meta(found[keys.META_SK]),
+            assistant=to_message(assistant) if assistant else None,
             decision=StepRecord.model_validate_json(decision["data"]) if decision else None,
             previous_decision=StepRecord.model_validate_json(previous["data"]) if previous else None,
-            observation=self._to_message(observation) if observation else None,
+            observation=to_message(observation) if observation else None,
         )
 
     def record_decision(self, meta: RunMeta, step: StepRecord, corrective: list[ChatMessage]) -> bool:
@@ -358,9 +314,9 @@ class ConversationStore:
         """
         for index, message in enumerate(corrective):
             self._put_if_absent(
-                self._message_item(meta.run_id, step.iteration, keys.observation_slot(index), message, meta.expires_at)
+                message_item(meta.run_id, step.iteration, keys.observation_slot(index), message, meta.expires_at)
             )
-        return self._put_if_absent(self._step_item(meta.run_id, step, meta.expires_at))
+        return self._put_if_absent(step_item(meta.run_id, step, meta.expires_at))
 
     def finish_run(
         self,
