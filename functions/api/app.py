@@ -3,14 +3,13 @@
 import os
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.observability import logger, metrics, tracer
 from stepwise.steps import api
 
 services = api.services_from_environment(os.environ)
-app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
+app = api.RequestScopedResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
 api.register_routes(app, services)
 
 

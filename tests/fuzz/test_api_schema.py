@@ -5,8 +5,9 @@ status the document lists (never a 5xx), with the content type and body it descr
 request must be refused. The run is deterministic and bounded for CI: `STEPWISE_FUZZ_EXAMPLES`
 examples per operation and mode (25 by default; `make fuzz` sends 500).
 
-Schemathesis' own pytest parametrisation relies on pytest internals that pytest 9 removed, so each
-operation and mode is a plain parametrised test drawing its cases from the operation's strategy.
+Schemathesis' own pytest parametrisation (`from_fixture`) relies on a pytest internal that pytest 9.2
+no longer has, so each operation and mode is a plain parametrised test drawing its cases from the
+operation's Hypothesis strategy.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -65,7 +65,9 @@ CONFIG = {
     "models": {
         "m": {
             "provider": "scripted",
-            "scenarios": [{"turns": [{"content": f"```json\n{_TOOL_CALL}\n```"}, {"content": f"```json\n{_ANSWER}\n```"}]}],
+            "scenarios": [
+                {"turns": [{"content": f"```json\n{_TOOL_CALL}\n```"}, {"content": f"```json\n{_ANSWER}\n```"}]}
+            ],
         }
     },
     "tools": {"builtin": ["calculator"]},
@@ -93,9 +95,8 @@ def api_schema(served_api: LocalApi) -> schemathesis.BaseSchema:
 def finished_run_id(served_api: LocalApi) -> str:
     """A run of the fuzzer's owner that ended, so reading it can answer 200 with a whole run and trace."""
     with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
-        run_id: str = client.post("/v1/runs", json={"input": "What is 6 times 7?", "metadata": {"k": "v"}}).json()[
-            "run_id"
-        ]
+        accepted = client.post("/v1/runs", json={"input": "What is 6 times 7?", "metadata": {"k": "v"}})
+        run_id: str = accepted.json()["run_id"]
         deadline = time.monotonic() + 30
         while client.get(f"/v1/runs/{run_id}").json()["status"] not in TERMINAL and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -109,15 +110,33 @@ def http_session() -> Iterator[requests.Session]:
         yield session
 
 
+def ending_with_a_question(case: schemathesis.Case) -> schemathesis.Case:
+    """The case with a user question appended to its `messages`, if it has any.
+
+    The document cannot say that a conversation must end with the user's question, so without this
+    few generated conversations would be accepted and the success responses would go unchecked.
+    """
+    messages = case.body.get("messages") if isinstance(case.body, dict) else None
+    if isinstance(messages, list):
+        messages.append({"role": "user", "content": "What is 6 times 7?"})
+    return case
+
+
 def case_strategy(
-    operation: Any, mode: GenerationMode, *, finished_run_id: str
+    operation: schemathesis.APIOperation, mode: GenerationMode, *, finished_run_id: str
 ) -> st.SearchStrategy[schemathesis.Case]:
-    """Cases of the operation, sent with the fuzzer's key; run ids are random or the fuzzer's own run's."""
+    """Cases of the operation sent with the fuzzer's key, some of them steered to where the route succeeds.
+
+    Valid conversations also come with a question at their end, and run ids are random or the id of
+    the fuzzer's own run.
+    """
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
-    if "run_id" not in operation.path:
-        return generated  # type: ignore[no-any-return]
-    known = operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters={"run_id": finished_run_id})
-    return st.one_of(generated, known)
+    if mode is not GenerationMode.POSITIVE:
+        return generated
+    if "run_id" in operation.path:
+        own_run = {"run_id": finished_run_id}
+        return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=own_run)
+    return generated | generated.map(ending_with_a_question)
 
 
 @pytest.mark.parametrize(("method", "path", "mode"), FUZZ_CASES)
@@ -182,3 +201,23 @@ def test_a_body_that_is_not_utf8_text_is_invalid_json(served_api: LocalApi, path
     )
     # Then it is refused as a bad body, not answered as a server error
     assert (response.status_code, response.json()["error"]["type"]) == (400, "invalid_json")
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [{"seed": False}, {"temperature": "0.5"}, {"stream": "true"}, {"n": "1"}],
+    ids=["bool for integer", "string for number", "string for boolean", "string for integer"],
+)
+def test_a_value_of_the_wrong_json_type_is_refused_rather_than_coerced(
+    served_api: LocalApi, wrong: dict[str, object]
+) -> None:
+    # Given a chat completion whose one optional field has a value of another JSON type
+    body = {"model": "default", "messages": [{"role": "user", "content": "What is 6 times 7?"}], **wrong}
+    # When it is posted
+    response = httpx.post(
+        f"{served_api.url}/v1/chat/completions", json=body, headers={"x-api-key": API_KEY}, timeout=10
+    )
+    # Then it is refused naming that field, as the document's types say it must be
+    error = response.json()["error"]
+    assert (response.status_code, error["type"]) == (422, "invalid_request")
+    assert [problem["field"] for problem in error["details"]["errors"]] == list(wrong)

@@ -1,8 +1,9 @@
 """Requests and responses of the HTTP API; the OpenAPI document is generated from these models.
 
 Every request model forbids unknown fields, so a misspelt field is a 422 naming it rather than a
-silently ignored option, and is strict, so a value of the wrong JSON type is refused rather than coerced. Limits that depend on the deployment (number of messages, input size) are in
-the configuration (`api:`) and checked by `stepwise.steps.api`, not here.
+silently ignored option, and is strict, so a value of the wrong JSON type is refused rather than
+coerced. Limits that depend on the deployment (number of messages, input size) are in the
+configuration (`api:`) and checked by `stepwise.steps.api`, not here.
 """
 
 from __future__ import annotations

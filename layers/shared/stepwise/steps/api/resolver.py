@@ -1,0 +1,51 @@
+"""The API's Powertools resolver, with the request it is resolving kept to that request.
+
+Powertools stores the current event and Lambda context on its `BaseRouter` class, so every resolver
+in a process shares them. On Lambda a process serves one request at a time, but `stepwise serve` runs
+concurrent requests in one process (a resolver each), where a request would read another request's
+event, and so act for another caller. Here both are kept per thread, which is per request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+
+class RequestScopedResolver(APIGatewayRestResolver):
+    """An `APIGatewayRestResolver` whose `current_event` and `lambda_context` are those of its own request."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._request = threading.local()
+
+    @property  # type: ignore[override]
+    def current_event(self) -> APIGatewayProxyEvent:
+        """The event of the request being resolved on this thread."""
+        event: APIGatewayProxyEvent = self._request.event
+        return event
+
+    @current_event.setter
+    def current_event(self, event: APIGatewayProxyEvent) -> None:
+        self._request.event = event
+
+    @property
+    def lambda_context(self) -> LambdaContext:
+        """The Lambda context of the request being resolved on this thread."""
+        context: LambdaContext = self._request.context
+        return context
+
+    @lambda_context.setter
+    def lambda_context(self, context: LambdaContext) -> None:
+        self._request.context = context
+
+    def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
+        """Resolve `event` with it as this request's current event."""
+        self.current_event = APIGatewayProxyEvent(dict(event), self._json_body_deserializer)
+        self.lambda_context = context
+        return super().resolve(event, context)
