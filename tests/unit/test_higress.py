@@ -222,4 +222,3 @@ def test_a_higress_configuration_is_recognised_by_its_llm_block(raw: Any, expect
     # When it is classified
     # Then only a mapping with llm and without models is the plugin's
     assert is_higress_agent_config(raw) is expected
-

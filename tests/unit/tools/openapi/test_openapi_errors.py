@@ -177,6 +177,5 @@ def test_a_source_needs_exactly_one_of_source_or_document(import_source: ImportS
         import_source({"baseUrl": BASE})
     # Then the error names the entry and the rule
     assert str(error.value) == (
-        "tools config: openapi[0]: give exactly one of 'source' (a file, s3:// or https:// URL) "
-        "or 'document' (inline)"
+        "tools config: openapi[0]: give exactly one of 'source' (a file, s3:// or https:// URL) or 'document' (inline)"
     )

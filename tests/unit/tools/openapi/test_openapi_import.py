@@ -136,7 +136,10 @@ def test_base_url_overrides_the_servers_of_the_document() -> None:
     # Given the pet store with a baseUrl
     # When its API configuration is made
     # Then the configured base URL is used
-    assert api_url({**PETSTORE, "baseUrl": "https://pets.internal.example.com/api/"}) == "https://pets.internal.example.com/api"
+    assert (
+        api_url({**PETSTORE, "baseUrl": "https://pets.internal.example.com/api/"})
+        == "https://pets.internal.example.com/api"
+    )
 
 
 def test_operation_ids_with_characters_a_model_refuses_are_sanitised(import_source: ImportSource) -> None:
