@@ -8,12 +8,13 @@ that the demo's agent makes real HTTP calls through the same guarded tool path a
 from __future__ import annotations
 
 import json
-import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from stepwise.local.loopback import BackgroundServer
 
 WEATHER: dict[str, dict[str, Any]] = {
     "paris": {"city": "Paris", "condition": "light rain", "temperature_c": 14.0, "humidity": 82, "wind_kph": 17},
@@ -40,41 +41,28 @@ class ExampleToolApi:
     """
 
     def __init__(self) -> None:
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: BackgroundServer | None = None
 
     @property
     def url(self) -> str:
         """Base URL, e.g. ``http://127.0.0.1:54321``."""
-        if self._server is None:
+        if self._serving is None:
             raise RuntimeError("the example API is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._serving.url
 
     def start(self) -> ExampleToolApi:
         """Bind a free port on 127.0.0.1 and serve in the background; a second call does nothing."""
-        if self._server is None:
-            self._server = ThreadingHTTPServer(("127.0.0.1", 0), _ExampleHandler)
-            self._server.daemon_threads = True
-            # A short poll interval makes stop() quick.
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="example-tool-api",
-                daemon=True,
-            )
-            self._thread.start()
+        if self._serving is None:
+            server = ThreadingHTTPServer(("127.0.0.1", 0), _ExampleHandler)
+            server.daemon_threads = True
+            self._serving = BackgroundServer(server, name="example-tool-api")
         return self
 
     def stop(self) -> None:
         """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            if self._thread is not None:
-                self._thread.join()
-            self._server = None
-            self._thread = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
 
     def __enter__(self) -> ExampleToolApi:
         return self.start()

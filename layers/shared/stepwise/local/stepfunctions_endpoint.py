@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import Any
 
 from stepwise.local.asl import ExecutionResult, LocalStateMachine
+from stepwise.local.loopback import BackgroundServer
 from stepwise.observability import logger
 
 TARGET_PREFIX = "AWSStepFunctions."
@@ -87,8 +88,7 @@ class StepFunctionsEndpoint:
         self._executions: dict[str, _Execution] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent_executions, thread_name_prefix="local-execution")
-        self._server: _EndpointServer | None = None
-        self._thread: threading.Thread | None = None
+        self._serving: BackgroundServer | None = None
         self._operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "StartExecution": self.start_execution,
             "StartSyncExecution": self.start_sync_execution,
@@ -98,10 +98,9 @@ class StepFunctionsEndpoint:
     @property
     def url(self) -> str:
         """The endpoint URL to give boto3 as `endpoint_url`."""
-        if self._server is None:
+        if self._serving is None:
             raise RuntimeError("the Step Functions endpoint is not started")
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self._serving.url
 
     def attach(self, machine: LocalStateMachine) -> None:
         """Serve `machine`; requests before this answer StateMachineDoesNotExist."""
@@ -109,22 +108,14 @@ class StepFunctionsEndpoint:
 
     def start(self) -> StepFunctionsEndpoint:
         """Listen on a free loopback port."""
-        self._server = _EndpointServer(self)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="stepfunctions-endpoint",
-            daemon=True,
-        )
-        self._thread.start()
+        self._serving = BackgroundServer(_EndpointServer(self), name="stepfunctions-endpoint")
         return self
 
     def stop(self) -> None:
         """Stop listening; executions not yet begun are cancelled, running ones are waited for."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
+        if self._serving is not None:
+            self._serving.stop()
+            self._serving = None
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> StepFunctionsEndpoint:
