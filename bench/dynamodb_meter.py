@@ -39,6 +39,17 @@ class DynamoDBMeter:
         self.installed = True
         return self
 
+    def uninstall(self) -> None:
+        """Stop metering."""
+        import boto3
+
+        session = boto3.DEFAULT_SESSION
+        if session is not None and self.installed:
+            session.events.unregister("before-call.dynamodb", self._start)
+            session.events.unregister("before-send.dynamodb", self._count)
+            session.events.unregister("after-call.dynamodb", self._stop)
+        self.installed = False
+
     def _start(self, **_: Any) -> None:
         self._started.at = time.perf_counter()
 
