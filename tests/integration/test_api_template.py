@@ -5,39 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
+from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from tests.conftest import PROJECT_ROOT
 
 PROTECTED = {"Fn::If": ["UseIamAuth", [{"sigv4": []}], [{"api_key": []}]]}
 
 
-class _CloudFormationLoader(yaml.SafeLoader):
-    """Reads `!Tag value` as `{"Fn::Tag": value}` (`!Ref` as `{"Ref": value}`), as CloudFormation does."""
-
-
-def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict[str, Any]:
-    value: Any
-    if isinstance(node, yaml.ScalarNode):
-        value = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        assert isinstance(node, yaml.MappingNode)
-        value = loader.construct_mapping(node, deep=True)
-    return {suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}": value}
-
-
-_CloudFormationLoader.add_multi_constructor("!", _tagged)
-
-
 @pytest.fixture(scope="module")
 def template() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.load(
-        (PROJECT_ROOT / "template.yaml").read_text(encoding="utf-8"), Loader=_CloudFormationLoader
-    )
-    return loaded
+    """template.yaml as CloudFormation reads it (short-form tags in their long form)."""
+    return SamTemplate.load(PROJECT_ROOT / "template.yaml").document
 
 
 def test_every_route_of_the_api_is_an_event_of_the_api_function(template: dict[str, Any]) -> None:
