@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import yaml
 
 from stepwise.local.asl import StateEvent
 from stepwise.local.environment import LocalEnvironment
+from stepwise.local.server import LocalApi
 
 ConfigWriter = Callable[..., Path]
 
@@ -118,3 +120,11 @@ def local_run(write_config: ConfigWriter) -> Iterator[Callable[..., Any]]:
     yield start
     for environment in reversed(environments):
         environment.__exit__(None, None, None)
+
+
+@contextmanager
+def serve(config: dict[str, Any], config_dir: Path, **options: Any) -> Iterator[LocalApi]:
+    """`stepwise serve` for `config` (written into `config_dir`), on a free loopback port, retrying without sleeping."""
+    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0, **options) as served:
+        yield served

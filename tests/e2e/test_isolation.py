@@ -16,14 +16,13 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
 
 OWNERS = ("alice", "bob")
 RUNS_PER_OWNER = 100
@@ -84,9 +83,7 @@ class PostedRun:
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
     """`stepwise serve` with the per-run scripts, retrying without sleeping."""
-    config_dir: Path = tmp_path_factory.mktemp("isolation")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+    with serve(CONFIG, tmp_path_factory.mktemp("isolation")) as served:
         yield served
 
 

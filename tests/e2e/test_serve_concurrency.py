@@ -6,14 +6,13 @@ import json
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 
 from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
 
 CONCURRENT_RUNS = 50
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
@@ -26,9 +25,7 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    config_dir: Path = tmp_path_factory.mktemp("burst")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+    with serve(CONFIG, tmp_path_factory.mktemp("burst")) as served:
         yield served
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 
-from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
 
 SYNC_TIMEOUT_SECONDS = 0.5
 
@@ -39,9 +37,7 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    config_dir: Path = tmp_path_factory.mktemp("express")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0, workflow_type="EXPRESS") as api:
+    with serve(CONFIG, tmp_path_factory.mktemp("express"), workflow_type="EXPRESS") as api:
         yield httpx.Client(base_url=api.url, headers={"x-api-key": "express"}, timeout=30)
 
 

@@ -8,15 +8,14 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import boto3
 import httpx
 import pytest
-import yaml
 
 from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
 
 MAX_BODY_BYTES = 2048
 MAX_MESSAGES = 3
@@ -30,9 +29,7 @@ JSON = {"Content-Type": "application/json"}
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    config_dir: Path = tmp_path_factory.mktemp("rejections")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+    with serve(CONFIG, tmp_path_factory.mktemp("rejections")) as served:
         yield served
 
 

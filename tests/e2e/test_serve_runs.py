@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
 from openapi_spec_validator import validate
 
 from stepwise.local.server import LocalApi
 from stepwise.steps.api import ROUTES
+from tests.e2e.conftest import serve
+from tests.integration.test_api_handler import api_config
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
 SYNC_TIMEOUT_SECONDS = 1.0
@@ -29,8 +29,8 @@ def react(action: str, action_input: Any, thought: str) -> dict[str, Any]:
     return {"content": f"Thought: {thought}\n```json\n{block}\n```"}
 
 
-CONFIG = {
-    "models": {
+CONFIG = api_config(
+    models={
         "m": {
             "provider": "scripted",
             "scenarios": [
@@ -48,26 +48,14 @@ CONFIG = {
             ],
         }
     },
-    "tools": {"builtin": ["calculator"]},
-    "profiles": {
-        "default": {"model": "m", "strategy": "react", "protocol": "react_json"},
-        "finance": {"model": "m", "strategy": "react", "protocol": "react_json"},
-    },
-    "intent": {
-        "mode": "keywords",
-        "categories": [{"use_for": "intent-route", "options": ["Finance", "General"], "default": "General"}],
-        "keywords": [{"use_for": "intent-route", "option": "Finance", "patterns": ["invoice"]}],
-    },
-    "routes": [{"when": {"intent-route": "Finance"}, "profile": "finance"}],
-    "api": {"sync_timeout_seconds": SYNC_TIMEOUT_SECONDS},
-}
+    tools={"builtin": ["calculator"]},
+    api={"sync_timeout_seconds": SYNC_TIMEOUT_SECONDS},
+)
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    config_dir: Path = tmp_path_factory.mktemp("serve")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+    with serve(CONFIG, tmp_path_factory.mktemp("serve")) as served:
         yield served
 
 

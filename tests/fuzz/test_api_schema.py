@@ -16,13 +16,11 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
 import requests
 import schemathesis
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
@@ -37,6 +35,7 @@ from schemathesis.specs.openapi.checks import (
 
 from stepwise.local.server import LocalApi
 from stepwise.steps.api import ROUTES
+from tests.e2e.conftest import serve
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "25"))
 API_KEY = "fuzzer"
@@ -79,9 +78,7 @@ CONFIG = {
 @pytest.fixture(scope="module")
 def served_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
     """`stepwise serve` on a free loopback port, with a scripted model that calls the calculator."""
-    config_dir: Path = tmp_path_factory.mktemp("fuzz")
-    (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(CONFIG), encoding="utf-8")
-    with LocalApi(config_dir=config_dir, retry_interval_scale=0.0) as served:
+    with serve(CONFIG, tmp_path_factory.mktemp("fuzz")) as served:
         yield served
 
 
