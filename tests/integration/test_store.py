@@ -196,3 +196,16 @@ def test_a_create_whose_first_answer_was_lost_is_still_this_creators_run(store: 
     # Then it is recognised as the same run rather than refused as a taken id
     assert created is True
     assert [m.content for m in store.list_messages("run1")] == ["q"]
+
+
+def test_the_trace_of_one_iteration_is_read_without_the_others(store: ConversationStore) -> None:
+    # Given tool steps in iterations 1, 2 and 10
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    for iteration in (1, 2, 10):
+        step = StepRecord(iteration=iteration, kind="tool", n=0)
+        store.record_message(meta, iteration, 1, ChatMessage(role="tool", content="o", tool_call_id="c"), step)
+    # When the trace of iteration 1 is read
+    steps = store.list_steps("run1", iteration=1)
+    # Then it holds that iteration's step only (not iteration 10's, whose key shares the digit)
+    assert [step.iteration for step in steps] == [1]

@@ -62,11 +62,12 @@ class LiveTracePrinter:
         kind = self._STATES.get(event.state)
         if event.type != "exited" or kind is None or not isinstance(event.output, dict):
             return
-        run_id = str(event.input.get("run_id")) if isinstance(event.input, dict) else None
-        if run_id is None:
+        if not isinstance(event.input, dict) or "run_id" not in event.input or "iteration" not in event.input:
             return
+        run_id, iteration = str(event.input["run_id"]), int(event.input["iteration"])
         with self._lock:
-            for step in self._store_factory().list_steps(run_id):
+            # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
+            for step in self._store_factory().list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
                 if step.kind == kind and key not in self._printed:
                     self._printed.add(key)

@@ -236,11 +236,10 @@ class ConversationStore:
         """The whole conversation of a run, in order, read with one paginated Query."""
         return [to_message(item) for item in self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX)]
 
-    def list_steps(self, run_id: str) -> list[StepRecord]:
-        """The trace of a run, in order."""
-        return [
-            StepRecord.model_validate_json(item["data"]) for item in self._query(keys.run_pk(run_id), keys.STEP_PREFIX)
-        ]
+    def list_steps(self, run_id: str, *, iteration: int | None = None) -> list[StepRecord]:
+        """The trace of a run in order, or only the steps of one iteration."""
+        prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
+        return [StepRecord.model_validate_json(item["data"]) for item in self._query(keys.run_pk(run_id), prefix)]
 
     def record_message(self, meta: RunMeta, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
         """Append a message a step produced, then its trace step; False if the message was already there.

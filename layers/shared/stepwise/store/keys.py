@@ -20,10 +20,15 @@ def message_sk(iteration: int, slot: int) -> str:
     return f"{MESSAGE_PREFIX}{iteration:04d}#{slot:03d}"
 
 
+def step_prefix(iteration: int) -> str:
+    """Sort-key prefix shared by the trace steps of one iteration."""
+    return f"{STEP_PREFIX}{iteration:04d}#"
+
+
 def step_sk(iteration: int, kind: str, n: int | None = None) -> str:
     """Sort key of a trace step; `n` tells apart the tool calls of one iteration."""
     suffix = "" if n is None else f"#{n:02d}"
-    return f"{STEP_PREFIX}{iteration:04d}#{kind}{suffix}"
+    return f"{step_prefix(iteration)}{kind}{suffix}"
 
 
 def session_pk(session_id: str) -> str:
