@@ -192,7 +192,31 @@ class RunView(BaseModel):
     output_error: str | None = None
     usage: RunUsage
     error: RunError | None = None
+    cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
+    cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+
+
+class RunListItem(BaseModel):
+    """One run in `GET /v1/runs`: enough to choose which one to read."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iterations: int
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
+
+
+class RunList(BaseModel):
+    """`GET /v1/runs`: a page of the caller's runs, newest first."""
+
+    runs: list[RunListItem]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
 
 
 class ErrorBody(BaseModel):

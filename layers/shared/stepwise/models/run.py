@@ -8,10 +8,11 @@ from pydantic import BaseModel, Field
 
 from stepwise.models.messages import ChatMessage
 
-RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT"})
+RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING")
 
-StopReason = Literal["final_answer", "max_iterations", "deadline", "parse_errors", "error"]
+StopReason = Literal["final_answer", "max_iterations", "deadline", "parse_errors", "error", "cancelled"]
 FinalRoundReason = Literal["max_iterations", "deadline"]
 
 
@@ -87,6 +88,8 @@ class RunMeta(BaseModel):
     output_error: str | None = None
     error: RunError | None = None
     usage: RunUsage = Field(default_factory=RunUsage)
+    cancelled_by: str | None = None
+    cancelled_at: str | None = None
     created_at: str
     updated_at: str
     expires_at: int
@@ -95,6 +98,20 @@ class RunMeta(BaseModel):
     def is_terminal(self) -> bool:
         """True once the run has ended, whatever the outcome."""
         return self.status in TERMINAL_STATUSES
+
+
+class RunSummary(BaseModel):
+    """A run as a listing shows it: what the owner index holds of its META."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iteration: int = 0
+    deadline: float
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
 
 
 StepKind = Literal["llm", "parse", "tool", "format"]

@@ -32,6 +32,7 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.directory import RunDirectory
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 
 _TRANSIENT_CODES = frozenset(
@@ -97,6 +98,8 @@ class ConversationStore:
         self._client = client
         self._table = table_name
         self._clock = clock
+        self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
+        """Listing and cancelling runs (`stepwise.store.directory`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -156,7 +159,11 @@ class ConversationStore:
                 },
                 ours_if_identical=True,
             )
-        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        meta_item = meta.model_dump(exclude_none=True) | {
+            "pk": keys.run_pk(meta.run_id),
+            "sk": keys.META_SK,
+            "run_order": keys.run_order(meta.created_at, meta.run_id),
+        }
         return self._put_if_absent(meta_item, ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:

@@ -221,5 +221,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         output_error=meta.output_error,
         usage=usage,
         error=error,
+        cancelled_by=meta.cancelled_by,
+        cancelled_at=meta.cancelled_at,
         trace=[trace_step(step) for step in steps] if steps is not None else None,
     )
