@@ -12,13 +12,14 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel
 
 from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
+    RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ChatCompletion,
     ChatCompletionRequest,
@@ -242,7 +243,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         },
         tags=["runs"],
     )
-    def post_cancel(run_id: str) -> RunView:
+    def post_cancel(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
         owner = request_owner(app.current_event)
         return cancel_run(services.get(), owner=owner, run_reference=run_id)
 
