@@ -124,6 +124,7 @@ class OpenAICompatibleChatModel:
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             payload["temperature"] = temperature
+        payload |= request.sampling.model_dump(exclude_none=True)
         if request.response_schema is not None and config.capabilities.json_mode:
             payload["response_format"] = {
                 "type": "json_schema",

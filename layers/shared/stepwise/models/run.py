@@ -6,12 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from stepwise.models.messages import ChatMessage
+from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 
 RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT"})
 
-StopReason = Literal["final_answer", "max_iterations", "deadline", "parse_errors", "error"]
+# `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
+StopReason = Literal["final_answer", "tool_calls", "max_iterations", "deadline", "parse_errors", "error"]
 FinalRoundReason = Literal["max_iterations", "deadline"]
 
 
@@ -66,6 +67,19 @@ class RunLimits(BaseModel):
     max_parse_errors: int = Field(default=3, ge=1, le=20)
 
 
+class RunOptions(BaseModel):
+    """What the request set for this run over its profile: sampling, a structured answer, client tools."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] = Field(default_factory=list)
+    sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    response_schema: dict[str, Any] | None = None
+    client_tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: str | None = None
+    parallel_tool_calls: bool | None = None
+
+
 class RunMeta(BaseModel):
     """The META item of a run."""
 
@@ -78,6 +92,7 @@ class RunMeta(BaseModel):
     intent_outcome: IntentOutcome | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     limits: RunLimits = Field(default_factory=RunLimits)
+    options: RunOptions | None = None
     iteration: int = 0
     deadline: float
     final_round_reason: FinalRoundReason | None = None

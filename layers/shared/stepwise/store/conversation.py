@@ -156,7 +156,13 @@ class ConversationStore:
                 },
                 ours_if_identical=True,
             )
-        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
+            "pk": keys.run_pk(meta.run_id),
+            "sk": keys.META_SK,
+        }
+        if meta.options is not None:
+            # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
+            meta_item["options"] = meta.options.model_dump_json()
         return self._put_if_absent(meta_item, ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:

@@ -11,22 +11,15 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel
 
-from stepwise.models.api import (
-    IDEMPOTENCY_KEY_PATTERN,
-    ChatCompletion,
-    ChatCompletionRequest,
-    ErrorResponse,
-    RunAccepted,
-    RunRequest,
-    RunView,
-)
-from stepwise.steps.api.chat import complete_chat, completion_events
+from stepwise.models.api import IDEMPOTENCY_KEY_PATTERN, ErrorResponse, RunAccepted, RunRequest, RunView
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
+from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.errors import (
     InvalidJson,
     PayloadTooLarge,
@@ -60,6 +53,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
 )
 
@@ -134,8 +128,11 @@ def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
             title=API_TITLE,
             version=API_VERSION,
             description=API_DESCRIPTION,
-            security_schemes={"api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"})},
-            security=[{"api_key": []}],
+            security_schemes={
+                "api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"}),
+                "bearer": HTTPBearer(description="The same API key, as OpenAI clients send it."),
+            },
+            security=[{"api_key": []}, {"bearer": []}],
         )
     )
     return document
@@ -230,6 +227,17 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             body=completion_events(completion, include_usage=include_usage),
             headers={"Cache-Control": "no-cache"},
         )
+
+    @app.get(
+        "/v1/models",
+        summary="The agent profiles, as OpenAI models",
+        description="Each profile a chat completion's `model` may name to select it.",
+        responses={**_success_response(200, "The profiles.", ModelList), **_error_responses(401)},
+        tags=["chat"],
+    )
+    def get_models() -> ModelList:
+        request_owner(app.current_event)
+        return list_models(services.get().config)
 
     @app.get(
         "/v1/openapi.json",
