@@ -54,4 +54,6 @@ def to_meta(item: dict[str, Any]) -> RunMeta:
     fields = {key: value for key, value in item.items() if key not in ("pk", "sk", "run_order")}
     if "output" in fields:
         fields["output"] = json.loads(fields["output"])
+    if "options" in fields:
+        fields["options"] = json.loads(fields["options"])
     return RunMeta.model_validate(fields)

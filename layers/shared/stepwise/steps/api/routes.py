@@ -11,28 +11,30 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel
 
+from stepwise.json_limits import JsonLimitExceeded, load_json
 from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
-    ChatCompletion,
-    ChatCompletionRequest,
     ErrorResponse,
     RunAccepted,
     RunList,
     RunRequest,
     RunView,
 )
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
 from stepwise.models.run import RunStatus
-from stepwise.steps.api.chat import complete_chat, completion_events
+from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.errors import (
     InvalidJson,
+    InvalidRequest,
     PayloadTooLarge,
     UnsupportedMediaType,
     is_json_content_type,
@@ -42,6 +44,7 @@ from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
+from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
 API_TITLE = "Stepwise"
 API_VERSION = "1.0.0"
@@ -52,6 +55,8 @@ API_DESCRIPTION = (
 EVENT_STREAM = "text/event-stream"
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
+# The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
+MAX_BODY_DEPTH = 32
 # One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
 # (each event, not the stream as a whole).
 _CHUNK_EVENT_SCHEMA: dict[str, Any] = {
@@ -69,6 +74,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
     ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
 )
 
@@ -101,26 +107,49 @@ def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     }
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
-    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON."""
+    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON within
+    the depth limit, 422 naming the field for a string that cannot be stored (a lone surrogate, NUL).
+
+    Everything here is refused before a route runs, so a hostile body costs one parse, never a store call.
+    """
 
     def read(text: str) -> Any:
         limit = services.get().config.api.max_body_bytes
-        size = len(text.encode("utf-8"))
-        if size > limit:
-            raise PayloadTooLarge(
-                f"the body is {size} bytes; the limit is {limit}", details={"limit_bytes": limit, "size_bytes": size}
-            )
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            body = load_json(text, max_bytes=limit, max_depth=MAX_BODY_DEPTH, what="the body")
+        except JsonLimitExceeded as exc:
+            details = {"limit": exc.limit, "maximum": exc.maximum, "actual": exc.actual}
+            if exc.limit == "size":
+                raise PayloadTooLarge(
+                    str(exc), details={"limit_bytes": exc.maximum, "size_bytes": exc.actual}
+                ) from None
+            raise InvalidJson(str(exc), details=details) from None
         except ValueError:
             raise InvalidJson("the body is not valid JSON") from None
+        problem = locate_unencodable(body)
+        if problem is not None:
+            raise InvalidRequest.of(*problem)
+        return body
 
     return read
+
+
+def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Middleware: a header, query or path parameter that cannot be stored is a 422 naming it."""
+    event = app.current_event
+    sources = (
+        ("header", event.headers),
+        ("query parameter", event.query_string_parameters),
+        ("path parameter", event.path_parameters),
+    )
+    for source, parameters in sources:
+        for name, value in (parameters or {}).items():
+            for text in (name, value):
+                reason = find_unencodable(str(text))
+                if reason is not None:
+                    raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
+    return next_middleware(app)
 
 
 def _require_json(event: APIGatewayProxyEvent) -> None:
@@ -143,8 +172,11 @@ def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
             title=API_TITLE,
             version=API_VERSION,
             description=API_DESCRIPTION,
-            security_schemes={"api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"})},
-            security=[{"api_key": []}],
+            security_schemes={
+                "api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"}),
+                "bearer": HTTPBearer(description="The same API key, as OpenAI clients send it."),
+            },
+            security=[{"api_key": []}, {"bearer": []}],
         )
     )
     return document
@@ -153,6 +185,7 @@ def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
 def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None:
     """Register the API's routes and its error handling on `app`; `services` are built on first use."""
     register_error_handlers(app)
+    app.use([refuse_unencodable_parameters])
 
     @app.post(
         "/v1/runs",
@@ -278,6 +311,17 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             body=completion_events(completion, include_usage=include_usage),
             headers={"Cache-Control": "no-cache"},
         )
+
+    @app.get(
+        "/v1/models",
+        summary="The agent profiles, as OpenAI models",
+        description="Each profile a chat completion's `model` may name to select it.",
+        responses={**_success_response(200, "The profiles.", ModelList), **_error_responses(401)},
+        tags=["chat"],
+    )
+    def get_models() -> ModelList:
+        request_owner(app.current_event)
+        return list_models(services.get().config)
 
     @app.get(
         "/v1/openapi.json",
