@@ -1,4 +1,5 @@
-"""IterationGuard: count the iteration, and make it the final round when the limit or deadline is reached."""
+"""IterationGuard: count the iteration, and make it the final round when a limit, the deadline or a budget
+is reached."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import StatePayload, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.budgets import budget_reached, has_budget
 from stepwise.steps.runtime import StepRuntime
 
 
@@ -20,6 +22,8 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
             reason = "max_iterations"
         elif runtime.clock() >= meta.deadline:
             reason = "deadline"
+        elif has_budget(meta):
+            reason = budget_reached(meta, runtime)
         if reason is not None:
             runtime.store.set_final_round(payload.run_id, reason)
             logger.info("final round", extra={"run_id": payload.run_id, "iteration": iteration, "reason": reason})
