@@ -9,6 +9,7 @@ from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord, StopRe
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 
@@ -72,6 +73,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         if stop_reason == "tool_calls"
         else produce_structured_output(meta, payload.iteration, answer, runtime)
     )
+    usage = priced_usage(meta, runtime.store.list_steps(payload.run_id), runtime)
     finished = runtime.store.finish_run(
         meta,
         "SUCCEEDED",
@@ -79,9 +81,11 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answer=answer,
         output=structured.output,
         output_error=structured.error,
-        usage=priced_usage(meta, runtime.store.list_steps(payload.run_id), runtime),
+        usage=usage,
     )
     metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
+    if finished.status == "SUCCEEDED":
+        record_run_ended(finished.status, finished.stop_reason, usage, payload.iteration)
     logger.info(
         "run finished",
         extra={
@@ -113,8 +117,10 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
     status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
     usage = priced_usage(meta, runtime.store.list_steps(meta.run_id), runtime)
-    runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage)
+    finished = runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage)
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
+    if finished.status == status:
+        record_run_ended(status, "error", usage, meta.iteration)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
 
