@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 
 from stepwise.models.config import AgentProfile
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import RunMeta
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
 
@@ -20,9 +20,24 @@ class RunAgent:
     tools: list[ToolSpec]
 
 
-def agent_for(meta: RunMeta, runtime: StepRuntime) -> RunAgent:
+@dataclass(frozen=True)
+class StoredRun:
+    """The run a step writes for: its id and when its items expire (see `stepwise.store.RunRef`)."""
+
+    run_id: str
+    expires_at: int
+
+
+class ProfiledRun(typing.Protocol):
+    """A run's META or the context the payload carries: either names the run's profile."""
+
+    @property
+    def profile(self) -> str: ...
+
+
+def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
     """Resolve the run's profile into a protocol and a tool list."""
-    profile = runtime.profile(meta.profile)
+    profile = runtime.profile(run.profile)
     capabilities = runtime.config.models[profile.model].capabilities
     protocol_name = resolve_protocol(profile.strategy, profile.protocol, capabilities.native_tools)
     return RunAgent(

@@ -7,8 +7,9 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
-from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.models.state import RunContext, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.agent import StoredRun
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
@@ -17,21 +18,34 @@ _SUMMARY_CHARS = 300
 
 
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
-    """Call the tool unless its observation is already stored (a retried step never calls it twice)."""
-    snapshot = runtime.store.get_iteration(
-        event.run_id, event.iteration, observation_slot=observation_slot(event.index)
+    """Call the tool unless its observation is already stored (a retried step never calls it twice).
+
+    Requests: one BatchGetItem of the decision (which holds the call's arguments) and of the observation
+    (stored if this is a retry), and the conditional put of the observation with its trace. A Map item
+    without the run's context (an execution started before it was carried) also reads META.
+    """
+    stored = runtime.store.read_iteration(
+        event.run_id,
+        event.iteration,
+        decision=True,
+        observation_slot=observation_slot(event.index),
+        meta=event.run is None,
     )
-    if snapshot.observation is not None:
-        runtime.store.restore_trace(event.run_id, event.iteration, observation_slot(event.index))
+    if stored.observation is not None:
         return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
-    calls = (snapshot.decision.calls if snapshot.decision else None) or []
-    stored = next((call for call in calls if call["id"] == event.call.call_id), None)
-    if stored is None or calls.index(stored) != event.index:
+    calls = (stored.decision.calls if stored.decision else None) or []
+    stored_call = next((call for call in calls if call["id"] == event.call.call_id), None)
+    if stored_call is None or calls.index(stored_call) != event.index:
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
-    call = ToolCall.model_validate(stored)
-    profile = runtime.profile(snapshot.meta.profile)
+    call = ToolCall.model_validate(stored_call)
+    if event.run is not None:
+        run = event.run
+    else:
+        assert stored.meta is not None  # read_iteration raises RunNotFound without it
+        run = RunContext.from_meta(stored.meta)
+    profile = runtime.profile(run.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
     invoker = ToolInvoker(
@@ -53,7 +67,9 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         latency_ms=observation.latency_ms,
         error=observation.error,
     )
-    runtime.store.record_message(snapshot.meta, event.iteration, observation_slot(event.index), message, step)
+    runtime.store.record_message(
+        StoredRun(event.run_id, run.expires_at), event.iteration, observation_slot(event.index), message, step
+    )
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
     logger.info(
         "tool called",
