@@ -103,7 +103,7 @@ def test_a_call_with_an_empty_name_is_dropped_and_the_other_runs(ask_through_ser
 def test_lone_surrogates_and_nul_in_the_answer_are_replaced_stored_and_shown(ask_through_server: Ask) -> None:
     # Given an answer holding a lone surrogate and a NUL character
     # When the run goes through it
-    meta, messages, listener = ask_through_server(chat_completion(content="Sunny\ud800 and\x00 mild."))
+    meta, messages, _ = ask_through_server(chat_completion(content="Sunny\ud800 and\x00 mild."))
     # Then the stored answer shows both replaced, and says so
     assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "final_answer")
     assert meta.answer is not None and meta.answer.startswith("Sunny\ufffd and\ufffd mild.")
@@ -135,7 +135,7 @@ def test_a_cut_off_json_action_block_is_sent_back_as_a_parse_error(ask_through_s
     # Given a ReAct JSON reply stopped by max_tokens inside its action block
     cut = 'Thought: I need the weather.\n```json\n{"action": "get_weather", "action_input": {"city": "Par'
     # When the run goes through it
-    meta, messages, listener = ask_through_server(chat_completion(content=cut), strategy="react")
+    meta, messages, _ = ask_through_server(chat_completion(content=cut), strategy="react")
     # Then the model was told its block was cut off, and its next reply is the answer
     assert meta.status == "SUCCEEDED"
     corrective = [m for m in messages if m.role == "user"][1]

@@ -150,7 +150,9 @@ class OpenAICompatibleChatModel:
             # (`"\\ud800"`); they are replaced when the reply is repaired.
             body = json.loads(response.content)
         except ValueError:
-            raise LLMTransientError(f"model {self._config.model}: HTTP 200 but not a chat completion (body: not JSON)") from None
+            raise LLMTransientError(
+                f"model {self._config.model}: HTTP 200 but not a chat completion (body: not JSON)"
+            ) from None
         try:
             wire = _WireCompletion.model_validate(body)
         except ValidationError as exc:

@@ -72,4 +72,3 @@ def _json_problem(body: str) -> str:
 def has_action_key(text: str) -> bool:
     """True when the text holds a quoted action key, the mark of a JSON action block."""
     return ACTION_KEY.search(text) is not None
-
