@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from stepwise.local.asl import StateEvent
-from stepwise.local.defaults import DEFAULT_TABLE_NAME
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
 
@@ -107,7 +106,7 @@ class RecordingListener:
         return [event.state for event in self.events if event.type == "entered"]
 
 
-StoreChoice = tuple[str | None, str]
+StoreChoice = tuple[str | None, str | None]
 
 
 @pytest.fixture
@@ -116,7 +115,7 @@ def store() -> StoreChoice:
 
     A test module overrides it to run its scenarios against the session's DynamoDB Local as well.
     """
-    return None, DEFAULT_TABLE_NAME
+    return None, None
 
 
 def parametrized_store(request: pytest.FixtureRequest, table_name: str) -> StoreChoice:

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any, Protocol, TextIO
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from stepwise.local.defaults import DEFAULT_TABLE_NAME, PROJECT_ROOT
+from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
@@ -237,7 +237,7 @@ class LocalApi:
         port: int = 0,
         demo: bool = False,
         dynamodb_endpoint_url: str | None = None,
-        table_name: str = DEFAULT_TABLE_NAME,
+        table_name: str | None = None,
         project_root: Path = PROJECT_ROOT,
         retry_interval_scale: float = 1.0,
         max_concurrent_executions: int = DEFAULT_MAX_CONCURRENT_EXECUTIONS,
