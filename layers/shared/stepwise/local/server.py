@@ -2,7 +2,8 @@
 
 Each HTTP request becomes an API Gateway REST (v1) proxy event and is given to `ApiFunction` of
 `template.yaml`; the handler's response is written back as API Gateway would. The `x-api-key` header
-stands for the API key: its value is the caller's key id, so two keys are two owners. Runs start
+(or `Authorization: Bearer`, as OpenAI clients send it) stands for the API key: its value is the
+caller's key id, so two keys are two owners. Runs start
 through a local Step Functions endpoint and execute in the local engine in the background, on the
 embedded DynamoDB unless another endpoint is given.
 
@@ -37,6 +38,7 @@ from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
 from stepwise.observability import logger
 from stepwise.steps.api import ROUTES
+from stepwise.steps.api.caller_key import presented_api_key
 
 API_FUNCTION = "ApiFunction"
 DEFAULT_PORT = 8080
@@ -88,7 +90,7 @@ def api_gateway_event(
             break
     single_headers, multi_headers = _group(headers)
     query, multi_query = _group(parse_qsl(split.query, keep_blank_values=True))
-    api_key = next((value for name, value in headers if name.lower() == "x-api-key"), None)
+    api_key = presented_api_key(headers)
     identity: dict[str, Any] = {"sourceIp": source_ip, "userAgent": (single_headers or {}).get("User-Agent")}
     if api_key:
         identity |= {"apiKey": api_key, "apiKeyId": api_key}
