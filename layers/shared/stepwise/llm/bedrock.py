@@ -124,6 +124,9 @@ class BedrockConverseChatModel:
             inference["temperature"] = temperature
         if request.stop and config.capabilities.stop_sequences:
             inference["stopSequences"] = list(request.stop)
+        # Converse takes topP; penalties, logit_bias, seed and reasoning_effort have no Converse field.
+        if request.sampling.top_p is not None:
+            inference["topP"] = request.sampling.top_p
         if inference:
             params["inferenceConfig"] = inference
         if use_tools:

@@ -9,6 +9,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.json_limits import load_json
 from stepwise.llm._validation import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.llm_config import OpenAIModelConfig
@@ -126,6 +127,7 @@ class OpenAICompatibleChatModel:
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             payload["temperature"] = temperature
+        payload |= request.sampling.model_dump(exclude_none=True)
         if request.response_schema is not None and config.capabilities.json_mode:
             payload["response_format"] = {
                 "type": "json_schema",
@@ -236,8 +238,8 @@ def _tool_call(call: _WireToolCall) -> RawToolCall:
         arguments = raw
     else:
         try:
-            decoded = json.loads(raw)
-        except json.JSONDecodeError:
+            decoded = load_json(raw, what="the tool call's arguments")
+        except ValueError:  # not JSON, or past the JSON limits: the parser tells the model
             decoded = None
         arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
     return RawToolCall(id=call.id, name=call.function.name or "", arguments=arguments)
@@ -246,7 +248,7 @@ def _tool_call(call: _WireToolCall) -> RawToolCall:
 def _provider_message(response: httpx.Response) -> str:
     """The error text a provider put in its response: `error.message`, `error`, `message` or `detail`."""
     try:
-        body = response.json()
+        body = load_json(response.content, what="the provider's error body")
     except ValueError:
         return response.text.strip()
     candidate: Any = body

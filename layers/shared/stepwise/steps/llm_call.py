@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import StepRecord, StoredMessage
+from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import agent_for
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
+
+_T = TypeVar("_T")
 
 
 def request_history(history: list[StoredMessage], max_parallel_calls: int) -> list[ChatMessage]:
@@ -56,6 +58,10 @@ def effective_tool_choice(tool_choice: str | None, history: list[StoredMessage])
     return tool_choice
 
 
+def _first_set(*values: _T | None) -> _T | None:
+    return next((value for value in values if value is not None), None)
+
+
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     """Call the model once for this iteration; a retry after the message was stored calls nothing."""
     meta = runtime.store.require_run(payload.run_id)
@@ -66,16 +72,20 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         return payload
     agent = agent_for(meta, runtime)
     profile = agent.profile
+    options = meta.options or RunOptions()
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
         history=request_history(history, profile.limits.max_parallel_calls),
         tools=agent.tools,
         final_round=payload.final_round,
-        tool_choice=effective_tool_choice(profile.tool_choice, history),
-        parallel_tool_calls=profile.parallel_tool_calls,
-        max_tokens=profile.max_tokens,
-        temperature=profile.temperature,
+        tool_choice=effective_tool_choice(options.tool_choice or profile.tool_choice, history),
+        parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
+        max_tokens=_first_set(options.max_tokens, profile.max_tokens),
+        temperature=_first_set(options.temperature, profile.temperature),
     )
+    # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
+    stop = list(dict.fromkeys(request.stop + options.stop))
+    request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
     started = time.perf_counter()
     completion = runtime.chat_model(profile.model).complete(request)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)

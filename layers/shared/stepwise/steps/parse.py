@@ -6,7 +6,7 @@ from typing import Any
 
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
-from stepwise.models.messages import ChatMessage, Completion
+from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import CallRef, NextStep, StatePayload, parse_event
 from stepwise.observability import logger, metrics
@@ -32,11 +32,34 @@ def _corrective_messages(decision: ParseError, agent: RunAgent, assistant: ChatM
     return [ChatMessage(role="user", content=text)]
 
 
+def _client_calls_record(record: StepRecord, decision: ToolCalls, handed: list[ToolCall]) -> StepRecord:
+    """The run ends here: the calls of the client's tools go back to the client, which runs them.
+
+    Calls of the profile's tools in the same reply are not run (the client's next request starts a new
+    run, where the model may ask for them again); the note says so.
+    """
+    dropped = len(decision.calls) - len(handed)
+    notes = [decision.note] if decision.note else []
+    notes.append("calls of the client's tools are handed back to the client")
+    if dropped:
+        notes.append(f"{dropped} calls of the profile's tools in the same reply were not run")
+    record.thought = decision.thought or None
+    record.action = ", ".join(call.name for call in handed)
+    record.calls = [call.model_dump() for call in handed]
+    record.note = "; ".join(notes)
+    record.decision = "final_answer"
+    return record
+
+
 def _record_for(
     decision: Decision, payload: StatePayload, meta: RunMeta, agent: RunAgent, errors_before: int
 ) -> StepRecord:
     """The trace record of a decision, with the run's count of consecutive parse errors after it."""
     record = StepRecord(iteration=payload.iteration, kind="parse", parse_errors=0)
+    if isinstance(decision, ToolCalls) and not payload.final_round and agent.client_tools:
+        handed = [call for call in decision.calls if call.name in agent.client_tools]
+        if handed:
+            return _client_calls_record(record, decision, handed)
     if isinstance(decision, ToolCalls):
         limit = agent.profile.limits.max_parallel_calls
         calls = decision.calls[:limit]

@@ -15,11 +15,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ClientError, HTTPClientError, ParamValidationError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel
 
-from stepwise.errors import RunNotFound, StoreTransientError
+from stepwise.errors import RunNotFound, StorePermanentError, StoreTransientError
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (
     FinalRoundReason,
@@ -32,6 +32,7 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.directory import RunDirectory
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 
 _TRANSIENT_CODES = frozenset(
@@ -72,22 +73,34 @@ def _error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
 
 
+# Codes a caller of the store decides about itself (a conditional write that found the item there).
+_CALLER_HANDLED_CODES = frozenset({"ConditionalCheckFailedException", "TransactionCanceledException"})
+
+
 @contextmanager
 def _transient_errors() -> Iterator[None]:
-    """Raise `StoreTransientError`, which the state machine retries, for what a later attempt may fix.
+    """Sort DynamoDB's failures: transient ones become `StoreTransientError`, which the state machine
+    retries; everything else fails fast as `StorePermanentError` with its reason.
 
-    botocore has already retried these itself; what reaches here is throttling or an unreachable
-    endpoint that outlasted its retries.
+    botocore has already retried throttling, 5xx and connection failures itself; what reaches here as
+    transient outlasted those retries. A validation or serialization error is the same on every
+    attempt, so retrying it would only hold the caller for seconds before the same failure.
     """
     try:
         yield
     except ClientError as exc:
         code = _error_code(exc)
+        message = exc.response.get("Error", {}).get("Message", "")
         if code in _TRANSIENT_CODES:
-            raise StoreTransientError(f"DynamoDB {code}: {exc.response.get('Error', {}).get('Message', '')}") from exc
-        raise
+            raise StoreTransientError(f"DynamoDB {code}: {message}") from exc
+        if code in _CALLER_HANDLED_CODES:
+            raise
+        raise StorePermanentError(f"DynamoDB {code or 'error'}: {message}") from exc
     except (BotoConnectionError, HTTPClientError) as exc:
         raise StoreTransientError(f"DynamoDB unreachable: {type(exc).__name__}") from exc
+    except (ParamValidationError, UnicodeError, TypeError, ValueError) as exc:
+        # botocore refused the request before sending it, or could not encode it.
+        raise StorePermanentError(f"DynamoDB request not sent: {type(exc).__name__}: {exc}") from exc
 
 
 class ConversationStore:
@@ -97,6 +110,8 @@ class ConversationStore:
         self._client = client
         self._table = table_name
         self._clock = clock
+        self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
+        """Listing and cancelling runs (`stepwise.store.directory`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -156,7 +171,14 @@ class ConversationStore:
                 },
                 ours_if_identical=True,
             )
-        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
+            "pk": keys.run_pk(meta.run_id),
+            "sk": keys.META_SK,
+            "run_order": keys.run_order(meta.created_at, meta.run_id),
+        }
+        if meta.options is not None:
+            # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
+            meta_item["options"] = meta.options.model_dump_json()
         return self._put_if_absent(meta_item, ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:
