@@ -122,7 +122,7 @@ def test_a_cached_conversation_reads_only_what_is_new_and_stays_complete(
         returned.append(len(parsed.get("Items", [])))
 
     client.meta.events.register("after-call.dynamodb.Query", count_items)
-    contents = [m.content for m in store.conversation("run1")]
+    contents = [m.content for m in store.conversation("run1").messages]
     client.meta.events.unregister("after-call.dynamodb.Query", count_items)
     # Then it is the same conversation a full read gives, read from the last cached message on
     assert contents == [m.content for m in store.list_messages("run1")] == ["q", "o1", "o2"]
@@ -140,7 +140,7 @@ def test_a_cached_conversation_that_no_longer_matches_the_table_is_read_again(
         client.delete_item(TableName=table, Key={"pk": {"S": "RUN#run1"}, "sk": {"S": sk}})
     store.create_run(make_meta(), [ChatMessage(role="user", content="new question")])
     # When the conversation is read again
-    contents = [m.content for m in store.conversation("run1")]
+    contents = [m.content for m in store.conversation("run1").messages]
     # Then it is the new run's, not the cached one's
     assert contents == ["new question"]
 

@@ -86,6 +86,15 @@ class Binary:
 
 
 @dataclass(frozen=True)
+class Raw:
+    """Answer with exactly these bytes, whatever they are, under this content type."""
+
+    body: bytes
+    content_type: str = "application/json"
+    status: int = 200
+
+
+@dataclass(frozen=True)
 class Redirect:
     """Answer with a redirect to ``location``."""
 
@@ -100,7 +109,7 @@ class Echo:
     status: int = 200
 
 
-Behaviour = Json | Status | Hang | Reset | HugeBody | Binary | Redirect | Echo
+Behaviour = Json | Status | Hang | Reset | HugeBody | Binary | Raw | Redirect | Echo
 
 
 class ScriptableToolServer:
@@ -245,6 +254,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             self._huge(behaviour)
         elif isinstance(behaviour, Binary):
             self._reply(200, behaviour.data, behaviour.content_type)
+        elif isinstance(behaviour, Raw):
+            self._reply(behaviour.status, behaviour.body, behaviour.content_type)
         elif isinstance(behaviour, Redirect):
             self._reply(behaviour.status, b"", "text/plain", extra_headers={"Location": behaviour.location})
         else:

@@ -45,3 +45,22 @@ def test_clean_value_repairs_keys_and_nested_strings_and_counts_them() -> None:
 def test_note_counts_characters() -> None:
     assert replacement_note(1).startswith("[1 character ")
     assert replacement_note(2).startswith("[2 characters ")
+
+
+def test_the_first_unencodable_string_of_a_value_is_named_by_its_dotted_field() -> None:
+    from stepwise.text_policy import locate_unencodable
+
+    body = {"input": "fine", "messages": [{"content": "ok"}, {"content": [{"text": "a\ud800"}]}]}
+    field, reason = locate_unencodable(body) or ("", "")
+    assert field == "messages.1.content.0.text"
+    assert reason == "contains a lone surrogate U+D800 at position 1, which cannot be encoded as UTF-8"
+
+
+def test_a_key_that_cannot_be_stored_is_named_by_its_parent() -> None:
+    from stepwise.text_policy import locate_unencodable
+
+    assert locate_unencodable({"metadata": {"k\x00": "v"}}) == (
+        "metadata (a key)",
+        "contains a NUL character at position 1, which cannot be encoded as UTF-8",
+    )
+    assert locate_unencodable({"a": ["b", 1, None]}) is None

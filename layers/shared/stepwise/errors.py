@@ -24,6 +24,10 @@ class StoreTransientError(StepwiseError):
     """DynamoDB throttled or was unreachable after the SDK's own retries; the state machine retries."""
 
 
+class StorePermanentError(StepwiseError):
+    """DynamoDB refused a request in a way no retry can fix (validation, serialization); the reason is kept."""
+
+
 class InvalidStateEvent(StepwiseError):
     """A state handler received an event that does not match the state payload contract."""
 

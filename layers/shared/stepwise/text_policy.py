@@ -67,3 +67,30 @@ def replacement_note(replaced: int) -> str:
     """The note appended where characters were replaced, so the model and the trace see it happened."""
     plural = "s" if replaced != 1 else ""
     return f"[{replaced} character{plural} that cannot be encoded (lone surrogate or NUL) replaced with U+FFFD]"
+
+
+def locate_unencodable(value: Any, field: str = "") -> tuple[str, str] | None:
+    """The first string of a JSON-like value (keys included) that cannot be stored: its dotted field and why.
+
+    Fields are named as the API names them (`messages.0.content`); a key is named by its parent with
+    ` (a key)` added. None when every string can be stored.
+    """
+    pending: list[tuple[Any, str]] = [(value, field)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, str):
+            reason = find_unencodable(item)
+            if reason is not None:
+                return where or "body", reason
+        elif isinstance(item, dict):
+            for key, child in reversed(list(item.items())):
+                key_text = str(key)
+                reason = find_unencodable(key_text)
+                if reason is not None:
+                    return f"{where or 'body'} (a key)", reason
+                pending.append((child, f"{where}.{key_text}" if where else key_text))
+        elif isinstance(item, list | tuple):
+            pending.extend(
+                (child, f"{where}.{index}" if where else str(index)) for index, child in reversed(list(enumerate(item)))
+            )
+    return None

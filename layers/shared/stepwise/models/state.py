@@ -86,7 +86,6 @@ class ToolInvokeEvent(BaseModel):
     iteration: int = Field(ge=1, le=10_000)
     index: int = Field(ge=0, le=63)
     call: CallRef
-    run: RunContext | None = None
 
 
 class TaskFailure(BaseModel):

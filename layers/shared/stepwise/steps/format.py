@@ -9,7 +9,7 @@ from stepwise.models.run import RunError, RunMeta, RunStatus, RunUsage, StepReco
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.structured_output import produce_structured_output, split_formatting_replies
+from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 
 _FALLBACK_OBSERVATION_CHARS = 1000
 
@@ -58,13 +58,22 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
             stop_reason=meta.stop_reason,
         )
     stop_reason = _stop_reason(payload, meta)
-    if payload.next == "final_answer" and snapshot.decision is not None and snapshot.decision.answer is not None:
-        answer = snapshot.decision.answer
+    decision = snapshot.decision
+    if payload.next == "final_answer" and decision is not None and decision.calls:
+        # The model called tools the client sent: the client runs them and continues the conversation.
+        stop_reason = "tool_calls"
+        answer = decision.thought or f"Calling the client's tools: {decision.action}."
+    elif payload.next == "final_answer" and decision is not None and decision.answer is not None:
+        answer = decision.answer
     else:
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(runtime.store.list_messages(payload.run_id), payload.iteration)
         answer = best_available_answer(snapshot.decision, conversation, payload.iteration)
-    structured = produce_structured_output(meta, payload.iteration, answer, runtime)
+    structured = (
+        StructuredOutput()
+        if stop_reason == "tool_calls"
+        else produce_structured_output(meta, payload.iteration, answer, runtime)
+    )
     finished = runtime.store.finish_run(
         meta,
         "SUCCEEDED",

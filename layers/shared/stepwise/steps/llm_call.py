@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, TypeVar
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import StepRecord, StoredMessage
+from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import StoredRun, agent_for
+from stepwise.steps.agent import AgentRun, StoredRun, agent_for
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
+
+_T = TypeVar("_T")
 
 
 def request_history(history: list[StoredMessage], max_parallel_calls: int) -> list[ChatMessage]:
@@ -56,6 +58,10 @@ def effective_tool_choice(tool_choice: str | None, history: list[StoredMessage])
     return tool_choice
 
 
+def _first_set(*values: _T | None) -> _T | None:
+    return next((value for value in values if value is not None), None)
+
+
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     """Call the model once for this iteration; a retry after the message was stored calls nothing.
 
@@ -63,22 +69,28 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     what the model request needs of them) and one conditional put of the model's message with its trace.
     """
     run = payload.run or RunContext.from_meta(runtime.store.require_run(payload.run_id))
-    history = runtime.store.conversation(payload.run_id)
+    conversation = runtime.store.conversation(payload.run_id)
+    history = conversation.messages
     if any(message.iteration == payload.iteration and message.slot == ASSISTANT_SLOT for message in history):
         logger.info("completion already stored", extra={"run_id": payload.run_id, "iteration": payload.iteration})
         return payload
-    agent = agent_for(run, runtime)
+    stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
+    agent = agent_for(AgentRun(run.profile, stored_options), runtime)
     profile = agent.profile
+    options = stored_options or RunOptions()
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
         history=request_history(history, profile.limits.max_parallel_calls),
         tools=agent.tools,
         final_round=payload.final_round,
-        tool_choice=effective_tool_choice(profile.tool_choice, history),
-        parallel_tool_calls=profile.parallel_tool_calls,
-        max_tokens=profile.max_tokens,
-        temperature=profile.temperature,
+        tool_choice=effective_tool_choice(options.tool_choice or profile.tool_choice, history),
+        parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
+        max_tokens=_first_set(options.max_tokens, profile.max_tokens),
+        temperature=_first_set(options.temperature, profile.temperature),
     )
+    # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
+    stop = list(dict.fromkeys(request.stop + options.stop))
+    request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
     started = time.perf_counter()
     completion = runtime.chat_model(profile.model).complete(request)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)

@@ -7,9 +7,9 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
-from stepwise.models.state import RunContext, ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import StoredRun
+from stepwise.steps.agent import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
@@ -20,17 +20,15 @@ _SUMMARY_CHARS = 300
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
     """Call the tool unless its observation is already stored (a retried step never calls it twice).
 
-    Requests: one BatchGetItem of the decision (which holds the call's arguments) and of the observation
-    (stored if this is a retry), and the conditional put of the observation with its trace. A Map item
-    without the run's context (an execution started before it was carried) also reads META.
+    Requests: one BatchGetItem of META (the run's profile, and whether it was cancelled), the decision
+    (which holds the call's arguments) and the observation (stored if this is a retry), then the
+    conditional put of the observation with its trace.
     """
     stored = runtime.store.read_iteration(
-        event.run_id,
-        event.iteration,
-        decision=True,
-        observation_slot=observation_slot(event.index),
-        meta=event.run is None,
+        event.run_id, event.iteration, meta=True, decision=True, observation_slot=observation_slot(event.index)
     )
+    assert stored.meta is not None  # read_iteration raises RunNotFound without it
+    refuse_ended(stored.meta)
     if stored.observation is not None:
         return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
     calls = (stored.decision.calls if stored.decision else None) or []
@@ -40,12 +38,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
     call = ToolCall.model_validate(stored_call)
-    if event.run is not None:
-        run = event.run
-    else:
-        assert stored.meta is not None  # read_iteration raises RunNotFound without it
-        run = RunContext.from_meta(stored.meta)
-    profile = runtime.profile(run.profile)
+    profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
     invoker = ToolInvoker(
@@ -67,9 +60,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         latency_ms=observation.latency_ms,
         error=observation.error,
     )
-    runtime.store.record_message(
-        StoredRun(event.run_id, run.expires_at), event.iteration, observation_slot(event.index), message, step
-    )
+    runtime.store.record_message(stored.meta, event.iteration, observation_slot(event.index), message, step)
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
     logger.info(
         "tool called",

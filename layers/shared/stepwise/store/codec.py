@@ -1,6 +1,9 @@
 """Conversion between Python values and DynamoDB attribute values.
 
 Floats become Decimals on the way in (DynamoDB has no binary float) and come back as int when whole.
+Strings are cleaned by the text policy on the way in: every boundary already refuses or repairs text
+that cannot be encoded, and this is the defence in depth that keeps a write from ever failing on content
+(a lone surrogate has no UTF-8 form, and DynamoDB's answer to one is an error retried for seconds).
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from stepwise.text_policy import clean_text
+
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
@@ -17,10 +22,12 @@ _deserializer = TypeDeserializer()
 def _to_dynamo(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return value
+    if isinstance(value, str):
+        return clean_text(value)
     if isinstance(value, float):
         return Decimal(repr(value))
     if isinstance(value, dict):
-        return {key: _to_dynamo(item) for key, item in value.items() if item is not None}
+        return {clean_text(str(key)): _to_dynamo(item) for key, item in value.items() if item is not None}
     if isinstance(value, list | tuple):
         return [_to_dynamo(item) for item in value]
     return value

@@ -30,7 +30,8 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
-from stepwise.store.history import HistoryCache, message_projection
+from stepwise.store.directory import RunDirectory
+from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 from stepwise.store.transient import error_code, transient_errors
 from stepwise.store.views import IterationItems, IterationSnapshot, RunRef, SessionTurn
@@ -50,6 +51,8 @@ class ConversationStore:
         self._table = table_name
         self._clock = clock
         self._history = HistoryCache(self._query_items)
+        self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
+        """Listing and cancelling runs (`stepwise.store.directory`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -109,7 +112,14 @@ class ConversationStore:
                 },
                 ours_if_identical=True,
             )
-        meta_item = meta.model_dump(exclude_none=True) | {"pk": keys.run_pk(meta.run_id), "sk": keys.META_SK}
+        meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
+            "pk": keys.run_pk(meta.run_id),
+            "sk": keys.META_SK,
+            "run_order": keys.run_order(meta.created_at, meta.run_id),
+        }
+        if meta.options is not None:
+            # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
+            meta_item["options"] = meta.options.model_dump_json()
         return self._put_if_absent(meta_item, ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:
@@ -199,8 +209,9 @@ class ConversationStore:
         items = self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
         return [to_message(item) for item in items]
 
-    def conversation(self, run_id: str) -> list[StoredMessage]:
-        """The same conversation, reading only the messages this store has not read before (see `history`)."""
+    def conversation(self, run_id: str) -> Conversation:
+        """The same conversation and the run's request options, reading only the items this store has not
+        read before (see `stepwise.store.history`); `RunNotFound` if the run has no META."""
         return self._history.conversation(run_id)
 
     def list_steps(self, run_id: str, *, iteration: int | None = None) -> list[StepRecord]:

@@ -9,6 +9,7 @@ import time
 import httpx
 
 from stepwise.credentials import Redactor
+from stepwise.json_limits import JsonLimitExceeded, load_json
 
 ERROR_SNIPPET_CHARS = 500
 
@@ -62,9 +63,12 @@ def describe_body(body: bytes, *, content_type: str, truncated: bool, max_bytes:
         return f"{text}…[truncated: the response was longer than {max_bytes} bytes]"
     if media_type == "application/json" or media_type.endswith("+json") or text.lstrip()[:1] in ("{", "["):
         try:
-            return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+            document = load_json(text, max_bytes=max_bytes, what="the JSON response")
+        except JsonLimitExceeded as exc:
+            return f"[{exc}; shown as it came]\n{text}"
         except ValueError:
             return text
+        return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
     return text
 
 

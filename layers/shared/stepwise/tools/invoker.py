@@ -15,6 +15,7 @@ from stepwise.credentials import Redactor
 from stepwise.errors import ToolError
 from stepwise.models.messages import ToolCall
 from stepwise.observability import logger
+from stepwise.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.tools.base import Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
@@ -139,14 +140,18 @@ class ToolInvoker:
         return as_tool_result(outcome.result)
 
     def _observation(self, call: ToolCall, result: ToolResult, latency_ms: float) -> ToolObservation:
+        # Text that cannot be stored or sent (lone surrogates, NUL) is replaced, never a failed run.
+        replaced = count_unencodable(result.content) + count_unencodable(result.error or "")
         if result.ok:
-            content = self._redactor.redact(result.content)
+            content = self._redactor.redact(clean_text(result.content))
             error = None
         else:
-            error = self._redactor.redact(result.error or result.content or "the tool failed")
-            detail = self._redactor.redact(result.content) if result.content else error
+            error = self._redactor.redact(clean_text(result.error or result.content or "the tool failed"))
+            detail = self._redactor.redact(clean_text(result.content)) if result.content else error
             content = f"Error: {detail}"
-        content, shortened = truncate_text(content, self._max_observation_chars)
+        note = f"\n{replacement_note(replaced)}" if replaced else ""
+        content, shortened = truncate_text(content, self._max_observation_chars - len(note))
+        content += note
         if error is not None:
             error, _ = truncate_text(error, self._max_observation_chars)
         return ToolObservation(

@@ -11,32 +11,40 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel
 
+from stepwise.json_limits import JsonLimitExceeded, load_json
 from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
-    ChatCompletion,
-    ChatCompletionRequest,
+    RUN_ID_PATTERN,
+    SESSION_ID_PATTERN,
     ErrorResponse,
     RunAccepted,
+    RunList,
     RunRequest,
     RunView,
 )
-from stepwise.steps.api.chat import complete_chat, completion_events
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
+from stepwise.models.run import RunStatus
+from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.errors import (
     InvalidJson,
+    InvalidRequest,
     PayloadTooLarge,
     UnsupportedMediaType,
     is_json_content_type,
     register_error_handlers,
 )
+from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
+from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
 API_TITLE = "Stepwise"
 API_VERSION = "1.0.0"
@@ -45,6 +53,10 @@ API_DESCRIPTION = (
     "OpenAI-compatible chat completions facade."
 )
 EVENT_STREAM = "text/event-stream"
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
+# The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
+MAX_BODY_DEPTH = 32
 # One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
 # (each event, not the stream as a whole).
 _CHUNK_EVENT_SCHEMA: dict[str, Any] = {
@@ -58,8 +70,11 @@ _CHUNK_EVENT_SCHEMA: dict[str, Any] = {
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
+    ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
+    ("POST", "/v1/runs/{run_id}/cancel"),
     ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
 )
 
@@ -67,7 +82,7 @@ _ERROR_DESCRIPTIONS = {
     400: "The body is not JSON.",
     401: "No caller identity.",
     404: "No such run visible to the caller.",
-    409: "Idempotency-Key reused with another body, or still in progress.",
+    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended.",
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",
@@ -92,26 +107,49 @@ def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     }
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
-    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON."""
+    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON within
+    the depth limit, 422 naming the field for a string that cannot be stored (a lone surrogate, NUL).
+
+    Everything here is refused before a route runs, so a hostile body costs one parse, never a store call.
+    """
 
     def read(text: str) -> Any:
         limit = services.get().config.api.max_body_bytes
-        size = len(text.encode("utf-8"))
-        if size > limit:
-            raise PayloadTooLarge(
-                f"the body is {size} bytes; the limit is {limit}", details={"limit_bytes": limit, "size_bytes": size}
-            )
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            body = load_json(text, max_bytes=limit, max_depth=MAX_BODY_DEPTH, what="the body")
+        except JsonLimitExceeded as exc:
+            details = {"limit": exc.limit, "maximum": exc.maximum, "actual": exc.actual}
+            if exc.limit == "size":
+                raise PayloadTooLarge(
+                    str(exc), details={"limit_bytes": exc.maximum, "size_bytes": exc.actual}
+                ) from None
+            raise InvalidJson(str(exc), details=details) from None
         except ValueError:
             raise InvalidJson("the body is not valid JSON") from None
+        problem = locate_unencodable(body)
+        if problem is not None:
+            raise InvalidRequest.of(*problem)
+        return body
 
     return read
+
+
+def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Middleware: a header, query or path parameter that cannot be stored is a 422 naming it."""
+    event = app.current_event
+    sources = (
+        ("header", event.headers),
+        ("query parameter", event.query_string_parameters),
+        ("path parameter", event.path_parameters),
+    )
+    for source, parameters in sources:
+        for name, value in (parameters or {}).items():
+            for text in (name, value):
+                reason = find_unencodable(str(text))
+                if reason is not None:
+                    raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
+    return next_middleware(app)
 
 
 def _require_json(event: APIGatewayProxyEvent) -> None:
@@ -134,8 +172,11 @@ def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
             title=API_TITLE,
             version=API_VERSION,
             description=API_DESCRIPTION,
-            security_schemes={"api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"})},
-            security=[{"api_key": []}],
+            security_schemes={
+                "api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"}),
+                "bearer": HTTPBearer(description="The same API key, as OpenAI clients send it."),
+            },
+            security=[{"api_key": []}, {"bearer": []}],
         )
     )
     return document
@@ -144,6 +185,7 @@ def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
 def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None:
     """Register the API's routes and its error handling on `app`; `services` are built on first use."""
     register_error_handlers(app)
+    app.use([refuse_unencodable_parameters])
 
     @app.post(
         "/v1/runs",
@@ -199,6 +241,45 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(app.current_event)
         return describe_run(services.get(), owner=owner, run_reference=run_id, trace=trace)
 
+    @app.get(
+        "/v1/runs",
+        summary="List the caller's runs",
+        description="The caller's runs, newest first, optionally of one status or one session; "
+        "pass `next_cursor` back as `cursor` for the next page.",
+        responses={
+            **_success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
+            **_error_responses(401, 422),
+        },
+        tags=["runs"],
+    )
+    def get_runs(
+        status: Annotated[RunStatus | None, Query(description="Only runs with this status.")] = None,
+        session_id: Annotated[
+            str | None, Query(pattern=SESSION_ID_PATTERN, description="Only the runs of this session.")
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Runs per page.")] = DEFAULT_PAGE_SIZE,
+        cursor: Annotated[
+            str | None, Query(min_length=1, max_length=512, description="`next_cursor` of the previous page.")
+        ] = None,
+    ) -> RunList:
+        owner = request_owner(app.current_event)
+        return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
+
+    @app.post(
+        "/v1/runs/<run_id>/cancel",
+        summary="Cancel a run",
+        description="Record the run CANCELLED (who, when) and stop its execution; a step already running "
+        "finishes, but nothing it produces moves the run on. 409 when the run had already ended.",
+        responses={
+            **_success_response(200, "The run, now CANCELLED.", RunView),
+            **_error_responses(401, 404, 409, 422),
+        },
+        tags=["runs"],
+    )
+    def post_cancel(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
+        owner = request_owner(app.current_event)
+        return cancel_run(services.get(), owner=owner, run_reference=run_id)
+
     @app.post(
         "/v1/chat/completions",
         summary="OpenAI-compatible chat completion",
@@ -230,6 +311,17 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             body=completion_events(completion, include_usage=include_usage),
             headers={"Cache-Control": "no-cache"},
         )
+
+    @app.get(
+        "/v1/models",
+        summary="The agent profiles, as OpenAI models",
+        description="Each profile a chat completion's `model` may name to select it.",
+        responses={**_success_response(200, "The profiles.", ModelList), **_error_responses(401)},
+        tags=["chat"],
+    )
+    def get_models() -> ModelList:
+        request_owner(app.current_event)
+        return list_models(services.get().config)
 
     @app.get(
         "/v1/openapi.json",

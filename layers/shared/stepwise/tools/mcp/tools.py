@@ -12,6 +12,7 @@ from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError, ToolError
 from stepwise.models.messages import ToolSpec
 from stepwise.models.tool_config import McpServerConfig
+from stepwise.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.tools.base import ToolResult
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.mcp.client import McpClient
@@ -41,7 +42,12 @@ class McpTool:
     def call(self, arguments: dict[str, Any]) -> ToolResult:
         """Call the tool on the server; a tool-reported error becomes a failed result, not an exception."""
         result = self._client.call_tool(self.remote_name, arguments)
-        content, truncated = _capped(result_text(result), self._client.config.max_response_bytes, self._client)
+        text = result_text(result)
+        # Capping encodes the text, which a lone surrogate would break: the text is repaired first, and says so.
+        replaced = count_unencodable(text)
+        content, truncated = _capped(clean_text(text), self._client.config.max_response_bytes, self._client)
+        if replaced:
+            content = f"{content}\n{replacement_note(replaced)}"
         if result.is_error:
             return ToolResult(content=content, ok=False, error="the MCP tool reported an error", truncated=truncated)
         return ToolResult(content=content, truncated=truncated)
