@@ -10,7 +10,7 @@ from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from tests.conftest import PROJECT_ROOT
 
-PROTECTED = {"Fn::If": ["UseIamAuth", [{"sigv4": []}], [{"api_key": []}]]}
+PROTECTED = {"Fn::If": ["UseIamAuth", [{"sigv4": []}], [{"api_key": [], "caller_key": []}]]}
 
 
 @pytest.fixture(scope="module")
@@ -49,3 +49,18 @@ def test_api_keys_are_the_default_auth_and_come_with_a_usage_plan(template: dict
     assert template["Conditions"]["UseIamAuth"] == {"Fn::Equals": [{"Ref": "ApiAuth"}, "IAM"]}
     plan = template["Resources"]["StepwiseApi"]["Properties"]["Auth"]["UsagePlan"]
     assert plan["CreateUsagePlan"] == "PER_API"
+
+
+def test_the_api_key_comes_from_the_authorizer_which_reads_either_header(template: dict[str, Any]) -> None:
+    # Given the REST API's definition and the authorizer's resources
+    resources = template["Resources"]
+    definition = resources["StepwiseApi"]["Properties"]["DefinitionBody"]
+    authorizer = definition["securityDefinitions"]["caller_key"]["x-amazon-apigateway-authorizer"]
+    # Then with API keys the usage-plan key is the authorizer's, which is a request authorizer without cache
+    assert definition["x-amazon-apigateway-api-key-source"] == {"Fn::If": ["UseApiKeyAuth", "AUTHORIZER", "HEADER"]}
+    assert (authorizer["type"], authorizer["authorizerResultTtlInSeconds"]) == ("request", 0)
+    # And the authorizer has no permission beyond its own logs and traces, invocable by this API only
+    assert "Policies" not in resources["AuthorizerFunction"]["Properties"]
+    permission = resources["AuthorizerInvokePermission"]["Properties"]
+    assert permission["Principal"] == "apigateway.amazonaws.com"
+    assert "${StepwiseApi}/authorizers/*" in permission["SourceArn"]["Fn::Sub"]

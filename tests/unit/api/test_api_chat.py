@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 from botocore.stub import ANY
 
-from stepwise.models.api import ChatCompletion, RunRequest
+from stepwise.models.api import RunRequest
+from stepwise.models.chat_api import ChatCompletion
 from stepwise.models.run import RunError, RunMeta
 from stepwise.steps.api.chat import FIRST_POLL_SECONDS, MAX_POLL_SECONDS, await_run, completion_events
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from stepwise.models.api import ChatCompletionRequest, InputMessage, RunRequest
+from stepwise.models.api import InputMessage, RunRequest
+from stepwise.models.chat_api import ChatCompletionRequest
 
 
 def problems(model: type[RunRequest] | type[ChatCompletionRequest], body: dict[str, Any]) -> set[str]:
@@ -33,7 +34,7 @@ def test_a_run_request_takes_the_question_as_input_or_as_messages() -> None:
         pytest.param({"input": " \n"}, "input", id="blank input"),
         pytest.param({"messages": []}, "messages", id="no messages"),
         pytest.param({"messages": [{"role": "assistant", "content": "hi"}]}, "messages", id="no question last"),
-        pytest.param({"messages": [{"role": "tool", "content": "x"}]}, "messages.0.role", id="tool role"),
+        pytest.param({"messages": [{"role": "tool", "content": "x"}]}, "messages.0", id="tool without call id"),
         pytest.param({"input": "hi", "metadata": {f"k{n}": "v" for n in range(17)}}, "metadata", id="metadata"),
         pytest.param({"input": "hi", "session_id": "has space"}, "session_id", id="session id"),
         pytest.param({"input": "hi", "max_iterations": 3}, "max_iterations", id="unknown field"),
@@ -77,7 +78,14 @@ def test_a_chat_completion_request_accepts_the_openai_sampling_fields() -> None:
     ("extra", "field"),
     [
         pytest.param({"n": 2}, "n", id="several choices"),
-        pytest.param({"tools": []}, "tools", id="client tools"),
+        pytest.param(
+            {"tools": [{"type": "function", "function": {"name": "has space"}}]},
+            "tools.0.function.name",
+            id="client tool name",
+        ),
+        pytest.param({"stop": ["a", "b", "c", "d", "e"]}, "stop", id="more than four stops"),
+        pytest.param({"response_format": {"type": "xml"}}, "response_format", id="unknown response format"),
+        pytest.param({"logit_bias": {"50256": 200}}, "logit_bias", id="bias out of range"),
         pytest.param({"temperature": 5}, "temperature", id="temperature out of range"),
     ],
 )

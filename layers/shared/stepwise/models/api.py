@@ -47,44 +47,84 @@ Metadata = Annotated[
 ]
 
 
-class _Request(BaseModel):
+class StrictRequest(BaseModel):
+    """A request body: unknown fields are refused, and so are values of the wrong JSON type."""
+
     # Strict: JSON of the wrong type is refused as the document says, never coerced (`"seed": false` is not 0).
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class TextPart(_Request):
+class TextPart(StrictRequest):
     """A text part of a message whose content is given as a list of parts (OpenAI style)."""
 
     type: Literal["text"]
     text: str
 
 
-class InputMessage(_Request):
-    """One message sent by the caller; `developer` is read as `system`, as OpenAI does."""
+class InputFunctionCall(StrictRequest):
+    """The function an assistant message called, with its arguments as the JSON text the model wrote."""
 
-    role: Literal["system", "developer", "user", "assistant"]
-    content: str | list[TextPart]
+    name: str = Field(min_length=1, max_length=128)
+    arguments: str
+
+
+class InputToolCall(StrictRequest):
+    """A tool call of an earlier assistant message, sent back by the client with the call's result."""
+
+    id: str = Field(min_length=1, max_length=128)
+    type: Literal["function"] = "function"
+    function: InputFunctionCall
+
+
+class InputMessage(StrictRequest):
+    """One message sent by the caller; `developer` is read as `system`, as OpenAI does.
+
+    An assistant message may carry `tool_calls` (its content may then be null); a `tool` message
+    answers one of them by `tool_call_id`.
+    """
+
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[TextPart] | None = None
     name: str | None = Field(default=None, max_length=64)
+    tool_calls: list[InputToolCall] | None = None
+    tool_call_id: str | None = Field(default=None, min_length=1, max_length=128)
 
     @property
     def text(self) -> str:
         """The content as one string (text parts joined by newlines)."""
+        if self.content is None:
+            return ""
         if isinstance(self.content, str):
             return self.content
         return "\n".join(part.text for part in self.content)
 
+    @model_validator(mode="after")
+    def _fields_fit_the_role(self) -> InputMessage:
+        if self.role == "tool" and self.tool_call_id is None:
+            raise ValueError("a tool message needs the tool_call_id it answers")
+        if self.tool_calls and self.role != "assistant":
+            raise ValueError("only an assistant message may carry tool_calls")
+        if self.content is None and not (self.role == "assistant" and self.tool_calls):
+            raise ValueError("content may be null only in an assistant message with tool_calls")
+        return self
 
-def _check_conversation(messages: list[InputMessage]) -> list[InputMessage]:
+
+def check_conversation(messages: list[InputMessage]) -> list[InputMessage]:
     if not messages:
         raise ValueError("must hold at least the user's question")
-    if messages[-1].role != "user":
-        raise ValueError("the last message must be the user's question (role user)")
-    if not messages[-1].text.strip():
+    last = messages[-1]
+    if last.role not in ("user", "tool"):
+        raise ValueError("the last message must be the user's question (role user) or a tool result (role tool)")
+    if last.role == "user" and not last.text.strip():
         raise ValueError("the last user message must not be empty")
+    called = {call.id for message in messages for call in message.tool_calls or []}
+    for message in messages:
+        if message.role == "tool" and message.tool_call_id not in called:
+            raise ValueError(f"the tool message for {message.tool_call_id} answers no assistant tool call before it")
     return messages
 
 
-class RunRequest(_Request):
+class RunRequest(StrictRequest):
     """`POST /v1/runs`: the question as `input`, or a conversation as OpenAI-style `messages`."""
 
     # The document says what `_one_question` checks, so that clients (and generated requests) know it.
@@ -128,7 +168,7 @@ class RunRequest(_Request):
     @field_validator("messages")
     @classmethod
     def _messages_end_with_question(cls, value: list[InputMessage] | None) -> list[InputMessage] | None:
-        return None if value is None else _check_conversation(value)
+        return None if value is None else check_conversation(value)
 
     @model_validator(mode="after")
     def _one_question(self) -> RunRequest:
@@ -192,7 +232,31 @@ class RunView(BaseModel):
     output_error: str | None = None
     usage: RunUsage
     error: RunError | None = None
+    cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
+    cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+
+
+class RunListItem(BaseModel):
+    """One run in `GET /v1/runs`: enough to choose which one to read."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iterations: int
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
+
+
+class RunList(BaseModel):
+    """`GET /v1/runs`: a page of the caller's runs, newest first."""
+
+    runs: list[RunListItem]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
 
 
 class ErrorBody(BaseModel):
@@ -207,98 +271,3 @@ class ErrorResponse(BaseModel):
     """Every 4xx and 5xx answer of the API."""
 
     error: ErrorBody
-
-
-class StreamOptions(_Request):
-    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage."""
-
-    include_usage: bool = False
-
-
-class ChatCompletionRequest(_Request):
-    """`POST /v1/chat/completions`, as an OpenAI client sends it.
-
-    `model` names an agent profile when it is one; any other value lets intent routing choose, and is
-    echoed back. Sampling fields are accepted for compatibility and ignored: the profile sets them.
-    """
-
-    model: str = Field(min_length=1, max_length=128)
-    messages: list[InputMessage] = Field(json_schema_extra={"minItems": 1})
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-    n: int = Field(default=1, ge=1, le=1, description="Only one choice is produced.")
-    user: str | None = Field(default=None, max_length=256)
-    metadata: Metadata = Field(default_factory=dict)
-    temperature: float | None = Field(default=None, ge=0, le=2)
-    top_p: float | None = Field(default=None, ge=0, le=1)
-    max_tokens: int | None = Field(default=None, ge=1)
-    max_completion_tokens: int | None = Field(default=None, ge=1)
-    seed: int | None = None
-    stop: str | list[str] | None = None
-
-    @field_validator("messages")
-    @classmethod
-    def _ends_with_question(cls, value: list[InputMessage]) -> list[InputMessage]:
-        return _check_conversation(value)
-
-
-class AssistantMessage(BaseModel):
-    """The agent's answer as a chat message."""
-
-    role: Literal["assistant"] = "assistant"
-    content: str
-
-
-class ChatChoice(BaseModel):
-    """The one choice of a completion."""
-
-    index: int = 0
-    message: AssistantMessage
-    finish_reason: Literal["stop", "length"]
-    logprobs: None = None
-
-
-class CompletionUsage(BaseModel):
-    """Token counts of the whole run, in OpenAI's names."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-
-
-class ChatCompletion(BaseModel):
-    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
-
-    id: str
-    object: Literal["chat.completion"] = "chat.completion"
-    created: int
-    model: str
-    choices: list[ChatChoice]
-    usage: CompletionUsage
-    run_id: str
-
-
-class ChunkDelta(BaseModel):
-    """What a streamed chunk adds to the message."""
-
-    role: Literal["assistant"] | None = None
-    content: str | None = None
-
-
-class ChunkChoice(BaseModel):
-    """The one choice of a streamed chunk."""
-
-    index: int = 0
-    delta: ChunkDelta
-    finish_reason: Literal["stop", "length"] | None = None
-
-
-class ChatCompletionChunk(BaseModel):
-    """An OpenAI `chat.completion.chunk`, one server-sent event of a streamed answer."""
-
-    id: str
-    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
-    created: int
-    model: str
-    choices: list[ChunkChoice]
-    usage: CompletionUsage | None = None

@@ -67,6 +67,19 @@ class Completion(BaseModel):
     finish_reason: str | None = None
 
 
+class SamplingOptions(BaseModel):
+    """Sampling settings beyond temperature and max_tokens; each provider sends those it takes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    top_p: float | None = None
+    frequency_penalty: float | None = None
+    presence_penalty: float | None = None
+    logit_bias: dict[str, float] | None = None
+    seed: int | None = None
+    reasoning_effort: str | None = None
+
+
 ToolChoice = Literal["auto", "required", "none"] | str
 
 
@@ -81,3 +94,4 @@ class ChatRequest(BaseModel):
     max_tokens: int | None = None
     temperature: float | None = None
     response_schema: dict[str, Any] | None = None
+    sampling: SamplingOptions = Field(default_factory=SamplingOptions)

@@ -6,12 +6,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from stepwise.models.messages import ChatMessage
+from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 
-RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT"})
+RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING")
 
-StopReason = Literal["final_answer", "max_iterations", "deadline", "parse_errors", "error"]
+# `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
+StopReason = Literal["final_answer", "tool_calls", "max_iterations", "deadline", "parse_errors", "error", "cancelled"]
 FinalRoundReason = Literal["max_iterations", "deadline"]
 
 
@@ -66,6 +68,19 @@ class RunLimits(BaseModel):
     max_parse_errors: int = Field(default=3, ge=1, le=20)
 
 
+class RunOptions(BaseModel):
+    """What the request set for this run over its profile: sampling, a structured answer, client tools."""
+
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stop: list[str] = Field(default_factory=list)
+    sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    response_schema: dict[str, Any] | None = None
+    client_tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: str | None = None
+    parallel_tool_calls: bool | None = None
+
+
 class RunMeta(BaseModel):
     """The META item of a run."""
 
@@ -78,6 +93,7 @@ class RunMeta(BaseModel):
     intent_outcome: IntentOutcome | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     limits: RunLimits = Field(default_factory=RunLimits)
+    options: RunOptions | None = None
     iteration: int = 0
     deadline: float
     final_round_reason: FinalRoundReason | None = None
@@ -87,6 +103,8 @@ class RunMeta(BaseModel):
     output_error: str | None = None
     error: RunError | None = None
     usage: RunUsage = Field(default_factory=RunUsage)
+    cancelled_by: str | None = None
+    cancelled_at: str | None = None
     created_at: str
     updated_at: str
     expires_at: int
@@ -95,6 +113,20 @@ class RunMeta(BaseModel):
     def is_terminal(self) -> bool:
         """True once the run has ended, whatever the outcome."""
         return self.status in TERMINAL_STATUSES
+
+
+class RunSummary(BaseModel):
+    """A run as a listing shows it: what the owner index holds of its META."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iteration: int = 0
+    deadline: float
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
 
 
 StepKind = Literal["llm", "parse", "tool", "format"]

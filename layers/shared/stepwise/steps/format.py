@@ -9,14 +9,16 @@ from stepwise.models.run import RunError, RunMeta, RunStatus, RunUsage, StepReco
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.structured_output import produce_structured_output, split_formatting_replies
+from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 
 _FALLBACK_OBSERVATION_CHARS = 1000
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
-    if payload.final_round and meta.final_round_reason is not None:
-        return meta.final_round_reason
+    # the payload carries the reason since IterationGuard stopped writing it to META for every iteration
+    reason = payload.final_round_reason or meta.final_round_reason
+    if payload.final_round and reason is not None:
+        return reason
     if payload.next == "limit_hit":
         return "parse_errors"
     return "final_answer"
@@ -46,8 +48,9 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     With a `response_schema` in the profile the answer is also stored as validated JSON (`output`), or
     the reason it could not be (`output_error`).
     """
-    snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
+    snapshot = runtime.store.read_iteration(payload.run_id, payload.iteration, meta=True, decision=True)
     meta = snapshot.meta
+    assert meta is not None  # read_iteration raises RunNotFound without it
     if meta.is_terminal:
         return FormatResult(
             run_id=meta.run_id,
@@ -55,13 +58,22 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
             stop_reason=meta.stop_reason,
         )
     stop_reason = _stop_reason(payload, meta)
-    if payload.next == "final_answer" and snapshot.decision is not None and snapshot.decision.answer is not None:
-        answer = snapshot.decision.answer
+    decision = snapshot.decision
+    if payload.next == "final_answer" and decision is not None and decision.calls:
+        # The model called tools the client sent: the client runs them and continues the conversation.
+        stop_reason = "tool_calls"
+        answer = decision.thought or f"Calling the client's tools: {decision.action}."
+    elif payload.next == "final_answer" and decision is not None and decision.answer is not None:
+        answer = decision.answer
     else:
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(runtime.store.list_messages(payload.run_id), payload.iteration)
         answer = best_available_answer(snapshot.decision, conversation, payload.iteration)
-    structured = produce_structured_output(meta, payload.iteration, answer, runtime)
+    structured = (
+        StructuredOutput()
+        if stop_reason == "tool_calls"
+        else produce_structured_output(meta, payload.iteration, answer, runtime)
+    )
     finished = runtime.store.finish_run(
         meta,
         "SUCCEEDED",
@@ -70,6 +82,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         output=structured.output,
         output_error=structured.error,
         usage=RunUsage.from_steps(runtime.store.list_steps(payload.run_id)),
+        iteration=payload.iteration,
     )
     metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
     logger.info(
@@ -103,7 +116,7 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
     status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
     usage = RunUsage.from_steps(runtime.store.list_steps(meta.run_id))
-    runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage)
+    runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage, iteration=event.iteration)
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, RunLimits, RunMeta
+from stepwise.models.run import IntentOutcome, RunLimits, RunMeta, RunOptions
 from stepwise.steps.runtime import StepRuntime
 
 # Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
@@ -36,9 +36,13 @@ def create_run(
     intent_outcome: IntentOutcome | None = None,
     metadata: dict[str, str] | None = None,
     max_iterations: int | None = None,
+    options: RunOptions | None = None,
     ttl_days: int = 30,
 ) -> RunMeta:
-    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution."""
+    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution.
+
+    `options` are what the request set over the profile (sampling, a structured answer, client tools).
+    """
     agent_profile = runtime.profile(profile)
     limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
     if max_iterations is not None:
@@ -54,6 +58,7 @@ def create_run(
         intent_outcome=intent_outcome,
         metadata=metadata or {},
         limits=limits,
+        options=options,
         deadline=now.timestamp() + limits.max_execution_seconds,
         created_at=stamp,
         updated_at=stamp,

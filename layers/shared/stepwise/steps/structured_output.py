@@ -217,7 +217,8 @@ def produce_structured_output(meta: RunMeta, iteration: int, answer: str, runtim
     run: the text answer stands. Transient errors propagate so the state machine retries Format.
     """
     profile = runtime.profile(meta.profile)
-    schema = profile.response_schema
+    # The request's response_format wins over the profile's schema.
+    schema = meta.options.response_schema if meta.options and meta.options.response_schema else profile.response_schema
     if schema is None:
         return StructuredOutput()
     mode = output_mode(runtime.config.models[profile.model].capabilities, schema)

@@ -9,10 +9,11 @@ With `stream: true` the answer is sent as server-sent `chat.completion.chunk` ev
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from stepwise.models.api import (
+from stepwise.models.chat_api import (
     AssistantMessage,
     ChatChoice,
     ChatCompletion,
@@ -20,9 +21,19 @@ from stepwise.models.api import (
     ChatCompletionRequest,
     ChunkChoice,
     ChunkDelta,
+    ChunkToolCall,
     CompletionUsage,
+    FinishReason,
+    FunctionCall,
+    JsonObjectFormat,
+    JsonSchemaFormat,
+    ModelCard,
+    ModelList,
+    OutputToolCall,
 )
-from stepwise.models.run import RunMeta
+from stepwise.models.config import StepwiseConfig
+from stepwise.models.messages import SamplingOptions, ToolSpec
+from stepwise.models.run import RunMeta, RunOptions
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed
 from stepwise.steps.api.runs import (
     chat_messages,
@@ -86,7 +97,67 @@ def await_run(services: ApiServices, meta: RunMeta, *, deadline: float) -> RunMe
     return final
 
 
-def _completion(meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
+def run_options(request: ChatCompletionRequest) -> RunOptions:
+    """What the request sets over the profile: sampling, the structured answer, the client's tools."""
+    schema: dict[str, Any] | None = None
+    if isinstance(request.response_format, JsonObjectFormat):
+        schema = {"type": "object"}
+    elif isinstance(request.response_format, JsonSchemaFormat):
+        schema = request.response_format.json_schema.json_schema or {"type": "object"}
+    tool_choice = request.tool_choice
+    stop = [request.stop] if isinstance(request.stop, str) else list(request.stop or [])
+    return RunOptions(
+        temperature=request.temperature,
+        max_tokens=request.max_completion_tokens or request.max_tokens,
+        stop=stop,
+        sampling=SamplingOptions(
+            top_p=request.top_p,
+            frequency_penalty=request.frequency_penalty,
+            presence_penalty=request.presence_penalty,
+            logit_bias=request.logit_bias,
+            seed=request.seed,
+            reasoning_effort=request.reasoning_effort,
+        ),
+        response_schema=schema,
+        client_tools=[
+            ToolSpec(
+                name=tool.function.name,
+                description=tool.function.description or "",
+                parameters=tool.function.parameters or {"type": "object", "properties": {}},
+            )
+            for tool in request.tools or []
+        ],
+        tool_choice=tool_choice if isinstance(tool_choice, str | None) else tool_choice.function.name,
+        parallel_tool_calls=request.parallel_tool_calls,
+    )
+
+
+def _client_tool_calls(services: ApiServices, meta: RunMeta) -> list[OutputToolCall]:
+    """The calls of the client's tools the run ended with, under ids unique to this run.
+
+    Ids are renamed because the client's next request starts a new run whose calls would be numbered
+    again; they stay under 40 characters, OpenAI's limit, as clients may replay them to OpenAI.
+    """
+    steps = services.runtime.store.list_steps(meta.run_id, iteration=meta.iteration)
+    calls = next((step.calls for step in steps if step.kind == "parse" and step.calls), None) or []
+    return [
+        OutputToolCall(
+            id=f"call_{meta.run_id[:20]}_{index}",
+            function=FunctionCall(name=call["name"], arguments=json.dumps(call.get("arguments") or {})),
+        )
+        for index, call in enumerate(calls)
+    ]
+
+
+def _answer_message(services: ApiServices, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
+    if meta.stop_reason == "tool_calls":
+        return AssistantMessage(content=None, tool_calls=_client_tool_calls(services, meta)), "tool_calls"
+    # A structured answer is the JSON itself, as OpenAI returns it for response_format.
+    content = json.dumps(meta.output, ensure_ascii=False) if meta.output is not None else meta.answer or ""
+    return AssistantMessage(content=content), "stop" if meta.stop_reason == "final_answer" else "length"
+
+
+def _completion(services: ApiServices, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
     if meta.status != "SUCCEEDED":
         error = meta.error.model_dump() if meta.error else None
         raise RunFailed(
@@ -94,16 +165,12 @@ def _completion(meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
             details={"run_id": meta.run_id, "status": meta.status, "error": error},
         )
     usage = meta.usage
+    message, finish_reason = _answer_message(services, meta)
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
         created=created,
         model=model,
-        choices=[
-            ChatChoice(
-                message=AssistantMessage(content=meta.answer or ""),
-                finish_reason="stop" if meta.stop_reason == "final_answer" else "length",
-            )
-        ],
+        choices=[ChatChoice(message=message, finish_reason=finish_reason)],
         usage=CompletionUsage(
             prompt_tokens=usage.input_tokens,
             completion_tokens=usage.output_tokens,
@@ -128,10 +195,16 @@ def complete_chat(
         request_body=request_body,
         profile=request.model if request.model in services.config.profiles else None,
         metadata=request.metadata,
+        options=run_options(request),
     )
     meta = create_queued_run(services, plan)
     final = await_run(services, meta, deadline=deadline)
-    return _completion(final, model=request.model, created=int(services.runtime.clock()))
+    return _completion(services, final, model=request.model, created=int(services.runtime.clock()))
+
+
+def list_models(config: StepwiseConfig) -> ModelList:
+    """`GET /v1/models`: every agent profile, by name, as an OpenAI model a request may name."""
+    return ModelList(data=[ModelCard(id=name) for name in sorted(config.profiles)])
 
 
 def completion_events(completion: ChatCompletion, *, include_usage: bool = False) -> str:
@@ -146,8 +219,15 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
 
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])]
     events += [
-        chunk([ChunkChoice(delta=ChunkDelta(content=piece))]) for piece in _STREAM_PIECE.findall(choice.message.content)
+        chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
+        for piece in _STREAM_PIECE.findall(choice.message.content or "")
     ]
+    if choice.message.tool_calls:
+        calls = [
+            ChunkToolCall(index=index, id=call.id, function=call.function)
+            for index, call in enumerate(choice.message.tool_calls)
+        ]
+        events.append(chunk([ChunkChoice(delta=ChunkDelta(tool_calls=calls))]))
     events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)]))
     if include_usage:
         events.append(chunk([], usage=completion.usage))

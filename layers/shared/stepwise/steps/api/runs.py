@@ -6,14 +6,15 @@ classified, its META and opening messages stored (QUEUED), and its execution sta
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.intent import extract_question, route_profile
 from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
 from stepwise.models.config import StepwiseConfig
-from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, RunError, RunMeta, RunStatus, RunUsage, StepRecord
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.run import IntentOutcome, RunError, RunMeta, RunOptions, RunStatus, RunUsage, StepRecord
 from stepwise.observability import logger, metrics
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -34,14 +35,48 @@ class RunPlan:
     profile: str | None = None
     session_id: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    options: RunOptions | None = None
+
+
+def _call_arguments(text: str, field: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except ValueError:
+        raise InvalidRequest.of(field, "must be a JSON object as text") from None
+    if not isinstance(arguments, dict):
+        raise InvalidRequest.of(field, "must be a JSON object as text")
+    return arguments
 
 
 def chat_messages(messages: list[InputMessage]) -> list[ChatMessage]:
-    """The caller's messages as stored conversation messages."""
-    return [
-        ChatMessage(role="system" if message.role == "developer" else message.role, content=message.text)
-        for message in messages
-    ]
+    """The caller's messages as stored conversation messages; tool results carry the name of their call.
+
+    Raises `InvalidRequest` when a tool call's arguments are not a JSON object.
+    """
+    names: dict[str, str] = {}
+    converted: list[ChatMessage] = []
+    for index, message in enumerate(messages):
+        calls = [
+            ToolCall(
+                id=call.id,
+                name=call.function.name,
+                arguments=_call_arguments(
+                    call.function.arguments, f"messages[{index}].tool_calls[{position}].function.arguments"
+                ),
+            )
+            for position, call in enumerate(message.tool_calls or [])
+        ]
+        names |= {call.id: call.name for call in calls}
+        converted.append(
+            ChatMessage(
+                role="system" if message.role == "developer" else message.role,
+                content=message.text,
+                tool_calls=calls,
+                tool_call_id=message.tool_call_id,
+                name=names.get(message.tool_call_id or "") if message.role == "tool" else None,
+            )
+        )
+    return converted
 
 
 def plan_run(
@@ -54,6 +89,7 @@ def plan_run(
     profile: str | None = None,
     session_id: str | None = None,
     metadata: dict[str, str] | None = None,
+    options: RunOptions | None = None,
 ) -> RunPlan:
     """Check the limits of `config.api` and the profile; 422 naming every problem found."""
     limits = config.api
@@ -74,6 +110,7 @@ def plan_run(
         profile=profile,
         session_id=session_id,
         metadata=dict(metadata or {}),
+        options=options,
     )
 
 
@@ -89,11 +126,23 @@ def _classify(services: ApiServices, request_body: dict[str, Any]) -> tuple[dict
     return result.values, outcome
 
 
+def _check_client_tools(services: ApiServices, profile: str, options: RunOptions) -> None:
+    """A client tool may not take the name of one of the profile's tools: a call would be ambiguous."""
+    own = {spec.name for spec in services.runtime.tools().specs(services.config.profiles[profile].tools)}
+    clashes = sorted(own.intersection(tool.name for tool in options.client_tools))
+    if clashes:
+        raise InvalidRequest.of(
+            "tools", f"the profile {profile} has tools of the same names: {', '.join(clashes)}; rename yours"
+        )
+
+
 def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
     """Classify the question, choose the profile (an explicit one wins over routing) and store the run."""
     intent, outcome = _classify(services, plan.request_body)
     config = services.config
     profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
+    if plan.options is not None and plan.options.client_tools:
+        _check_client_tools(services, profile, plan.options)
     meta = create_run(
         services.runtime,
         messages=plan.messages,
@@ -103,6 +152,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
         intent=intent,
         intent_outcome=outcome,
         metadata=plan.metadata,
+        options=plan.options,
         ttl_days=services.ttl_days,
     )
     logger.info("run created", extra={"run_id": meta.run_id, "profile": profile, "intent": intent})
@@ -221,5 +271,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         output_error=meta.output_error,
         usage=usage,
         error=error,
+        cancelled_by=meta.cancelled_by,
+        cancelled_at=meta.cancelled_at,
         trace=[trace_step(step) for step in steps] if steps is not None else None,
     )

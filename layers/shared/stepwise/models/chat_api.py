@@ -1,0 +1,248 @@
+"""The OpenAI-compatible chat completions facade: requests as OpenAI clients send them, and the answers.
+
+Sampling fields are those of OpenAI's API; which ones reach the model depends on the profile's provider
+(see `stepwise.llm`), and `docs/http-api.md` lists what each provider takes and what is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from stepwise.models.api import InputMessage, Metadata, StrictRequest, check_conversation
+
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+# OpenAI accepts up to 128 tools and 4 stop sequences per request.
+MAX_CLIENT_TOOLS = 128
+MAX_STOP_SEQUENCES = 4
+
+
+class StreamOptions(StrictRequest):
+    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage."""
+
+    include_usage: bool = False
+
+
+class TextFormat(StrictRequest):
+    """`response_format: {"type": "text"}`: a plain answer (the default)."""
+
+    type: Literal["text"]
+
+
+class JsonObjectFormat(StrictRequest):
+    """`response_format: {"type": "json_object"}`: the answer is one JSON object."""
+
+    type: Literal["json_object"]
+
+
+class JsonSchemaSpec(StrictRequest):
+    """The schema of `response_format: {"type": "json_schema"}`."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=TOOL_NAME_PATTERN)
+    description: str | None = None
+    # `schema` would shadow a BaseModel attribute; the JSON field keeps OpenAI's name.
+    json_schema: dict[str, Any] | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class JsonSchemaFormat(StrictRequest):
+    """`response_format: {"type": "json_schema", "json_schema": {...}}`: the answer matches the schema."""
+
+    type: Literal["json_schema"]
+    json_schema: JsonSchemaSpec
+
+
+ResponseFormat = Annotated[TextFormat | JsonObjectFormat | JsonSchemaFormat, Field(discriminator="type")]
+
+
+class ClientFunction(StrictRequest):
+    """A function the client offers: its name, purpose and JSON-schema parameters."""
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class ClientTool(StrictRequest):
+    """A tool sent by the client (OpenAI `tools` item); a call to it is handed back to the client."""
+
+    type: Literal["function"]
+    function: ClientFunction
+
+
+class NamedFunction(StrictRequest):
+    """The function a `tool_choice` object names."""
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+
+
+class NamedToolChoice(StrictRequest):
+    """`tool_choice: {"type": "function", "function": {"name": ...}}`."""
+
+    type: Literal["function"]
+    function: NamedFunction
+
+
+class ChatCompletionRequest(StrictRequest):
+    """`POST /v1/chat/completions`, as an OpenAI client sends it.
+
+    `model` names an agent profile when it is one; any other value lets intent routing choose, and is
+    echoed back. Sampling fields go to the model when the profile's provider takes them; `tools` are
+    offered beside the profile's tools, and a call to one of them ends the run with `tool_calls`.
+    """
+
+    model: str = Field(min_length=1, max_length=128)
+    messages: list[InputMessage] = Field(json_schema_extra={"minItems": 1})
+    stream: bool = False
+    stream_options: StreamOptions | None = None
+    n: int = Field(default=1, ge=1, le=1, description="Only one choice is produced.")
+    user: str | None = Field(default=None, max_length=256, description="Accepted; not sent to the model.")
+    metadata: Metadata = Field(default_factory=dict, description="Stored with the run; not sent to the model.")
+    store: bool | None = Field(default=None, description="Accepted and ignored: every run is stored.")
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    logit_bias: dict[str, float] | None = Field(default=None, max_length=300)
+    seed: int | None = None
+    stop: str | list[str] | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    logprobs: bool | None = Field(default=None, description="Accepted; the answer is the agent's, without logprobs.")
+    top_logprobs: int | None = Field(default=None, ge=0, le=20, description="Accepted and ignored, as logprobs.")
+    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    response_format: ResponseFormat | None = None
+    tools: list[ClientTool] | None = Field(default=None, max_length=MAX_CLIENT_TOOLS)
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+
+    @field_validator("messages")
+    @classmethod
+    def _ends_with_question(cls, value: list[InputMessage]) -> list[InputMessage]:
+        return check_conversation(value)
+
+    @field_validator("stop")
+    @classmethod
+    def _few_stops(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list) and len(value) > MAX_STOP_SEQUENCES:
+            raise ValueError(f"at most {MAX_STOP_SEQUENCES} stop sequences")
+        return value
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _bias_range(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for token, bias in (value or {}).items():
+            if not token.isdigit() or not -100 <= bias <= 100:
+                raise ValueError("maps token ids (digits) to a bias from -100 to 100")
+        return value
+
+
+class FunctionCall(BaseModel):
+    """The function a tool call names, with its arguments as JSON text (as OpenAI sends them)."""
+
+    name: str
+    arguments: str
+
+
+class OutputToolCall(BaseModel):
+    """A call of one of the client's tools, for the client to run and answer with a `tool` message."""
+
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+FinishReason = Literal["stop", "length", "tool_calls"]
+
+
+class AssistantMessage(BaseModel):
+    """The agent's answer as a chat message, or its calls of the client's tools."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str | None
+    tool_calls: list[OutputToolCall] | None = None
+
+
+class ChatChoice(BaseModel):
+    """The one choice of a completion."""
+
+    index: int = 0
+    message: AssistantMessage
+    finish_reason: FinishReason
+    logprobs: None = None
+
+
+class CompletionUsage(BaseModel):
+    """Token counts of the whole run, in OpenAI's names."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ChatCompletion(BaseModel):
+    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
+
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[ChatChoice]
+    usage: CompletionUsage
+    run_id: str
+
+
+class ChunkToolCall(BaseModel):
+    """A tool call in a streamed chunk, sent whole in one delta."""
+
+    index: int
+    id: str
+    type: Literal["function"] = "function"
+    function: FunctionCall
+
+
+class ChunkDelta(BaseModel):
+    """What a streamed chunk adds to the message."""
+
+    role: Literal["assistant"] | None = None
+    content: str | None = None
+    tool_calls: list[ChunkToolCall] | None = None
+
+
+class ChunkChoice(BaseModel):
+    """The one choice of a streamed chunk."""
+
+    index: int = 0
+    delta: ChunkDelta
+    finish_reason: FinishReason | None = None
+
+
+class ChatCompletionChunk(BaseModel):
+    """An OpenAI `chat.completion.chunk`, one server-sent event of a streamed answer."""
+
+    id: str
+    object: Literal["chat.completion.chunk"] = "chat.completion.chunk"
+    created: int
+    model: str
+    choices: list[ChunkChoice]
+    usage: CompletionUsage | None = None
+
+
+class ModelCard(BaseModel):
+    """One agent profile as an OpenAI model (`GET /v1/models`)."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int = 0
+    owned_by: str = "stepwise"
+
+
+class ModelList(BaseModel):
+    """`GET /v1/models`: the agent profiles a request's `model` may name."""
+
+    object: Literal["list"] = "list"
+    data: list[ModelCard]
