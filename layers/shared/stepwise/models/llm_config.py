@@ -12,6 +12,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stepwise.credentials import check_redactable_literal
+from stepwise.models.api_config import check_client_url
+
 
 class ModelCapabilities(BaseModel):
     """What a model supports, so protocols and providers only use features that exist."""
@@ -57,12 +60,18 @@ class OpenAIModelConfig(BaseModel):
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
     prices: ModelPrices | None = None
 
+    @field_validator("api_key")
+    @classmethod
+    def _redactable(cls, value: str | None) -> str | None:
+        return None if value is None else check_redactable_literal(value)
+
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str) -> str:
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an http:// or https:// URL with a host")
+        check_client_url(value, what="base_url")
         # The endpoint path is appended with a slash; a trailing one here would double it.
         return value.rstrip("/")
 

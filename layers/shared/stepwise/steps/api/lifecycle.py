@@ -104,7 +104,7 @@ def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
     meta = visible_run(services.runtime.store, run_id, owner)
     try:
         # what the run spent until now; a step still running is not counted
-        usage = priced_usage(meta, services.runtime.store.list_steps(run_id), services.runtime)
+        usage = priced_usage(meta.profile, services.runtime.store.list_steps(run_id), services.runtime)
         cancelled = services.runtime.store.directory.cancel_run(run_id, by=owner, usage=usage)
     except RunAlreadyEnded as ended:
         status, _ = reported_status(

@@ -263,7 +263,11 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
     status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
     steps = store.list_steps(run_id) if trace else None
     # META holds the usage once the run ended; while it runs, the trace (if read anyway) gives it so far
-    usage = priced_usage(meta, steps, services.runtime) if steps is not None and not meta.is_terminal else meta.usage
+    usage = (
+        priced_usage(meta.profile, steps, services.runtime)
+        if steps is not None and not meta.is_terminal
+        else meta.usage
+    )
     return RunView(
         run_id=meta.run_id,
         status=status,
