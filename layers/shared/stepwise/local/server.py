@@ -18,7 +18,10 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import os
 import re
+import signal
+import sys
 import threading
 import time
 import uuid
@@ -33,6 +36,7 @@ from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
 from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
@@ -259,6 +263,8 @@ class LocalApi:
         self._endpoint = StepFunctionsEndpoint(max_concurrent_executions=max_concurrent_executions)
         self._server: _ApiServer | None = None
         self.environment: LocalEnvironment
+        self.recovery = Recovery()
+        self.drained = True
 
     @property
     def url(self) -> str:
@@ -297,6 +303,7 @@ class LocalApi:
             self.__exit__(None, None, None)
             raise RuntimeError(f"the local engine serves {self.environment.state_machine.arn}, not {state_machine_arn}")
         self._endpoint.attach(self.environment.state_machine)
+        self.recovery = self.environment.recover_open_runs(self._endpoint.resume_execution)
         template = self.environment.template
         instances = FunctionInstances(
             API_FUNCTION,
@@ -322,8 +329,9 @@ class LocalApi:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
-        # Runs still executing finish before the store they write to goes away.
-        self._endpoint.stop()
+        # Runs in flight finish the step they are in before the store goes away, and stay open in the
+        # store; the next start resumes them.
+        self.drained = self._endpoint.stop()
         self.environment.__exit__(exc_type, exc, traceback)
         self._stop_services()
 
@@ -345,7 +353,7 @@ def add_serve_command(subparsers: Any) -> None:
 
 
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
-    """Serve until interrupted (Ctrl-C)."""
+    """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
     if args.demo:
         config_dir, config_file = PROJECT_ROOT / "config", "demo.yaml"
     else:
@@ -370,8 +378,25 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             file=out,
             flush=True,
         )
-        try:
-            threading.Event().wait()
-        except KeyboardInterrupt:
-            print("stopped", file=out)
+        if stack.recovery.resumed or stack.recovery.timed_out:
+            print(
+                f"resumed {len(stack.recovery.resumed)} open run(s); ended {len(stack.recovery.timed_out)} "
+                "past their deadline (TIMED_OUT)",
+                file=sys.stderr,
+            )
+        wait_for_stop_signal()
+        print("stopping: no new requests; steps in flight finish, open runs resume at the next start", file=sys.stderr)
+    if not stack.drained:
+        # a step still running past the drain bound is abandoned; its run resumes at the next start
+        sys.stderr.flush()
+        os._exit(0)
     return 0
+
+
+def wait_for_stop_signal() -> None:
+    """Block until SIGTERM or SIGINT (Ctrl-C)."""
+    stopping = threading.Event()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signal_number, lambda *_: stopping.set())
+    while not stopping.wait(0.5):
+        pass
