@@ -271,3 +271,43 @@ def test_an_events_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: Loc
     # Then it is 422 naming the cursor
     assert response.status_code == 422
     assert response.json()["error"]["details"]["errors"][0]["field"] == "after (query parameter)"
+
+
+def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(event name, decoded data) of each server-sent event, as the lines arrive."""
+    name, data = "message", ""
+    for line in lines:
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("data: "):
+            data = line.removeprefix("data: ")
+        elif line == "" and data:
+            yield name, json.loads(data)
+            name, data = "message", ""
+
+
+def test_streamed_events_arrive_as_steps_are_stored_and_end_with_the_run(api: LocalApi) -> None:
+    # Given a run whose answer takes a while after its tool call
+    client = caller(api, "streamer")
+    run_id = post(client, "follow me")
+    received: list[tuple[str, dict[str, Any], str]] = []
+    # When its events are asked for as a stream, noting the run's status as each one arrives
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers={"accept": "text/event-stream"}) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for name, data in sse_events(response.iter_lines()):
+            received.append((name, data, client.get(f"/v1/runs/{run_id}").json()["status"]))
+    # Then the first step arrived while the run was still going, each step came once in order, and the stream
+    # ended with the run
+    assert received[0][2] in ("QUEUED", "RUNNING")
+    steps = [(data["iteration"], data["kind"]) for name, data, _ in received if name == "step"]
+    assert steps == [(1, "llm"), (1, "parse"), (1, "tool"), (2, "llm"), (2, "parse")]
+    assert (received[-1][0], received[-1][1]["status"]) == ("end", "SUCCEEDED")
+
+
+def test_a_stream_of_another_callers_run_is_not_found(api: LocalApi) -> None:
+    # Given a run of one caller
+    run_id = post(caller(api, "stream-owner"), "quick")
+    # When another caller asks for its event stream
+    response = caller(api, "stream-stranger").get(f"/v1/runs/{run_id}/events", headers={"accept": "text/event-stream"})
+    # Then it does not exist for them
+    assert (response.status_code, response.json()["error"]["type"]) == (404, "not_found")

@@ -34,6 +34,7 @@ from stepwise.local.api_gateway import (
 )
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
+from stepwise.local.event_stream_route import events_stream_route
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, chat_is_waiting
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
@@ -120,7 +121,7 @@ class LocalApi:
                 limits=limits,
                 waiting_handler=instances().invoke,
                 waiting_route=chat_is_waiting,
-                stream_routes=self._stream_routes,
+                stream_routes=[*self._stream_routes, events_stream_route(self.environment.runtime)],
             ).start()
         except BaseException:
             self.__exit__(None, None, None)

@@ -11,15 +11,19 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import time
+from collections.abc import Callable, Iterator
 
 from stepwise.models.api import RunEvents
 from stepwise.models.run import StepRecord
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.runs import reported_status, trace_step
-from stepwise.steps.api.services import ApiServices
+from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
+from stepwise.steps.runtime import StepRuntime
 
 CURSOR_VERSION = 1
+STREAM_POLL_SECONDS = 0.2
 _KIND_ORDER = {"llm": 0, "parse": 1, "tool": 2, "format": 3}
 _CURSOR_FIELD = "after (query parameter)"
 
@@ -77,14 +81,21 @@ def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecor
     return delivered
 
 
-def run_events(services: ApiServices, *, owner: str, run_reference: str, after: str | None) -> RunEvents:
+def run_events(
+    runtime: StepRuntime,
+    *,
+    owner: str,
+    run_reference: str,
+    after: str | None,
+    grace_seconds: float = LOST_RUN_GRACE_SECONDS,
+) -> RunEvents:
     """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, and whether the run has ended."""
-    store = services.runtime.store
+    store = runtime.store
     run_id = parse_run_reference(run_reference)
     start = decode_events_cursor(after) if after else _START
     # META first: a step stored after this read is delivered next time, never lost between the two reads
     meta = visible_run(store, run_id, owner)
-    status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+    status, _ = reported_status(meta, now=runtime.clock(), grace_seconds=grace_seconds)
     ended = status not in ("QUEUED", "RUNNING")
     fresh = [step for step in deliverable_steps(store.list_steps(run_id), ended=ended) if _position(step) > start]
     last = _position(fresh[-1]) if fresh else start
@@ -95,3 +106,36 @@ def run_events(services: ApiServices, *, owner: str, run_reference: str, after: 
         events=[trace_step(step) for step in fresh],
         next_cursor=encode_events_cursor(last),
     )
+
+
+def event_stream(
+    runtime: StepRuntime,
+    *,
+    owner: str,
+    run_reference: str,
+    after: str | None,
+    poll_seconds: float = STREAM_POLL_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[bytes]:
+    """The run's steps as server-sent events, each sent as soon as it is stored, ending with the run.
+
+    The first read happens here, so a run the caller may not see (404) or a bad cursor (422) raises
+    before any byte is sent. Each step is an `event: step` whose `data` is the step as JSON; the last
+    step of each read carries the cursor as its `id`; an `event: end` says how the run ended.
+    """
+    first = run_events(runtime, owner=owner, run_reference=run_reference, after=after)
+
+    def frames() -> Iterator[bytes]:
+        answer = first
+        while True:
+            for index, step in enumerate(answer.events):
+                cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
+                yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
+            if answer.done:
+                end = json.dumps({"run_id": answer.run_id, "status": answer.status})
+                yield f"event: end\ndata: {end}\n\n".encode()
+                return
+            sleep(poll_seconds)
+            answer = run_events(runtime, owner=owner, run_reference=run_reference, after=answer.next_cursor)
+
+    return frames()

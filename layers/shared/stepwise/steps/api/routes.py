@@ -69,6 +69,16 @@ _CHUNK_EVENT_SCHEMA: dict[str, Any] = {
     },
 }
 
+_STEP_EVENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["data"],
+    "properties": {
+        "event": {"type": "string", "enum": ["step", "end"]},
+        "id": {"type": "string", "description": "The cursor after this step (on the last step of a read)."},
+        "data": {"type": "string", "description": "The step as JSON; for `end`, the run id and final status."},
+    },
+}
+
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
@@ -274,7 +284,15 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         description="The run's steps (model calls, decisions, tool calls, formatting) stored after `after`, in "
         "the order they happened; poll again with `next_cursor` until `done`.",
         responses={
-            **_success_response(200, "The steps since the cursor, and whether the run has ended.", RunEvents),
+            200: {
+                "description": "The steps since the cursor, and whether the run has ended; asked with "
+                "`Accept: text/event-stream` where the server streams (stepwise serve), each step as an "
+                "`event: step` as it is stored, then `event: end`.",
+                "content": {
+                    content_types.APPLICATION_JSON: {"model": RunEvents},
+                    EVENT_STREAM: {"schema": _STEP_EVENT_SCHEMA},
+                },
+            },
             **_error_responses(401, 404, 422),
         },
         tags=["runs"],
@@ -286,7 +304,14 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         ] = None,
     ) -> RunEvents:
         owner = request_owner(app.current_event)
-        return run_events(services.get(), owner=owner, run_reference=run_id, after=after)
+        current = services.get()
+        return run_events(
+            current.runtime,
+            owner=owner,
+            run_reference=run_id,
+            after=after,
+            grace_seconds=current.lost_run_grace_seconds,
+        )
 
     @app.post(
         "/v1/runs/<run_id>/cancel",
