@@ -21,6 +21,9 @@ _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 Strategy = Literal["function_calling", "react", "auto"]
 TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
+# The language of the words Stepwise itself says to the model: format instructions, corrective
+# observations, the final-round order and the intent prompt.
+Language = Literal["en", "zh"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -53,6 +56,7 @@ class AgentProfile(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
+    language: Language = "en"
 
     @field_validator("tool_choice")
     @classmethod

@@ -82,6 +82,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
         max_tokens=_first_set(options.max_tokens, profile.max_tokens),
         temperature=_first_set(options.temperature, profile.temperature),
+        language=profile.language,
     )
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
