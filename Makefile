@@ -14,7 +14,7 @@ PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versi
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test unit fuzz lint validate static build bench serve clean
+.PHONY: setup demo test unit fuzz lint validate static build bench corpus serve clean
 
 $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,6 +72,10 @@ fuzz: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# pass rate per protocol on the corpus of real completions (tests/corpus); `unit` fails below 97%
+corpus: setup
+	$(BIN)/python -m tests.corpus
 
 clean:
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache
