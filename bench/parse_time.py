@@ -8,6 +8,7 @@ should stay within about 10x the 100 KB one.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from stepwise.protocols import parse_completion
 from stepwise.protocols.base import MAX_PARSED_CHARS
@@ -19,7 +20,8 @@ PATTERNS: dict[str, tuple[str, ...]] = {
     "react_text": ("Action: x\n", "Action: x\nAction Input: {", "Final Answer: ", "Action:\n```json\n{"),
     "xml": ("<action>", "<thought>", '<action>f("a", ', "<tool_input>", "<tool>x</tool><tool_input>{"),
     "markers": ("/*ACTION*/", "/*ACTION*/ {", "/*PLANNING*/", '/*ACTION*/ {"tool": "x", "parameters": {"a":'),
-    "function_calling": ('{"a":', "Thought: x\n"),
+    # native calls: the pattern is the arguments string of a tool call in an OpenAI response
+    "function_calling": ('{"a":', "{", '"', "{/*"),
 }
 
 
@@ -28,8 +30,12 @@ def _repeat(pattern: str, size: int) -> str:
 
 
 def _seconds(text: str, protocol: str) -> float:
+    completion: str | dict[str, Any] = text
+    if protocol == "function_calling":
+        call = {"id": "c", "type": "function", "function": {"name": "search", "arguments": text}}
+        completion = {"choices": [{"message": {"content": None, "tool_calls": [call]}}]}
     started = time.perf_counter()
-    parse_completion(text, protocol)
+    parse_completion(completion, protocol)
     return time.perf_counter() - started
 
 
