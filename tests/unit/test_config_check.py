@@ -125,7 +125,7 @@ def test_a_higress_ai_agent_configuration_is_accepted_as_it_is(tmp_path: Path) -
         "get_weather_now",
         "get_weather_daily_json",
     ]
-    assert report["notes"] == ["promptTemplate is not used: Stepwise has its own ReAct prompts"]
+    assert report["notes"] == []  # promptTemplate holds only its language, which is used
 
 
 def test_a_document_that_cannot_be_imported_exits_non_zero_naming_the_operation(
