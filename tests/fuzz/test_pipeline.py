@@ -64,7 +64,8 @@ class Tally:
 @st.composite
 def model_replies(draw: st.DrawFn) -> dict[str, Any]:
     """A chat completion: plain text, or a tool call whose arguments may be any text or a JSON object."""
-    content = draw(st.one_of(st.none(), ANY_TEXT))
+    # Now and then a long reply (up to some 60,000 characters), past the caps on what is stored.
+    content = draw(st.one_of(st.none(), ANY_TEXT, ANY_TEXT.map(lambda text: text * 200)))
     if draw(st.integers(0, 3)) == 0:
         return chat_completion(content=content or "")
     # Mostly calls the tool can run, so that its answers reach the store; sometimes anything at all.
