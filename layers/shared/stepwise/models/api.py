@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import IntentOutcome, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -157,6 +157,9 @@ class RunRequest(StrictRequest):
         default=None, min_length=1, max_length=64, description="The agent profile; by default intent routing picks it."
     )
     metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the run.")
+    budget: RunBudget | None = Field(
+        default=None, description="Caps on the run's tokens and cost; the profile's own caps still apply."
+    )
 
     @field_validator("input")
     @classmethod

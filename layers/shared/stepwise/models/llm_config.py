@@ -27,6 +27,19 @@ class ModelCapabilities(BaseModel):
     json_mode: bool = False
 
 
+class ModelPrices(BaseModel):
+    """What a model's tokens cost, in US dollars per million, as its provider bills them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
+        """The cost of these tokens."""
+        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+
+
 class OpenAIModelConfig(BaseModel):
     """A model behind an OpenAI-compatible `/chat/completions` endpoint (OpenAI, vLLM, Ollama, ...).
 
@@ -45,6 +58,7 @@ class OpenAIModelConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
 
     @field_validator("api_key")
     @classmethod
@@ -74,6 +88,7 @@ class BedrockModelConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
 
 
 class ScriptToolCall(BaseModel):
@@ -139,6 +154,7 @@ class ScriptedModelConfig(BaseModel):
     script: str | None = Field(default=None, min_length=1)
     scenarios: list[ScriptScenario] | None = Field(default=None, min_length=1)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
 
     @model_validator(mode="after")
     def _check_one_source(self) -> ScriptedModelConfig:

@@ -108,6 +108,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
     )
     metrics.add_metric(name="LLMCalls", unit="Count", value=1)
+    metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
+    metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
+    metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
     logger.info(
         "model called",
         extra={
