@@ -25,6 +25,7 @@ from stepwise.models.api import (
     SESSION_ID_PATTERN,
     ErrorResponse,
     RunAccepted,
+    RunEvents,
     RunList,
     RunRequest,
     RunView,
@@ -40,6 +41,7 @@ from stepwise.steps.api.errors import (
     is_json_content_type,
     register_error_handlers,
 )
+from stepwise.steps.api.events import run_events
 from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
@@ -73,6 +75,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
+    ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
@@ -265,6 +268,26 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     ) -> RunList:
         owner = request_owner(app.current_event)
         return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
+
+    @app.get(
+        "/v1/runs/<run_id>/events",
+        summary="Follow a run",
+        description="The run's steps (model calls, decisions, tool calls, formatting) stored after `after`, in "
+        "the order they happened; poll again with `next_cursor` until `done`.",
+        responses={
+            **_success_response(200, "The steps since the cursor, and whether the run has ended.", RunEvents),
+            **_error_responses(401, 404, 422),
+        },
+        tags=["runs"],
+    )
+    def get_run_events(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        after: Annotated[
+            str | None, Query(min_length=1, max_length=256, description="`next_cursor` of the previous answer.")
+        ] = None,
+    ) -> RunEvents:
+        owner = request_owner(app.current_event)
+        return run_events(services.get(), owner=owner, run_reference=run_id, after=after)
 
     @app.post(
         "/v1/runs/<run_id>/cancel",
