@@ -20,6 +20,11 @@ def message_sk(iteration: int, slot: int) -> str:
     return f"{MESSAGE_PREFIX}{iteration:04d}#{slot:03d}"
 
 
+def message_prefix(iteration: int) -> str:
+    """Sort-key prefix shared by the messages of one iteration."""
+    return f"{MESSAGE_PREFIX}{iteration:04d}#"
+
+
 def step_prefix(iteration: int) -> str:
     """Sort-key prefix shared by the trace steps of one iteration."""
     return f"{STEP_PREFIX}{iteration:04d}#"

@@ -17,7 +17,9 @@ import httpx
 import yaml
 
 from stepwise.errors import ConfigError, ToolError
+from stepwise.json_limits import JsonLimitExceeded, check_depth, value_depth
 from stepwise.models.tool_config import OpenApiSourceConfig
+from stepwise.text_policy import clean_value
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
 
@@ -52,14 +54,28 @@ _DocumentYamlLoader.yaml_implicit_resolvers = {
 }
 
 
+# Schemas of real APIs nest deeper than requests do; far past this is an attack or a generator gone wrong.
+MAX_DOCUMENT_DEPTH = 128
+
+
 def parse_document(text: str, *, where: str) -> dict[str, Any]:
-    """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise."""
+    """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise.
+
+    The document is held to `MAX_DOCUMENT_DEPTH` levels, and text that cannot be encoded (it would
+    break every request to the model that offers these tools) is replaced by the text policy.
+    """
     try:
         document = yaml.load(text, Loader=_DocumentYamlLoader)  # a SafeLoader subclass: no arbitrary objects
+        check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"openapi {where}: not valid JSON or YAML{at}") from None
+    except JsonLimitExceeded as exc:
+        raise ConfigError(f"openapi {where}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"openapi {where}: nested too deeply; the limit is {MAX_DOCUMENT_DEPTH} levels") from None
+    document, _ = clean_value(document)
     return checked_document(document, where=where)
 
 
