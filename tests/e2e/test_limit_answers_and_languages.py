@@ -73,7 +73,7 @@ def test_the_profile_language_chooses_the_words_stepwise_says_to_the_model(
             "provider": "openai",
             "base_url": server.base_url,
             "model": "fake-model",
-            "api_key": "sk-test",
+            "api_key": "sk-test-key",
             "timeout_seconds": 5,
         }
         config = write_config(model, language=language, limits={"max_iterations": 3}, apis=[_weather_api(api.url)])
