@@ -23,6 +23,8 @@ body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for ever
 
 from __future__ import annotations
 
+import json
+
 import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -142,6 +144,20 @@ class HttpToolConfig(BaseModel):
     @classmethod
     def _upper_case_method(cls, method: object) -> object:
         return method.upper() if isinstance(method, str) else method
+
+    @field_validator("parameter", mode="before")
+    @classmethod
+    def _schema_given_as_json_text(cls, parameter: object) -> object:
+        # Higress articles write the schema as a JSON string inside the YAML; it is read as that schema.
+        if not isinstance(parameter, str):
+            return parameter
+        try:
+            schema = json.loads(parameter)
+        except ValueError as exc:
+            raise ValueError(f"a string parameter must hold a JSON schema, but it is not JSON: {exc}") from None
+        if not isinstance(schema, dict):
+            raise ValueError("a string parameter must hold a JSON schema object")
+        return schema
 
     @model_validator(mode="after")
     def _path_and_schema_agree(self) -> HttpToolConfig:

@@ -245,6 +245,12 @@ class HttpTool:
             max_bytes=self._api.max_response_bytes,
             redactor=self._secrets.redactor,
         )
+        if response.is_success and not body:
+            # An empty observation reads as a failure to the model; say the call worked and sent nothing back.
+            done = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+            return ToolResult(
+                content=f"{done}: the request succeeded; the response has no body.", status_code=response.status_code
+            )
         if response.is_success:
             return ToolResult(content=text, status_code=response.status_code, truncated=truncated)
         error = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
