@@ -24,7 +24,6 @@ body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for ever
 from __future__ import annotations
 
 import json
-
 import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -67,6 +66,8 @@ RESERVED_HEADERS = frozenset(
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 ArgumentLocation = Literal["path", "query", "header", "body"]
 
+# Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
+SCHEMAS_CHECKED = "schemas_checked"
 TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
 
 
@@ -139,6 +140,8 @@ class HttpToolConfig(BaseModel):
     path: str = ""
     parameter: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
     bindings: dict[str, ArgumentBinding] = Field(default_factory=dict)
+    # How the body is sent: JSON, application/x-www-form-urlencoded (brackets for nesting), or multipart fields.
+    body_encoding: Literal["json", "form", "multipart"] = Field(default="json", alias="bodyEncoding")
 
     @field_validator("method", mode="before")
     @classmethod
@@ -160,7 +163,7 @@ class HttpToolConfig(BaseModel):
         return schema
 
     @model_validator(mode="after")
-    def _path_and_schema_agree(self) -> HttpToolConfig:
+    def _path_and_schema_agree(self, info: ValidationInfo) -> HttpToolConfig:
         where = f"tool {self.tool_name}"
         if self.path and not self.path.startswith("/"):
             raise ValueError(f"{where}: path must start with '/'")
@@ -169,7 +172,10 @@ class HttpToolConfig(BaseModel):
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
         try:
-            Draft202012Validator.check_schema(self.parameter)
+            # Checking a schema against the metaschema costs tens of milliseconds; an endpoint already
+            # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
+            if not (info.context or {}).get(SCHEMAS_CHECKED):
+                Draft202012Validator.check_schema(self.parameter)
         except SchemaError as exc:
             raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
         properties = self.parameter.get("properties", {})
