@@ -24,8 +24,8 @@ body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for ever
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 import re
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
