@@ -5,7 +5,7 @@ from stepwise.local.defaults import apply_local_defaults
 # before any handler module creates its Powertools logger
 apply_local_defaults()
 
-from bench import cold_start, cost_model, loop_overhead, openapi_import, serve_throughput  # noqa: E402
+from bench import cold_start, cost_model, loop_overhead, openapi_import, serve_throughput, store_query  # noqa: E402
 
 if __name__ == "__main__":
     loop_overhead.main()
@@ -15,5 +15,7 @@ if __name__ == "__main__":
     cost_model.main()
     print()
     serve_throughput.main()
+    print()
+    store_query.main()
     print()
     openapi_import.main()

@@ -16,6 +16,7 @@ import httpx
 import yaml
 
 from bench.harness import scripted_config
+from bench.store_query import store_endpoint
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.server import LocalApi
 
@@ -46,14 +47,21 @@ def _wait_for_all(client: httpx.Client, run_ids: list[str]) -> dict[str, str]:
     return statuses
 
 
-def main() -> None:
-    """Post RUNS runs at once, wait for all, print the table."""
-    with ExampleToolApi() as api, tempfile.TemporaryDirectory() as config_dir:
+def burst(store: str) -> str:
+    """Post RUNS runs at once against `store` ("moto" or "dynamodb-local"), wait for all; one table row."""
+    with (
+        ExampleToolApi() as api,
+        tempfile.TemporaryDirectory() as config_dir,
+        store_endpoint(store) as endpoint_url,
+    ):
         config = scripted_config(ITERATIONS, api.url, model_latency_ms=MODEL_LATENCY_MS)
         Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         with (
             LocalApi(
-                config_dir=Path(config_dir), retry_interval_scale=0.0, max_concurrent_executions=EXECUTION_SLOTS
+                config_dir=Path(config_dir),
+                dynamodb_endpoint_url=endpoint_url,
+                retry_interval_scale=0.0,
+                max_concurrent_executions=EXECUTION_SLOTS,
             ) as local,
             httpx.Client(base_url=local.url, timeout=60) as client,
         ):
@@ -66,13 +74,22 @@ def main() -> None:
     succeeded = sum(1 for status in statuses.values() if status == "SUCCEEDED")
     per_run = ITERATIONS * MODEL_LATENCY_MS / 1000
     ideal = math.ceil(RUNS / EXECUTION_SLOTS) * per_run
+    ratio = wall / ideal
+    return (
+        f"| {store} | {RUNS} | {succeeded} | {accepted:.1f} | {wall:.1f} | {ideal:.1f} | {ratio:.1f}x "
+        f"| {RUNS / wall:.1f} |"
+    )
+
+
+def main() -> None:
+    """The burst against the old store (moto in memory) and the new one (DynamoDB Local), one row each."""
     print(
         f"`stepwise serve` throughput: {RUNS} concurrent runs of {ITERATIONS} iterations, {MODEL_LATENCY_MS} ms model"
     )
     print(
-        "| runs | succeeded | all accepted after s | wall s | ideal s (model time, "
+        "| store | runs | succeeded | all accepted after s | wall s | ideal s (model time, "
         f"{EXECUTION_SLOTS} execution slots) | wall / ideal | runs/s |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    ratio = wall / ideal
-    print(f"| {RUNS} | {succeeded} | {accepted:.1f} | {wall:.1f} | {ideal:.1f} | {ratio:.1f}x | {RUNS / wall:.1f} |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for store in ("moto", "dynamodb-local"):
+        print(burst(store), flush=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,9 @@ os.environ.update(
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
 )
+# The CLI's embedded DynamoDB Local keeps its data in a folder of this test process, not in the project's.
+os.environ["STEPWISE_DATA_DIR"] = tempfile.mkdtemp(prefix="stepwise-data-")
+atexit.register(shutil.rmtree, os.environ["STEPWISE_DATA_DIR"], ignore_errors=True)
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT_URL"):
     os.environ.pop(name, None)
 
@@ -41,3 +47,20 @@ def dynamodb_table() -> Iterator[tuple[Any, str]]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), "conversations")
         yield client, "conversations"
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """AWS's DynamoDB Local on disk, started once per test session (per xdist worker); its endpoint URL."""
+    from stepwise.local.dynamodb_local import DynamoDBLocal
+
+    with DynamoDBLocal(tmp_path_factory.mktemp("dynamodb-local")) as engine:
+        yield engine.endpoint_url
+
+
+@pytest.fixture
+def unique_table_name() -> str:
+    """A table name of this test's own, for tests sharing the session's DynamoDB Local."""
+    import uuid
+
+    return f"test-{uuid.uuid4().hex[:12]}"

@@ -28,8 +28,9 @@ _TERMINAL_STATUSES = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 def comparable(value: Any, run_id: str) -> Any:
     """`value` without what differs by construction between two runs of the same question.
 
-    At any depth: a string equal to `run_id` becomes a placeholder, and the `Cause` of a caught
-    error (`{"Error", "Cause"}`) keeps only what `cause_summary` keeps.
+    At any depth: a string equal to `run_id` becomes a placeholder, the `Cause` of a caught
+    error (`{"Error", "Cause"}`) keeps only what `cause_summary` keeps, and the run context's deadline
+    and expiry (taken from the clock when each run was created) become placeholders.
     """
     if isinstance(value, str):
         return RUN_ID_PLACEHOLDER if value == run_id else value
@@ -38,6 +39,8 @@ def comparable(value: Any, run_id: str) -> Any:
     if isinstance(value, dict):
         if set(value) == {"Error", "Cause"} and isinstance(value["Cause"], str):
             return {"Error": value["Error"], "Cause": cause_summary(value["Cause"])}
+        if {"deadline", "expires_at", "profile"} <= set(value):
+            value = value | {"deadline": "<deadline>", "expires_at": "<expires_at>"}
         return {key: comparable(item, run_id) for key, item in value.items()}
     return value
 

@@ -106,14 +106,40 @@ class RecordingListener:
         return [event.state for event in self.events if event.type == "entered"]
 
 
+StoreChoice = tuple[str | None, str | None]
+
+
 @pytest.fixture
-def local_run(write_config: ConfigWriter) -> Iterator[Callable[..., Any]]:
+def store() -> StoreChoice:
+    """The store `local_run` uses, as (endpoint URL, table name); no endpoint is the in-memory moto server.
+
+    A test module overrides it to run its scenarios against the session's DynamoDB Local as well.
+    """
+    return None, None
+
+
+def parametrized_store(request: pytest.FixtureRequest, table_name: str) -> StoreChoice:
+    """`store` for a fixture parametrized by "moto" and "dynamodb-local"."""
+    if request.param == "dynamodb-local":
+        return request.getfixturevalue("dynamodb_local"), table_name
+    return None, table_name
+
+
+@pytest.fixture
+def local_run(write_config: ConfigWriter, store: StoreChoice) -> Iterator[Callable[..., Any]]:
     """Start a LocalEnvironment on a config (fast retries) and hand back (environment, listener)."""
     environments: list[LocalEnvironment] = []
+    endpoint_url, table_name = store
 
     def start(config_dir: Path) -> tuple[LocalEnvironment, RecordingListener]:
         listener = RecordingListener()
-        environment = LocalEnvironment(config_dir=config_dir, retry_interval_scale=0.0, listener=listener)
+        environment = LocalEnvironment(
+            config_dir=config_dir,
+            dynamodb_endpoint_url=endpoint_url,
+            table_name=table_name,
+            retry_interval_scale=0.0,
+            listener=listener,
+        )
         environments.append(environment.__enter__())
         return environment, listener
 

@@ -6,10 +6,27 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from stepwise.local.example_api import ExampleToolApi
-from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
+from tests.e2e.conftest import (
+    ConfigWriter,
+    StoreChoice,
+    get_tool,
+    http_api,
+    parametrized_store,
+    react_action,
+    react_answer,
+    scripted_model,
+)
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.tool_server import Hang, ScriptableToolServer, Status
+
+
+@pytest.fixture(params=["moto", "dynamodb-local"])
+def store(request: pytest.FixtureRequest, unique_table_name: str) -> StoreChoice:
+    """Every scenario of this module against moto and against AWS's DynamoDB Local."""
+    return parametrized_store(request, unique_table_name)
 
 
 def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
@@ -17,7 +34,7 @@ def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
         "provider": "openai",
         "base_url": server.base_url,
         "model": "fake-model",
-        "api_key": "sk-test",
+        "api_key": "sk-test-key",
         "timeout_seconds": 5,
         "capabilities": {"native_tools": True, "parallel_tools": True},
     }

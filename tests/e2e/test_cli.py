@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
@@ -12,7 +14,7 @@ from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 
 def test_the_demo_prints_a_react_trace_with_a_real_tool_call_and_the_answer() -> None:
-    # Given nothing but the repository
+    # Given nothing but the repository (the embedded DynamoDB Local keeps its data in $STEPWISE_DATA_DIR)
     out = io.StringIO()
     # When the demo runs
     code = main(["demo"], out=out)
@@ -26,7 +28,15 @@ def test_the_demo_prints_a_react_trace_with_a_real_tool_call_and_the_answer() ->
     assert "status SUCCEEDED · stop_reason final_answer · iterations 3" in text
 
 
-def test_run_with_the_configured_model_prints_the_stored_run_as_json(write_config: ConfigWriter) -> None:
+@pytest.fixture
+def store_options(dynamodb_local: str, unique_table_name: str) -> list[str]:
+    """The CLI options that point a command at the session's DynamoDB Local, in a table of the test's own."""
+    return ["--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name]
+
+
+def test_run_with_the_configured_model_prints_the_stored_run_as_json(
+    write_config: ConfigWriter, store_options: list[str]
+) -> None:
     with FakeOpenAIServer() as server:
         # Given a configuration whose model is an OpenAI-compatible endpoint
         server.default(body=chat_completion(content="Forty-two."))
@@ -39,14 +49,17 @@ def test_run_with_the_configured_model_prints_the_stored_run_as_json(write_confi
         config_dir = write_config(model, strategy="function_calling")
         out = io.StringIO()
         # When a question is asked with --json
-        code = main(["run", "What is the answer?", "--config", str(config_dir / "stepwise.yaml"), "--json"], out=out)
+        code = main(
+            ["run", "What is the answer?", "--config", str(config_dir / "stepwise.yaml"), "--json", *store_options],
+            out=out,
+        )
     # Then the exit code is 0 and the printed run holds the model's answer
     run = json.loads(out.getvalue())
     assert code == 0
     assert (run["status"], run["answer"], run["usage"]["llm_calls"]) == ("SUCCEEDED", "Forty-two.", 1)
 
 
-def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter) -> None:
+def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter, store_options: list[str]) -> None:
     with FakeOpenAIServer() as server:
         # Given a model endpoint that rejects every request
         server.default(status=401, body={"error": {"message": "invalid api key"}})
@@ -54,18 +67,20 @@ def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter) -> No
         config_dir = write_config(model)
         out = io.StringIO()
         # When a question is asked
-        code = main(["run", "hi", "--config", str(config_dir / "stepwise.yaml")], out=out)
+        code = main(["run", "hi", "--config", str(config_dir / "stepwise.yaml"), *store_options], out=out)
     # Then the command fails and says why
     assert code == 1
     assert "status FAILED" in out.getvalue()
     assert "error: LLMPermanentError" in out.getvalue()
 
 
-def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_would() -> None:
+def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_would(store_options: list[str]) -> None:
     # Given the sample API Gateway event that posts a question
     out = io.StringIO()
     # When it is invoked
-    code = main(["invoke", "ApiFunction", "-e", str(PROJECT_ROOT / "events" / "api_post_run.json")], out=out)
+    code = main(
+        ["invoke", "ApiFunction", "-e", str(PROJECT_ROOT / "events" / "api_post_run.json"), *store_options], out=out
+    )
     # Then the function answered 202 with a run id
     response = json.loads(out.getvalue())
     assert code == 0
@@ -73,11 +88,11 @@ def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_wo
     assert json.loads(response["body"])["status"] == "QUEUED"
 
 
-def test_invoke_reports_a_function_error_as_lambda_does() -> None:
+def test_invoke_reports_a_function_error_as_lambda_does(store_options: list[str]) -> None:
     # Given a state event naming a run that does not exist in the fresh store
     out = io.StringIO()
     # When it is invoked without --seed-run
-    code = main(["invoke", "ParseFunction", "-e", str(PROJECT_ROOT / "events" / "parse.json")], out=out)
+    code = main(["invoke", "ParseFunction", "-e", str(PROJECT_ROOT / "events" / "parse.json"), *store_options], out=out)
     # Then the error is printed with its type, and the exit code says it failed
     assert code == 1
     assert json.loads(out.getvalue())["errorType"] == "RunNotFound"

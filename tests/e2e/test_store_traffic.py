@@ -1,8 +1,11 @@
-"""What a run costs in DynamoDB traffic grows linearly with its iterations: the loop appends, never rewrites."""
+"""What a run costs in DynamoDB traffic: a fixed number of requests per tool iteration, and per-iteration
+bytes that do not grow with the run (the loop appends, never rewrites, and a warm LLMCall reads only the
+messages it has not read yet)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -10,6 +13,15 @@ import pytest
 from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.example_api import ExampleToolApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
+
+MAX_REQUESTS_PER_TOOL_ITERATION = 6
+
+
+@dataclass(frozen=True)
+class Traffic:
+    requests: int
+    bytes_written: int
+    bytes_read: int
 
 
 @pytest.fixture
@@ -20,33 +32,51 @@ def meter() -> Iterator[DynamoDBMeter]:
     installed.uninstall()
 
 
+@pytest.fixture
 def traffic_of_a_run(
-    iterations: int, write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
-) -> tuple[int, int]:
-    with ExampleToolApi() as api:
-        turns = [react_action("get_weather", {"city": "Paris"}) for _ in range(iterations - 1)]
-        config = write_config(
-            scripted_model(*turns, react_answer("done")),
-            limits={"max_iterations": iterations + 1},
-            apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
-        )
-        environment, _ = local_run(config)
-        environment.ask("warm-up")
-        meter.reset()
-        meta, _ = environment.ask("weather?")
-    assert meta.iteration == iterations
-    return meter.total_calls, meter.bytes_written
-
-
-def test_each_iteration_costs_the_same_requests_and_bytes_however_long_the_run(
     write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
+) -> Callable[[int], Traffic]:
+    """The traffic of one run of `n` tool iterations then a final answer, in warm functions."""
+
+    def measure(tool_iterations: int) -> Traffic:
+        with ExampleToolApi() as api:
+            turns = [react_action("get_weather", {"city": "Paris"}) for _ in range(tool_iterations)]
+            config = write_config(
+                scripted_model(*turns, react_answer("done")),
+                limits={"max_iterations": tool_iterations + 2},
+                apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
+            )
+            environment, _ = local_run(config)
+            environment.ask("warm-up")
+            meter.reset()
+            meta, _ = environment.ask("weather?")
+        assert meta.iteration == tool_iterations + 1
+        return Traffic(meter.total_calls, meter.bytes_written, meter.bytes_read)
+
+    return measure
+
+
+@pytest.mark.parametrize("tool_iterations", [1, 10, 40])
+def test_a_tool_iteration_costs_at_most_six_dynamodb_requests(
+    traffic_of_a_run: Callable[[int], Traffic], tool_iterations: int
 ) -> None:
-    # Given runs of 3, 6 and 12 iterations (one tool call each but the last)
-    calls_3, written_3 = traffic_of_a_run(3, write_config, local_run, meter)
-    calls_6, written_6 = traffic_of_a_run(6, write_config, local_run, meter)
-    calls_12, written_12 = traffic_of_a_run(12, write_config, local_run, meter)
-    # Then every extra iteration adds the same number of requests, and about the same bytes written
-    assert (calls_6 - calls_3) / 3 == (calls_12 - calls_6) / 6
-    per_iteration_early = (written_6 - written_3) / 3
-    per_iteration_late = (written_12 - written_6) / 6
-    assert abs(per_iteration_late - per_iteration_early) <= 0.05 * per_iteration_early
+    # Given a run that answers at once, and one that first calls a tool `tool_iterations` times
+    answer_only = traffic_of_a_run(0)
+    with_tools = traffic_of_a_run(tool_iterations)
+    # Then each tool iteration (IterationGuard, LLMCall, Parse, one ToolInvoke) made at most six requests
+    per_tool_iteration = (with_tools.requests - answer_only.requests) / tool_iterations
+    assert per_tool_iteration <= MAX_REQUESTS_PER_TOOL_ITERATION
+
+
+def test_bytes_read_and_written_per_iteration_do_not_grow_with_the_run(
+    traffic_of_a_run: Callable[[int], Traffic],
+) -> None:
+    # Given runs of 1, 10 and 40 tool iterations in warm functions
+    short, medium, long = traffic_of_a_run(1), traffic_of_a_run(10), traffic_of_a_run(40)
+    # Then the iterations 11 to 40 each read and wrote about what the iterations 2 to 10 did
+    read_early = (medium.bytes_read - short.bytes_read) / 9
+    read_late = (long.bytes_read - medium.bytes_read) / 30
+    written_early = (medium.bytes_written - short.bytes_written) / 9
+    written_late = (long.bytes_written - medium.bytes_written) / 30
+    assert abs(read_late - read_early) <= 0.05 * read_early
+    assert abs(written_late - written_early) <= 0.05 * written_early

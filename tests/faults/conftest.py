@@ -1,4 +1,7 @@
-"""Fault-suite fixtures: local environments (fast retries) torn down after each test, and the fault table."""
+"""Fault-suite fixtures: local environments (fast retries) torn down after each test, and the fault table.
+
+The DynamoDB faults are injected in front of AWS's DynamoDB Local; the other scenarios use moto in memory.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
 from stepwise.local.environment import LocalEnvironment
 from tests.e2e.conftest import RecordingListener
 from tests.faults.dynamodb_proxy import FaultyDynamoDBProxy
@@ -44,14 +46,14 @@ def parcels_api() -> Iterator[ScriptableToolServer]:
 
 
 @pytest.fixture
-def proxy() -> Iterator[FaultyDynamoDBProxy]:
-    """The fault proxy in front of an embedded DynamoDB endpoint of its own (unarmed: it forwards all)."""
-    with EmbeddedDynamoDB() as table_endpoint, FaultyDynamoDBProxy(table_endpoint.endpoint_url) as faulty:
+def proxy(dynamodb_local: str) -> Iterator[FaultyDynamoDBProxy]:
+    """The fault proxy in front of the session's DynamoDB Local, AWS's own engine (unarmed: it forwards all)."""
+    with FaultyDynamoDBProxy(dynamodb_local) as faulty:
         yield faulty
 
 
 @pytest.fixture
-def start_environment() -> Iterator[EnvironmentStarter]:
+def start_environment(unique_table_name: str) -> Iterator[EnvironmentStarter]:
     """Start a LocalEnvironment whose retries do not sleep; returns it with a listener of its state events.
 
     `dynamodb_endpoint_url` puts another endpoint (a fault proxy) in place of the embedded one;
@@ -69,6 +71,7 @@ def start_environment() -> Iterator[EnvironmentStarter]:
         environment = LocalEnvironment(
             config_dir=config_dir,
             dynamodb_endpoint_url=dynamodb_endpoint_url,
+            table_name=unique_table_name,
             retry_interval_scale=0.0,
             listener=listener,
             extra_environment=extra_environment,

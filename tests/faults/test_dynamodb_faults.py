@@ -50,8 +50,9 @@ PAST_THE_SDK: dict[str, FaultSchedule] = {
     ),
     "DynamoDB: connections dropped in bursts of 3 (state machine retries)": Combined(
         (
-            EveryNth(period=20, fault=Fault.DROP_BEFORE, burst=SDK_ATTEMPTS),
-            EveryNth(period=20, fault=Fault.DROP_AFTER, burst=SDK_ATTEMPTS, offset=10),
+            # a run of this scenario makes about 17 requests: both kinds of burst land inside it
+            EveryNth(period=14, fault=Fault.DROP_BEFORE, burst=SDK_ATTEMPTS),
+            EveryNth(period=14, fault=Fault.DROP_AFTER, burst=SDK_ATTEMPTS, offset=7),
         )
     ),
 }

@@ -29,12 +29,17 @@ THROTTLED = EveryNth(period=5, fault=Fault.THROTTLE)  # isolated: the SDK retrie
 
 @pytest.fixture
 def serve(
-    model_server: FakeOpenAIServer, proxy: FaultyDynamoDBProxy, config_dir: Path
+    model_server: FakeOpenAIServer, proxy: FaultyDynamoDBProxy, config_dir: Path, unique_table_name: str
 ) -> Iterator[tuple[LocalApi, httpx.Client]]:
     """`stepwise serve` on the fake model, its store behind the proxy, and an HTTP client with an API key."""
     config = write_config(config_dir, openai_model(model_server), strategy="function_calling")
     with (
-        LocalApi(config_dir=config, retry_interval_scale=0.0, dynamodb_endpoint_url=proxy.url) as api,
+        LocalApi(
+            config_dir=config,
+            retry_interval_scale=0.0,
+            dynamodb_endpoint_url=proxy.url,
+            table_name=unique_table_name,
+        ) as api,
         httpx.Client(base_url=api.url, headers={"x-api-key": "fault-suite"}, timeout=30) as client,
     ):
         yield api, client

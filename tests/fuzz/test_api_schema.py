@@ -101,6 +101,12 @@ def finished_run_id(served_api: LocalApi) -> str:
 
 
 @pytest.fixture(scope="module")
+def open_run_id(served_api: LocalApi) -> str:
+    """A run of the fuzzer's owner stored QUEUED and never started, so cancelling it can answer 200 once."""
+    return served_api.environment.create_run("Wait for me.", owner=API_KEY).run_id
+
+
+@pytest.fixture(scope="module")
 def http_session() -> Iterator[requests.Session]:
     """One connection pool for the whole run."""
     with requests.Session() as session:
@@ -120,18 +126,18 @@ def ending_with_a_question(case: schemathesis.Case) -> schemathesis.Case:
 
 
 def case_strategy(
-    operation: schemathesis.APIOperation, mode: GenerationMode, *, finished_run_id: str
+    operation: schemathesis.APIOperation, mode: GenerationMode, *, finished_run_id: str, open_run_id: str
 ) -> st.SearchStrategy[schemathesis.Case]:
     """Cases of the operation sent with the fuzzer's key, some of them steered to where the route succeeds.
 
     Valid conversations also come with a question at their end, and run ids are random or the id of
-    the fuzzer's own run.
+    the fuzzer's own run (one still open, for cancelling).
     """
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
     if mode is not GenerationMode.POSITIVE:
         return generated
     if "run_id" in operation.path:
-        own_run = {"run_id": finished_run_id}
+        own_run = {"run_id": open_run_id if operation.path.endswith("/cancel") else finished_run_id}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=own_run)
     return generated | generated.map(ending_with_a_question)
 
@@ -142,6 +148,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
     served_api: LocalApi,
     http_session: requests.Session,
     finished_run_id: str,
+    open_run_id: str,
     method: str,
     path: str,
     mode: GenerationMode,
@@ -157,7 +164,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
-    @given(case=case_strategy(operation, mode, finished_run_id=finished_run_id))
+    @given(case=case_strategy(operation, mode, finished_run_id=finished_run_id, open_run_id=open_run_id))
     def send(case: schemathesis.Case) -> None:
         response = case.call_and_validate(
             base_url=served_api.url, session=http_session, checks=CHECKS, timeout=REQUEST_TIMEOUT_SECONDS

@@ -179,3 +179,78 @@ def test_the_api_reports_a_refused_start_as_a_failure_to_start(serve: Serve) -> 
         starter.start("run-1", {})
     # Then the failure says what Step Functions answered
     assert "StateMachineDoesNotExist" in str(failed.value)
+
+
+# Two Tasks in a row, both the test's function: a stop during the first must keep the second from running.
+TWO_TASK_MACHINE = {
+    "StartAt": "First",
+    "States": {
+        "First": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
+            "ResultSelector": {"n.$": "$.Payload.doubled"},
+            "Next": "Second",
+        },
+        "Second": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
+            "OutputPath": "$.Payload",
+            "End": True,
+        },
+    },
+}
+
+
+class CountingWork(Work):
+    """Work that counts its calls and says when the first one has begun."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.begun = threading.Event()
+
+    def __call__(self, function_name: str, payload: Any) -> Any:
+        self.calls += 1
+        self.begun.set()
+        return super().__call__(function_name, payload)
+
+
+def test_a_stopped_execution_is_aborted_and_starts_no_further_state() -> None:
+    # Given an execution whose first task is running
+    work = CountingWork()
+    work.released.clear()
+    machine = LocalStateMachine(TWO_TASK_MACHINE, work, name="agent")
+    with StepFunctionsEndpoint(max_concurrent_executions=1) as endpoint:
+        endpoint.attach(machine)
+        starter = executions(endpoint, machine)
+        arn = starter.start("run-1", {"n": 1})
+        assert work.begun.wait(timeout=10)
+        # When it is stopped, and the running task then finishes
+        assert starter.stop("run-1", cause="cancelled") is True
+        work.released.set()
+        described = described_when_done(client(endpoint), arn)
+    # Then it is ABORTED with the cause given, and the second task never ran
+    assert (described["status"], described.get("cause"), work.calls) == ("ABORTED", "cancelled", 1)
+
+
+def test_stopping_an_execution_that_does_not_exist_says_so(serve: Serve) -> None:
+    # Given the endpoint serving a machine
+    endpoint, machine = serve(WAITING_MACHINE)
+    # When an execution never started is stopped
+    stopped = executions(endpoint, machine).stop("never-started", cause="cancelled")
+    # Then there was nothing to stop
+    assert stopped is False
+
+
+def test_stopping_an_execution_that_ended_keeps_its_outcome(serve: Serve) -> None:
+    # Given an execution that succeeded
+    endpoint, machine = serve(WAITING_MACHINE)
+    sfn = client(endpoint)
+    arn = sfn.start_execution(stateMachineArn=machine.arn, name="run-1", input='{"n": 2}')["executionArn"]
+    described_when_done(sfn, arn)
+    # When it is stopped
+    executions(endpoint, machine).stop("run-1", cause="too late")
+    # Then it is still SUCCEEDED
+    assert sfn.describe_execution(executionArn=arn)["status"] == "SUCCEEDED"

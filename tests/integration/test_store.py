@@ -73,20 +73,76 @@ def test_a_retried_completion_is_stored_once_and_counted_once(store: Conversatio
     assert store.list_messages("run1")[1].tool_calls[0].arguments == {"a": 1}
 
 
-def test_a_retry_completes_the_trace_an_attempt_died_before_writing(
-    store: ConversationStore, dynamodb_table: tuple[Any, str]
-) -> None:
-    # Given an attempt that stored its message but died before its trace step
+def test_a_message_and_its_trace_step_are_one_item(store: ConversationStore, dynamodb_table: tuple[Any, str]) -> None:
+    # Given a run
     client, table = dynamodb_table
     store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
     meta = store.require_run("run1")
     step = StepRecord(iteration=1, kind="tool", n=0, latency_ms=7, ok=True)
+    # When a tool's observation is recorded
     store.record_message(meta, 1, 1, ChatMessage(role="tool", content="obs", tool_call_id="c"), step)
-    client.delete_item(TableName=table, Key={"pk": {"S": "RUN#run1"}, "sk": {"S": "STEP#0001#tool#00"}})
-    # When the retried step finds the message and restores the trace
-    store.restore_trace("run1", 1, 1)
-    # Then the trace holds the first attempt's step, once
+    # Then one item holds both, so no attempt can store one without the other
+    keys = [item["sk"]["S"] for item in client.scan(TableName=table)["Items"] if item["pk"]["S"] == "RUN#run1"]
+    assert sorted(keys) == ["META", "MSG#0000#000", "MSG#0001#001"]
     assert [s.latency_ms for s in store.list_steps("run1")] == [7]
+
+
+def test_the_trace_lists_model_parse_and_tool_steps_in_step_order(store: ConversationStore) -> None:
+    # Given an iteration's tool observation, decision and model message, stored in that order
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    store.record_message(meta, 1, 1, ChatMessage(role="tool", content="o", tool_call_id="c"), tool_step(1))
+    store.record_decision(meta, StepRecord(iteration=1, kind="parse", decision="tool_calls"), [])
+    store.record_message(meta, 1, 0, ChatMessage(role="assistant", content="a"), StepRecord(iteration=1, kind="llm"))
+    # When the trace is read
+    steps = store.list_steps("run1")
+    # Then it is in the order the steps ran: model, parse, tool
+    assert [step.kind for step in steps] == ["llm", "parse", "tool"]
+
+
+def tool_step(iteration: int) -> StepRecord:
+    return StepRecord(iteration=iteration, kind="tool", n=0)
+
+
+def test_a_cached_conversation_reads_only_what_is_new_and_stays_complete(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a conversation read once by this store
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    store.conversation("run1")
+    # When messages are added and the conversation is read again
+    for iteration in (1, 2):
+        observation = ChatMessage(role="tool", content=f"o{iteration}")
+        store.record_message(meta, iteration, 1, observation, tool_step(iteration))
+    client, _ = dynamodb_table
+    returned: list[int] = []
+
+    def count_items(parsed: dict[str, Any], **_: Any) -> None:
+        returned.append(len(parsed.get("Items", [])))
+
+    client.meta.events.register("after-call.dynamodb.Query", count_items)
+    contents = [m.content for m in store.conversation("run1").messages]
+    client.meta.events.unregister("after-call.dynamodb.Query", count_items)
+    # Then it is the same conversation a full read gives, read from the last cached message on
+    assert contents == [m.content for m in store.list_messages("run1")] == ["q", "o1", "o2"]
+    assert returned == [3]
+
+
+def test_a_cached_conversation_that_no_longer_matches_the_table_is_read_again(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a conversation read once by this store, whose run then expired and was created anew under its id
+    client, table = dynamodb_table
+    store.create_run(make_meta(), [ChatMessage(role="user", content="old question")])
+    store.conversation("run1")
+    for sk in ("META", "MSG#0000#000"):
+        client.delete_item(TableName=table, Key={"pk": {"S": "RUN#run1"}, "sk": {"S": sk}})
+    store.create_run(make_meta(), [ChatMessage(role="user", content="new question")])
+    # When the conversation is read again
+    contents = [m.content for m in store.conversation("run1").messages]
+    # Then it is the new run's, not the cached one's
+    assert contents == ["new question"]
 
 
 def test_messages_come_back_in_conversation_order_past_nine_iterations(store: ConversationStore) -> None:

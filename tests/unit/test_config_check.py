@@ -94,7 +94,7 @@ def test_a_higress_ai_agent_configuration_is_accepted_as_it_is(tmp_path: Path) -
     api = document.replace("- url: /v3", "- url: https://api.seniverse.com/v3")
     agent = {
         "llm": {
-            "apiKey": "sk-xxx",
+            "apiKey": "sk-xxxxxxxx",
             "domain": "dashscope.aliyuncs.com",
             "serviceName": "dashscope.dns",
             "servicePort": 443,

@@ -48,19 +48,23 @@ def _run_question(
     extra_environment: dict[str, str] | None = None,
 ) -> int:
     from stepwise.local.environment import LocalEnvironment
+    from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
 
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
-    environment = LocalEnvironment(
-        config_dir=config_dir,
-        config_file=config_file,
-        project_root=PROJECT_ROOT,
-        dynamodb_endpoint_url=args.dynamodb_endpoint,
-        listener=printer,
-        extra_environment=extra_environment,
-    )
-    with environment:
+    with (
+        store_endpoint(args) as endpoint_url,
+        LocalEnvironment(
+            config_dir=config_dir,
+            config_file=config_file,
+            project_root=PROJECT_ROOT,
+            dynamodb_endpoint_url=endpoint_url,
+            table_name=args.table_name,
+            listener=printer,
+            extra_environment=extra_environment,
+        ) as environment,
+    ):
         started = time.perf_counter()
         meta = environment.create_run(args.question, profile=args.profile, max_iterations=args.max_iterations)
         if not args.json:
@@ -122,13 +126,18 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
 
     event = json.loads(Path(args.event).read_text(encoding="utf-8"))
     config_path = Path(args.config).resolve()
-    local = LocalApi(
-        config_dir=config_path.parent,
-        config_file=config_path.name,
-        demo=config_path == DEMO_CONFIG,
-        dynamodb_endpoint_url=args.dynamodb_endpoint,
-    )
-    with local:
+    from stepwise.local.store_options import store_endpoint
+
+    with (
+        store_endpoint(args) as endpoint_url,
+        LocalApi(
+            config_dir=config_path.parent,
+            config_file=config_path.name,
+            demo=config_path == DEMO_CONFIG,
+            dynamodb_endpoint_url=endpoint_url,
+            table_name=args.table_name,
+        ) as local,
+    ):
         if args.seed_run:
             _seed_run_for(event, local.environment)
         try:
@@ -144,14 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     parser = argparse.ArgumentParser(prog="stepwise", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    store_help = "DynamoDB endpoint URL (default: an embedded endpoint on 127.0.0.1)"
+    from stepwise.local.store_options import add_store_arguments  # deferred, like add_serve_command
 
     demo = commands.add_parser("demo", help="run the demo: scripted model, example tools, local engine")
     demo.add_argument("question", nargs="?", default=DEMO_QUESTION)
     demo.add_argument("--profile", default=None)
     demo.add_argument("--max-iterations", type=int, default=None)
     demo.add_argument("--json", action="store_true", help="print the stored run as JSON instead of a trace")
-    demo.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    add_store_arguments(demo)
     demo.set_defaults(handler=command_demo)
 
     run = commands.add_parser("run", help="ask a question with the configured model and tools")
@@ -160,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", default=None)
     run.add_argument("--max-iterations", type=int, default=None)
     run.add_argument("--json", action="store_true")
-    run.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    add_store_arguments(run)
     run.set_defaults(handler=command_run)
 
     invoke = commands.add_parser("invoke", help="invoke one function of template.yaml on one event")
@@ -172,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="first create the run named by the event's run_id (a fresh embedded store has none)",
     )
-    invoke.add_argument("--dynamodb-endpoint", default=None, help=store_help)
+    add_store_arguments(invoke)
     invoke.set_defaults(handler=command_invoke)
     from stepwise.local.server import add_serve_command  # deferred: imported after the local defaults are set
 

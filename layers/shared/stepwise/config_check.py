@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.config_loading import read_config_file
-from stepwise.credentials import SecretResolver
+from stepwise.credentials import SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.registry import build_tool_registry, default_http_client
@@ -76,6 +76,11 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
         report = check_config_file(Path(args.file))
     except ConfigError as exc:
         print(f"stepwise config check: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:
+        # A value no validation foresaw: still one line for the person at the terminal, never a traceback.
+        reason = redact_known_secrets(f"{type(exc).__name__}: {exc}")
+        print(f"stepwise config check: {args.file}: cannot be used: {reason}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(report.as_json(), indent=2, ensure_ascii=False), file=out)

@@ -9,7 +9,11 @@ import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 
+from stepwise.log_guard import install_log_guard
+
 SERVICE = "stepwise"
+
+install_log_guard()
 
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)

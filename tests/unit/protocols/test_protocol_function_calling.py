@@ -165,12 +165,17 @@ def test_missing_provider_ids_are_generated_in_order() -> None:
     assert [call.id for call in decision.calls] == ["call_0", "call_1"]
 
 
-def test_a_call_without_a_name_is_a_parse_error() -> None:
-    # Given a Bedrock toolUse with no name / When parsed / Then it is a parse error
-    response = {"output": {"message": {"content": [{"toolUse": {"toolUseId": "t1", "input": {}}}]}}}
-    assert parse_completion(response, "function_calling") == ParseError(
-        message="One of your tool calls has no tool name."
-    )
+def test_a_call_without_a_name_is_dropped_and_the_others_kept() -> None:
+    # Given a Bedrock reply with a nameless toolUse beside a named one (trpc-agent filters the same way)
+    blocks = [
+        {"toolUse": {"toolUseId": "t1", "input": {}}},
+        {"toolUse": {"toolUseId": "t2", "name": "get_time", "input": {}}},
+    ]
+    response = {"output": {"message": {"content": blocks}}}
+    # When parsed / Then only the named call is left
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(call.id, call.name) for call in decision.calls] == [("t2", "get_time")]
 
 
 def test_an_unknown_response_shape_is_a_parse_error() -> None:

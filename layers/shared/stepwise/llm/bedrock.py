@@ -11,8 +11,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm._validation import describe_problems
+from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.llm_config import BedrockModelConfig
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 TRANSIENT_ERROR_CODES = frozenset(
     {
@@ -29,8 +30,9 @@ _EMPTY_TOOL_RESULT = "(no output)"
 
 
 class _WireToolUse(BaseModel):
-    toolUseId: str = Field(min_length=1, max_length=128)
-    name: str = Field(min_length=1, max_length=128)
+    # Read as sent: missing, repeated or oversized ids and names are repaired, not a failed call.
+    toolUseId: str | None = None
+    name: str = ""
     input: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -91,10 +93,10 @@ class BedrockConverseChatModel:
             problems = describe_problems(exc, limit=3, top_level="body")
             raise LLMTransientError(f"model {model_id}: not a Converse response ({problems})") from None
         blocks = wire.output.message.content
-        return Completion(
-            content="".join(block.text for block in blocks if block.text),
-            tool_calls=[
-                ToolCall(id=block.toolUse.toolUseId, name=block.toolUse.name, arguments=block.toolUse.input)
+        return repaired_completion(
+            "".join(block.text for block in blocks if block.text),
+            [
+                RawToolCall(id=block.toolUse.toolUseId, name=block.toolUse.name, arguments=block.toolUse.input)
                 for block in blocks
                 if block.toolUse is not None
             ],

@@ -11,15 +11,17 @@ from pydantic import BaseModel, Field, ValidationError
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.json_limits import load_json
 from stepwise.llm._validation import describe_problems
+from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.llm_config import OpenAIModelConfig
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
 
 
 class _WireFunction(BaseModel):
-    name: str = Field(min_length=1, max_length=128)
+    # Any name is read: an empty or absurd one is the model's mistake to correct, not a failed call.
+    name: str | None = None
     arguments: str | dict[str, Any] | None = None
 
 
@@ -146,7 +148,15 @@ class OpenAICompatibleChatModel:
 
     def _parse(self, response: httpx.Response) -> Completion:
         try:
-            wire = _WireCompletion.model_validate_json(response.content)
+            # Python's JSON decoder, unlike pydantic's, accepts the lone surrogates some models write
+            # (`"\\ud800"`); they are replaced when the reply is repaired.
+            body = json.loads(response.content)
+        except ValueError:
+            raise LLMTransientError(
+                f"model {self._config.model}: HTTP 200 but not a chat completion (body: not JSON)"
+            ) from None
+        try:
+            wire = _WireCompletion.model_validate(body)
         except ValidationError as exc:
             problems = describe_problems(exc, limit=3, top_level="body")
             raise LLMTransientError(
@@ -154,9 +164,9 @@ class OpenAICompatibleChatModel:
             ) from None
         choice = wire.choices[0]
         usage = wire.usage or _WireUsage()
-        return Completion(
-            content=_text_of(choice.message.content),
-            tool_calls=[_tool_call(index, call) for index, call in enumerate(choice.message.tool_calls or [])],
+        return repaired_completion(
+            _text_of(choice.message.content),
+            [_tool_call(call) for call in choice.message.tool_calls or []],
             usage=Usage(
                 input_tokens=usage.prompt_tokens or 0,
                 output_tokens=usage.completion_tokens or 0,
@@ -213,12 +223,12 @@ def _text_of(content: str | list[_WireTextPart] | None) -> str:
     return "".join(part.text for part in content)
 
 
-def _tool_call(index: int, call: _WireToolCall) -> ToolCall:
-    """Turn a wire tool call into a `ToolCall`.
+def _tool_call(call: _WireToolCall) -> RawToolCall:
+    """Turn a wire tool call into a `RawToolCall` (ids and names are repaired afterwards).
 
     Arguments arrive as a JSON string. One that does not decode to a JSON object is kept as
     `{"_raw": "<text>"}` rather than failing the call, so the parser can tell the model what was wrong
-    with what it wrote. Some local servers omit the call id; a positional one stands in.
+    with what it wrote.
     """
     raw = call.function.arguments
     arguments: dict[str, Any]
@@ -232,8 +242,7 @@ def _tool_call(index: int, call: _WireToolCall) -> ToolCall:
         except ValueError:  # not JSON, or past the JSON limits: the parser tells the model
             decoded = None
         arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
-    call_id = call.id if call.id and len(call.id) <= 128 else f"call_{index}"
-    return ToolCall(id=call_id, name=call.function.name, arguments=arguments)
+    return RawToolCall(id=call.id, name=call.function.name or "", arguments=arguments)
 
 
 def _provider_message(response: httpx.Response) -> str:

@@ -8,6 +8,11 @@ from pathlib import Path
 # layers/shared/stepwise/local/defaults.py -> the repository (template.yaml, config/, statemachine/)
 PROJECT_ROOT = Path(__file__).resolve().parents[4]
 
+# The one table local runs use, so that a restart finds every run (`--table-name` changes it).
+DEFAULT_TABLE_NAME = "stepwise-local"
+# DynamoDB Local's data folder (`--data-dir` or STEPWISE_DATA_DIR change it); git-ignored.
+DEFAULT_DATA_DIR = PROJECT_ROOT / ".stepwise" / "dynamodb"
+
 # Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
 LOCAL_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "local",

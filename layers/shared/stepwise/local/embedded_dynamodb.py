@@ -71,16 +71,18 @@ class EmbeddedDynamoDB:
 
 
 def create_table_from_template(client: Any, template: SamTemplate, table_name: str) -> None:
-    """Create the conversation table with the key schema `template.yaml` declares (idempotent)."""
+    """Create the conversation table with the keys and indexes `template.yaml` declares (idempotent)."""
     properties = template.document["Resources"][TABLE_LOGICAL_ID]["Properties"]
     existing = client.list_tables().get("TableNames", [])
     if table_name in existing:
         return
+    indexes = properties.get("GlobalSecondaryIndexes")
     client.create_table(
         TableName=table_name,
         AttributeDefinitions=properties["AttributeDefinitions"],
         KeySchema=properties["KeySchema"],
         BillingMode=properties.get("BillingMode", "PAY_PER_REQUEST"),
+        **({"GlobalSecondaryIndexes": indexes} if indexes else {}),
     )
     ttl = properties.get("TimeToLiveSpecification")
     if ttl:

@@ -1,5 +1,10 @@
 """Everything a local run needs, wired as on AWS: store endpoint, environment, handlers and the engine.
 
+The store is the DynamoDB endpoint given (the CLI gives DynamoDB Local on disk, or the user's
+`--dynamodb-endpoint`) and one fixed table in it, so a restart finds every run; without an endpoint,
+an in-memory moto server is started (the tests' fast default) with a table of its own, gone with the
+environment.
+
 Handlers read their settings from environment variables once, at import, as in Lambda; this module
 sets those variables for the process before it loads them, so one process hosts one environment at a
 time.
@@ -15,7 +20,7 @@ from types import TracebackType
 from typing import Any
 
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
-from stepwise.local.defaults import LOCAL_ENVIRONMENT, PROJECT_ROOT
+from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.template import SamTemplate
@@ -37,6 +42,7 @@ class LocalEnvironment:
         config_file: str = "stepwise.yaml",
         project_root: Path = PROJECT_ROOT,
         dynamodb_endpoint_url: str | None = None,
+        table_name: str | None = None,
         retry_interval_scale: float = 1.0,
         listener: Callable[[StateEvent], None] | None = None,
         extra_environment: Mapping[str, str] | None = None,
@@ -51,7 +57,9 @@ class LocalEnvironment:
         self._listener = listener
         self._extra_environment = dict(extra_environment or {})
         self._saved_environment: dict[str, str | None] = {}
-        self.table_name = f"stepwise-local-{uuid.uuid4().hex[:8]}"
+        # moto's backend is global to the process: an in-memory store gets a table of its own by default
+        default_name = DEFAULT_TABLE_NAME if dynamodb_endpoint_url else f"stepwise-memory-{uuid.uuid4().hex[:8]}"
+        self.table_name = table_name or default_name
         self.runtime: StepRuntime
         self.invoker: LocalLambdaInvoker
         self.state_machine: LocalStateMachine

@@ -34,6 +34,7 @@ from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
+from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
 from stepwise.observability import logger
 from stepwise.steps.api import ROUTES
@@ -238,6 +239,7 @@ class LocalApi:
         port: int = 0,
         demo: bool = False,
         dynamodb_endpoint_url: str | None = None,
+        table_name: str | None = None,
         project_root: Path = PROJECT_ROOT,
         retry_interval_scale: float = 1.0,
         max_concurrent_executions: int = DEFAULT_MAX_CONCURRENT_EXECUTIONS,
@@ -248,6 +250,7 @@ class LocalApi:
         self._config_file = config_file
         self._port = port
         self._dynamodb_endpoint_url = dynamodb_endpoint_url
+        self._table_name = table_name
         self._project_root = project_root
         self._retry_interval_scale = retry_interval_scale
         self._max_api_instances = max_api_instances
@@ -281,6 +284,7 @@ class LocalApi:
             config_file=self._config_file,
             project_root=self._project_root,
             dynamodb_endpoint_url=self._dynamodb_endpoint_url,
+            table_name=self._table_name,
             retry_interval_scale=self._retry_interval_scale,
             extra_environment=extra_environment,
         )
@@ -330,9 +334,7 @@ def add_serve_command(subparsers: Any) -> None:
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")
     serve.add_argument("--demo", action="store_true", help="serve config/demo.yaml with the example tool API")
     serve.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
-    serve.add_argument(
-        "--dynamodb-endpoint", default=None, help="DynamoDB endpoint URL (default: an embedded one on 127.0.0.1)"
-    )
+    add_store_arguments(serve)
     serve.add_argument(
         "--workflow-type",
         choices=["STANDARD", "EXPRESS"],
@@ -349,15 +351,18 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     else:
         config_path = Path(args.config).resolve()
         config_dir, config_file = config_path.parent, config_path.name
-    stack = LocalApi(
-        config_dir=config_dir,
-        config_file=config_file,
-        port=args.port,
-        demo=args.demo,
-        dynamodb_endpoint_url=args.dynamodb_endpoint,
-        workflow_type=args.workflow_type,
-    )
-    with stack:
+    with (
+        store_endpoint(args) as endpoint_url,
+        LocalApi(
+            config_dir=config_dir,
+            config_file=config_file,
+            port=args.port,
+            demo=args.demo,
+            dynamodb_endpoint_url=endpoint_url,
+            table_name=args.table_name,
+            workflow_type=args.workflow_type,
+        ) as stack,
+    ):
         print(f"stepwise serve: {stack.url} · config {config_dir / config_file} · Ctrl-C stops", file=out)
         print(
             f"  curl -s -X POST {stack.url}/v1/runs -H 'x-api-key: me' -H 'content-type: application/json' "

@@ -1,7 +1,7 @@
 """A Step Functions-compatible HTTP endpoint on 127.0.0.1, running executions in the local engine.
 
 It speaks the AWS JSON 1.0 protocol of the real service (`X-Amz-Target: AWSStepFunctions.<Operation>`)
-for the operations the API uses: StartExecution, StartSyncExecution and DescribeExecution. So the API
+for the operations the API uses: StartExecution, StartSyncExecution, DescribeExecution and StopExecution. So the API
 handler uses a real boto3 `stepfunctions` client pointed here by `endpoint_url`, exactly as on AWS.
 Executions run in the background on a bounded thread pool; a name can be used once, as on AWS.
 """
@@ -54,8 +54,11 @@ class _Execution:
     error: str | None = None
     cause: str | None = None
     future: Future[None] | None = field(default=None, repr=False)
+    stop: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def finish(self, result: ExecutionResult) -> None:
+        if self.stop.is_set():
+            return  # reported ABORTED from the moment it was stopped, as the service does
         self.status = result.status
         self.stopped_at = result.stopped_at
         self.output = None if result.output is None else json.dumps(result.output)
@@ -93,6 +96,7 @@ class StepFunctionsEndpoint:
             "StartExecution": self.start_execution,
             "StartSyncExecution": self.start_sync_execution,
             "DescribeExecution": self.describe_execution,
+            "StopExecution": self.stop_execution,
         }
 
     @property
@@ -169,13 +173,14 @@ class StepFunctionsEndpoint:
 
     def _run(self, machine: LocalStateMachine, execution: _Execution) -> None:
         try:
-            result = machine.start_execution(execution.name, json.loads(execution.input_text))
+            result = machine.start_execution(execution.name, json.loads(execution.input_text), stop=execution.stop)
         except Exception as exc:  # the engine itself broke: report it as the service would, as a failure
             logger.exception("local execution failed to run", extra={"execution": execution.name})
             execution.status, execution.error, execution.cause = "FAILED", "States.Runtime", str(exc)
             execution.stopped_at = datetime.now(UTC)
             return
-        execution.finish(result)
+        with self._lock:
+            execution.finish(result)
 
     def start_execution(self, request: dict[str, Any]) -> dict[str, Any]:
         """StartExecution: begin in the background; answer at once."""
@@ -189,14 +194,36 @@ class StepFunctionsEndpoint:
             execution.future.result()
         return execution.describe()
 
-    def describe_execution(self, request: dict[str, Any]) -> dict[str, Any]:
-        """DescribeExecution: the execution's status so far."""
-        arn = request.get("executionArn")
+    def _require_execution(self, arn: Any) -> _Execution:
         with self._lock:
             execution = self._executions.get(arn) if isinstance(arn, str) else None
         if execution is None:
             raise ServiceError("ExecutionDoesNotExist", f"Execution Does Not Exist: '{arn}'")
-        return execution.describe()
+        return execution
+
+    def describe_execution(self, request: dict[str, Any]) -> dict[str, Any]:
+        """DescribeExecution: the execution's status so far."""
+        return self._require_execution(request.get("executionArn")).describe()
+
+    def stop_execution(self, request: dict[str, Any]) -> dict[str, Any]:
+        """StopExecution: a running execution becomes ABORTED; the engine starts no further state.
+
+        An execution that already ended keeps its outcome.
+        """
+        execution = self._require_execution(request.get("executionArn"))
+        with self._lock:
+            if execution.status == "RUNNING":
+                execution.stop.set()
+                execution.status = "ABORTED"
+                execution.stopped_at = datetime.now(UTC)
+                execution.error = _optional_text(request.get("error"))
+                execution.cause = _optional_text(request.get("cause"))
+            stopped_at = execution.stopped_at or datetime.now(UTC)
+        return {"stopDate": stopped_at.timestamp()}
+
+
+def _optional_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 class _EndpointServer(ThreadingHTTPServer):

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import IntentOutcome, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -157,6 +157,9 @@ class RunRequest(StrictRequest):
         default=None, min_length=1, max_length=64, description="The agent profile; by default intent routing picks it."
     )
     metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the run.")
+    budget: RunBudget | None = Field(
+        default=None, description="Caps on the run's tokens and cost; the profile's own caps still apply."
+    )
 
     @field_validator("input")
     @classmethod
@@ -232,7 +235,31 @@ class RunView(BaseModel):
     output_error: str | None = None
     usage: RunUsage
     error: RunError | None = None
+    cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
+    cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+
+
+class RunListItem(BaseModel):
+    """One run in `GET /v1/runs`: enough to choose which one to read."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iterations: int
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
+
+
+class RunList(BaseModel):
+    """`GET /v1/runs`: a page of the caller's runs, newest first."""
+
+    runs: list[RunListItem]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
 
 
 class ErrorBody(BaseModel):

@@ -29,9 +29,12 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+import httpx
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from stepwise.credentials import check_redactable_literal
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -87,7 +90,16 @@ def validated_http_url(url: str, *, what: str = "url") -> str:
         parts.port  # noqa: B018 - reading it validates the port
     except ValueError:
         raise ValueError(f"{what} {url!r} has an invalid port") from None
+    check_client_url(url, what=what)
     return url.rstrip("/")
+
+
+def check_client_url(url: str, *, what: str = "url") -> None:
+    """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"{what} {url!r} cannot be used: {exc}") from None
 
 
 class ApiKeyConfig(BaseModel):
@@ -98,6 +110,11 @@ class ApiKeyConfig(BaseModel):
     location: Literal["header", "query", "bearer"] = Field(alias="in")
     name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
     value: str = Field(min_length=1, repr=False)
+
+    @field_validator("value")
+    @classmethod
+    def _redactable(cls, value: str) -> str:
+        return check_redactable_literal(value)
 
     # A field validator, not a model validator: pydantic shows a failing validator's input, and the
     # input of a model validator here would include the (possibly literal) key.

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from stepwise.errors import ConfigError
 from stepwise.models.intent_config import IntentConfig, Route
-from stepwise.models.llm_config import ModelConfig
+from stepwise.models.llm_config import ModelConfig, ModelPrices
 from stepwise.models.run import RunLimits
 from stepwise.models.tool_config import ToolsConfig
 
@@ -116,6 +116,10 @@ class StepwiseConfig(BaseModel):
         for name, profile in self.profiles.items():
             if profile.model not in self.models:
                 raise ValueError(f"profiles.{name}.model: '{profile.model}' is not one of the models")
+            if profile.limits.max_cost_usd is not None and self.models[profile.model].prices is None:
+                raise ValueError(
+                    f"profiles.{name}.limits.max_cost_usd: model '{profile.model}' has no prices to count the cost"
+                )
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):
@@ -129,6 +133,10 @@ class StepwiseConfig(BaseModel):
             return self.profiles[name]
         except KeyError:
             raise ConfigError(f"unknown profile '{name}'") from None
+
+    def model_prices(self, profile: str) -> ModelPrices | None:
+        """The prices of the named profile's model, if the configuration gives them."""
+        return self.models[self.profile(profile).model].prices
 
     @classmethod
     def from_mapping(

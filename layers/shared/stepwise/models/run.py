@@ -4,16 +4,27 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 
-RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"]
-TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT"})
+RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING")
 
 # `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
-StopReason = Literal["final_answer", "tool_calls", "max_iterations", "deadline", "parse_errors", "error"]
-FinalRoundReason = Literal["max_iterations", "deadline"]
+StopReason = Literal[
+    "final_answer",
+    "tool_calls",
+    "max_iterations",
+    "deadline",
+    "token_budget",
+    "cost_budget",
+    "parse_errors",
+    "error",
+    "cancelled",
+]
+FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
 
 
 class RunUsage(BaseModel):
@@ -25,6 +36,7 @@ class RunUsage(BaseModel):
     tool_calls: int = 0
     llm_ms: int = 0
     tool_ms: int = 0
+    cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
 
     @classmethod
     def from_steps(cls, steps: list[StepRecord]) -> RunUsage:
@@ -65,6 +77,28 @@ class RunLimits(BaseModel):
     # final round (up to 300 s) and Format (up to 300 s) before an uncatchable execution timeout
     max_execution_seconds: int = Field(default=600, ge=1, le=3000)
     max_parse_errors: int = Field(default=3, ge=1, le=20)
+    max_total_tokens: int | None = Field(default=None, ge=1, description="Input and output tokens of the run.")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="At the prices of the profile's model.")
+
+    def within(self, budget: RunBudget | None) -> RunLimits:
+        """These limits with a request's budget applied: the tighter of each cap wins."""
+        if budget is None:
+            return self
+        updates: dict[str, Any] = {}
+        for name in ("max_total_tokens", "max_cost_usd"):
+            mine, asked = getattr(self, name), getattr(budget, name)
+            if asked is not None:
+                updates[name] = asked if mine is None else min(mine, asked)
+        return self.model_copy(update=updates)
+
+
+class RunBudget(BaseModel):
+    """Caps a request may set on its run, over its profile's: tokens, and cost at the model's prices."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    max_total_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
 
 
 class RunOptions(BaseModel):
@@ -102,6 +136,8 @@ class RunMeta(BaseModel):
     output_error: str | None = None
     error: RunError | None = None
     usage: RunUsage = Field(default_factory=RunUsage)
+    cancelled_by: str | None = None
+    cancelled_at: str | None = None
     created_at: str
     updated_at: str
     expires_at: int
@@ -110,6 +146,20 @@ class RunMeta(BaseModel):
     def is_terminal(self) -> bool:
         """True once the run has ended, whatever the outcome."""
         return self.status in TERMINAL_STATUSES
+
+
+class RunSummary(BaseModel):
+    """A run as a listing shows it: what the owner index holds of its META."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iteration: int = 0
+    deadline: float
+    stop_reason: StopReason | None = None
+    created_at: str
+    updated_at: str
 
 
 StepKind = Literal["llm", "parse", "tool", "format"]

@@ -7,11 +7,12 @@ models; a malformed event is an `InvalidStateEvent` naming the field.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from stepwise.errors import InvalidStateEvent
+from stepwise.models.run import FinalRoundReason, RunMeta
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
@@ -29,16 +30,55 @@ class CallRef(BaseModel):
     name: str = Field(min_length=1, max_length=128)
 
 
+class RunContext(BaseModel):
+    """What the loop's steps need of a run's META and what never changes while it runs.
+
+    The first IterationGuard copies it from META into the payload, so no later step reads META: its
+    size is fixed (one profile name and a few numbers) whatever the length of the run.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    profile: str = Field(min_length=1, max_length=128)
+    deadline: float
+    expires_at: int
+    max_iterations: int = Field(ge=1)
+    max_parse_errors: int = Field(ge=1)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+    @classmethod
+    def from_meta(cls, meta: RunMeta) -> RunContext:
+        """The context of the run `meta` describes."""
+        return cls(
+            profile=meta.profile,
+            deadline=float(meta.deadline),
+            expires_at=meta.expires_at,
+            max_iterations=meta.limits.max_iterations,
+            max_parse_errors=meta.limits.max_parse_errors,
+            max_total_tokens=meta.limits.max_total_tokens,
+            max_cost_usd=meta.limits.max_cost_usd,
+        )
+
+
 class StatePayload(BaseModel):
-    """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format."""
+    """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format.
+
+    `run` is absent only in the execution input (and in executions started before it existed): the
+    first IterationGuard fills it. `parse_errors` is the run's count of consecutive parse errors so
+    far, carried from one Parse to the next.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     run_id: str = Field(pattern=RUN_ID_PATTERN)
     iteration: int = Field(ge=0, le=10_000)
     final_round: bool = False
+    final_round_reason: FinalRoundReason | None = None
     next: NextStep = "start"
     calls: list[CallRef] = Field(default_factory=list, max_length=64)
+    parse_errors: int = Field(default=0, ge=0, le=10_000)
+    run: RunContext | None = None
 
 
 class ToolInvokeEvent(BaseModel):
@@ -61,6 +101,10 @@ class TaskFailure(BaseModel):
     Cause: str | None = None
 
 
+def _iteration_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
 class FailureEvent(BaseModel):
     """The FormatFailure input: whatever the payload was when a task failed, plus the caught error.
 
@@ -71,6 +115,8 @@ class FailureEvent(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     run_id: str = Field(pattern=RUN_ID_PATTERN)
+    # recorded as the iteration the run ended at when it is readable; a malformed one is dropped, not refused
+    iteration: Annotated[int | None, BeforeValidator(_iteration_or_none)] = None
     error: TaskFailure
 
 

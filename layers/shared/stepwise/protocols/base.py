@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Literal
 
-from stepwise.models.decision import Decision, ParseError
+from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec
 from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import ProtocolWording, corrective_text, final_round_order, text_system_prompt
@@ -13,6 +13,8 @@ from stepwise.protocols.prompts import ProtocolWording, corrective_text, final_r
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
 TEXT_PROTOCOLS: tuple[ProtocolName, ...] = ("react_json", "react_text", "xml", "markers")
 EMPTY_REPLY = "Your reply was empty."
+# Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
+MAX_PARSED_CHARS = 100_000
 
 
 class Protocol(ABC):
@@ -114,9 +116,12 @@ class TextProtocol(Protocol):
         """Read the text; native tool calls, should a provider send them anyway, are taken as they are."""
         if completion.tool_calls:
             return parse_native(completion, tools)
-        if not completion.content.strip():
+        text = completion.content
+        if not text.strip():
             return ParseError(message=EMPTY_REPLY)
-        return self.parse_text(completion.content, tools, f"{call_id_prefix}_0")
+        if len(text) <= MAX_PARSED_CHARS:
+            return self.parse_text(text, tools, f"{call_id_prefix}_0")
+        return with_cap_note(self.parse_text(text[:MAX_PARSED_CHARS], tools, f"{call_id_prefix}_0"), len(text))
 
     @abstractmethod
     def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
@@ -137,3 +142,13 @@ def append_merging_users(messages: list[ChatMessage], message: ChatMessage) -> N
         messages[-1] = ChatMessage(role="user", content=merged)
     else:
         messages.append(message)
+
+
+def with_cap_note(decision: Decision, length: int) -> Decision:
+    """A decision read from the first `MAX_PARSED_CHARS` characters only, saying so where it is shown."""
+    note = f"only the first {MAX_PARSED_CHARS} of {length} characters of the reply were read"
+    if isinstance(decision, ToolCalls):
+        return decision.model_copy(update={"note": "; ".join(filter(None, [decision.note, note]))})
+    if isinstance(decision, FinalAnswer):
+        return decision.model_copy(update={"text": f"{decision.text}\n[{note}]"})
+    return ParseError(message=f"{decision.message} ({note.capitalize()}.)")

@@ -1,7 +1,8 @@
 """ReAct keyword labels (``Thought:``, ``Action:``, ``Action Input:``, ``Final Answer:``, ``Observation:``).
 
 Models write them in many spellings: any case, bold or bulleted, numbered (``Action 1:``), with a
-full-width colon (U+FF1A) or in Chinese (``思考``, ``动作输入``, ``最终答案``). They are recognised only at
+full-width colon (U+FF1A) or in Chinese (``思考``, ``动作输入``, ``最终答案``); LlamaIndex writes the final
+answer as ``Answer:``. They are recognised only at
 the start of a line, so the same words inside prose are left alone.
 """
 
@@ -15,7 +16,8 @@ KeywordKind = Literal["thought", "action", "action_input", "final_answer", "obse
 # Longer spellings come first: "Action Input" must win over "Action", "动作输入" over "动作".
 _SPELLINGS: list[tuple[KeywordKind, str]] = [
     ("action_input", r"action[ _-]?input|动作输入|行动输入"),
-    ("final_answer", r"final[ _-]?answer|最终答案|最终回答"),
+    # A bare "Answer:" is LlamaIndex's final-answer keyword.
+    ("final_answer", r"final[ _-]?answer|最终答案|最终回答|answer|答案"),
     ("thought", r"thoughts?|thinking|思考|想法"),
     ("action", r"action|动作|行动"),
     ("observation", r"observation|观察结果|观察"),

@@ -26,8 +26,9 @@ _LITERALS: dict[str, Any] = {
     "None": None,
 }
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'"}
-# A closing fence may be missing: a stop sequence or the token limit can cut the block short.
-_FENCE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n?(?P<body>.*?)\s*(?:```)?\s*$", re.DOTALL)
+# After the three backticks: a language tag alone on its line, a tag then a space before an inline JSON
+# value, or nothing (```get_weather(...)``` has no tag: a word glued to the content is the content).
+_FENCE_OPENER = re.compile(r"```(?:[\w+.-]*[ \t]*(?:\n|$)|[\w+.-]+[ \t]+(?=[\[{])|)")
 
 
 class JsonSpan(NamedTuple):
@@ -48,6 +49,8 @@ class _Reader:
     def __init__(self, text: str, pos: int) -> None:
         self.text = text
         self.pos = pos
+        # Objects read completely, even inside a document that turns out unreadable (see find_objects).
+        self.completed: list[JsonSpan] = []
 
     def skip_blank(self) -> None:
         """Skip whitespace and comments."""
@@ -62,6 +65,8 @@ class _Reader:
             elif text.startswith("/*", self.pos):
                 close = text.find("*/", self.pos + 2)
                 if close < 0:
+                    # The rest of the text is the comment: no search should start inside it again.
+                    self.pos = len(text)
                     raise _Unreadable
                 self.pos = close + 2
             else:
@@ -89,6 +94,7 @@ class _Reader:
 
     def object(self, depth: int) -> dict[str, Any]:
         """Read an object; commas between members are optional, a trailing one is allowed."""
+        start = self.pos
         self.pos += 1
         result: dict[str, Any] = {}
         while True:
@@ -96,6 +102,7 @@ class _Reader:
             char = self.peek()
             if char == "}":
                 self.pos += 1
+                self.completed.append(JsonSpan(start, self.pos, result))
                 return result
             if not char:
                 raise _Unreadable
@@ -198,8 +205,15 @@ class _Reader:
 
 def strip_code_fence(text: str) -> str:
     """The body of a text that is one fenced code block (with or without a language tag), else the text."""
-    match = _FENCE.match(text)
-    return match.group("body") if match else text
+    stripped = text.strip()
+    opener = _FENCE_OPENER.match(stripped)
+    if opener is None:
+        return text
+    body = stripped[opener.end() :].rstrip()
+    # A closing fence may be missing: a stop sequence or the token limit can cut the block short.
+    if body.endswith("```"):
+        body = body[:-3]
+    return body.strip()
 
 
 def scan_value(text: str, start: int) -> tuple[Any, int] | None:
@@ -234,13 +248,30 @@ def load_lenient(text: str) -> Any | None:
 
 
 def find_objects(text: str) -> Iterator[JsonSpan]:
-    """Every readable top-level JSON object inside a text (prose, fences and all), in order."""
+    """Every readable top-level JSON object inside a text (prose, fences and all), in order.
+
+    Linear in the text: a read that fails is not started again from each brace it went past. The
+    objects it did read completely before failing are yielded (the outermost ones), and the search
+    goes on where the read stopped.
+    """
     position = text.find("{")
     while position >= 0:
-        found = scan_value(text, position)
-        if found is not None and isinstance(found[0], dict):
-            value, end = found
-            yield JsonSpan(position, end, value)
-            position = text.find("{", end)
-        else:
-            position = text.find("{", position + 1)
+        reader = _Reader(text, position)
+        try:
+            value = reader.value(0)
+        except (_Unreadable, RecursionError):
+            yield from _outermost(reader.completed)
+            position = text.find("{", max(reader.pos, position + 1))
+            continue
+        if isinstance(value, dict):
+            yield JsonSpan(position, reader.pos, value)
+        position = text.find("{", reader.pos)
+
+
+def _outermost(spans: list[JsonSpan]) -> list[JsonSpan]:
+    """The spans not inside another one, in text order (inner objects complete before outer ones)."""
+    result: list[JsonSpan] = []
+    for span in sorted(spans, key=lambda span: (span.start, -span.end)):
+        if not result or span.start >= result[-1].end:
+            result.append(span)
+    return result

@@ -24,12 +24,20 @@ from stepwise.protocols.keywords import clean_thought
 from stepwise.protocols.lenient_json import find_objects, load_lenient
 from stepwise.protocols.prompts import MARKERS
 from stepwise.protocols.sections import Section, Tag, find_sections, hallucination_limit, ignored_notes
+from stepwise.protocols.shapes import BOTH_DECISIONS
 
 _MARKER = re.compile(
-    r"/\*\s*(?P<end>END[ _-]?)?(?P<name>PLANNING|PLAN|ACTION|FINAL[ _-]?ANSWER|OBSERVATION)\s*\*/",
+    r"/\*\s*(?P<end>END[ _-]?)?(?P<name>PLANNING|PLAN|REPLANNING|REASONING|ACTION|FINAL[ _-]?ANSWER|OBSERVATION)\s*\*/",
     re.IGNORECASE,
 )
-_KINDS = {"planning": "thought", "plan": "thought", "action": "action", "finalanswer": "final_answer"}
+_KINDS = {
+    "planning": "thought",
+    "plan": "thought",
+    "replanning": "thought",
+    "reasoning": "thought",
+    "action": "action",
+    "finalanswer": "final_answer",
+}
 
 
 def _read_marker(match: re.Match[str]) -> Tag:
@@ -64,6 +72,12 @@ def parse_markers(text: str, tools: list[ToolSpec] | None, call_id: str) -> Deci
     sections = find_sections(text, _MARKER, _read_marker)
     decisive = [s for s in sections if s.kind in ("action", "final_answer")]
     if not decisive:
+        if sections:
+            # trpc-agent does not end a turn on a plan alone either.
+            return ParseError(
+                message="Your reply has a plan but neither an /*ACTION*/ nor a /*FINAL_ANSWER*/ section: "
+                "continue with one of them."
+            )
         return ParseError(message="Your reply has neither an /*ACTION*/ nor a /*FINAL_ANSWER*/ section.")
     first = decisive[0]
     thought = _thought(text, sections, first)
@@ -71,9 +85,10 @@ def parse_markers(text: str, tools: list[ToolSpec] | None, call_id: str) -> Deci
         return final_answer(first.content, thought)
     limit = hallucination_limit(text, sections, first.end)
     later = [s for s in decisive[1:] if s.start < limit]
+    if any(s.kind == "final_answer" for s in later):
+        return ParseError(message=BOTH_DECISIONS)
     notes = ignored_notes(
-        extra_actions=sum(s.kind == "action" for s in later),
-        final_after_action=any(s.kind == "final_answer" for s in later),
+        extra_actions=len(later),
         observation_cut=limit < len(text),
     )
     return _action(first.content, tools, call_id, thought, notes)

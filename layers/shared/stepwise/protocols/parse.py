@@ -1,8 +1,9 @@
 """One entry point for any completion: raw text, a `Completion` or a provider response dict.
 
 In ``auto`` mode the protocol is detected from the content: native tool calls first, then markers, XML
-tags, and whichever of ReAct keyword lines or a JSON action block comes first. Text with none of them
-is a final answer, as in native function calling.
+tags, and whichever of ReAct keyword lines or a JSON action block comes first; a broken JSON action
+block is read as one (and answered with a parse error). Text with none of them is a final answer, as in
+native function calling.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from stepwise.protocols.keywords import find_keywords
 from stepwise.protocols.provider_responses import completion_from_response, tool_specs_from
 from stepwise.protocols.react_json import action_blocks
 from stepwise.protocols.registry import find_protocol, get_protocol
+from stepwise.protocols.shapes import has_action_key
 
 _MARKER_DECISION = re.compile(r"/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/", re.IGNORECASE)
-_XML_DECISION = re.compile(r"<\s*(?:action|final[_-]?answer)\s*(?:\s[^<>]*)?>", re.IGNORECASE)
+_XML_DECISION = re.compile(r"<\s*(?:action|tool|tool[_-]?input|final[_-]?answer)\s*(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
 def detect_protocol(completion: Completion) -> ProtocolName | None:
@@ -34,7 +36,8 @@ def detect_protocol(completion: Completion) -> ProtocolName | None:
     keyword = next((hit.start for hit in find_keywords(text) if hit.kind in ("action", "final_answer")), None)
     block = next((span.start for span in action_blocks(text)), None)
     if keyword is None and block is None:
-        return None
+        # A JSON action block too broken to read is still an action, never a final answer.
+        return "react_json" if has_action_key(text) else None
     if block is None or (keyword is not None and keyword < block):
         return "react_text"
     return "react_json"

@@ -1,8 +1,9 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
-Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses and
-Anthropic messages; tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
-malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
+Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
+Anthropic messages and DashScope's native responses; tools in OpenAI, Anthropic, Bedrock or our own
+shape. Nothing here raises on a malformed payload: a response gives a `ParseError`, an unreadable tool
+is skipped.
 """
 
 from __future__ import annotations
@@ -30,16 +31,30 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
     if "output" in response:
-        output = response["output"]
-        message = output.get("message") if isinstance(output, dict) else None
-        if not isinstance(message, dict):
-            return ParseError(message="The response has no output.message.")
-        return _from_blocks(message.get("content"), call_id_prefix)
+        return _from_output(response["output"], call_id_prefix)
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
+    """An ``output`` envelope: Bedrock Converse (``output.message``) or DashScope's native API
+    (``output.choices[0].message`` with the ``message`` result format, ``output.text`` with ``text``).
+    """
+    if not isinstance(output, dict):
+        return ParseError(message="The response output is not an object.")
+    message = output.get("message")
+    if isinstance(message, dict):
+        return _from_blocks(message.get("content"), call_id_prefix)
+    choices = output.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    if isinstance(first, dict) and isinstance(first.get("message"), dict):
+        return _from_openai_message(first["message"], call_id_prefix)
+    if isinstance(output.get("text"), str):
+        return Completion(content=output["text"])
+    return ParseError(message="The response has no output.message, output.choices or output.text.")
 
 
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
@@ -91,11 +106,13 @@ def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
 
 
 def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Completion | ParseError:
-    """Build the completion; a call without a name or with unreadable arguments is a parse error."""
+    """Build the completion; a call without a name is dropped (as trpc-agent does), unreadable arguments
+    are a parse error.
+    """
     tool_calls: list[ToolCall] = []
     for position, (call_id, name, raw_arguments) in enumerate(calls):
         if not isinstance(name, str) or not name.strip():
-            return ParseError(message="One of your tool calls has no tool name.")
+            continue
         arguments = decode_arguments(raw_arguments)
         if arguments is None:
             return malformed_arguments(name)

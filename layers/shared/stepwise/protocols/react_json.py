@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 from stepwise.models.decision import Decision, ParseError
 from stepwise.models.messages import ToolCall, ToolSpec
@@ -21,11 +20,11 @@ from stepwise.protocols.lenient_json import JsonSpan, find_objects
 from stepwise.protocols.prompts import REACT_JSON
 from stepwise.protocols.react_text import parse_react_text
 from stepwise.protocols.sections import ignored_notes
+from stepwise.protocols.shapes import ACTION_KEY, BOTH_DECISIONS, FENCED_JSON, broken_block_error
 
 # Narrower than the names accepted inside an explicit action section: a bare "name" key is too common
 # in ordinary JSON (an answer about a person) to mark an action block.
 ACTION_KEYS = ("action", "tool", "toolname")
-_BROKEN_BLOCK = re.compile(r"""["']?action["']?\s*:|```\s*json""", re.IGNORECASE)
 
 
 class ReactJsonProtocol(TextProtocol):
@@ -64,25 +63,29 @@ def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     _, action_input = pick(first.value, INPUT_KEYS)
     if isinstance(action, str) and is_final_action(action, tools):
         return final_answer(answer_text(action_input), thought)
-    observation = first_after(find_keywords(text), "observation", first.end)
+    hits = find_keywords(text)
+    observation = first_after(hits, "observation", first.end)
     limit = observation.start if observation else len(text)
     later = [pick(block.value, ACTION_KEYS)[1] for block in blocks[1:] if block.start < limit]
     finals = sum(isinstance(name, str) and is_final_action(name, tools) for name in later)
+    keyword_final = first_after(hits, "final_answer", first.end)
+    if finals or (keyword_final is not None and keyword_final.start < limit):
+        return ParseError(message=BOTH_DECISIONS)
     notes = ignored_notes(
-        extra_actions=len(later) - finals,
-        final_after_action=finals > 0,
+        extra_actions=len(later),
         observation_cut=observation is not None,
     )
     return tool_call(action, action_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
 
 
 def _without_block(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
-    """No readable action block: keyword lines are accepted, else say what is missing."""
-    if any(hit.kind in ("action", "final_answer") for hit in find_keywords(text)):
+    """No readable action block: keyword lines are accepted, else say what is missing or broken."""
+    hits = find_keywords(text)
+    if any(hit.kind in ("action", "final_answer") for hit in hits):
         return parse_react_text(text, tools, call_id)
-    if _BROKEN_BLOCK.search(text):
-        return ParseError(
-            message="Your JSON action block could not be read: it must be one JSON object with the keys "
-            '"action" and "action_input".'
-        )
+    key = ACTION_KEY.search(text) or FENCED_JSON.search(text)
+    if key is not None:
+        fence = text.rfind("```", 0, key.start() + 1)
+        brace = text.rfind("{", 0, key.start() + 1)
+        return broken_block_error(text[max(fence, brace, 0) :])
     return ParseError(message="Your reply has no JSON action block.")

@@ -9,20 +9,24 @@ from typing import Any
 from stepwise.models.decision import Decision, ParseError
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.protocols.arguments import (
+    INPUT_KEYS,
+    NAME_KEYS,
     answer_text,
     clean_tool_name,
     final_answer,
     find_tool,
     is_final_action,
     is_no_action,
+    pick,
     tool_call,
 )
 from stepwise.protocols.base import ProtocolName, TextProtocol
 from stepwise.protocols.call_syntax import parse_call
 from stepwise.protocols.keywords import KeywordHit, clean_thought, find_keywords, first_after, section
-from stepwise.protocols.lenient_json import load_lenient, scan_value, strip_code_fence
+from stepwise.protocols.lenient_json import find_objects, load_lenient, scan_value, strip_code_fence
 from stepwise.protocols.prompts import REACT_TEXT
 from stepwise.protocols.sections import ignored_notes
+from stepwise.protocols.shapes import BOTH_DECISIONS, broken_block_error
 
 # The original ReAct paper's style: ``Search[Paris]``.
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
@@ -67,9 +71,10 @@ def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     observation = first_after(hits, "observation", first.end)
     limit = observation.start if observation else len(text)
     later = [hit for hit in hits[first_index + 1 :] if hit.start < limit]
+    if any(hit.kind == "final_answer" for hit in later):
+        return ParseError(message=BOTH_DECISIONS)
     notes = ignored_notes(
         extra_actions=sum(hit.kind == "action" for hit in later),
-        final_after_action=any(hit.kind == "final_answer" for hit in later),
         observation_cut=observation is not None,
     )
     raw_input = _action_input(text, hits, first_index)
@@ -112,6 +117,9 @@ def _action(
     notes: list[str],
 ) -> Decision:
     """The decision for an ``Action:`` line: a tool call, or a final answer given as an action."""
+    if action_text.startswith(("```", "{")):
+        # LangChain's structured chat: the action is a JSON block, fenced or not, under "Action:".
+        return _action_block(action_text, tools, call_id, thought, notes)
     line = action_text.splitlines()[0].strip() if action_text else ""
     if is_final_action(clean_tool_name(line), tools):
         return final_answer(answer_text(raw_input), thought)
@@ -123,4 +131,27 @@ def _action(
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
         return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    if raw_input is None and line:
+        # LangChain and LlamaIndex both refuse an action without its input.
+        return ParseError(
+            message=f"Your 'Action: {clean_tool_name(line)[:80]}' line has no 'Action Input:' line after it. "
+            "Write the tool arguments on an 'Action Input:' line ({} when the tool takes none)."
+        )
     return tool_call(line, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+
+
+def _action_block(block: str, tools: list[ToolSpec] | None, call_id: str, thought: str, notes: list[str]) -> Decision:
+    """An action written as a JSON object under ``Action:``; a fence's language tag is never a tool name."""
+    body = strip_code_fence(block)
+    value = load_lenient(body)
+    if not isinstance(value, dict):
+        value = next((span.value for span in find_objects(body)), None)
+    if not isinstance(value, dict):
+        return broken_block_error(block)
+    found, name = pick(value, NAME_KEYS)
+    if not found:
+        return ParseError(message='Your action block has no "action" key naming the tool to call.')
+    arguments = pick(value, INPUT_KEYS)[1]
+    if isinstance(name, str) and is_final_action(name, tools):
+        return final_answer(answer_text(arguments), thought)
+    return tool_call(name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)

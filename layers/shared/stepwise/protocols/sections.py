@@ -70,13 +70,11 @@ def hallucination_limit(text: str, sections: list[Section], after: int) -> int:
     return min(tagged, keyword.start if keyword else len(text))
 
 
-def ignored_notes(*, extra_actions: int, final_after_action: bool, observation_cut: bool) -> list[str]:
+def ignored_notes(*, extra_actions: int, observation_cut: bool) -> list[str]:
     """The notes a `ToolCalls` decision carries about what the parser left out."""
     notes: list[str] = []
     if extra_actions:
         notes.append(f"the reply had {extra_actions + 1} actions; the first was taken, the rest were ignored")
-    if final_after_action:
-        notes.append("a final answer written after the action was ignored")
     if observation_cut:
         notes.append("an observation written by the model, and everything after it, was ignored")
     return notes

@@ -26,22 +26,27 @@ from stepwise.protocols.lenient_json import load_lenient, strip_code_fence
 from stepwise.protocols.prompts import XML
 from stepwise.protocols.react_text import read_input_text
 from stepwise.protocols.sections import Section, Tag, find_sections, hallucination_limit, ignored_notes
+from stepwise.protocols.shapes import BOTH_DECISIONS
 
 _KINDS = {
     "thought": "thought",
     "thinking": "thought",
     "action": "action",
     "actioninput": "action_input",
+    # LangChain's XML agent: <tool>search</tool><tool_input>weather</tool_input>
+    "tool": "action",
+    "toolinput": "action_input",
     "finalanswer": "final_answer",
     "answer": "final_answer",
     "observation": "observation",
 }
 _TAG = re.compile(
-    r"<\s*(?P<closing>/)?\s*(?P<name>thought|thinking|action[_-]?input|action|final[_-]?answer|answer|"
+    r"<\s*(?P<closing>/)?\s*(?P<name>thought|thinking|action[_-]?input|action|tool[_-]?input|tool|final[_-]?answer|answer|"
     r"observation)\s*(?:\s[^<>]*)?>",
     re.IGNORECASE,
 )
 _ESCAPED_QUOTE = re.compile(r"&(?:quot|apos|#34|#39|#x22|#x27);", re.IGNORECASE)
+_ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-f]+);", re.IGNORECASE)
 _ANY_TAG = re.compile(r"</?\s*\w[\w-]*\s*(?:\s[^<>]*)?>")
 
 
@@ -87,6 +92,9 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
     sections = find_sections(text, _TAG, _read_tag)
     decisive = [s for s in sections if s.kind in ("action", "final_answer")]
     if not decisive:
+        if any(s.kind == "action_input" for s in sections):
+            # LangChain refuses a tool input without the tool it is for.
+            return ParseError(message="Your reply has a <tool_input> tag but no <tool> tag naming the tool.")
         return ParseError(message="Your reply has neither an <action> tag nor a <final_answer> tag.")
     first = decisive[0]
     thought = _thought(text, sections, first)
@@ -94,9 +102,10 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
         return final_answer(first.content, thought)
     limit = hallucination_limit(text, sections, first.end)
     later = [s for s in decisive[1:] if s.start < limit]
+    if any(s.kind == "final_answer" for s in later):
+        return ParseError(message=BOTH_DECISIONS)
     notes = ignored_notes(
-        extra_actions=sum(s.kind == "action" for s in later),
-        final_after_action=any(s.kind == "final_answer" for s in later),
+        extra_actions=len(later),
         observation_cut=limit < len(text),
     )
     after = sections[sections.index(first) + 1 :]
@@ -141,6 +150,8 @@ def _action(
             message='The call in your <action> tag could not be read: write tool_name(parameter="value"), '
             'with text values in double quotes and quotes inside them escaped as \\".'
         )
+    if action_input is not None and _ENTITY.search(action_input):
+        action_input = html.unescape(action_input)
     raw_input = read_input_text(action_input) if action_input is not None else None
     if is_final_action(clean_tool_name(body), tools):
         return final_answer(answer_text(raw_input), thought)

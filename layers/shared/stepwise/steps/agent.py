@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 
+from stepwise.errors import RunNotFound
 from stepwise.models.config import AgentProfile
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import RunMeta
+from stepwise.models.run import RunMeta, RunOptions
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
 
@@ -24,15 +26,51 @@ class RunAgent:
     client_tools: frozenset[str] = frozenset()
 
 
-def agent_for(meta: RunMeta, runtime: StepRuntime) -> RunAgent:
+@dataclass(frozen=True)
+class StoredRun:
+    """The run a step writes for: its id and when its items expire (see `stepwise.store.RunRef`)."""
+
+    run_id: str
+    expires_at: int
+
+
+class ProfiledRun(typing.Protocol):
+    """What names a run's agent: its profile, and the options its request set (META holds both)."""
+
+    @property
+    def profile(self) -> str: ...
+
+    @property
+    def options(self) -> RunOptions | None: ...
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """A run's profile and options when they do not come from its META item (see `ProfiledRun`)."""
+
+    profile: str
+    options: RunOptions | None = None
+
+
+def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
     """Resolve the run's profile into a protocol and a tool list: the profile's tools, then the client's."""
-    profile = runtime.profile(meta.profile)
+    profile = runtime.profile(run.profile)
     capabilities = runtime.config.models[profile.model].capabilities
     protocol_name = resolve_protocol(profile.strategy, profile.protocol, capabilities.native_tools)
-    client_tools = meta.options.client_tools if meta.options is not None else []
+    client_tools = run.options.client_tools if run.options is not None else []
     return RunAgent(
         profile=profile,
         protocol=get_protocol(protocol_name),
         tools=runtime.tools().specs(profile.tools) + client_tools,
         client_tools=frozenset(tool.name for tool in client_tools),
     )
+
+
+def refuse_ended(meta: RunMeta) -> None:
+    """`RunNotFound` once the run has ended (cancelled, most likely): its execution must go no further.
+
+    Parse and ToolInvoke read META in the batch they make anyway, so an Express execution, which cannot
+    be stopped, ends at the next of them after a cancellation, as it did at IterationGuard's write.
+    """
+    if meta.is_terminal:
+        raise RunNotFound(f"run {meta.run_id} already ended {meta.status}")

@@ -23,6 +23,10 @@ class ExecutionStartFailed(StepwiseError):
     """Step Functions refused or could not be reached to start an execution."""
 
 
+class ExecutionStopFailed(StepwiseError):
+    """Step Functions refused or could not be reached to stop an execution."""
+
+
 class SyncExecutionTimedOut(StepwiseError):
     """A synchronous execution did not end within the time the caller can wait; it goes on running."""
 
@@ -92,6 +96,26 @@ class StepFunctionsExecutions:
         except (ClientError, BotoCoreError) as exc:
             raise ExecutionStartFailed(_describe(exc)) from exc
         return str(response["executionArn"])
+
+    def execution_arn(self, run_id: str) -> str:
+        """The ARN of the execution named `run_id` (the state machine's ARN, `stateMachine` -> `execution`)."""
+        prefix, _, machine_name = self.state_machine_arn.rpartition(":stateMachine:")
+        return f"{prefix}:execution:{machine_name}:{run_id}"
+
+    def stop(self, run_id: str, *, cause: str) -> bool:
+        """Stop the execution named `run_id`; False when there is none to stop (never started, or ended).
+
+        `ExecutionStopFailed` when Step Functions cannot be reached or refuses for another reason.
+        """
+        try:
+            self._client.stop_execution(executionArn=self.execution_arn(run_id), error="Cancelled", cause=cause)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ExecutionDoesNotExist":
+                return False
+            raise ExecutionStopFailed(_describe(exc)) from exc
+        except BotoCoreError as exc:
+            raise ExecutionStopFailed(_describe(exc)) from exc
+        return True
 
     def start_sync(self, run_id: str, execution_input: dict[str, Any]) -> SyncExecutionResult:
         """Run the execution named `run_id` to its end (Express workflows only).

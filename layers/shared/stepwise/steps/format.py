@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, RunStatus, RunUsage, StepRecord, StopReason, StoredMessage
+from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.budgets import priced_usage
+from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 
@@ -15,8 +17,10 @@ _FALLBACK_OBSERVATION_CHARS = 1000
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
-    if payload.final_round and meta.final_round_reason is not None:
-        return meta.final_round_reason
+    # the payload carries the reason since IterationGuard stopped writing it to META for every iteration
+    reason = payload.final_round_reason or meta.final_round_reason
+    if payload.final_round and reason is not None:
+        return reason
     if payload.next == "limit_hit":
         return "parse_errors"
     return "final_answer"
@@ -46,8 +50,9 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     With a `response_schema` in the profile the answer is also stored as validated JSON (`output`), or
     the reason it could not be (`output_error`).
     """
-    snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
+    snapshot = runtime.store.read_iteration(payload.run_id, payload.iteration, meta=True, decision=True)
     meta = snapshot.meta
+    assert meta is not None  # read_iteration raises RunNotFound without it
     if meta.is_terminal:
         return FormatResult(
             run_id=meta.run_id,
@@ -71,6 +76,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         if stop_reason == "tool_calls"
         else produce_structured_output(meta, payload.iteration, answer, runtime)
     )
+    usage = priced_usage(meta.profile, runtime.store.list_steps(payload.run_id), runtime)
     finished = runtime.store.finish_run(
         meta,
         "SUCCEEDED",
@@ -78,9 +84,12 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answer=answer,
         output=structured.output,
         output_error=structured.error,
-        usage=RunUsage.from_steps(runtime.store.list_steps(payload.run_id)),
+        usage=usage,
+        iteration=payload.iteration,
     )
     metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
+    if finished.status == "SUCCEEDED":
+        record_run_ended(finished.status, finished.stop_reason, usage, payload.iteration)
     logger.info(
         "run finished",
         extra={
@@ -111,9 +120,13 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     meta = runtime.store.require_run(event.run_id)
     error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
     status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
-    usage = RunUsage.from_steps(runtime.store.list_steps(meta.run_id))
-    runtime.store.finish_run(meta, status, stop_reason="error", error=error, usage=usage)
+    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
+    finished = runtime.store.finish_run(
+        meta, status, stop_reason="error", error=error, usage=usage, iteration=event.iteration
+    )
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
+    if finished.status == status:
+        record_run_ended(status, "error", usage, finished.iteration)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
 

@@ -1,35 +1,51 @@
-"""IterationGuard: count the iteration, and make it the final round when the limit or deadline is reached."""
+"""IterationGuard: count the iteration, and make it the final round when a limit, the deadline or a budget
+is reached."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from stepwise.models.run import FinalRoundReason
-from stepwise.models.state import StatePayload, parse_event
+from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.budgets import budget_reached, has_budget
 from stepwise.steps.runtime import StepRuntime
 
 
 def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
-    """Start the next iteration; on the last allowed one set `final_round` so the model must answer now."""
+    """Start the next iteration; on the last allowed one set `final_round` so the model must answer now.
+
+    Only the first iteration talks to DynamoDB: it marks the run RUNNING and copies what the loop needs of
+    META (profile, limits, deadline, expiry) into the payload. Later iterations decide from the payload
+    alone, so the guard costs no request; Format records the iteration the run ended at.
+    """
     iteration = payload.iteration + 1
-    meta = runtime.store.begin_iteration(payload.run_id, iteration)
-    reason: FinalRoundReason | None = meta.final_round_reason
+    run = payload.run
+    reason: FinalRoundReason | None = None
+    if run is None:
+        meta = runtime.store.begin_iteration(payload.run_id, iteration)
+        run = RunContext.from_meta(meta)
+        reason = meta.final_round_reason
     if reason is None:
-        if iteration >= meta.limits.max_iterations:
+        if iteration >= run.max_iterations:
             reason = "max_iterations"
-        elif runtime.clock() >= meta.deadline:
+        elif runtime.clock() >= run.deadline:
             reason = "deadline"
+        elif has_budget(run):
+            reason = budget_reached(payload.run_id, run, runtime)
         if reason is not None:
-            runtime.store.set_final_round(payload.run_id, reason)
             logger.info("final round", extra={"run_id": payload.run_id, "iteration": iteration, "reason": reason})
     final_round = reason is not None
     metrics.add_metric(name="Iterations", unit="Count", value=1)
-    return StatePayload(
-        run_id=payload.run_id,
-        iteration=iteration,
-        final_round=final_round,
-        next="final_round" if final_round else "continue",
+    return payload.model_copy(
+        update={
+            "iteration": iteration,
+            "final_round": final_round,
+            "final_round_reason": reason,
+            "next": "final_round" if final_round else "continue",
+            "calls": [],
+            "run": run,
+        }
     )
 
 

@@ -7,9 +7,9 @@ from typing import Any, TypeVar
 
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
-from stepwise.models.state import StatePayload, parse_event
+from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import agent_for
+from stepwise.steps.agent import AgentRun, StoredRun, agent_for
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
 
@@ -63,16 +63,21 @@ def _first_set(*values: _T | None) -> _T | None:
 
 
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
-    """Call the model once for this iteration; a retry after the message was stored calls nothing."""
-    meta = runtime.store.require_run(payload.run_id)
-    history = runtime.store.list_messages(payload.run_id)
+    """Call the model once for this iteration; a retry after the message was stored calls nothing.
+
+    Requests: one Query of the conversation (only the messages this container has not read yet, and only
+    what the model request needs of them) and one conditional put of the model's message with its trace.
+    """
+    run = payload.run or RunContext.from_meta(runtime.store.require_run(payload.run_id))
+    conversation = runtime.store.conversation(payload.run_id)
+    history = conversation.messages
     if any(message.iteration == payload.iteration and message.slot == ASSISTANT_SLOT for message in history):
         logger.info("completion already stored", extra={"run_id": payload.run_id, "iteration": payload.iteration})
-        runtime.store.restore_trace(payload.run_id, payload.iteration, ASSISTANT_SLOT)
         return payload
-    agent = agent_for(meta, runtime)
+    stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
+    agent = agent_for(AgentRun(run.profile, stored_options), runtime)
     profile = agent.profile
-    options = meta.options or RunOptions()
+    options = stored_options or RunOptions()
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
         history=request_history(history, profile.limits.max_parallel_calls),
@@ -99,8 +104,13 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         output_tokens=completion.usage.output_tokens,
         note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}",
     )
-    runtime.store.record_message(meta, payload.iteration, ASSISTANT_SLOT, message, step)
+    runtime.store.record_message(
+        StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
+    )
     metrics.add_metric(name="LLMCalls", unit="Count", value=1)
+    metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
+    metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
+    metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
     logger.info(
         "model called",
         extra={

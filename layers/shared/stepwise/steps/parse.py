@@ -7,10 +7,10 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
-from stepwise.models.run import RunMeta, StepRecord
-from stepwise.models.state import CallRef, NextStep, StatePayload, parse_event
+from stepwise.models.run import StepRecord
+from stepwise.models.state import CallRef, NextStep, RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import RunAgent, agent_for
+from stepwise.steps.agent import RunAgent, agent_for, refuse_ended
 from stepwise.steps.runtime import StepRuntime
 
 
@@ -18,7 +18,13 @@ def _next_from_record(payload: StatePayload, record: StepRecord) -> StatePayload
     """The payload a stored decision leads to; the same whether it was just made or is being replayed."""
     calls = [CallRef(call_id=call["id"], name=call["name"]) for call in record.calls or []]
     next_step: NextStep = record.decision  # type: ignore[assignment]
-    return payload.model_copy(update={"next": next_step, "calls": calls if next_step == "tool_calls" else []})
+    return payload.model_copy(
+        update={
+            "next": next_step,
+            "calls": calls if next_step == "tool_calls" else [],
+            "parse_errors": record.parse_errors or 0,
+        }
+    )
 
 
 def _corrective_messages(decision: ParseError, agent: RunAgent, assistant: ChatMessage) -> list[ChatMessage]:
@@ -52,7 +58,7 @@ def _client_calls_record(record: StepRecord, decision: ToolCalls, handed: list[T
 
 
 def _record_for(
-    decision: Decision, payload: StatePayload, meta: RunMeta, agent: RunAgent, errors_before: int
+    decision: Decision, payload: StatePayload, run: RunContext, agent: RunAgent, errors_before: int
 ) -> StepRecord:
     """The trace record of a decision, with the run's count of consecutive parse errors after it."""
     record = StepRecord(iteration=payload.iteration, kind="parse", parse_errors=0)
@@ -79,30 +85,49 @@ def _record_for(
         return record
     record.parse_errors = errors_before + 1
     record.error = decision.message
-    out_of_patience = record.parse_errors >= meta.limits.max_parse_errors
+    out_of_patience = record.parse_errors >= run.max_parse_errors
     record.decision = "limit_hit" if payload.final_round or out_of_patience else "parse_error"
     return record
 
 
 def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
-    """Read the model's message of this iteration and decide: tools, final answer, retry, or stop."""
-    snapshot = runtime.store.get_iteration(payload.run_id, payload.iteration)
-    if snapshot.decision is not None:
-        return _next_from_record(payload, snapshot.decision)
-    if snapshot.assistant is None:
+    """Read the model's message of this iteration and decide: tools, final answer, retry, or stop.
+
+    Requests: one BatchGetItem of META (the run's request options, and whether it was cancelled), the
+    model's message and the decision (stored if this is a retry), then the conditional put of the
+    decision. A payload without the run's context (an execution started before it was carried) also
+    reads the previous decision in the same batch, for the count of consecutive parse errors.
+    """
+    stored = runtime.store.read_iteration(
+        payload.run_id,
+        payload.iteration,
+        meta=True,
+        assistant=True,
+        decision=True,
+        previous_decision=payload.run is None,
+    )
+    assert stored.meta is not None  # read_iteration raises RunNotFound without it
+    refuse_ended(stored.meta)
+    if stored.decision is not None:
+        return _next_from_record(payload, stored.decision)
+    if stored.assistant is None:
         raise InvalidStateEvent(f"iteration {payload.iteration} of run {payload.run_id} has no model message")
-    agent = agent_for(snapshot.meta, runtime)
-    completion = Completion(content=snapshot.assistant.content, tool_calls=snapshot.assistant.tool_calls)
+    run = RunContext.from_meta(stored.meta)
+    if payload.run is not None:
+        errors_before = payload.parse_errors
+    else:
+        errors_before = (stored.previous_decision.parse_errors or 0) if stored.previous_decision else 0
+    agent = agent_for(stored.meta, runtime)
+    completion = Completion(content=stored.assistant.content, tool_calls=stored.assistant.tool_calls)
     decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
-    errors_before = (snapshot.previous_decision.parse_errors or 0) if snapshot.previous_decision else 0
-    record = _record_for(decision, payload, snapshot.meta, agent, errors_before)
+    record = _record_for(decision, payload, run, agent, errors_before)
     corrective = (
-        _corrective_messages(decision, agent, snapshot.assistant)
+        _corrective_messages(decision, agent, stored.assistant)
         if isinstance(decision, ParseError) and record.decision == "parse_error"
         else []
     )
-    runtime.store.record_decision(snapshot.meta, record, corrective)
+    runtime.store.record_decision(stored.meta, record, corrective)
     metrics.add_metric(name="ParseErrors" if isinstance(decision, ParseError) else "Decisions", unit="Count", value=1)
     logger.info("parsed", extra={"run_id": payload.run_id, "iteration": payload.iteration, "decision": record.decision})
     return _next_from_record(payload, record)

@@ -9,6 +9,7 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.agent import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
@@ -17,21 +18,27 @@ _SUMMARY_CHARS = 300
 
 
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
-    """Call the tool unless its observation is already stored (a retried step never calls it twice)."""
-    snapshot = runtime.store.get_iteration(
-        event.run_id, event.iteration, observation_slot=observation_slot(event.index)
+    """Call the tool unless its observation is already stored (a retried step never calls it twice).
+
+    Requests: one BatchGetItem of META (the run's profile, and whether it was cancelled), the decision
+    (which holds the call's arguments) and the observation (stored if this is a retry), then the
+    conditional put of the observation with its trace.
+    """
+    stored = runtime.store.read_iteration(
+        event.run_id, event.iteration, meta=True, decision=True, observation_slot=observation_slot(event.index)
     )
-    if snapshot.observation is not None:
-        runtime.store.restore_trace(event.run_id, event.iteration, observation_slot(event.index))
+    assert stored.meta is not None  # read_iteration raises RunNotFound without it
+    refuse_ended(stored.meta)
+    if stored.observation is not None:
         return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
-    calls = (snapshot.decision.calls if snapshot.decision else None) or []
-    stored = next((call for call in calls if call["id"] == event.call.call_id), None)
-    if stored is None or calls.index(stored) != event.index:
+    calls = (stored.decision.calls if stored.decision else None) or []
+    stored_call = next((call for call in calls if call["id"] == event.call.call_id), None)
+    if stored_call is None or calls.index(stored_call) != event.index:
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
-    call = ToolCall.model_validate(stored)
-    profile = runtime.profile(snapshot.meta.profile)
+    call = ToolCall.model_validate(stored_call)
+    profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
     invoker = ToolInvoker(
@@ -53,8 +60,13 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         latency_ms=observation.latency_ms,
         error=observation.error,
     )
-    runtime.store.record_message(snapshot.meta, event.iteration, observation_slot(event.index), message, step)
+    runtime.store.record_message(stored.meta, event.iteration, observation_slot(event.index), message, step)
+    # Each ToolInvoke handles one call: its metrics are also published per tool.
+    metrics.add_dimensions(tool=call.name)
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
+    metrics.add_metric(name="ToolLatency", unit="Milliseconds", value=observation.latency_ms)
+    # 0 or 1 per call, so the metric's average is the failure rate
+    metrics.add_metric(name="ToolFailures", unit="Count", value=0 if observation.ok else 1)
     logger.info(
         "tool called",
         extra={

@@ -1,25 +1,23 @@
 """The conversation store: the only code that talks to DynamoDB.
 
 Each step's result has one commit record, put only if its key is not there yet: the model's or the
-tool's message (which carries its trace step), or the Parse decision. Anything derived from it is put
-the same way, around it, so a retried step either finds its commit record and replays it, or writes
-everything again without duplicating a thing. No step write touches META: usage is summed from the
-trace when the run ends, so parallel tool calls never contend on one item.
+tool's message (which carries its trace step, so there is no second item to put), or the Parse
+decision. Anything derived from it (corrective observations) is put the same way, before it, so a
+retried step either finds its commit record and replays it, or writes everything again without
+duplicating a thing. No step write touches META: usage is summed from the trace when the run ends, so
+parallel tool calls never contend on one item.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from botocore.exceptions import ClientError, HTTPClientError, ParamValidationError
-from botocore.exceptions import ConnectionError as BotoConnectionError
-from pydantic import BaseModel
+from botocore.exceptions import ClientError
 
-from stepwise.errors import RunNotFound, StorePermanentError, StoreTransientError
+from stepwise.errors import RunNotFound
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (
     FinalRoundReason,
@@ -32,74 +30,17 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.directory import RunDirectory
+from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
+from stepwise.store.transient import error_code, transient_errors
+from stepwise.store.views import IterationItems, IterationSnapshot, RunRef, SessionTurn
 
-_TRANSIENT_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
-
-
-class IterationSnapshot(BaseModel):
-    """What the Parse and ToolInvoke steps need of one iteration, read in a single batch."""
-
-    meta: RunMeta
-    assistant: StoredMessage | None = None
-    decision: StepRecord | None = None
-    previous_decision: StepRecord | None = None
-    observation: StoredMessage | None = None
-
-
-class SessionTurn(BaseModel):
-    """One earlier run of a session: the question asked and the answer given."""
-
-    run_id: str
-    created_at: str
-    question: str
-    answer: str | None = None
+ReadT = TypeVar("ReadT")
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-# Codes a caller of the store decides about itself (a conditional write that found the item there).
-_CALLER_HANDLED_CODES = frozenset({"ConditionalCheckFailedException", "TransactionCanceledException"})
-
-
-@contextmanager
-def _transient_errors() -> Iterator[None]:
-    """Sort DynamoDB's failures: transient ones become `StoreTransientError`, which the state machine
-    retries; everything else fails fast as `StorePermanentError` with its reason.
-
-    botocore has already retried throttling, 5xx and connection failures itself; what reaches here as
-    transient outlasted those retries. A validation or serialization error is the same on every
-    attempt, so retrying it would only hold the caller for seconds before the same failure.
-    """
-    try:
-        yield
-    except ClientError as exc:
-        code = _error_code(exc)
-        message = exc.response.get("Error", {}).get("Message", "")
-        if code in _TRANSIENT_CODES:
-            raise StoreTransientError(f"DynamoDB {code}: {message}") from exc
-        if code in _CALLER_HANDLED_CODES:
-            raise
-        raise StorePermanentError(f"DynamoDB {code or 'error'}: {message}") from exc
-    except (BotoConnectionError, HTTPClientError) as exc:
-        raise StoreTransientError(f"DynamoDB unreachable: {type(exc).__name__}") from exc
-    except (ParamValidationError, UnicodeError, TypeError, ValueError) as exc:
-        # botocore refused the request before sending it, or could not encode it.
-        raise StorePermanentError(f"DynamoDB request not sent: {type(exc).__name__}: {exc}") from exc
 
 
 class ConversationStore:
@@ -109,12 +50,15 @@ class ConversationStore:
         self._client = client
         self._table = table_name
         self._clock = clock
+        self._history = HistoryCache(self._query_items)
+        self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
+        """Listing and cancelling runs (`stepwise.store.directory`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        with _transient_errors():
+        with transient_errors():
             response: dict[str, Any] = getattr(self._client, operation)(**kwargs)
         return response
 
@@ -126,12 +70,12 @@ class ConversationStore:
         """
         serialized = serialize_item(item)
         try:
-            with _transient_errors():
+            with transient_errors():
                 self._client.put_item(
                     TableName=self._table, Item=serialized, ConditionExpression="attribute_not_exists(pk)"
                 )
         except ClientError as exc:
-            if _error_code(exc) != "ConditionalCheckFailedException":
+            if error_code(exc) != "ConditionalCheckFailedException":
                 raise
             if not ours_if_identical:
                 return False
@@ -171,6 +115,7 @@ class ConversationStore:
         meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
             "pk": keys.run_pk(meta.run_id),
             "sk": keys.META_SK,
+            "run_order": keys.run_order(meta.created_at, meta.run_id),
         }
         if meta.options is not None:
             # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
@@ -201,7 +146,7 @@ class ConversationStore:
         values |= {key: serialize_value(value) for key, value in extra_values.items()}
         expression = "SET " + ", ".join(f"#{key} = :{key}" for key in sets)
         try:
-            with _transient_errors():
+            with transient_errors():
                 response = self._client.update_item(
                     TableName=self._table,
                     Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
@@ -212,7 +157,7 @@ class ConversationStore:
                     ReturnValues="ALL_NEW",
                 )
         except ClientError as exc:
-            if _error_code(exc) == "ConditionalCheckFailedException":
+            if error_code(exc) == "ConditionalCheckFailedException":
                 raise RunNotFound(f"run {run_id} not found or already ended") from None
             raise
         return to_meta(deserialize_item(response["Attributes"]))
@@ -235,71 +180,103 @@ class ConversationStore:
             {":queued": "QUEUED", ":running": "RUNNING"},
         )
 
-    def _query(self, pk: str, prefix: str, *, forward: bool = True) -> Iterator[dict[str, Any]]:
-        """Every item of a partition whose sort key starts with `prefix`, following pagination."""
-        paginator = self._client.get_paginator("query")
-        pages = paginator.paginate(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues={":pk": serialize_value(pk), ":prefix": serialize_value(prefix)},
-            ConsistentRead=True,
-            ScanIndexForward=forward,
-        )
-        with _transient_errors():
+    def _query_items(self, parameters: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every item one Query returns, following pagination."""
+        pages = self._client.get_paginator("query").paginate(TableName=self._table, **parameters)
+        with transient_errors():
             for page in pages:
                 for item in page.get("Items", []):
                     yield deserialize_item(item)
 
+    def _query(
+        self, pk: str, prefix: str, *, forward: bool = True, attributes: dict[str, Any] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Every item of a partition whose sort key starts with `prefix` (only `attributes`, if given)."""
+        parameters: dict[str, Any] = {
+            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
+            "ExpressionAttributeValues": {":pk": serialize_value(pk), ":prefix": serialize_value(prefix)},
+            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"},
+            "ConsistentRead": True,
+            "ScanIndexForward": forward,
+        }
+        if attributes:
+            parameters["ProjectionExpression"] = attributes["ProjectionExpression"]
+            parameters["ExpressionAttributeNames"] |= attributes["ExpressionAttributeNames"]
+        return self._query_items(parameters)
+
     def list_messages(self, run_id: str) -> list[StoredMessage]:
-        """The whole conversation of a run, in order, read with one paginated Query."""
-        return [to_message(item) for item in self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX)]
+        """The whole conversation of a run, in order, read with one paginated Query (message fields only)."""
+        items = self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
+        return [to_message(item) for item in items]
+
+    def conversation(self, run_id: str) -> Conversation:
+        """The same conversation and the run's request options, reading only the items this store has not
+        read before (see `stepwise.store.history`); `RunNotFound` if the run has no META."""
+        return self._history.conversation(run_id)
 
     def list_steps(self, run_id: str, *, iteration: int | None = None) -> list[StepRecord]:
-        """The trace of a run in order, or only the steps of one iteration."""
-        prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
-        return [StepRecord.model_validate_json(item["data"]) for item in self._query(keys.run_pk(run_id), prefix)]
+        """The trace of a run in order, or only the steps of one iteration.
 
-    def record_message(self, meta: RunMeta, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
-        """Append a message a step produced, then its trace step; False if the message was already there.
-
-        The message carries its trace step, so an attempt that died between the two puts is completed by
-        the retry (`restore_trace`) with the first attempt's figures, never a second set.
+        The model's and the tools' steps are carried by their messages; Parse decisions are `STEP#` items.
         """
-        item = message_item(meta.run_id, iteration, slot, message, meta.expires_at)
-        created = self._put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
-        if created:
-            self._put_if_absent(step_item(meta.run_id, step, meta.expires_at))
-        else:
-            self.restore_trace(meta.run_id, iteration, slot)
-        return created
+        pk = keys.run_pk(run_id)
+        message_prefix = keys.MESSAGE_PREFIX if iteration is None else keys.message_prefix(iteration)
+        step_prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
+        traces = {"ProjectionExpression": "#trace", "ExpressionAttributeNames": {"#trace": "trace"}}
+        steps = [
+            StepRecord.model_validate_json(item["trace"])
+            for item in self._query(pk, message_prefix, attributes=traces)
+            if "trace" in item
+        ]
+        steps += [StepRecord.model_validate_json(item["data"]) for item in self._query(pk, step_prefix)]
+        return sorted(steps, key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
 
-    def restore_trace(self, run_id: str, iteration: int, slot: int) -> None:
-        """Put the trace step a stored message carries, if an earlier attempt died before putting it."""
-        response = self._call(
-            "get_item",
-            TableName=self._table,
-            Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.message_sk(iteration, slot)}),
-            ConsistentRead=True,
-        )
-        item = deserialize_item(response.get("Item") or {})
-        if "trace" in item:
-            step = StepRecord.model_validate_json(item["trace"])
-            self._put_if_absent(step_item(run_id, step, int(item.get("expires_at", 0))))
+    def record_message(self, run: RunRef, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
+        """Append a message a step produced, with its trace step, in one put; False if it was already there."""
+        item = message_item(run.run_id, iteration, slot, message, run.expires_at)
+        return self._put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
 
-    def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
-        """META, the model's message, the parse decision and optionally one observation, in one BatchGetItem."""
-        wanted = {
-            "meta": keys.META_SK,
-            "assistant": keys.message_sk(iteration, keys.ASSISTANT_SLOT),
-            "decision": keys.step_sk(iteration, "parse"),
-            "previous_decision": keys.step_sk(iteration - 1, "parse"),
-        }
+    def read_iteration(
+        self,
+        run_id: str,
+        iteration: int,
+        *,
+        meta: bool = False,
+        assistant: bool = False,
+        decision: bool = False,
+        previous_decision: bool = False,
+        observation_slot: int | None = None,
+    ) -> IterationItems:
+        """The items of one iteration a step asks for, in one BatchGetItem; `RunNotFound` if META was
+        asked for and is not there."""
+        wanted: dict[str, str] = {}
+        if meta:
+            wanted["meta"] = keys.META_SK
+        if assistant:
+            wanted["assistant"] = keys.message_sk(iteration, keys.ASSISTANT_SLOT)
+        if decision:
+            wanted["decision"] = keys.step_sk(iteration, "parse")
+        if previous_decision:
+            wanted["previous_decision"] = keys.step_sk(iteration - 1, "parse")
         if observation_slot is not None:
             wanted["observation"] = keys.message_sk(iteration, observation_slot)
-        pk = keys.run_pk(run_id)
+        found = self._batch_get(keys.run_pk(run_id), list(wanted.values()))
+        if meta and keys.META_SK not in found:
+            raise RunNotFound(f"run {run_id} not found")
+        items = {name: found.get(sk) for name, sk in wanted.items()}
+        return IterationItems(
+            meta=_optional(to_meta, items.get("meta")),
+            assistant=_optional(to_message, items.get("assistant")),
+            decision=_optional(_decision, items.get("decision")),
+            previous_decision=_optional(_decision, items.get("previous_decision")),
+            observation=_optional(to_message, items.get("observation")),
+        )
+
+    def _batch_get(self, pk: str, sort_keys: list[str]) -> dict[str, dict[str, Any]]:
+        """The items of `pk` under `sort_keys` that exist, by sort key, following unprocessed keys."""
         request = {
             self._table: {
-                "Keys": [serialize_item({"pk": pk, "sk": sk}) for sk in wanted.values()],
+                "Keys": [serialize_item({"pk": pk, "sk": sk}) for sk in sort_keys],
                 "ConsistentRead": True,
             }
         }
@@ -310,30 +287,32 @@ class ConversationStore:
                 decoded = deserialize_item(item)
                 found[decoded["sk"]] = decoded
             request = response.get("UnprocessedKeys") or {}
-        if keys.META_SK not in found:
-            raise RunNotFound(f"run {run_id} not found")
-        assistant = found.get(wanted["assistant"])
-        decision = found.get(wanted["decision"])
-        previous = found.get(wanted["previous_decision"])
-        observation = found.get(wanted.get("observation", ""))
-        return IterationSnapshot(
-            meta=to_meta(found[keys.META_SK]),
-            assistant=to_message(assistant) if assistant else None,
-            decision=StepRecord.model_validate_json(decision["data"]) if decision else None,
-            previous_decision=StepRecord.model_validate_json(previous["data"]) if previous else None,
-            observation=to_message(observation) if observation else None,
-        )
+        return found
 
-    def record_decision(self, meta: RunMeta, step: StepRecord, corrective: list[ChatMessage]) -> bool:
+    def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
+        """META, the model's message, the parse decisions of this and the previous iteration and optionally
+        one observation, in one BatchGetItem."""
+        items = self.read_iteration(
+            run_id,
+            iteration,
+            meta=True,
+            assistant=True,
+            decision=True,
+            previous_decision=True,
+            observation_slot=observation_slot,
+        )
+        return IterationSnapshot.model_validate(items.model_dump())
+
+    def record_decision(self, run: RunRef, step: StepRecord, corrective: list[ChatMessage]) -> bool:
         """Store the Parse decision after any corrective observations; False if it was already stored.
 
         The decision is the commit record: it is put last, so once it exists everything it implies does.
         """
         for index, message in enumerate(corrective):
             self._put_if_absent(
-                message_item(meta.run_id, step.iteration, keys.observation_slot(index), message, meta.expires_at)
+                message_item(run.run_id, step.iteration, keys.observation_slot(index), message, run.expires_at)
             )
-        return self._put_if_absent(step_item(meta.run_id, step, meta.expires_at))
+        return self._put_if_absent(step_item(run.run_id, step, run.expires_at))
 
     def finish_run(
         self,
@@ -346,10 +325,13 @@ class ConversationStore:
         output_error: str | None = None,
         error: RunError | None = None,
         usage: RunUsage | None = None,
+        iteration: int | None = None,
     ) -> RunMeta:
-        """Record the run's outcome once; a repeated call returns the outcome already stored."""
+        """Record the run's outcome once (and the iteration it ended at); a repeated call returns the
+        outcome already stored."""
         sets: dict[str, Any] = {"status": status, "updated_at": self._now_iso()}
         optional = {
+            "iteration": iteration,
             "stop_reason": stop_reason,
             "answer": answer,
             "output": None if output is None else json.dumps(output),
@@ -390,3 +372,11 @@ class ConversationStore:
             for item in self._query(keys.session_pk(session_id), "RUN#")
             if item.get("owner") == owner
         ]
+
+
+def _decision(item: dict[str, Any]) -> StepRecord:
+    return StepRecord.model_validate_json(item["data"])
+
+
+def _optional(read: Callable[[dict[str, Any]], ReadT], item: dict[str, Any] | None) -> ReadT | None:
+    return read(item) if item else None

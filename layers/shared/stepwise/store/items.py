@@ -51,7 +51,7 @@ def to_message(item: dict[str, Any]) -> StoredMessage:
 
 def to_meta(item: dict[str, Any]) -> RunMeta:
     """A META item read back."""
-    fields = {key: value for key, value in item.items() if key not in ("pk", "sk")}
+    fields = {key: value for key, value in item.items() if key not in ("pk", "sk", "run_order")}
     if "output" in fields:
         fields["output"] = json.loads(fields["output"])
     if "options" in fields:

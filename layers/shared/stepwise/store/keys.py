@@ -20,6 +20,11 @@ def message_sk(iteration: int, slot: int) -> str:
     return f"{MESSAGE_PREFIX}{iteration:04d}#{slot:03d}"
 
 
+def message_prefix(iteration: int) -> str:
+    """Sort-key prefix shared by the messages of one iteration."""
+    return f"{MESSAGE_PREFIX}{iteration:04d}#"
+
+
 def step_prefix(iteration: int) -> str:
     """Sort-key prefix shared by the trace steps of one iteration."""
     return f"{STEP_PREFIX}{iteration:04d}#"
@@ -31,14 +36,26 @@ def step_sk(iteration: int, kind: str, n: int | None = None) -> str:
     return f"{step_prefix(iteration)}{kind}{suffix}"
 
 
+OWNER_INDEX = "RunsByOwner"
+"""The sparse global secondary index of META items: partition `owner`, sort key `run_order`."""
+
+
+def run_order(created_at: str, run_id: str) -> str:
+    """Sort key of a run among its owner's runs (`run_order` on META): creation time, then run id."""
+    return f"{created_at}#{run_id}"
+
+
 def session_pk(session_id: str) -> str:
     """Partition key of a multi-turn session's index of runs."""
     return f"SESSION#{session_id}"
 
 
+SESSION_RUN_PREFIX = "RUN#"
+
+
 def session_sk(created_at: str, run_id: str) -> str:
-    """Sort key of one run in its session, ordered by creation time."""
-    return f"RUN#{created_at}#{run_id}"
+    """Sort key of one run in its session, ordered by creation time (the same order as `run_order`)."""
+    return f"{SESSION_RUN_PREFIX}{run_order(created_at, run_id)}"
 
 
 ASSISTANT_SLOT = 0

@@ -58,6 +58,10 @@ class _ExecutionTimedOut(Exception):
     """The machine-level TimeoutSeconds has passed; nothing catches this."""
 
 
+class _ExecutionStopped(Exception):
+    """StopExecution was asked for; nothing catches this either."""
+
+
 @dataclass(frozen=True)
 class _Runtime:
     invoker: LambdaInvoker
@@ -112,11 +116,13 @@ class LocalStateMachine:
         """The ARN of the execution called `name`."""
         return self._execution_arn_prefix + name
 
-    def start_execution(self, name: str, input: Any) -> ExecutionResult:
+    def start_execution(self, name: str, input: Any, *, stop: threading.Event | None = None) -> ExecutionResult:
         """Run one execution to its end and return how it ended.
 
         Raises `InvalidExecutionInput` for a name or input Step Functions would refuse; a failing
-        execution is not an exception, it is a result with status FAILED or TIMED_OUT.
+        execution is not an exception, it is a result with status FAILED or TIMED_OUT. Setting `stop`
+        ends it ABORTED before the next state (or retry) begins, as StopExecution does; a task already
+        running in process finishes first, and its result is dropped.
         """
         if not _NAME.fullmatch(name):
             raise InvalidExecutionInput(f"execution name {name!r}: 1-80 characters, no spaces or <>{{}}[]?*...")
@@ -126,14 +132,17 @@ class LocalStateMachine:
             raise InvalidExecutionInput(f"execution input is not JSON: {exc}") from None
         if len(text.encode("utf-8")) > MAX_PAYLOAD_BYTES:
             raise InvalidExecutionInput(f"execution input is larger than {MAX_PAYLOAD_BYTES} bytes")
-        return _Execution(self, self._runtime, name, json.loads(text)).run()
+        return _Execution(self, self._runtime, name, json.loads(text), stop or threading.Event()).run()
 
 
 class _Execution:
     """One run of the machine; owns its history and its context object."""
 
-    def __init__(self, machine: LocalStateMachine, runtime: _Runtime, name: str, document: Any) -> None:
+    def __init__(
+        self, machine: LocalStateMachine, runtime: _Runtime, name: str, document: Any, stop: threading.Event
+    ) -> None:
         self.machine = machine
+        self.stop = stop
         self.runtime = runtime
         self.name = name
         self.input = document
@@ -153,7 +162,7 @@ class _Execution:
         }
 
     def run(self) -> ExecutionResult:
-        status: Literal["SUCCEEDED", "FAILED", "TIMED_OUT"] = "SUCCEEDED"
+        status: Literal["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"] = "SUCCEEDED"
         output = error = cause = None
         try:
             output = self.run_states(self.machine.definition.states, self.input, None)
@@ -163,6 +172,8 @@ class _Execution:
             timeout = self.machine.definition.timeout_seconds
             status, error = "TIMED_OUT", "States.Timeout"
             cause = f"The execution ran longer than the state machine's TimeoutSeconds ({timeout})"
+        except _ExecutionStopped:
+            status = "ABORTED"
         return ExecutionResult(
             execution_arn=self.machine.execution_arn(self.name),
             name=self.name,
@@ -186,6 +197,8 @@ class _Execution:
             try:
                 next_name, output = self.run_state(name, state, data, entered, map_index)
                 check_payload_size(output)
+                # a stopped execution drops what the state that was running produced
+                self.check_stopped()
             except StatesFailure as failure:
                 self.emit("failed", name, map_index, data, error=failure.error, cause=failure.cause)
                 raise
@@ -193,7 +206,12 @@ class _Execution:
             name, data = next_name, output
         return data
 
+    def check_stopped(self) -> None:
+        if self.stop.is_set():
+            raise _ExecutionStopped
+
     def check_deadline(self) -> None:
+        self.check_stopped()
         if self.deadline is not None and self.runtime.now() >= self.deadline:
             raise _ExecutionTimedOut
 

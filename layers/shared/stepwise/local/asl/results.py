@@ -31,7 +31,7 @@ class ExecutionResult(BaseModel):
 
     execution_arn: str
     name: str
-    status: Literal["SUCCEEDED", "FAILED", "TIMED_OUT"]
+    status: Literal["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"]
     output: Any  # None unless SUCCEEDED
     error: str | None
     cause: str | None

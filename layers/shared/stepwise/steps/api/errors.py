@@ -7,6 +7,7 @@ Status codes, consistently:
 - 404 `not_found`: no such route, or no run with that id visible to the caller.
 - 409 `idempotency_conflict` / `idempotency_in_progress`: an `Idempotency-Key` reused with another
   body, or while its first request is still being handled.
+- 409 `run_ended`: a run asked to be cancelled had already ended.
 - 413 `payload_too_large`: the body is over `api.max_body_bytes`.
 - 415 `unsupported_media_type`: a body that is not sent as `application/json`.
 - 422 `invalid_request`: JSON that does not validate: wrong types, unknown fields, empty input, too
@@ -91,6 +92,13 @@ class IdempotencyInProgress(ApiError):
 
     status = 409
     type = "idempotency_in_progress"
+
+
+class RunEnded(ApiError):
+    """The run cannot be cancelled: it had already ended."""
+
+    status = 409
+    type = "run_ended"
 
 
 class PayloadTooLarge(ApiError):

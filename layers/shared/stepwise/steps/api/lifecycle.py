@@ -1,0 +1,128 @@
+"""Listing a caller's runs and cancelling one: the logic of `GET /v1/runs` and `POST /v1/runs/{id}/cancel`.
+
+The listing reads the owner index (or the session's partition) only, never a Scan; its cursor is an
+opaque token holding the position of the last run returned. Cancelling records `CANCELLED` on META
+first — a conditional write, so it loses to an outcome already recorded and wins over every later
+write of the loop, which are all conditional on an open status — then stops the execution.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+
+from stepwise.models.api import RunList, RunListItem, RunView
+from stepwise.models.run import RunStatus, RunSummary
+from stepwise.observability import logger, metrics
+from stepwise.steps.api.errors import InvalidRequest, RunEnded
+from stepwise.steps.api.ownership import parse_run_reference, visible_run
+from stepwise.steps.api.runs import describe_run, reported_status
+from stepwise.steps.api.services import ApiServices
+from stepwise.steps.budgets import priced_usage
+from stepwise.steps.executions import ExecutionStopFailed
+from stepwise.steps.run_metrics import record_run_ended
+from stepwise.store import RunAlreadyEnded
+
+CURSOR_VERSION = 1
+_RUN_ORDER = re.compile(r"^\d{4}-\d{2}-\d{2}T[0-9:.]+Z#[A-Za-z0-9_-]{1,80}$")
+_CURSOR_FIELD = "cursor (query parameter)"
+
+
+def encode_cursor(run_order: str) -> str:
+    """The opaque cursor that continues a listing below `run_order`."""
+    document = json.dumps({"v": CURSOR_VERSION, "after": run_order}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(document.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    """The position a cursor holds; 422 naming the cursor for anything this API did not hand out."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        document = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+    except (ValueError, binascii.Error, UnicodeError):
+        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
+    position = document.get("after") if isinstance(document, dict) else None
+    if document.get("v") != CURSOR_VERSION or not isinstance(position, str) or not _RUN_ORDER.fullmatch(position):
+        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+    return position
+
+
+def _list_item(summary: RunSummary, status: RunStatus) -> RunListItem:
+    return RunListItem(
+        run_id=summary.run_id,
+        status=status,
+        profile=summary.profile,
+        session_id=summary.session_id,
+        iterations=summary.iteration,
+        stop_reason=summary.stop_reason,
+        created_at=summary.created_at,
+        updated_at=summary.updated_at,
+    )
+
+
+def list_runs(
+    services: ApiServices,
+    *,
+    owner: str,
+    limit: int,
+    status: RunStatus | None = None,
+    session_id: str | None = None,
+    cursor: str | None = None,
+) -> RunList:
+    """`GET /v1/runs`: the caller's runs, newest first, with the status each would be reported with."""
+    now = services.runtime.clock()
+    grace = services.lost_run_grace_seconds
+
+    def shown_status(summary: RunSummary) -> RunStatus:
+        # A listing reports what GET /v1/runs/{id} would: a run lost past its deadline is TIMED_OUT.
+        if summary.status in ("QUEUED", "RUNNING") and now > summary.deadline + grace:
+            return "TIMED_OUT"
+        return summary.status
+
+    page = services.runtime.store.directory.list_runs(
+        owner,
+        limit=limit,
+        session_id=session_id,
+        before=decode_cursor(cursor) if cursor else None,
+        accept=lambda summary: status is None or shown_status(summary) == status,
+    )
+    return RunList(
+        runs=[_list_item(summary, shown_status(summary)) for summary in page.runs],
+        next_cursor=encode_cursor(page.next_after) if page.next_after else None,
+    )
+
+
+def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunView:
+    """`POST /v1/runs/{run_id}/cancel`: record CANCELLED (by `owner`, now), then stop the execution.
+
+    409 when the run ended first. A failure to stop the execution is logged, not returned: the run is
+    already CANCELLED, and its execution ends at its next step, whose writes are all refused.
+    """
+    run_id = parse_run_reference(run_reference)
+    meta = visible_run(services.runtime.store, run_id, owner)
+    try:
+        # what the run spent until now; a step still running is not counted
+        usage = priced_usage(meta.profile, services.runtime.store.list_steps(run_id), services.runtime)
+        cancelled = services.runtime.store.directory.cancel_run(run_id, by=owner, usage=usage)
+    except RunAlreadyEnded as ended:
+        status, _ = reported_status(
+            ended.meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds
+        )
+        raise RunEnded(
+            f"run {run_id} already ended {ended.meta.status}; there is nothing to cancel",
+            details={"run_id": run_id, "status": status},
+        ) from None
+    metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
+    record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
+    # Express executions cannot be stopped (StopExecution is Standard-only); their next step ends them.
+    if services.workflow_type == "STANDARD":
+        try:
+            services.executions.stop(run_id, cause="cancelled through the API")
+        except ExecutionStopFailed as exc:
+            logger.warning(
+                "the cancelled run's execution could not be stopped", extra={"run_id": run_id, "error": str(exc)}
+            )
+    logger.info("run cancelled", extra={"run_id": meta.run_id})
+    return describe_run(services, owner=owner, run_reference=run_id, trace=False)

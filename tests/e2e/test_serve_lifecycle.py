@@ -1,0 +1,201 @@
+"""`stepwise serve`: listing a caller's runs and cancelling them, over real HTTP on loopback."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
+from stepwise.local.server import LocalApi
+from stepwise.steps.runtime import dynamodb_client
+from stepwise.store import ConversationStore
+from tests.e2e.conftest import serve
+from tests.integration.test_api_handler import api_config
+
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
+SLOW_TURN_MS = 1500
+
+
+def react(action: str, action_input: Any) -> dict[str, Any]:
+    block = json.dumps({"action": action, "action_input": action_input})
+    return {"content": f"Thought: go.\n```json\n{block}\n```"}
+
+
+CONFIG = api_config(
+    models={
+        "m": {
+            "provider": "scripted",
+            "scenarios": [
+                {
+                    "match": "slow",
+                    "turns": [{**react("calculator", {"expression": "1+1"}), "latency_ms": SLOW_TURN_MS}],
+                },
+                {"turns": [react("Final Answer", "Done.")]},
+            ],
+        }
+    },
+    tools={"builtin": ["calculator"]},
+)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    with serve(CONFIG, tmp_path_factory.mktemp("lifecycle")) as served:
+        yield served
+
+
+def caller(api: LocalApi, key: str) -> httpx.Client:
+    return httpx.Client(base_url=api.url, headers={"x-api-key": key}, timeout=30)
+
+
+def finished(client: httpx.Client, run_id: str) -> dict[str, Any]:
+    """The run once it ended (polled as a client would; gives up after 30 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+        if body["status"] in TERMINAL or time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)
+
+
+def post(client: httpx.Client, question: str, **fields: Any) -> str:
+    response = client.post("/v1/runs", json={"input": question, **fields})
+    assert response.status_code == 202
+    return str(response.json()["run_id"])
+
+
+def test_the_list_holds_the_callers_runs_newest_first(api: LocalApi) -> None:
+    # Given three runs of one caller and one of another
+    client = caller(api, "list-owner")
+    run_ids = [post(client, f"question {index}") for index in range(3)]
+    post(caller(api, "list-stranger"), "not yours")
+    # When the caller lists their runs
+    response = client.get("/v1/runs")
+    # Then they are exactly the caller's three, newest first, on one page
+    assert response.status_code == 200
+    assert [run["run_id"] for run in response.json()["runs"]] == run_ids[::-1]
+    assert response.json().get("next_cursor") is None
+
+
+def test_pages_follow_the_cursor_without_repeating_or_missing_a_run(api: LocalApi) -> None:
+    # Given five runs of one caller
+    client = caller(api, "pager")
+    run_ids = [post(client, f"question {index}") for index in range(5)]
+    # When they are read two at a time, following next_cursor
+    pages: list[list[str]] = []
+    params: dict[str, Any] = {"limit": 2}
+    while True:
+        body = client.get("/v1/runs", params=params).json()
+        pages.append([run["run_id"] for run in body["runs"]])
+        if not body.get("next_cursor"):
+            break
+        params = {"limit": 2, "cursor": body["next_cursor"]}
+    # Then the pages are 2, 2 and 1 runs, newest first, each run once
+    assert pages == [run_ids[4:2:-1], run_ids[2:0:-1], run_ids[:1]]
+
+
+def test_the_list_filters_by_status(api: LocalApi) -> None:
+    # Given a run that ended and one cancelled while running
+    client = caller(api, "status-filter")
+    done = post(client, "quick")
+    finished(client, done)
+    slow = post(client, "slow one")
+    assert client.post(f"/v1/runs/{slow}/cancel").status_code == 200
+    # When the caller lists each status
+    succeeded = client.get("/v1/runs", params={"status": "SUCCEEDED"}).json()["runs"]
+    cancelled = client.get("/v1/runs", params={"status": "CANCELLED"}).json()["runs"]
+    # Then each list holds the one run of that status
+    assert [(run["run_id"], run["status"]) for run in succeeded] == [(done, "SUCCEEDED")]
+    assert [(run["run_id"], run["status"]) for run in cancelled] == [(slow, "CANCELLED")]
+
+
+def test_the_list_filters_by_session_and_shows_no_other_callers_session_runs(api: LocalApi) -> None:
+    # Given runs of one session by two callers, and a run of the first caller outside it
+    client = caller(api, "session-owner")
+    in_session = [post(client, f"turn {index}", session_id="support-1") for index in range(2)]
+    post(client, "elsewhere")
+    post(caller(api, "session-stranger"), "same session id", session_id="support-1")
+    # When the first caller lists the session
+    runs = client.get("/v1/runs", params={"session_id": "support-1"}).json()["runs"]
+    # Then it holds their two runs of that session, newest first
+    assert [(run["run_id"], run["session_id"]) for run in runs] == [
+        (in_session[1], "support-1"),
+        (in_session[0], "support-1"),
+    ]
+
+
+def test_a_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: LocalApi) -> None:
+    # When the list is asked for with a made-up cursor
+    response = caller(api, "alice").get("/v1/runs", params={"cursor": "bm90LWEtY3Vyc29y"})
+    # Then it is 422 naming the cursor
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "cursor (query parameter)"
+
+
+def test_cancelling_a_running_run_records_who_and_when(api: LocalApi) -> None:
+    # Given a run whose model is still thinking
+    client = caller(api, "canceller")
+    run_id = post(client, "slow one")
+    # When its owner cancels it
+    response = client.post(f"/v1/runs/{run_id}/cancel")
+    # Then it is CANCELLED, by them, with the stop reason saying so
+    body = response.json()
+    assert response.status_code == 200
+    assert (body["status"], body["stop_reason"], body["cancelled_by"]) == ("CANCELLED", "cancelled", "canceller")
+    assert body["cancelled_at"] == body["updated_at"]
+
+
+def test_cancelling_a_finished_run_is_409_saying_it_ended(api: LocalApi) -> None:
+    # Given a run that ended
+    client = caller(api, "late-canceller")
+    run_id = post(client, "quick")
+    finished(client, run_id)
+    # When it is cancelled
+    response = client.post(f"/v1/runs/{run_id}/cancel")
+    # Then it is a conflict naming the status it ended with, and the run is unchanged
+    error = response.json()["error"]
+    assert (response.status_code, error["type"], error["details"]["status"]) == (409, "run_ended", "SUCCEEDED")
+    assert client.get(f"/v1/runs/{run_id}").json()["status"] == "SUCCEEDED"
+
+
+def test_another_caller_cannot_cancel_a_run(api: LocalApi) -> None:
+    # Given a running run
+    owner = caller(api, "cancel-owner")
+    run_id = post(owner, "slow one")
+    # When someone else cancels it
+    response = caller(api, "cancel-stranger").post(f"/v1/runs/{run_id}/cancel")
+    # Then it does not exist for them, and the run goes on
+    assert response.status_code == 404
+    assert finished(owner, run_id)["status"] != "CANCELLED"
+
+
+def test_a_step_running_at_the_cancellation_writes_nothing_that_moves_the_run_on(tmp_path: Path) -> None:
+    # Given a server on a store that outlives it, and a run whose model call is in flight
+    with EmbeddedDynamoDB() as dynamodb:
+        with serve(CONFIG, tmp_path, dynamodb_endpoint_url=dynamodb.endpoint_url) as served:
+            client = caller(served, "in-flight")
+            run_id = post(client, "slow one")
+            table = served.environment.table_name
+            # When it is cancelled, and the server stops (waiting for the execution to end)
+            cancelled = client.post(f"/v1/runs/{run_id}/cancel").json()
+        store = ConversationStore(dynamodb_client_for(dynamodb.endpoint_url), table)
+        meta = store.require_run(run_id)
+        steps = store.list_steps(run_id)
+    # Then the run is as the cancellation left it, and no step after the one in flight ran
+    assert (meta.status, meta.updated_at, meta.iteration) == ("CANCELLED", cancelled["updated_at"], 1)
+    assert [(step.iteration, step.kind) for step in steps] in ([], [(1, "llm")])
+
+
+def dynamodb_client_for(endpoint_url: str) -> Any:
+    from stepwise.models.settings import Settings
+
+    settings = Settings.from_environ(
+        {"TABLE_NAME": "unused", "DYNAMODB_ENDPOINT_URL": endpoint_url, "AWS_REGION": "us-east-1"}
+    )
+    return dynamodb_client(settings)
