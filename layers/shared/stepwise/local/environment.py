@@ -23,6 +23,7 @@ from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta
@@ -61,6 +62,7 @@ class LocalEnvironment:
         default_name = DEFAULT_TABLE_NAME if dynamodb_endpoint_url else f"stepwise-memory-{uuid.uuid4().hex[:8]}"
         self.table_name = table_name or default_name
         self.runtime: StepRuntime
+        self.dynamodb: Any
         self.invoker: LocalLambdaInvoker
         self.state_machine: LocalStateMachine
 
@@ -82,7 +84,8 @@ class LocalEnvironment:
             self._saved_environment[name] = os.environ.get(name)
             os.environ[name] = value
         settings = Settings.from_environ(os.environ)
-        create_table_from_template(dynamodb_client(settings), self.template, self.table_name)
+        self.dynamodb = dynamodb_client(settings)
+        create_table_from_template(self.dynamodb, self.template, self.table_name)
         self.runtime = StepRuntime.from_settings(settings)
         self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
         machine = self.template.state_machine()
@@ -133,6 +136,10 @@ class LocalEnvironment:
             profile=profile or self.runtime.config.default_profile,
             max_iterations=max_iterations,
         )
+
+    def recover_open_runs(self, resume: Callable[[str, dict[str, Any]], None]) -> Recovery:
+        """Hand each run the store still holds open to `resume(run_id, input)` (see `run_recovery`)."""
+        return recover_open_runs(self.runtime, self.dynamodb, self.table_name, resume)
 
     def execute(self, run_id: str) -> ExecutionResult:
         """Run the state machine for an already created run, to its end."""
