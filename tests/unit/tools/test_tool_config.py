@@ -259,3 +259,16 @@ def test_a_literal_api_key_is_not_shown_even_by_an_outer_model_that_shows_inputs
     # Then the error explains the problem without the key
     assert "apiKey.name is required" in str(raised.value)
     assert literal_key not in str(raised.value)
+
+
+def test_a_stdio_mcp_server_is_refused_saying_what_is_supported() -> None:
+    # Given an MCP server configured by command, as the reference servers are
+    server = {"command": "uvx", "args": ["mcp-server-time"]}
+
+    # When it is parsed
+    with pytest.raises(ConfigError) as raised:
+        parse_tools_config({"mcp": [server]})
+
+    # Then the error says stdio is not supported and what to do instead, not just that url is missing
+    assert "stdio MCP server (command, args, env) is not supported" in str(raised.value)
+    assert "streamable HTTP" in str(raised.value)

@@ -174,6 +174,17 @@ class McpServerConfig(BaseModel):
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_stdio_server(cls, data: Any) -> Any:
+        # Reference servers (mcp-server-time, mcp-server-fetch) are configured by command; say what is missing.
+        if isinstance(data, dict) and "command" in data and "url" not in data:
+            raise ValueError(
+                "a stdio MCP server (command, args, env) is not supported: Stepwise reaches MCP servers over "
+                "streamable HTTP; run it behind a stdio-to-HTTP bridge and give that bridge's url"
+            )
+        return data
+
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
