@@ -51,6 +51,7 @@ def _run_question(
     from stepwise.local.environment import LocalEnvironment
     from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
+    from stepwise.steps.api.errors import ApiError
 
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
@@ -67,7 +68,10 @@ def _run_question(
         ) as environment,
     ):
         started = time.perf_counter()
-        meta = environment.create_run(args.question, profile=args.profile, max_iterations=args.max_iterations)
+        try:
+            meta = environment.accept_question(args.question, profile=args.profile, max_iterations=args.max_iterations)
+        except ApiError as exc:
+            raise UsageError(exc.message) from None
         if not args.json:
             print(f"Question: {args.question}", file=out)
             print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
