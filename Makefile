@@ -62,11 +62,12 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 
 # tests/static runs checkov from $(STATIC_VENV)
 unit: setup $(STATIC_STAMP)
-	$(BIN)/pytest -q -n 2 -p tests.faults.report
+	$(BIN)/pytest -q -n 2 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 test: static lint validate unit build
 
-# the API fuzzed from its own OpenAPI document and the tool argument properties, 500 examples each (`unit` runs 25/200)
+# the API fuzzed from its own OpenAPI document, the tool argument properties and the whole pipeline (arbitrary
+# model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20)
 fuzz: setup
 	STEPWISE_FUZZ_EXAMPLES=500 $(BIN)/pytest -q tests/fuzz
 

@@ -240,6 +240,16 @@ class RunView(BaseModel):
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
 
 
+class RunEvents(BaseModel):
+    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, in the order they happened."""
+
+    run_id: str
+    status: RunStatus
+    done: bool = Field(description="The run has ended: no step will follow these.")
+    events: list[TraceStep]
+    next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
+
+
 class RunListItem(BaseModel):
     """One run in `GET /v1/runs`: enough to choose which one to read."""
 
