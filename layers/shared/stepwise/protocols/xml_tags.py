@@ -45,6 +45,7 @@ _TAG = re.compile(
     r"observation)\s*(?:\s[^<>]*)?>",
     re.IGNORECASE,
 )
+_QUOTE = re.compile("[\"']")
 _ESCAPED_QUOTE = re.compile(r"&(?:quot|apos|#34|#39|#x22|#x27);", re.IGNORECASE)
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-f]+);", re.IGNORECASE)
 _ANY_TAG = re.compile(r"</?\s*\w[\w-]*\s*(?:\s[^<>]*)?>")
@@ -145,8 +146,9 @@ def _action(
             if found:
                 arguments = pick(action, INPUT_KEYS)[1]
                 return tool_call(name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
-    if _ESCAPED_QUOTE.search(body):
-        # Some models escape the quotes of their arguments as XML entities.
+    if _ESCAPED_QUOTE.search(body) and not _QUOTE.search(body):
+        # Some models escape the quotes of their arguments as XML entities. A call that has real quotes
+        # is read as written, so an argument whose text holds an entity keeps it.
         body = html.unescape(body)
     call = parse_call(body)
     if call is not None:
