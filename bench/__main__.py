@@ -10,9 +10,9 @@ from bench import cold_start, cost_model, loop_overhead, serve_throughput, store
 if __name__ == "__main__":
     loop_overhead.main()
     print()
-    cold_start.main()
+    init_ms = cold_start.main()
     print()
-    cost_model.main()
+    cost_model.main(init_ms)
     print()
     serve_throughput.main()
     print()

@@ -66,6 +66,8 @@ class RunLimits(BaseModel):
     # final round (up to 300 s) and Format (up to 300 s) before an uncatchable execution timeout
     max_execution_seconds: int = Field(default=600, ge=1, le=3000)
     max_parse_errors: int = Field(default=3, ge=1, le=20)
+    # copied into the state payload, where the ToolInvoke Map reads it as its MaxConcurrencyPath
+    max_parallel_calls: int = Field(default=4, ge=1, le=16)
 
 
 class RunOptions(BaseModel):
