@@ -7,8 +7,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.errors import ConfigError
@@ -79,6 +77,10 @@ class AgentProfile(BaseModel):
     def _check_response_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return value
+        # only a profile with a response schema loads jsonschema
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             validator_for(value).check_schema(value)
         except SchemaError as exc:

@@ -17,7 +17,7 @@ StopReason = Literal["final_answer", "tool_calls", "max_iterations", "deadline",
 FinalRoundReason = Literal["max_iterations", "deadline"]
 
 
-class RunUsage(BaseModel):
+class RunUsage(BaseModel, defer_build=True):
     """What a run consumed, added to by each step in the same write as the step's result."""
 
     input_tokens: int = 0
@@ -42,14 +42,14 @@ class RunUsage(BaseModel):
         )
 
 
-class RunError(BaseModel):
+class RunError(BaseModel, defer_build=True):
     """Why a run failed: the error name the state machine saw and a message fit for the caller."""
 
     type: str
     message: str
 
 
-class IntentOutcome(BaseModel):
+class IntentOutcome(BaseModel, defer_build=True):
     """How a run's intent was classified: by what, which model, how long it took, and why it fell back."""
 
     source: Literal["llm", "keywords", "default", "disabled"]
@@ -58,7 +58,7 @@ class IntentOutcome(BaseModel):
     error: str | None = None
 
 
-class RunLimits(BaseModel):
+class RunLimits(BaseModel, defer_build=True):
     """The limits a run was started with, copied into META so a config change cannot alter a live run."""
 
     max_iterations: int = Field(default=8, ge=1, le=200)
@@ -70,7 +70,7 @@ class RunLimits(BaseModel):
     max_parallel_calls: int = Field(default=4, ge=1, le=16)
 
 
-class RunOptions(BaseModel):
+class RunOptions(BaseModel, defer_build=True):
     """What the request set for this run over its profile: sampling, a structured answer, client tools."""
 
     temperature: float | None = None
@@ -83,7 +83,7 @@ class RunOptions(BaseModel):
     parallel_tool_calls: bool | None = None
 
 
-class RunMeta(BaseModel):
+class RunMeta(BaseModel, defer_build=True):
     """The META item of a run."""
 
     run_id: str
@@ -117,7 +117,7 @@ class RunMeta(BaseModel):
         return self.status in TERMINAL_STATUSES
 
 
-class RunSummary(BaseModel):
+class RunSummary(BaseModel, defer_build=True):
     """A run as a listing shows it: what the owner index holds of its META."""
 
     run_id: str
@@ -134,7 +134,7 @@ class RunSummary(BaseModel):
 StepKind = Literal["llm", "parse", "tool", "format"]
 
 
-class StepRecord(BaseModel):
+class StepRecord(BaseModel, defer_build=True):
     """One entry of a run's trace; `n` tells apart the tool calls of one iteration."""
 
     iteration: int
@@ -158,7 +158,7 @@ class StepRecord(BaseModel):
     parse_errors: int | None = None
 
 
-class StoredMessage(ChatMessage):
+class StoredMessage(ChatMessage, defer_build=True):
     """A message with the (iteration, slot) its key was derived from."""
 
     iteration: int

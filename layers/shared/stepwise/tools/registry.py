@@ -15,7 +15,6 @@ from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool
-from stepwise.tools.mcp import load_mcp_tools
 from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 from stepwise.tools.python_tools import load_python_tools
 
@@ -115,6 +114,9 @@ def build_tool_registry(
         for source in config.openapi:
             for imported in import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver):
                 collected.add(imported, f"openapi {source.describe()}")
+    if config.mcp:
+        # only a configuration with MCP servers loads the MCP client
+        from stepwise.tools.mcp import load_mcp_tools
     for server in config.mcp:
         for remote in load_mcp_tools(server, secret_resolver=resolver):
             collected.add(remote, f"mcp {server.url}")
