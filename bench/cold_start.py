@@ -53,6 +53,7 @@ def _environment() -> dict[str, str]:
             "STEPWISE_CONFIG_FILE": "stepwise.yaml",
             # as the template deploys it: in-process tracing off, Lambda's active tracing on
             "POWERTOOLS_TRACE_DISABLED": "true",
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
         }
     )
 

@@ -27,8 +27,6 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -152,6 +150,10 @@ class HttpToolConfig(BaseModel):
             raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
+        # imported when an HTTP tool is configured: a configuration without one never loads jsonschema
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         try:
             Draft202012Validator.check_schema(self.parameter)
         except SchemaError as exc:

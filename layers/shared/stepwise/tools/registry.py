@@ -15,7 +15,6 @@ from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool
-from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 from stepwise.tools.python_tools import load_python_tools
 
 
@@ -110,6 +109,10 @@ def build_tool_registry(
         for api in config.apis:
             for endpoint in api.tools:
                 collected.add(HttpTool(api, endpoint, http_client=client, secret_resolver=resolver), f"api {api.url}")
+    if config.openapi:
+        # only a configuration with OpenAPI sources loads the importer
+        from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
+
         loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
         for source in config.openapi:
             for imported in import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver):
