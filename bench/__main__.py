@@ -5,7 +5,15 @@ from stepwise.local.defaults import apply_local_defaults
 # before any handler module creates its Powertools logger
 apply_local_defaults()
 
-from bench import cold_start, cost_model, loop_overhead, serve_throughput, store_query  # noqa: E402
+from bench import (  # noqa: E402
+    cold_start,
+    cost_model,
+    loop_overhead,
+    openapi_import,
+    parse_time,
+    serve_throughput,
+    store_query,
+)
 
 if __name__ == "__main__":
     loop_overhead.main()
@@ -17,3 +25,7 @@ if __name__ == "__main__":
     serve_throughput.main()
     print()
     store_query.main()
+    print()
+    openapi_import.main()
+    print()
+    parse_time.main()

@@ -34,7 +34,7 @@ def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
         "provider": "openai",
         "base_url": server.base_url,
         "model": "fake-model",
-        "api_key": "sk-test",
+        "api_key": "sk-test-key",
         "timeout_seconds": 5,
         "capabilities": {"native_tools": True, "parallel_tools": True},
     }

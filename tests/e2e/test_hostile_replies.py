@@ -33,7 +33,7 @@ def ask_through_server(write_config: ConfigWriter, local_run: Callable[..., Any]
                 "provider": "openai",
                 "base_url": server.base_url,
                 "model": "fake-model",
-                "api_key": "sk-test",
+                "api_key": "sk-test-key",
                 "timeout_seconds": 5,
                 "capabilities": {"native_tools": True, "parallel_tools": True},
             }

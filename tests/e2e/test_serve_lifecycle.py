@@ -36,6 +36,13 @@ CONFIG = api_config(
                     "match": "slow",
                     "turns": [{**react("calculator", {"expression": "1+1"}), "latency_ms": SLOW_TURN_MS}],
                 },
+                {
+                    "match": "follow",
+                    "turns": [
+                        react("calculator", {"expression": "6*7"}),
+                        {**react("Final Answer", "42."), "latency_ms": SLOW_TURN_MS},
+                    ],
+                },
                 {"turns": [react("Final Answer", "Done.")]},
             ],
         }
@@ -199,3 +206,68 @@ def dynamodb_client_for(endpoint_url: str) -> Any:
         {"TABLE_NAME": "unused", "DYNAMODB_ENDPOINT_URL": endpoint_url, "AWS_REGION": "us-east-1"}
     )
     return dynamodb_client(settings)
+
+
+def follow(client: httpx.Client, run_id: str) -> list[dict[str, Any]]:
+    """Every answer of the events route, polled with its cursor until the run is done (30 s at most)."""
+    answers: list[dict[str, Any]] = []
+    params: dict[str, str] = {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        answer = client.get(f"/v1/runs/{run_id}/events", params=params).json()
+        answers.append(answer)
+        if answer["done"]:
+            break
+        params = {"after": answer["next_cursor"]}
+        time.sleep(0.05)
+    return answers
+
+
+def test_following_a_run_delivers_each_step_once_in_order_and_the_first_before_the_run_ends(api: LocalApi) -> None:
+    # Given a run whose answer takes a while after its tool call
+    client = caller(api, "follower")
+    run_id = post(client, "follow me")
+    # When its events are polled with the cursor until it is done
+    answers = follow(client, run_id)
+    delivered = [(event["iteration"], event["kind"]) for answer in answers for event in answer["events"]]
+    # Then some steps arrived in an answer that said the run was still going
+    assert any(answer["events"] and not answer["done"] for answer in answers)
+    # ...and every step came once, in the order it happened, the same as the run's trace
+    assert delivered == [(1, "llm"), (1, "parse"), (1, "tool"), (2, "llm"), (2, "parse")]
+    trace = client.get(f"/v1/runs/{run_id}", params={"trace": "true"}).json()["trace"]
+    assert sorted(delivered) == sorted((step["iteration"], step["kind"]) for step in trace)
+
+
+def test_the_events_of_an_ended_run_after_its_last_cursor_are_none(api: LocalApi) -> None:
+    # Given a run that ended and all its events read
+    client = caller(api, "late-follower")
+    run_id = post(client, "quick")
+    finished(client, run_id)
+    everything = client.get(f"/v1/runs/{run_id}/events").json()
+    # When the events after the last cursor are asked for
+    rest = client.get(f"/v1/runs/{run_id}/events", params={"after": everything["next_cursor"]}).json()
+    # Then there are none, and the run is done
+    assert (len(everything["events"]) > 0, rest["events"], rest["done"], rest["status"]) == (
+        True,
+        [],
+        True,
+        "SUCCEEDED",
+    )
+
+
+def test_another_callers_run_has_no_events_for_them(api: LocalApi) -> None:
+    # Given a run of one caller
+    run_id = post(caller(api, "events-owner"), "quick")
+    # When another caller asks for its events / Then it does not exist for them
+    assert caller(api, "events-stranger").get(f"/v1/runs/{run_id}/events").status_code == 404
+
+
+def test_an_events_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: LocalApi) -> None:
+    # Given a run
+    client = caller(api, "cursor-forger")
+    run_id = post(client, "quick")
+    # When its events are asked for after a made-up cursor
+    response = client.get(f"/v1/runs/{run_id}/events", params={"after": "eyJ2IjoxLCJwIjpbMV19"})
+    # Then it is 422 naming the cursor
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "after (query parameter)"

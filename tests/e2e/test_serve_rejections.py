@@ -98,7 +98,8 @@ BAD_REQUESTS = [
     pytest.param("GET", "/v1/runs/not$a-run-id", None, {}, 422, "invalid_request", id="malformed run id"),
     pytest.param("GET", "/v1/runs/0123456789abcdef", None, {}, 404, "not_found", id="unknown run id"),
     pytest.param("GET", "/v1/runs/abc?trace=maybe", None, {}, 422, "invalid_request", id="bad query parameter"),
-    pytest.param("DELETE", "/v1/runs", None, {}, 404, "not_found", id="no such route"),
+    pytest.param("GET", "/v1/nothing-here", None, {}, 404, "not_found", id="no such route"),
+    pytest.param("DELETE", "/v1/runs", None, {}, 405, "method_not_allowed", id="a method no route has"),
 ]
 
 

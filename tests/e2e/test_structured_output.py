@@ -30,7 +30,7 @@ def openai_model(server: FakeOpenAIServer, **capabilities: bool) -> dict[str, An
         "provider": "openai",
         "base_url": server.base_url,
         "model": "fake-model",
-        "api_key": "sk-test",
+        "api_key": "sk-test-key",
         "timeout_seconds": 5,
         "capabilities": capabilities,
     }

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.config_loading import read_config_file
-from stepwise.credentials import SecretResolver
+from stepwise.credentials import SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.registry import build_tool_registry, default_http_client
@@ -77,6 +77,11 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
     except ConfigError as exc:
         print(f"stepwise config check: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        # A value no validation foresaw: still one line for the person at the terminal, never a traceback.
+        reason = redact_known_secrets(f"{type(exc).__name__}: {exc}")
+        print(f"stepwise config check: {args.file}: cannot be used: {reason}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(report.as_json(), indent=2, ensure_ascii=False), file=out)
     else:
@@ -103,7 +108,8 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
         except ConfigError as exc:
             raise ConfigError(f"{path}: profiles.{name}.tools: {exc}") from None
         profiles[name] = ProfileTools(model=profile.model, tools=specs)
-    return ConfigReport(path, kind, config.default_profile, profiles, notes)
+    # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
+    return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes)
 
 
 def print_report(report: ConfigReport, out: TextIO) -> None:

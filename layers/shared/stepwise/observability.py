@@ -17,6 +17,8 @@ from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
 if TYPE_CHECKING:
     from aws_lambda_powertools.tracing import Tracer
 
+from stepwise.log_guard import install_log_guard
+
 SERVICE = "stepwise"
 
 HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
@@ -50,6 +52,8 @@ class HandlerTracer:
             self._tracer = Tracer(service=self._service)
         return cast(HandlerT, self._tracer.capture_lambda_handler(handler))
 
+
+install_log_guard()
 
 logger = Logger(service=SERVICE)
 tracer = HandlerTracer(SERVICE)

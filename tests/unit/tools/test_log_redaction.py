@@ -1,31 +1,93 @@
-"""Secrets in the HTTP clients' own log records (httpx logs request URLs) are scrubbed."""
+"""No log record can print a secret: not the SDK's, not the HTTP clients', not ours, at any level."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
+import boto3
 import pytest
+from moto import mock_aws
 
-from stepwise.credentials import RedactingLogFilter, Redactor, redact_library_logs
-
-
-def test_a_secret_in_a_library_log_record_is_replaced(caplog: pytest.LogCaptureFixture) -> None:
-    # Given a redactor that knows a key, attached to a library logger
-    redactor = Redactor(["query-key-81f2"])
-    redact_library_logs(redactor, ["fake_http_library"])
-    caplog.set_level(logging.INFO)
-    # When the library logs a URL holding the key
-    logging.getLogger("fake_http_library").info("HTTP Request: GET %s", "https://api.example.com/?key=query-key-81f2")
-    # Then the record reads with the key replaced
-    assert caplog.messages == ["HTTP Request: GET https://api.example.com/?key=***"]
+from stepwise.credentials import Redactor, SecretResolver
+from stepwise.log_guard import WITHHELD
+from stepwise.observability import logger as service_logger
+from tests.unit.test_secret_encodings import CANARY, ENCODINGS
 
 
-def test_the_filter_is_attached_once_per_redactor() -> None:
-    # Given one redactor attached twice to the same logger
-    redactor = Redactor(["another-key-1234"])
-    redact_library_logs(redactor, ["fake_http_library.twice"])
-    redact_library_logs(redactor, ["fake_http_library.twice"])
-    # When the logger's filters are counted
-    filters = [f for f in logging.getLogger("fake_http_library.twice").filters if isinstance(f, RedactingLogFilter)]
-    # Then there is one
-    assert len(filters) == 1
+@pytest.fixture
+def everything_at_debug(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """The root logger at DEBUG, as an operator chasing a problem would set it."""
+    caplog.set_level(logging.DEBUG)
+    yield caplog
+
+
+def leaked_forms(text: str) -> list[str]:
+    return [name for name, form in ENCODINGS.items() if form in text]
+
+
+def test_botocore_at_debug_never_prints_the_ssm_secret_it_fetched(
+    everything_at_debug: pytest.LogCaptureFixture,
+) -> None:
+    with mock_aws():
+        # Given the canary in SSM as a SecureString
+        boto3.client("ssm", region_name="us-east-1").put_parameter(
+            Name="/stepwise/canary", Value=CANARY, Type="SecureString"
+        )
+        everything_at_debug.clear()
+
+        # When the resolver fetches it with every logger at DEBUG
+        assert SecretResolver().resolve("ssm:/stepwise/canary") == CANARY
+
+    # Then botocore did log the exchange (searching means something), with its data withheld
+    botocore_records = [record for record in everything_at_debug.records if record.name.startswith("botocore")]
+    assert any("Response body" in record.getMessage() for record in botocore_records)
+    assert all(WITHHELD in record.getMessage() for record in botocore_records if record.levelno == logging.DEBUG)
+    # And no form of the secret is in any record
+    assert leaked_forms(everything_at_debug.text) == []
+
+
+@pytest.mark.parametrize("library", ["httpx", "httpcore.http11", "urllib3.connectionpool", "mcp.client"])
+def test_a_known_secret_in_a_library_record_at_info_is_redacted(
+    everything_at_debug: pytest.LogCaptureFixture, library: str
+) -> None:
+    # Given a redactor that knows the canary
+    redactor = Redactor([CANARY])
+
+    # When a library logs a URL holding it percent-encoded in lower case, and JSON-escaped
+    logging.getLogger(library).warning(
+        "HTTP Request: GET %s", f"https://api.test/?key={ENCODINGS['percent-encoded, lower case']}"
+    )
+    logging.getLogger(library).error("body: %s", ENCODINGS["JSON-escaped"])
+
+    # Then the records read with the key replaced
+    assert everything_at_debug.messages == ["HTTP Request: GET https://api.test/?key=***", "body: ***"]
+    assert len(redactor) > 0
+
+
+def test_a_library_debug_record_formatted_before_logging_keeps_only_its_event_name(
+    everything_at_debug: pytest.LogCaptureFixture,
+) -> None:
+    # When httpcore logs a trace line with response headers already in it
+    logging.getLogger("httpcore.http11").debug("receive_response_headers.complete return_value=(b'Set-Cookie', b'x')")
+
+    # Then only the event's name is left
+    assert everything_at_debug.messages == [f"receive_response_headers.complete {WITHHELD}"]
+
+
+def test_the_service_logger_at_debug_redacts_every_encoding(everything_at_debug: pytest.LogCaptureFixture) -> None:
+    # Given a redactor that knows the canary, and the service's own logger at DEBUG
+    redactor = Redactor([CANARY])
+    previous = service_logger.log_level
+    service_logger.setLevel("DEBUG")
+    try:
+        # When the service logs text holding each encoding
+        for form in ENCODINGS.values():
+            service_logger.debug(f"echoed {form}")
+    finally:
+        service_logger.setLevel(previous)
+
+    # Then each was logged, and none is left
+    assert len(redactor) > 0
+    assert everything_at_debug.text.count("echoed ***") >= len(ENCODINGS) - 2
+    assert leaked_forms(everything_at_debug.text) == []

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepwise.credentials import Redactor, SecretResolver, SecretUnavailable
+from stepwise.credentials import Redactor, SecretResolver, SecretTooShort, SecretUnavailable
 from tests.support.tool_server import Echo, ScriptableToolServer, Status
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint
 
@@ -164,9 +164,14 @@ def test_the_redactor_scrubs_encoded_forms_and_a_secret_cut_at_the_end() -> None
     assert [redactor.redact(text, cut_at_end=True) for text in texts] == ["***", "***", "***", "tail: ***"]
 
 
-def test_the_redactor_leaves_very_short_values_alone() -> None:
-    # Given a "secret" of two characters, when text is redacted, then ordinary text is not mangled
-    assert Redactor(["ab"]).redact("about a cab") == "about a cab"
+def test_a_secret_too_short_to_redact_safely_is_refused_when_it_is_loaded() -> None:
+    # Given a literal key of six characters, when it is resolved, then it is refused without being quoted
+    with pytest.raises(SecretTooShort) as refused:
+        SecretResolver().resolve("abc123")
+    assert str(refused.value) == (
+        "secret a literal value: a secret of 6 characters is too short to redact safely; use one of at least 8"
+    )
+    assert "abc123" not in str(refused.value)
 
 
 def test_a_key_split_by_the_response_cap_leaves_no_beginning_behind(

@@ -19,15 +19,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunMeta
+from stepwise.models.run import IntentOutcome, RunMeta
 from stepwise.models.settings import Settings
 from stepwise.observability import metrics
+from stepwise.steps.api.runs import plan_run
+from stepwise.steps.api.services import build_intent_classifier
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
 
@@ -61,6 +65,7 @@ class LocalEnvironment:
         default_name = DEFAULT_TABLE_NAME if dynamodb_endpoint_url else f"stepwise-memory-{uuid.uuid4().hex[:8]}"
         self.table_name = table_name or default_name
         self.runtime: StepRuntime
+        self.dynamodb: Any
         self.invoker: LocalLambdaInvoker
         self.state_machine: LocalStateMachine
 
@@ -82,7 +87,8 @@ class LocalEnvironment:
             self._saved_environment[name] = os.environ.get(name)
             os.environ[name] = value
         settings = Settings.from_environ(os.environ)
-        create_table_from_template(dynamodb_client(settings), self.template, self.table_name)
+        self.dynamodb = dynamodb_client(settings)
+        create_table_from_template(self.dynamodb, self.template, self.table_name)
         self.runtime = StepRuntime.from_settings(settings)
         self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
         machine = self.template.state_machine()
@@ -133,6 +139,47 @@ class LocalEnvironment:
             profile=profile or self.runtime.config.default_profile,
             max_iterations=max_iterations,
         )
+
+    def accept_question(
+        self, question: str, *, profile: str | None = None, owner: str = "local", max_iterations: int | None = None
+    ) -> RunMeta:
+        """Store a run for `question` as `POST /v1/runs` does: the API's checks, then the configured intent
+        classification and routing table choose the profile (an explicit `profile` wins, as in the API).
+
+        `max_iterations` is the CLI's own limit, which the HTTP API does not take.
+        """
+        config = self.runtime.config
+        request_body = {"input": question}
+        plan = plan_run(
+            config,
+            owner=owner,
+            messages=[ChatMessage(role="user", content=question)],
+            request_body=request_body,
+            input_field="input",
+            profile=profile,
+        )
+        intent: dict[str, str] = {}
+        outcome: IntentOutcome | None = None
+        classifier = build_intent_classifier(self.runtime)
+        if classifier is not None and config.intent is not None:
+            result = classifier.classify(extract_question(request_body, config.intent.key_from.request_body) or "")
+            intent = result.values
+            outcome = IntentOutcome(
+                source=result.source, model=result.model, latency_ms=round(result.latency_ms, 1), error=result.error
+            )
+        return create_run(
+            self.runtime,
+            messages=plan.messages,
+            owner=owner,
+            profile=plan.profile or route_profile(intent, config.routes, config.default_profile),
+            intent=intent,
+            intent_outcome=outcome,
+            max_iterations=max_iterations,
+        )
+
+    def recover_open_runs(self, resume: Callable[[str, dict[str, Any]], None]) -> Recovery:
+        """Hand each run the store still holds open to `resume(run_id, input)` (see `run_recovery`)."""
+        return recover_open_runs(self.runtime, self.dynamodb, self.table_name, resume)
 
     def execute(self, run_id: str) -> ExecutionResult:
         """Run the state machine for an already created run, to its end."""

@@ -12,7 +12,7 @@ import json
 import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -28,6 +28,8 @@ TARGET_PREFIX = "AWSStepFunctions."
 CONTENT_TYPE = "application/x-amz-json-1.0"
 MAX_INPUT_BYTES = 256 * 1024
 DEFAULT_MAX_CONCURRENT_EXECUTIONS = 8
+# How long a stop waits for the steps in flight (a model call may take a while) before giving up on them.
+DEFAULT_DRAIN_SECONDS = 30.0
 # Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
 _NAME = re.compile(r"[^\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]{1,80}")
 
@@ -115,12 +117,30 @@ class StepFunctionsEndpoint:
         self._serving = BackgroundServer(_EndpointServer(self), name="stepfunctions-endpoint")
         return self
 
-    def stop(self) -> None:
-        """Stop listening; executions not yet begun are cancelled, running ones are waited for."""
+    def stop(self, *, drain_seconds: float = DEFAULT_DRAIN_SECONDS) -> bool:
+        """Stop listening and executing; True if every in-flight step finished within `drain_seconds`.
+
+        Executions not yet begun are dropped; running ones finish the state they are in and begin no
+        other, as if stopped, but unlike StopExecution their runs stay open in the store, so the next
+        start resumes them (`stepwise.local.run_recovery`) from that committed step.
+        """
         if self._serving is not None:
             self._serving.stop()
             self._serving = None
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            running = [execution for execution in self._executions.values() if execution.status == "RUNNING"]
+            for execution in running:
+                execution.stop.set()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        futures = [execution.future for execution in running if execution.future is not None]
+        _, unfinished = wait(futures, timeout=drain_seconds)
+        return not unfinished
+
+    def resume_execution(self, name: str, input: dict[str, Any]) -> None:
+        """Begin an execution the endpoint did not start (a run a stopped process left open) under `name`."""
+        machine = self._require_machine(self._machine.arn if self._machine else None)
+        request = {"stateMachineArn": machine.arn, "name": name, "input": json.dumps(input)}
+        self._new_execution(request, reuse_running=False)
 
     def __enter__(self) -> StepFunctionsEndpoint:
         return self.start()

@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import IntentOutcome, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -157,6 +157,9 @@ class RunRequest(StrictRequest):
         default=None, min_length=1, max_length=64, description="The agent profile; by default intent routing picks it."
     )
     metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the run.")
+    budget: RunBudget | None = Field(
+        default=None, description="Caps on the run's tokens and cost; the profile's own caps still apply."
+    )
 
     @field_validator("input")
     @classmethod
@@ -235,6 +238,16 @@ class RunView(BaseModel):
     cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
     cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+
+
+class RunEvents(BaseModel):
+    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, in the order they happened."""
+
+    run_id: str
+    status: RunStatus
+    done: bool = Field(description="The run has ended: no step will follow these.")
+    events: list[TraceStep]
+    next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
 
 
 class RunListItem(BaseModel):

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stepwise.errors import ConfigError
 from stepwise.execution_history import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.models.intent_config import IntentConfig, Route
-from stepwise.models.llm_config import ModelConfig
+from stepwise.models.llm_config import ModelConfig, ModelPrices
 from stepwise.models.run import RunLimits
 from stepwise.models.tool_config import ToolsConfig
 
@@ -20,6 +20,9 @@ _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 Strategy = Literal["function_calling", "react", "auto"]
 TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
+# The language of the words Stepwise itself says to the model: format instructions, corrective
+# observations, the final-round order and the intent prompt.
+Language = Literal["en", "zh"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -64,6 +67,7 @@ class AgentProfile(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
+    language: Language = "en"
 
     @field_validator("tool_choice")
     @classmethod
@@ -131,6 +135,10 @@ class StepwiseConfig(BaseModel):
         for name, profile in self.profiles.items():
             if profile.model not in self.models:
                 raise ValueError(f"profiles.{name}.model: '{profile.model}' is not one of the models")
+            if profile.limits.max_cost_usd is not None and self.models[profile.model].prices is None:
+                raise ValueError(
+                    f"profiles.{name}.limits.max_cost_usd: model '{profile.model}' has no prices to count the cost"
+                )
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):
@@ -144,6 +152,10 @@ class StepwiseConfig(BaseModel):
             return self.profiles[name]
         except KeyError:
             raise ConfigError(f"unknown profile '{name}'") from None
+
+    def model_prices(self, profile: str) -> ModelPrices | None:
+        """The prices of the named profile's model, if the configuration gives them."""
+        return self.models[self.profile(profile).model].prices
 
     @classmethod
     def from_mapping(

@@ -12,6 +12,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stepwise.credentials import check_redactable_literal
+from stepwise.models.api_config import check_client_url
+
 
 class ModelCapabilities(BaseModel):
     """What a model supports, so protocols and providers only use features that exist."""
@@ -22,6 +25,19 @@ class ModelCapabilities(BaseModel):
     parallel_tools: bool = False
     stop_sequences: bool = True
     json_mode: bool = False
+
+
+class ModelPrices(BaseModel):
+    """What a model's tokens cost, in US dollars per million, as its provider bills them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(ge=0)
+
+    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
+        """The cost of these tokens."""
+        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
 
 
 class OpenAIModelConfig(BaseModel):
@@ -42,6 +58,12 @@ class OpenAIModelConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     headers: dict[str, str] = Field(default_factory=dict)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
+
+    @field_validator("api_key")
+    @classmethod
+    def _redactable(cls, value: str | None) -> str | None:
+        return None if value is None else check_redactable_literal(value)
 
     @field_validator("base_url")
     @classmethod
@@ -49,6 +71,7 @@ class OpenAIModelConfig(BaseModel):
         parts = urlsplit(value)
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise ValueError("must be an http:// or https:// URL with a host")
+        check_client_url(value, what="base_url")
         # The endpoint path is appended with a slash; a trailing one here would double it.
         return value.rstrip("/")
 
@@ -65,6 +88,7 @@ class BedrockModelConfig(BaseModel):
     max_tokens: int | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
 
 
 class ScriptToolCall(BaseModel):
@@ -130,6 +154,7 @@ class ScriptedModelConfig(BaseModel):
     script: str | None = Field(default=None, min_length=1)
     scenarios: list[ScriptScenario] | None = Field(default=None, min_length=1)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
+    prices: ModelPrices | None = None
 
     @model_validator(mode="after")
     def _check_one_source(self) -> ScriptedModelConfig:

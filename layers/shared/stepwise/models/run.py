@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 
@@ -13,8 +13,18 @@ TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT
 OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING")
 
 # `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
-StopReason = Literal["final_answer", "tool_calls", "max_iterations", "deadline", "parse_errors", "error", "cancelled"]
-FinalRoundReason = Literal["max_iterations", "deadline"]
+StopReason = Literal[
+    "final_answer",
+    "tool_calls",
+    "max_iterations",
+    "deadline",
+    "token_budget",
+    "cost_budget",
+    "parse_errors",
+    "error",
+    "cancelled",
+]
+FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
 
 
 class RunUsage(BaseModel, defer_build=True):
@@ -26,6 +36,7 @@ class RunUsage(BaseModel, defer_build=True):
     tool_calls: int = 0
     llm_ms: int = 0
     tool_ms: int = 0
+    cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
 
     @classmethod
     def from_steps(cls, steps: list[StepRecord]) -> RunUsage:
@@ -68,6 +79,28 @@ class RunLimits(BaseModel, defer_build=True):
     max_parse_errors: int = Field(default=3, ge=1, le=20)
     # copied into the state payload, where the ToolInvoke Map reads it as its MaxConcurrencyPath
     max_parallel_calls: int = Field(default=4, ge=1, le=16)
+    max_total_tokens: int | None = Field(default=None, ge=1, description="Input and output tokens of the run.")
+    max_cost_usd: float | None = Field(default=None, gt=0, description="At the prices of the profile's model.")
+
+    def within(self, budget: RunBudget | None) -> RunLimits:
+        """These limits with a request's budget applied: the tighter of each cap wins."""
+        if budget is None:
+            return self
+        updates: dict[str, Any] = {}
+        for name in ("max_total_tokens", "max_cost_usd"):
+            mine, asked = getattr(self, name), getattr(budget, name)
+            if asked is not None:
+                updates[name] = asked if mine is None else min(mine, asked)
+        return self.model_copy(update=updates)
+
+
+class RunBudget(BaseModel):
+    """Caps a request may set on its run, over its profile's: tokens, and cost at the model's prices."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    max_total_tokens: int | None = Field(default=None, ge=1, le=100_000_000)
+    max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
 
 
 class RunOptions(BaseModel, defer_build=True):

@@ -34,7 +34,7 @@ class RunContext(BaseModel):
     """What the loop's steps need of a run's META and what never changes while it runs.
 
     The first IterationGuard copies it from META into the payload, so no later step reads META: its
-    size is fixed (one profile name and five numbers) whatever the length of the run.
+    size is fixed (one profile name and a few numbers) whatever the length of the run.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -45,6 +45,8 @@ class RunContext(BaseModel):
     max_iterations: int = Field(ge=1)
     max_parse_errors: int = Field(ge=1)
     max_parallel_calls: int = Field(ge=1, le=40)
+    max_total_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0)
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> RunContext:
@@ -56,6 +58,8 @@ class RunContext(BaseModel):
             max_iterations=meta.limits.max_iterations,
             max_parse_errors=meta.limits.max_parse_errors,
             max_parallel_calls=meta.limits.max_parallel_calls,
+            max_total_tokens=meta.limits.max_total_tokens,
+            max_cost_usd=meta.limits.max_cost_usd,
         )
 
 

@@ -99,7 +99,8 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
     first = decisive[0]
     thought = _thought(text, sections, first)
     if first.kind == "final_answer":
-        return final_answer(first.content, thought)
+        content = html.unescape(first.content) if _ENTITY.search(first.content) else first.content
+        return final_answer(content, thought)
     limit = hallucination_limit(text, sections, first.end)
     later = [s for s in decisive[1:] if s.start < limit]
     if any(s.kind == "final_answer" for s in later):
@@ -110,6 +111,12 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
     )
     after = sections[sections.index(first) + 1 :]
     action_input = next((s.content for s in after[:1] if s.kind == "action_input"), None)
+    if action_input is None and after[:1] and after[0].kind == "action" and "(" not in first.content:
+        # LangChain refuses several bare tool names in a row: which one the input is for is unclear.
+        return ParseError(
+            message=f"Your reply names {1 + len(later)} tools before any input: write one <tool> tag, "
+            "then its <tool_input>."
+        )
     return _action(first.content, action_input, tools, call_id, thought, notes)
 
 

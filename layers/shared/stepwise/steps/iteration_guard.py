@@ -1,4 +1,5 @@
-"""IterationGuard: count the iteration, and make it the final round when the limit or deadline is reached."""
+"""IterationGuard: count the iteration, and make it the final round when a limit, the deadline or a budget
+is reached."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.budgets import budget_reached, has_budget
 from stepwise.steps.runtime import StepRuntime
 
 
@@ -29,6 +31,8 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
             reason = "max_iterations"
         elif runtime.clock() >= run.deadline:
             reason = "deadline"
+        elif has_budget(run):
+            reason = budget_reached(payload.run_id, run, runtime)
         if reason is not None:
             logger.info("final round", extra={"run_id": payload.run_id, "iteration": iteration, "reason": reason})
     final_round = reason is not None

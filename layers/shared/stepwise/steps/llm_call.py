@@ -87,6 +87,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
         max_tokens=_first_set(options.max_tokens, profile.max_tokens),
         temperature=_first_set(options.temperature, profile.temperature),
+        language=profile.language,
     )
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
@@ -108,6 +109,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
     )
     metrics.add_metric(name="LLMCalls", unit="Count", value=1)
+    metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
+    metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
+    metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
     logger.info(
         "model called",
         extra={

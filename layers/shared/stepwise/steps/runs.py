@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, RunLimits, RunMeta, RunOptions
+from stepwise.models.run import IntentOutcome, RunBudget, RunLimits, RunMeta, RunOptions
 from stepwise.steps.runtime import StepRuntime
 
 # Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
@@ -37,16 +37,19 @@ def create_run(
     metadata: dict[str, str] | None = None,
     max_iterations: int | None = None,
     options: RunOptions | None = None,
+    budget: RunBudget | None = None,
     ttl_days: int = 30,
 ) -> RunMeta:
     """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution.
 
-    `options` are what the request set over the profile (sampling, a structured answer, client tools).
+    `options` are what the request set over the profile (sampling, a structured answer, client tools);
+    `budget` caps tokens and cost below the profile's own caps.
     """
     agent_profile = runtime.profile(profile)
     limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
     if max_iterations is not None:
         limits = limits.model_copy(update={"max_iterations": max_iterations})
+    limits = limits.within(budget)
     now = datetime.fromtimestamp(runtime.clock(), UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     meta = RunMeta(

@@ -61,7 +61,12 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         error=observation.error,
     )
     runtime.store.record_message(stored.meta, event.iteration, observation_slot(event.index), message, step)
+    # Each ToolInvoke handles one call: its metrics are also published per tool.
+    metrics.add_dimensions(tool=call.name)
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
+    metrics.add_metric(name="ToolLatency", unit="Milliseconds", value=observation.latency_ms)
+    # 0 or 1 per call, so the metric's average is the failure rate
+    metrics.add_metric(name="ToolFailures", unit="Count", value=0 if observation.ok else 1)
     logger.info(
         "tool called",
         extra={

@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from stepwise.errors import RunNotFound
-from stepwise.models.run import OPEN_STATUSES, RunMeta, RunSummary
+from stepwise.models.run import OPEN_STATUSES, RunMeta, RunSummary, RunUsage
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.items import to_meta
@@ -152,8 +152,9 @@ class RunDirectory:
                 return RunPage(runs=runs, next_after=last_examined)
         return RunPage(runs=runs)
 
-    def cancel_run(self, run_id: str, *, by: str) -> RunMeta:
-        """Record the run CANCELLED by `by`, if it is still open; `RunAlreadyEnded` if it ended first.
+    def cancel_run(self, run_id: str, *, by: str, usage: RunUsage) -> RunMeta:
+        """Record the run CANCELLED by `by` with what it spent, if it is still open; `RunAlreadyEnded` if
+        it ended first.
 
         The update is conditional on the status, as every write of the loop to META is: once it is
         CANCELLED, no step can begin an iteration or record an outcome.
@@ -165,6 +166,7 @@ class RunDirectory:
             "cancelled_by": by,
             "cancelled_at": now,
             "updated_at": now,
+            "usage": usage.model_dump(),
         }
         try:
             response = self._call_update(run_id, sets)

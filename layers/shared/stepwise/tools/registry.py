@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from stepwise.credentials import Redactor, SecretResolver, redact_library_logs
+from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.models.tool_config import ToolsConfig
@@ -21,10 +22,11 @@ from stepwise.tools.python_tools import load_python_tools
 class ToolRegistry:
     """Tools by unique name, in the order they were configured.
 
-    ``redactor`` knows the secrets these tools use; the invoker scrubs observations with it.
+    ``redactor`` knows the secrets these tools use; the invoker scrubs observations with it. ``notes``
+    say what the sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
     """
 
-    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None) -> None:
+    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None, notes: Iterable[str] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         for each in tools:
             name = each.spec.name
@@ -32,6 +34,7 @@ class ToolRegistry:
                 raise ConfigError(f"tool {name}: the name is used by more than one tool")
             self._tools[name] = each
         self.redactor = redactor if redactor is not None else Redactor()
+        self.notes = list(notes)
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -102,26 +105,36 @@ def build_tool_registry(
     Secrets are not fetched here but at call time (and then cached).
     """
     resolver = secret_resolver if secret_resolver is not None else SecretResolver()
-    redact_library_logs(resolver.redactor)
     collected = _CollectedTools()
     if config.apis or config.openapi:
         client = http_client if http_client is not None else default_http_client()
-        for api in config.apis:
-            for endpoint in api.tools:
-                collected.add(HttpTool(api, endpoint, http_client=client, secret_resolver=resolver), f"api {api.url}")
+        for index, api in enumerate(config.apis):
+            with _unusable_as(f"tools.apis.{index}"):
+                tools = [
+                    HttpTool(api, endpoint, http_client=client, secret_resolver=resolver) for endpoint in api.tools
+                ]
+            for tool in tools:
+                collected.add(tool, f"api {api.url}")
     if config.openapi:
         # only a configuration with OpenAPI sources loads the importer
         from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 
         loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
-        for source in config.openapi:
-            for imported in import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver):
-                collected.add(imported, f"openapi {source.describe()}")
+        for index, source in enumerate(config.openapi):
+            with _unusable_as(f"tools.openapi.{index}"):
+                imported, notes = import_openapi_tools(
+                    source, loader=loader, http_client=client, secret_resolver=resolver
+                )
+            for tool in imported:
+                collected.add(tool, f"openapi {source.describe()}")
+            collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
         # only a configuration with MCP servers loads the MCP client
         from stepwise.tools.mcp import load_mcp_tools
-    for server in config.mcp:
-        for remote in load_mcp_tools(server, secret_resolver=resolver):
+    for index, server in enumerate(config.mcp):
+        with _unusable_as(f"tools.mcp.{index}"):
+            remote_tools = load_mcp_tools(server, secret_resolver=resolver)
+        for remote in remote_tools:
             collected.add(remote, f"mcp {server.url}")
     available = builtin_tools()
     for name in config.builtin:
@@ -130,7 +143,22 @@ def build_tool_registry(
         collected.add(available[name], "builtin")
     for each in load_python_tools(config.python, config_dir=config_dir):
         collected.add(each, f"python module {each.function.__module__}")
-    return ToolRegistry(collected.tools, redactor=resolver.redactor)
+    return ToolRegistry(collected.tools, redactor=resolver.redactor, notes=collected.notes)
+
+
+@contextmanager
+def _unusable_as(field: str) -> Iterator[None]:
+    """Turn anything but a `ConfigError` raised while building one source's tools into one naming `field`.
+
+    Validation catches what it knows of; a value a library still refuses (a URL httpx cannot parse, a
+    schema a validator chokes on) must be one line naming the field too, never a traceback.
+    """
+    try:
+        yield
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"{field}: cannot be used: {type(exc).__name__}: {redact_known_secrets(str(exc))}") from None
 
 
 class _CollectedTools:
@@ -138,6 +166,7 @@ class _CollectedTools:
 
     def __init__(self) -> None:
         self.tools: list[Tool] = []
+        self.notes: list[str] = []
         self._owners: dict[str, str] = {}
 
     def add(self, tool: Tool, source: str) -> None:

@@ -20,7 +20,9 @@ from stepwise.steps.api.errors import InvalidRequest, RunEnded
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.runs import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStopFailed
+from stepwise.steps.run_metrics import record_run_ended
 from stepwise.store import RunAlreadyEnded
 
 CURSOR_VERSION = 1
@@ -101,7 +103,9 @@ def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
     run_id = parse_run_reference(run_reference)
     meta = visible_run(services.runtime.store, run_id, owner)
     try:
-        services.runtime.store.directory.cancel_run(run_id, by=owner)
+        # what the run spent until now; a step still running is not counted
+        usage = priced_usage(meta.profile, services.runtime.store.list_steps(run_id), services.runtime)
+        cancelled = services.runtime.store.directory.cancel_run(run_id, by=owner, usage=usage)
     except RunAlreadyEnded as ended:
         status, _ = reported_status(
             ended.meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds
@@ -111,6 +115,7 @@ def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
             details={"run_id": run_id, "status": status},
         ) from None
     metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
+    record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
     # Express executions cannot be stopped (StopExecution is Standard-only); their next step ends them.
     if services.workflow_type == "STANDARD":
         try:

@@ -25,6 +25,7 @@ from stepwise.models.api import (
     SESSION_ID_PATTERN,
     ErrorResponse,
     RunAccepted,
+    RunEvents,
     RunList,
     RunRequest,
     RunView,
@@ -40,6 +41,7 @@ from stepwise.steps.api.errors import (
     is_json_content_type,
     register_error_handlers,
 )
+from stepwise.steps.api.events import run_events
 from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
@@ -73,6 +75,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
+    ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
@@ -109,7 +112,8 @@ def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
 
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
     """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON within
-    the depth limit, 422 naming the field for a string that cannot be stored (a lone surrogate, NUL).
+    the depth limit, 422 naming the field for a string that cannot be encoded (a lone surrogate; a NUL
+    is valid JSON and UTF-8, and the store replaces it).
 
     Everything here is refused before a route runs, so a hostile body costs one parse, never a store call.
     """
@@ -127,7 +131,7 @@ def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
             raise InvalidJson(str(exc), details=details) from None
         except ValueError:
             raise InvalidJson("the body is not valid JSON") from None
-        problem = locate_unencodable(body)
+        problem = locate_unencodable(body, include_nul=False)
         if problem is not None:
             raise InvalidRequest.of(*problem)
         return body
@@ -136,7 +140,7 @@ def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
 
 
 def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Middleware: a header, query or path parameter that cannot be stored is a 422 naming it."""
+    """Middleware: a header, query or path parameter holding a lone surrogate is a 422 naming it."""
     event = app.current_event
     sources = (
         ("header", event.headers),
@@ -146,7 +150,7 @@ def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: 
     for source, parameters in sources:
         for name, value in (parameters or {}).items():
             for text in (name, value):
-                reason = find_unencodable(str(text))
+                reason = find_unencodable(str(text), include_nul=False)
                 if reason is not None:
                     raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
     return next_middleware(app)
@@ -264,6 +268,26 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     ) -> RunList:
         owner = request_owner(app.current_event)
         return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
+
+    @app.get(
+        "/v1/runs/<run_id>/events",
+        summary="Follow a run",
+        description="The run's steps (model calls, decisions, tool calls, formatting) stored after `after`, in "
+        "the order they happened; poll again with `next_cursor` until `done`.",
+        responses={
+            **_success_response(200, "The steps since the cursor, and whether the run has ended.", RunEvents),
+            **_error_responses(401, 404, 422),
+        },
+        tags=["runs"],
+    )
+    def get_run_events(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        after: Annotated[
+            str | None, Query(min_length=1, max_length=256, description="`next_cursor` of the previous answer.")
+        ] = None,
+    ) -> RunEvents:
+        owner = request_owner(app.current_event)
+        return run_events(services.get(), owner=owner, run_reference=run_id, after=after)
 
     @app.post(
         "/v1/runs/<run_id>/cancel",

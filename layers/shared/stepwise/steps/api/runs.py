@@ -14,11 +14,12 @@ from stepwise.intent import extract_question, route_profile
 from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
 from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.models.run import IntentOutcome, RunError, RunMeta, RunOptions, RunStatus, RunUsage, StepRecord
+from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions, RunStatus, StepRecord
 from stepwise.observability import logger, metrics
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run, execution_input
 
@@ -36,6 +37,7 @@ class RunPlan:
     session_id: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
     options: RunOptions | None = None
+    budget: RunBudget | None = None
 
 
 def _call_arguments(text: str, field: str) -> dict[str, Any]:
@@ -90,6 +92,7 @@ def plan_run(
     session_id: str | None = None,
     metadata: dict[str, str] | None = None,
     options: RunOptions | None = None,
+    budget: RunBudget | None = None,
 ) -> RunPlan:
     """Check the limits of `config.api` and the profile; 422 naming every problem found."""
     limits = config.api
@@ -111,6 +114,7 @@ def plan_run(
         session_id=session_id,
         metadata=dict(metadata or {}),
         options=options,
+        budget=budget,
     )
 
 
@@ -143,6 +147,10 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
     profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
     if plan.options is not None and plan.options.client_tools:
         _check_client_tools(services, profile, plan.options)
+    if plan.budget is not None and plan.budget.max_cost_usd is not None and config.model_prices(profile) is None:
+        raise InvalidRequest.of(
+            "budget.max_cost_usd", f"the model of profile {profile} has no prices configured to count a cost"
+        )
     meta = create_run(
         services.runtime,
         messages=plan.messages,
@@ -153,6 +161,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
         intent_outcome=outcome,
         metadata=plan.metadata,
         options=plan.options,
+        budget=plan.budget,
         ttl_days=services.ttl_days,
     )
     logger.info("run created", extra={"run_id": meta.run_id, "profile": profile, "intent": intent})
@@ -201,6 +210,7 @@ def accept_run(
         profile=request.profile,
         session_id=request.session_id,
         metadata=request.metadata,
+        budget=request.budget,
     )
 
     def start() -> dict[str, Any]:
@@ -253,7 +263,11 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
     status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
     steps = store.list_steps(run_id) if trace else None
     # META holds the usage once the run ended; while it runs, the trace (if read anyway) gives it so far
-    usage = RunUsage.from_steps(steps) if steps is not None and not meta.is_terminal else meta.usage
+    usage = (
+        priced_usage(meta.profile, steps, services.runtime)
+        if steps is not None and not meta.is_terminal
+        else meta.usage
+    )
     return RunView(
         run_id=meta.run_id,
         status=status,

@@ -1,0 +1,143 @@
+"""API Gateway's side of a local request: the REST (v1) proxy event, and warm instances of the function.
+
+Each HTTP request becomes the proxy event API Gateway would send `ApiFunction`; the caller's key
+(`x-api-key`, or `Authorization: Bearer`, see `presented_api_key`) becomes the identity's key id, so two
+keys are two owners.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any, Protocol
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from stepwise.steps.api import ROUTES
+from stepwise.steps.api.caller_key import presented_api_key
+
+DEFAULT_MAX_API_INSTANCES = 8
+LOCAL_STAGE = "local"
+# The account and region the local engine puts in its ARNs.
+LOCAL_ACCOUNT = "000000000000"
+LOCAL_REGION = "us-east-1"
+
+
+class FunctionInvoker(Protocol):
+    """What `LocalLambdaInvoker` offers: invoke a function of the template by logical id."""
+
+    def invoke(self, logical_id: str, event: Any) -> Any:
+        """Invoke the function `logical_id` with `event`."""
+        ...
+
+
+def _resource_pattern(resource: str) -> re.Pattern[str]:
+    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(resource)) + "$")
+
+
+_RESOURCES = [(resource, _resource_pattern(resource)) for resource in dict.fromkeys(path for _, path in ROUTES)]
+
+
+def _group(pairs: list[tuple[str, str]]) -> tuple[dict[str, str] | None, dict[str, list[str]] | None]:
+    """API Gateway's two views of repeated names: the last value of each, and all values of each."""
+    if not pairs:
+        return None, None
+    multi: dict[str, list[str]] = {}
+    for name, value in pairs:
+        multi.setdefault(name, []).append(value)
+    return {name: values[-1] for name, values in multi.items()}, multi
+
+
+def api_gateway_event(
+    *, method: str, target: str, headers: list[tuple[str, str]], body: bytes, host: str, source_ip: str
+) -> dict[str, Any]:
+    """The API Gateway REST proxy event for one HTTP request (`target` is the path with its query)."""
+    split = urlsplit(target)
+    path = unquote(split.path) or "/"
+    resource, path_parameters = path, None
+    for candidate, pattern in _RESOURCES:
+        match = pattern.match(path)
+        if match:
+            resource, path_parameters = candidate, match.groupdict() or None
+            break
+    single_headers, multi_headers = _group(headers)
+    query, multi_query = _group(parse_qsl(split.query, keep_blank_values=True))
+    api_key = presented_api_key(headers)
+    identity: dict[str, Any] = {"sourceIp": source_ip, "userAgent": (single_headers or {}).get("User-Agent")}
+    if api_key:
+        identity |= {"apiKey": api_key, "apiKeyId": api_key}
+    try:
+        text, encoded = (body.decode("utf-8"), False) if body else (None, False)
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode("ascii"), True
+    return {
+        "resource": resource,
+        "path": path,
+        "httpMethod": method,
+        "headers": single_headers,
+        "multiValueHeaders": multi_headers,
+        "queryStringParameters": query,
+        "multiValueQueryStringParameters": multi_query,
+        "pathParameters": path_parameters,
+        "stageVariables": None,
+        "requestContext": {
+            "accountId": LOCAL_ACCOUNT,
+            "apiId": "local",
+            "domainName": host,
+            "httpMethod": method,
+            "identity": identity,
+            "path": path,
+            "protocol": "HTTP/1.1",
+            "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": int(time.time() * 1000),
+            "resourcePath": resource,
+            "stage": LOCAL_STAGE,
+        },
+        "body": text,
+        "isBase64Encoded": encoded,
+    }
+
+
+class FunctionInstances:
+    """Warm instances of one function, each handling one request at a time, as Lambda's environments do.
+
+    `first` is used first; `new_instance` loads another copy of the handler when all are busy, up to
+    `max_instances`; past that a request waits for an instance to be free.
+    """
+
+    def __init__(
+        self,
+        logical_id: str,
+        first: FunctionInvoker,
+        new_instance: Callable[[], FunctionInvoker],
+        *,
+        max_instances: int = DEFAULT_MAX_API_INSTANCES,
+    ) -> None:
+        self._logical_id = logical_id
+        self._idle = [first]
+        self._new_instance = new_instance
+        self._count = 1
+        self._max = max_instances
+        self._available = threading.Condition()
+
+    def _acquire(self) -> FunctionInvoker:
+        with self._available:
+            while not self._idle and self._count >= self._max:
+                self._available.wait()
+            if self._idle:
+                return self._idle.pop()
+            self._count += 1
+        return self._new_instance()
+
+    def invoke(self, event: dict[str, Any]) -> Any:
+        """Invoke the function with `event` on a free instance."""
+        instance = self._acquire()
+        try:
+            return instance.invoke(self._logical_id, event)
+        finally:
+            with self._available:
+                self._idle.append(instance)
+                self._available.notify()

@@ -1,0 +1,330 @@
+"""The HTTP front of `stepwise serve`: uvicorn (h11) and a small ASGI adapter that calls the API function.
+
+Why uvicorn: it is maintained, parses HTTP with h11 (a malformed or negative Content-Length, a bad
+request line or oversized headers are answered 400 by the parser, before any of our code runs), keeps
+connections alive, and bounds connections (`limit_concurrency`: 503 beyond). What it lacks is added here:
+
+- **Body limit before reading**: a Content-Length over `max_body_bytes` is answered 413 and the body is
+  never read; a chunked body is counted as it arrives and refused the moment it passes the limit.
+- **Read timeouts**: a connection whose request head has not arrived within `read_timeout_seconds` of
+  opening (or of the previous response) is closed (`_HeadTimeoutProtocol`), and a body that stops
+  arriving for that long is answered 408.
+- **Idle timeout**: a keep-alive connection idle for `idle_timeout_seconds` is closed (uvicorn's own).
+- **Bounded workers, two pools**: handlers are synchronous, so each request runs on a thread of a
+  bounded pool. Requests that wait for a run (`waiting_route`: chat completions) have a pool of their
+  own and are answered 503 at once when it is full, so they never hold the workers other routes need,
+  and a waiting request starts at once, within its documented sync timeout.
+- **405** for a method no route has (TRACE, CONNECT, ...), with an `Allow` header.
+
+**Streaming hook.** A route may answer with a body produced over time: `stream_routes` are callables
+given the API Gateway event of each request (after the checks above) that return None to pass, or an
+`HttpResponse` whose `body` is an iterable or async iterable of `bytes` chunks. Each chunk is written
+to the socket as it is produced (chunked transfer encoding, no Content-Length): an async iterator is
+consumed on the server's event loop; a plain iterator's `next()` runs on the waiting pool, so a
+generator may block (poll the store, sleep) without stalling other connections. Use it for
+`text/event-stream` (SSE) answers; the route sets its own headers (`Content-Type`, `Cache-Control`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import socket
+import threading
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from stepwise.local.api_gateway import api_gateway_event
+from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.observability import logger
+from stepwise.steps.api import ROUTES
+
+Event = dict[str, Any]
+Body = bytes | Iterable[bytes] | AsyncIterable[bytes]
+_STARTUP_SECONDS = 30.0
+_STOP_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class FrontLimits:
+    """The limits of the HTTP front (see the module docstring)."""
+
+    max_body_bytes: int = 262_144
+    read_timeout_seconds: float = 10.0
+    idle_timeout_seconds: float = 5.0
+    workers: int = 8
+    waiting_workers: int = 8
+    max_connections: int = 512
+
+
+@dataclass
+class HttpResponse:
+    """What a route answers: a status, headers and a body (bytes, or chunks to stream)."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: Body = b""
+
+
+StreamRoute = Callable[[Event], HttpResponse | None]
+
+
+def error_answer(status: int, error_type: str, message: str, **headers: str) -> HttpResponse:
+    """An error of the front itself, in the API's `{"error": {...}}` shape."""
+    body = ErrorResponse(error=ErrorBody(type=error_type, message=message, details={}))
+    pairs = [("content-type", "application/json")] + [
+        (name.replace("_", "-"), value) for name, value in headers.items()
+    ]
+    return HttpResponse(status, pairs, body.model_dump_json().encode("utf-8"))
+
+
+def proxy_response(response: Any) -> HttpResponse:
+    """The HTTP response of a Lambda proxy integration result, as API Gateway writes it."""
+    if not isinstance(response, dict):
+        return error_answer(502, "bad_gateway", "the API function answered with no response")
+    raw = response.get("body") or ""
+    body = base64.b64decode(raw) if response.get("isBase64Encoded") else str(raw).encode("utf-8")
+    headers = {name: [str(value)] for name, value in (response.get("headers") or {}).items()}
+    for name, values in (response.get("multiValueHeaders") or {}).items():
+        headers[name] = [str(value) for value in values]
+    pairs = [(name, value) for name, values in headers.items() if name.lower() != "content-length" for value in values]
+    return HttpResponse(int(response.get("statusCode", 502)), pairs, body)
+
+
+class _HeadTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection whose request head has not arrived in time.
+
+    uvicorn times out idle keep-alive connections, but any byte received cancels that timer, so a client
+    that connects and sends nothing first, or sends its head byte by byte, would hold a connection slot
+    forever. Here a timer runs from the moment a connection opens (and again after each response); if
+    the parser is still waiting for a whole request head when it fires, the connection is closed.
+    """
+
+    head_timeout_seconds = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm_head_timer()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._arm_head_timer()
+
+    def _arm_head_timer(self) -> None:
+        previous: asyncio.TimerHandle | None = getattr(self, "_head_timer", None)
+        if previous is not None:
+            previous.cancel()
+        self._head_timer = self.loop.call_later(self.head_timeout_seconds, self._head_timed_out)
+
+    def _head_timed_out(self) -> None:
+        waiting_for_head = self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
+        if waiting_for_head and not self.transport.is_closing():
+            self.timeout_keep_alive_handler()
+
+
+def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
+    """The next chunk of a streamed body, None at its end (run on a worker thread: it may block)."""
+    return next(iterator, None)
+
+
+_ROUTE_METHODS = {method for method, _ in ROUTES} | {"HEAD", "OPTIONS"}
+
+
+class ApiFront:
+    """Serves `handler` (API Gateway event -> proxy response) over HTTP on 127.0.0.1 with the limits above."""
+
+    def __init__(
+        self,
+        handler: Callable[[Event], Any],
+        *,
+        port: int = 0,
+        limits: FrontLimits | None = None,
+        waiting_handler: Callable[[Event], Any] | None = None,
+        waiting_route: Callable[[str, str], bool] = lambda method, path: False,
+        stream_routes: Sequence[StreamRoute] = (),
+    ) -> None:
+        self.limits = limits or FrontLimits()
+        self._handler = handler
+        self._waiting_handler = waiting_handler or handler
+        self._waiting_route = waiting_route
+        self.stream_routes = list(stream_routes)
+        self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="api-worker")
+        self._waiting_pool = ThreadPoolExecutor(self.limits.waiting_workers, thread_name_prefix="api-waiting")
+        self._waiting_slots = threading.BoundedSemaphore(self.limits.waiting_workers)
+        # bound here, so a busy port fails the caller at once (an OSError naming the address)
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._socket.bind(("127.0.0.1", port))
+        except OSError:
+            self._socket.close()
+            raise
+        self.port = int(self._socket.getsockname()[1])
+        config = uvicorn.Config(
+            self,
+            http=type(
+                "HeadTimeoutProtocol",
+                (_HeadTimeoutProtocol,),
+                {"head_timeout_seconds": self.limits.read_timeout_seconds},
+            ),
+            ws="none",
+            lifespan="off",
+            interface="asgi3",
+            timeout_keep_alive=max(1, round(self.limits.idle_timeout_seconds)),
+            limit_concurrency=self.limits.max_connections,
+            timeout_graceful_shutdown=_STOP_SECONDS,
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> ApiFront:
+        """Serve on a background thread; returns once the server accepts connections."""
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, name="stepwise-api", daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + _STARTUP_SECONDS
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the HTTP front did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        """Stop accepting connections; requests in progress get a short grace period."""
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(_STOP_SECONDS * 2)
+        self._socket.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._waiting_pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> ApiFront:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """The ASGI application."""
+        if scope["type"] != "http":
+            return
+        method = scope["method"]
+        if method not in _ROUTE_METHODS:
+            allowed = ", ".join(sorted(_ROUTE_METHODS))
+            answer = error_answer(405, "method_not_allowed", f"no route takes {method}", allow=allowed)
+            await self._send(send, method, answer)
+            return
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        body = await self._read_body(headers, receive)
+        if isinstance(body, HttpResponse):
+            await self._send(send, method, body)
+            return
+        event = self._event(scope, headers, body)
+        try:
+            answer = await self._dispatch(method, event)
+        except Exception:  # what API Gateway answers when the function itself fails
+            logger.exception("the API function failed", extra={"path": event["path"]})
+            answer = error_answer(502, "bad_gateway", "Internal server error")
+        await self._send(send, method, answer)
+
+    async def _read_body(self, headers: list[tuple[str, str]], receive: Any) -> bytes | HttpResponse:
+        limit = self.limits.max_body_bytes
+        declared = next((value for name, value in headers if name.lower() == "content-length"), None)
+        too_large = error_answer(413, "payload_too_large", f"the body is over {limit} bytes", connection="close")
+        if declared is not None and int(declared) > limit:
+            return too_large
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), self.limits.read_timeout_seconds)
+            except TimeoutError:
+                seconds = self.limits.read_timeout_seconds
+                return error_answer(408, "request_timeout", f"the body stopped arriving for {seconds:g} s")
+            if message["type"] == "http.disconnect":
+                return error_answer(400, "bad_request", "the client disconnected before sending its body")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                return too_large
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _event(self, scope: dict[str, Any], headers: list[tuple[str, str]], body: bytes) -> Event:
+        target = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
+        if scope.get("query_string"):
+            target += "?" + scope["query_string"].decode("latin-1")
+        host, port = scope.get("server") or ("127.0.0.1", self.port)
+        client = scope.get("client") or ("127.0.0.1", 0)
+        return api_gateway_event(
+            method=scope["method"],
+            target=target,
+            headers=headers,
+            body=body,
+            host=f"{host}:{port}",
+            source_ip=client[0],
+        )
+
+    async def _dispatch(self, method: str, event: Event) -> HttpResponse:
+        loop = asyncio.get_running_loop()
+        for route in self.stream_routes:
+            streamed = await loop.run_in_executor(self._pool, route, event)
+            if streamed is not None:
+                return streamed
+        if not self._waiting_route(method, event["resource"]):
+            return proxy_response(await loop.run_in_executor(self._pool, self._handler, event))
+        if not self._waiting_slots.acquire(blocking=False):
+            message = f"all {self.limits.waiting_workers} slots for waiting requests are busy; retry, or poll a run"
+            return error_answer(503, "unavailable", message, retry_after="1")
+        try:
+            return proxy_response(await loop.run_in_executor(self._waiting_pool, self._waiting_handler, event))
+        finally:
+            self._waiting_slots.release()
+
+    async def _send(self, send: Any, method: str, answer: HttpResponse) -> None:
+        headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers]
+        if isinstance(answer.body, bytes):
+            headers.append((b"content-length", str(len(answer.body)).encode()))
+            await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+            await send({"type": "http.response.body", "body": b"" if method == "HEAD" else answer.body})
+            return
+        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+        async for chunk in self._chunks(answer.body):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _chunks(self, body: Iterable[bytes] | AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        if isinstance(body, AsyncIterable):
+            async for chunk in body:
+                yield chunk
+            return
+        loop = asyncio.get_running_loop()
+        iterator: Iterator[bytes] = iter(body)
+        while True:
+            produced = await loop.run_in_executor(self._waiting_pool, _next_chunk, iterator)
+            if produced is None:
+                return
+            yield produced
+
+
+def chat_is_waiting(method: str, resource: str) -> bool:
+    """The routes that wait for a run to end: chat completions (synchronous mode)."""
+    return (method, resource) == ("POST", "/v1/chat/completions")

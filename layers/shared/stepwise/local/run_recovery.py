@@ -1,0 +1,64 @@
+"""Resuming the runs a stopped local process left open (QUEUED or RUNNING in the store).
+
+On AWS an execution outlives any process; locally it lives in the process of `stepwise serve` (or
+`stepwise run`), so a crash or a stop leaves its run open. The state payload between states is small
+and derivable from META: a run at iteration N re-enters IterationGuard as if iteration N-1 had just
+ended. Every step of iteration N is idempotent (the model's message, the Parse decision and each
+observation are conditional puts, and a step whose result is stored calls nothing again), so replaying
+the iteration continues from its last committed step and stores no message twice. A run whose deadline
+has passed cannot go on: it ends TIMED_OUT with the reason stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepwise.models.run import RunError, RunMeta
+from stepwise.steps.runs import execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store.open_runs import find_open_runs
+
+STOPPED_PAST_DEADLINE = "LocalEngineStopped"
+
+
+@dataclass
+class Recovery:
+    """What a start found open: the runs resumed and the runs ended because their deadline had passed."""
+
+    resumed: list[str] = field(default_factory=list)
+    timed_out: list[str] = field(default_factory=list)
+
+
+def resume_input(meta: RunMeta) -> dict[str, Any]:
+    """The state machine's input that continues `meta` from the start of its current iteration."""
+    if meta.iteration == 0:
+        return execution_input(meta.run_id)
+    return {
+        "run_id": meta.run_id,
+        "iteration": meta.iteration - 1,
+        "final_round": False,
+        "next": "continue",
+        "calls": [],
+    }
+
+
+def recover_open_runs(
+    runtime: StepRuntime, client: Any, table_name: str, resume: Callable[[str, dict[str, Any]], None]
+) -> Recovery:
+    """Resume each open run with `resume(run_id, input)`, or end it TIMED_OUT if its deadline passed."""
+    recovery = Recovery()
+    for meta in find_open_runs(client, table_name):
+        if runtime.clock() >= meta.deadline:
+            error = RunError(
+                type=STOPPED_PAST_DEADLINE,
+                message=f"the local engine stopped during iteration {meta.iteration} and was not running again "
+                "before the run's deadline",
+            )
+            runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", error=error)
+            recovery.timed_out.append(meta.run_id)
+        else:
+            resume(meta.run_id, resume_input(meta))
+            recovery.resumed.append(meta.run_id)
+    return recovery

@@ -1,0 +1,97 @@
+"""Following a run step by step: the logic of `GET /v1/runs/{run_id}/events`.
+
+A run's steps come back in the order they happen — per iteration the model call, its parse decision,
+its tool calls, and the final formatting — after an opaque cursor naming the last step delivered. Tool
+calls of one iteration run in parallel and may be stored in any order, so they are delivered only once
+all the calls the decision named are stored: a step is never skipped by a cursor that moved past it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+from stepwise.models.api import RunEvents
+from stepwise.models.run import StepRecord
+from stepwise.steps.api.errors import InvalidRequest
+from stepwise.steps.api.ownership import parse_run_reference, visible_run
+from stepwise.steps.api.runs import reported_status, trace_step
+from stepwise.steps.api.services import ApiServices
+
+CURSOR_VERSION = 1
+_KIND_ORDER = {"llm": 0, "parse": 1, "tool": 2, "format": 3}
+_CURSOR_FIELD = "after (query parameter)"
+
+Position = tuple[int, int, int]
+_START: Position = (0, -1, -1)
+
+
+def _position(step: StepRecord) -> Position:
+    return (step.iteration, _KIND_ORDER[step.kind], step.n if step.n is not None else -1)
+
+
+def encode_events_cursor(position: Position) -> str:
+    """The opaque cursor that continues after the step at `position`."""
+    document = json.dumps({"v": CURSOR_VERSION, "p": list(position)}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(document.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def decode_events_cursor(cursor: str) -> Position:
+    """The position a cursor names; 422 naming `after` for anything this API did not hand out."""
+    try:
+        document = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode("ascii")))
+    except (ValueError, binascii.Error, UnicodeError):
+        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
+    position = document.get("p") if isinstance(document, dict) else None
+    valid = (
+        isinstance(document, dict)
+        and document.get("v") == CURSOR_VERSION
+        and isinstance(position, list)
+        and len(position) == 3
+        and all(isinstance(part, int) and not isinstance(part, bool) and -1 <= part <= 100_000 for part in position)
+    )
+    if not valid or position is None:
+        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+    return (position[0], position[1], position[2])
+
+
+def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecord]:
+    """The steps in the order they happen, up to the first iteration whose tool calls are not all stored.
+
+    Once the run ended nothing more will be stored, so every step is deliverable.
+    """
+    ordered = sorted(steps, key=_position)
+    if ended:
+        return ordered
+    expected = {step.iteration: len(step.calls or []) for step in ordered if step.kind == "parse"}
+    stored: dict[int, int] = {}
+    for step in ordered:
+        if step.kind == "tool":
+            stored[step.iteration] = stored.get(step.iteration, 0) + 1
+    delivered: list[StepRecord] = []
+    for step in ordered:
+        if step.kind == "tool" and stored.get(step.iteration, 0) < expected.get(step.iteration, 0):
+            break
+        delivered.append(step)
+    return delivered
+
+
+def run_events(services: ApiServices, *, owner: str, run_reference: str, after: str | None) -> RunEvents:
+    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, and whether the run has ended."""
+    store = services.runtime.store
+    run_id = parse_run_reference(run_reference)
+    start = decode_events_cursor(after) if after else _START
+    # META first: a step stored after this read is delivered next time, never lost between the two reads
+    meta = visible_run(store, run_id, owner)
+    status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+    ended = status not in ("QUEUED", "RUNNING")
+    fresh = [step for step in deliverable_steps(store.list_steps(run_id), ended=ended) if _position(step) > start]
+    last = _position(fresh[-1]) if fresh else start
+    return RunEvents(
+        run_id=run_id,
+        status=status,
+        done=ended,
+        events=[trace_step(step) for step in fresh],
+        next_cursor=encode_events_cursor(last),
+    )

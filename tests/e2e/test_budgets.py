@@ -1,0 +1,107 @@
+"""Token and cost budgets end a run through the forced final round, whatever set them: profile or request."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from stepwise.errors import ConfigError
+from stepwise.local.server import LocalApi
+from tests.e2e.conftest import ConfigWriter, react_action, serve
+
+# Each model call spends 60 input and 40 output tokens: 100 tokens, $0.00014 at these prices.
+SPEND = {"usage": {"input_tokens": 60, "output_tokens": 40}}
+PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
+
+
+def looping_model(**extra: Any) -> dict[str, Any]:
+    """A scripted model that asks for the calculator at every turn, spending the same tokens each time."""
+    return {
+        "provider": "scripted",
+        "scenarios": [{"turns": [{**react_action("calculator", {"expression": "1+1"}), **SPEND}]}],
+        **extra,
+    }
+
+
+def test_a_profile_token_budget_forces_the_final_round_once_spent(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a profile capped at 250 tokens and a model that never stops calling tools
+    config = write_config(looping_model(), builtin=["calculator"], limits={"max_total_tokens": 250})
+    environment, _ = local_run(config)
+    # When a question is asked
+    meta, execution = environment.ask("loop")
+    steps = environment.runtime.store.list_steps(meta.run_id)
+    # Then three calls spent 300 tokens, the fourth was the final round, and the run says why it stopped
+    final_rounds = [step.final_round for step in steps if step.kind == "llm"]
+    assert final_rounds == [False, False, False, True]
+    assert (execution.status, meta.status, meta.stop_reason) == ("SUCCEEDED", "SUCCEEDED", "token_budget")
+    assert meta.answer and meta.answer.strip()
+
+
+def test_a_profile_cost_budget_forces_the_final_round_and_the_cost_is_recorded(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a profile capped at $0.00025 and a priced model that never stops calling tools
+    config = write_config(looping_model(prices=PRICES), builtin=["calculator"], limits={"max_cost_usd": 0.00025})
+    environment, _ = local_run(config)
+    # When a question is asked
+    meta, _ = environment.ask("loop")
+    # Then two calls spent $0.00028, the third was the final round, and the three calls' cost is stored
+    assert (meta.stop_reason, meta.iteration) == ("cost_budget", 3)
+    assert (meta.usage.input_tokens, meta.usage.output_tokens, meta.usage.cost_usd) == (180, 120, 0.00042)
+
+
+def test_a_cost_budget_on_a_model_without_prices_is_a_configuration_error(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a profile with a cost cap on a model that has no prices
+    config = write_config(looping_model(), builtin=["calculator"], limits={"max_cost_usd": 1.0})
+    # When the configuration is loaded / Then it is refused naming the field
+    with pytest.raises(ConfigError, match=r"limits.max_cost_usd: model 'm' has no prices"):
+        local_run(config)
+
+
+SERVE_CONFIG = {
+    "models": {"m": looping_model(prices=PRICES)},
+    "tools": {"builtin": ["calculator"]},
+    "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
+}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    with serve(SERVE_CONFIG, tmp_path_factory.mktemp("budgets")) as served:
+        yield served
+
+
+def ended(client: httpx.Client, run_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 30
+    while True:
+        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+        if body["status"] not in ("QUEUED", "RUNNING") or time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)
+
+
+def test_a_request_budget_ends_its_run_with_the_reason_and_the_cost_reported(api: LocalApi) -> None:
+    client = httpx.Client(base_url=api.url, headers={"x-api-key": "budgeted"}, timeout=30)
+    # When a run is posted with a 150-token budget
+    accepted = client.post("/v1/runs", json={"input": "loop", "budget": {"max_total_tokens": 150}})
+    run = ended(client, accepted.json()["run_id"])
+    # Then its third call was the final round, and GET reports why it stopped and what it cost
+    assert (run["status"], run["stop_reason"], run["iterations"]) == ("SUCCEEDED", "token_budget", 3)
+    assert (run["usage"]["input_tokens"] + run["usage"]["output_tokens"], run["usage"]["cost_usd"]) == (300, 0.00042)
+
+
+def test_a_request_budget_with_an_unknown_field_is_refused_naming_it(api: LocalApi) -> None:
+    client = httpx.Client(base_url=api.url, headers={"x-api-key": "budgeted"}, timeout=30)
+    # When a budget names a cap that does not exist
+    response = client.post("/v1/runs", json={"input": "loop", "budget": {"max_dollars": 1}})
+    # Then it is 422 naming the field
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "budget.max_dollars"

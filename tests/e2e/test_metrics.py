@@ -1,0 +1,80 @@
+"""The EMF metrics a run publishes, read from the handlers' output as CloudWatch would read it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import ConfigWriter, react_action, react_answer
+
+PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
+
+
+def emitted(output: str) -> list[tuple[str, float, dict[str, str]]]:
+    """(name, value, dimensions) of every metric in the EMF documents of `output`, one per dimension set."""
+    found: list[tuple[str, float, dict[str, str]]] = []
+    for line in output.splitlines():
+        try:
+            document = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(document, dict) or "_aws" not in document:
+            continue
+        for directive in document["_aws"]["CloudWatchMetrics"]:
+            for dimension_set in directive["Dimensions"]:
+                dimensions = {name: document[name] for name in dimension_set}
+                for metric in directive["Metrics"]:
+                    values = document[metric["Name"]]
+                    for value in values if isinstance(values, list) else [values]:
+                        found.append((metric["Name"], value, dimensions))
+    return found
+
+
+def total(metrics: list[tuple[str, float, dict[str, str]]], name: str, **dimensions: str) -> float:
+    """The sum of a metric in the dimension set that is exactly `dimensions` (`service` alone by default)."""
+    wanted = dimensions or {"service": "stepwise"}
+    return sum(value for metric, value, found in metrics if metric == name and found == wanted)
+
+
+def test_a_run_publishes_its_tokens_latencies_tool_failures_outcome_and_cost(
+    write_config: ConfigWriter,
+    local_run: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    # Given a priced model that calls the calculator with a division by zero, then answers
+    model = {
+        "provider": "scripted",
+        "prices": PRICES,
+        "scenarios": [
+            {
+                "turns": [
+                    {
+                        **react_action("calculator", {"expression": "1/0"}),
+                        "usage": {"input_tokens": 60, "output_tokens": 40},
+                    },
+                    {**react_answer("It cannot be computed."), "usage": {"input_tokens": 30, "output_tokens": 20}},
+                ]
+            }
+        ],
+    }
+    environment, _ = local_run(write_config(model, builtin=["calculator"]))
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    capfd.readouterr()
+    # When a question is asked
+    meta, _ = environment.ask("divide")
+    metrics = emitted(capfd.readouterr().out)
+    # Then the model calls' tokens, the failed tool call (by tool) and the run's outcome and cost are published
+    assert meta.stop_reason == "final_answer"
+    assert (total(metrics, "ModelInputTokens"), total(metrics, "ModelOutputTokens")) == (90, 60)
+    assert [name for name, _, _ in metrics].count("ModelLatency") == 2
+    assert (total(metrics, "ToolCalls", tool="calculator"), total(metrics, "ToolFailures", tool="calculator")) == (1, 1)
+    assert [name for name, _, dims in metrics if dims.get("tool") == "calculator"].count("ToolLatency") == 1
+    outcome = {"status": "SUCCEEDED", "stop_reason": "final_answer"}
+    assert total(metrics, "Runs", **outcome) == 1
+    assert (total(metrics, "RunInputTokens", **outcome), total(metrics, "RunOutputTokens", **outcome)) == (90, 60)
+    assert total(metrics, "RunCostUSD", **outcome) == pytest.approx(0.00021)
+    assert total(metrics, "RunIterations", **outcome) == 2

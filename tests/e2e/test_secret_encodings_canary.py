@@ -1,0 +1,91 @@
+"""A canary secret echoed back by a tool in every common encoding reaches no item, response, log or model.
+
+The canary lives in SSM and is the query key of an API. The API answers with the canary in each
+encoding (percent-encoded in either case, `+` for space, JSON and HTML escaping, base64, base64url, hex).
+The run goes through `stepwise serve` and the real state machine with an OpenAI-compatible model on
+loopback; every logger is at DEBUG. Afterwards the stored items, the API's answers (trace included),
+the log records, stdout/stderr and every request the model received are searched for each encoding.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import httpx
+import pytest
+from moto import mock_aws
+
+from tests.e2e.conftest import get_tool, http_api, serve
+from tests.e2e.test_secret_canary import scan_table
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.tool_server import Raw, ScriptableToolServer
+from tests.unit.test_secret_encodings import CANARY, ENCODINGS
+
+PARAMETER = "/stepwise/canary/encodings"
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
+
+
+@pytest.fixture
+def ssm_canary() -> Iterator[None]:
+    with mock_aws(config={"core": {"service_whitelist": ["ssm"]}}):
+        boto3.client("ssm", region_name="us-east-1").put_parameter(Name=PARAMETER, Value=CANARY, Type="SecureString")
+        yield
+
+
+def finished_run(client: httpx.Client, run_id: str) -> httpx.Response:
+    deadline = time.monotonic() + 60
+    while True:
+        response = client.get(f"/v1/runs/{run_id}", params={"trace": "true"})
+        if response.json()["status"] in TERMINAL or time.monotonic() > deadline:
+            return response
+        time.sleep(0.05)
+
+
+def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_produced(
+    ssm_canary: None, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    with ScriptableToolServer() as tool_api, FakeOpenAIServer() as model:
+        # Given an API keyed by the canary that echoes the canary back in every encoding
+        tool_api.on("/lookup", Raw(json.dumps(ENCODINGS).encode()))
+        api_entry = http_api(tool_api.url, get_tool("lookup", "/lookup", q="string"))
+        api_entry["apiKey"] = {"in": "query", "name": "key", "value": f"ssm:{PARAMETER}"}
+        # And a model that calls it once, then answers
+        model.enqueue(body=chat_completion(tool_calls=[{"name": "lookup", "arguments": {"q": "x"}}]))
+        model.enqueue(body=chat_completion(content="Looked it up."))
+        config = {
+            "models": {"m": {"provider": "openai", "base_url": model.base_url, "model": "fake-model"}},
+            "tools": {"apis": [api_entry]},
+            "profiles": {"default": {"model": "m", "strategy": "function_calling"}},
+        }
+        with serve(config, tmp_path) as served:
+            client = httpx.Client(base_url=served.url, headers={"x-api-key": "alice"}, timeout=30)
+            # When a question is asked and its run read back with its trace
+            accepted = client.post("/v1/runs", json={"input": "look it up"})
+            answer = finished_run(client, accepted.json()["run_id"])
+            items = scan_table(served.environment.table_name)
+        model_requests = [request.body for request in model.requests]
+        sent_keys = [request.query.get("key") for request in tool_api.requests]
+
+    # Then the API did receive the secret and the run succeeded
+    assert sent_keys == [[CANARY]]
+    assert answer.json()["status"] == "SUCCEEDED"
+    assert len(model_requests) == 2
+    captured = capfd.readouterr()
+    places = {
+        "run and trace": accepted.text + answer.text,
+        "stored items": json.dumps(items),
+        "model requests": json.dumps(model_requests, ensure_ascii=False) + json.dumps(model_requests),
+        "log records": caplog.text,
+        "stdout and stderr": captured.out + captured.err,
+    }
+    # And the echoed forms were redacted where the model read them
+    assert "***" in json.dumps(model_requests[1])
+    # But no form of the canary is anywhere
+    leaks = [(place, name) for place, text in places.items() for name, form in ENCODINGS.items() if form in text]
+    assert leaks == []

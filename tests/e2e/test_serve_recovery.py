@@ -1,0 +1,173 @@
+"""`stepwise serve` killed or stopped with runs in flight, then started again on the same store.
+
+The server runs as its own process (as a user starts it), on the session's DynamoDB Local, with a table
+of the test's own; the scripted model takes a while per turn so that runs are caught mid-loop.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+import yaml
+
+from bench.harness import scripted_config
+from stepwise.local.defaults import PROJECT_ROOT
+from stepwise.local.embedded_dynamodb import create_table_from_template
+from stepwise.local.example_api import ExampleToolApi
+from stepwise.local.server import LocalApi
+from stepwise.local.template import SamTemplate
+from stepwise.models.run import RunLimits, RunMeta
+from stepwise.store.conversation import ConversationStore
+
+ITERATIONS = 3
+MODEL_LATENCY_MS = 400
+RUNS = 4
+KEYED_RUNS = 2
+START_LIMIT_SECONDS = 120.0
+FINISH_LIMIT_SECONDS = 120.0
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
+HEADERS = {"x-api-key": "recovery"}
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class ServeProcess:
+    """`stepwise serve` in a child process; `url` once it answers."""
+
+    def __init__(self, arguments: list[str]) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = [sys.executable, "-m", "stepwise.cli", "serve", "--port", str(self.port), *arguments]
+        self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + START_LIMIT_SECONDS
+        while True:
+            assert self.process.poll() is None, self.process.communicate()[1].decode(errors="replace")[-2000:]
+            try:
+                httpx.get(f"{self.url}/v1/models", headers=HEADERS, timeout=2)
+                return
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "stepwise serve did not answer in time"
+                time.sleep(0.2)
+
+    def end(self, signal_number: int) -> int:
+        """Send `signal_number` and wait for the process to exit; its exit code."""
+        self.process.send_signal(signal_number)
+        self.process.communicate(timeout=60)
+        return self.process.returncode
+
+
+@pytest.fixture
+def serve_arguments(dynamodb_local: str, unique_table_name: str, tmp_path: Path) -> Iterator[list[str]]:
+    """A config whose model calls a tool twice before answering, on the session's DynamoDB Local."""
+    with ExampleToolApi() as api:
+        config = scripted_config(ITERATIONS, api.url, model_latency_ms=MODEL_LATENCY_MS)
+        (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        yield [
+            "--config",
+            str(tmp_path / "stepwise.yaml"),
+            "--dynamodb-endpoint",
+            dynamodb_local,
+            "--table-name",
+            unique_table_name,
+        ]
+
+
+def _post(url: str, index: int) -> str:
+    headers = HEADERS | ({"Idempotency-Key": f"key-{index}"} if index < KEYED_RUNS else {})
+    response = httpx.post(f"{url}/v1/runs", json={"input": f"weather in Paris? #{index}"}, headers=headers)
+    assert response.status_code == 202, response.text
+    return str(response.json()["run_id"])
+
+
+def _status(url: str, run_id: str) -> dict[str, Any]:
+    return dict(httpx.get(f"{url}/v1/runs/{run_id}", headers=HEADERS, timeout=10).json())
+
+
+def _wait_until(url: str, run_ids: list[str], done: Any) -> dict[str, dict[str, Any]]:
+    deadline = time.monotonic() + FINISH_LIMIT_SECONDS
+    while True:
+        runs = {run_id: _status(url, run_id) for run_id in run_ids}
+        if all(done(run) for run in runs.values()) or time.monotonic() > deadline:
+            return runs
+        time.sleep(0.2)
+
+
+def _store(dynamodb_local: str, table_name: str) -> ConversationStore:
+    client = boto3.client("dynamodb", endpoint_url=dynamodb_local, region_name="us-east-1")
+    return ConversationStore(client, table_name)
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_runs_in_flight_when_serve_stops_all_succeed_after_a_restart_with_no_duplicate(
+    signal_number: int, serve_arguments: list[str], dynamodb_local: str, unique_table_name: str
+) -> None:
+    # Given runs posted to `stepwise serve` (two with an Idempotency-Key), caught mid-loop
+    first = ServeProcess(serve_arguments)
+    run_ids = [_post(first.url, index) for index in range(RUNS)]
+    _wait_until(first.url, run_ids[:1], lambda run: run["status"] == "RUNNING")
+    # When the server is ended by the signal, and started again on the same store
+    code = first.end(signal_number)
+    second = ServeProcess(serve_arguments)
+    try:
+        runs = _wait_until(second.url, run_ids, lambda run: run["status"] in TERMINAL)
+        replayed = [_post(second.url, index) for index in range(KEYED_RUNS)]
+    finally:
+        second.end(signal.SIGTERM)
+    # Then SIGTERM exited 0, every run succeeded, the same Idempotency-Key returned the original run
+    if signal_number == signal.SIGTERM:
+        assert code == 0
+    assert {run_id: run["status"] for run_id, run in runs.items()} == dict.fromkeys(run_ids, "SUCCEEDED")
+    assert replayed == run_ids[:KEYED_RUNS]
+    # And each conversation is whole, every message once: question, then 3 replies and 2 observations
+    store = _store(dynamodb_local, unique_table_name)
+    for run_id in run_ids:
+        roles = [message.role for message in store.list_messages(run_id)]
+        assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"], run_id
+        assert store.require_run(run_id).usage.llm_calls == ITERATIONS
+
+
+def test_a_run_left_open_past_its_deadline_ends_timed_out_with_the_reason(
+    dynamodb_local: str, unique_table_name: str, tmp_path: Path
+) -> None:
+    # Given a run left RUNNING in the store by a process that stopped, whose deadline has passed
+    client = boto3.client("dynamodb", endpoint_url=dynamodb_local, region_name="us-east-1")
+    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), unique_table_name)
+    store = ConversationStore(client, unique_table_name)
+    meta = RunMeta(
+        run_id="left-open-past-deadline",
+        status="RUNNING",
+        owner="recovery",
+        profile="default",
+        limits=RunLimits(max_execution_seconds=1),
+        iteration=2,
+        deadline=time.time() - 60,
+        created_at="2026-01-01T00:00:00.000Z",
+        updated_at="2026-01-01T00:00:00.000Z",
+        expires_at=int(time.time()) + 3600,
+    )
+    store.create_run(meta, [])
+    (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(scripted_config(1, "http://127.0.0.1:9")), encoding="utf-8")
+    # When the local API starts on that store
+    with LocalApi(config_dir=tmp_path, dynamodb_endpoint_url=dynamodb_local, table_name=unique_table_name) as api:
+        recovery = api.recovery
+    # Then the run ended TIMED_OUT, with the reason stored, and nothing was resumed
+    ended = store.require_run(meta.run_id)
+    assert (recovery.resumed, recovery.timed_out) == ([], [meta.run_id])
+    assert (ended.status, ended.stop_reason) == ("TIMED_OUT", "deadline")
+    assert ended.error is not None and "deadline" in ended.error.message
+    assert json.loads(ended.model_dump_json())["error"]["type"] == "LocalEngineStopped"
