@@ -18,9 +18,9 @@ from bench import (  # noqa: E402
 if __name__ == "__main__":
     loop_overhead.main()
     print()
-    cold_start.main()
+    init_ms = cold_start.main()
     print()
-    cost_model.main()
+    cost_model.main(init_ms)
     print()
     serve_throughput.main()
     print()

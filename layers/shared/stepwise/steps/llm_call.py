@@ -80,7 +80,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     options = stored_options or RunOptions()
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
-        history=request_history(history, profile.limits.max_parallel_calls),
+        history=request_history(history, run.max_parallel_calls),
         tools=agent.tools,
         final_round=payload.final_round,
         tool_choice=effective_tool_choice(options.tool_choice or profile.tool_choice, history),

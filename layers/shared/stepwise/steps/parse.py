@@ -67,7 +67,7 @@ def _record_for(
         if handed:
             return _client_calls_record(record, decision, handed)
     if isinstance(decision, ToolCalls):
-        limit = agent.profile.limits.max_parallel_calls
+        limit = run.max_parallel_calls
         calls = decision.calls[:limit]
         notes = [decision.note] if decision.note else []
         if len(decision.calls) > limit:

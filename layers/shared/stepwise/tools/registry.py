@@ -16,8 +16,6 @@ from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool
-from stepwise.tools.mcp import load_mcp_tools
-from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 from stepwise.tools.python_tools import load_python_tools
 
 
@@ -117,6 +115,10 @@ def build_tool_registry(
                 ]
             for tool in tools:
                 collected.add(tool, f"api {api.url}")
+    if config.openapi:
+        # only a configuration with OpenAPI sources loads the importer
+        from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
+
         loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
         for index, source in enumerate(config.openapi):
             with _unusable_as(f"tools.openapi.{index}"):
@@ -126,6 +128,9 @@ def build_tool_registry(
             for tool in imported:
                 collected.add(tool, f"openapi {source.describe()}")
             collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
+    if config.mcp:
+        # only a configuration with MCP servers loads the MCP client
+        from stepwise.tools.mcp import load_mcp_tools
     for index, server in enumerate(config.mcp):
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
