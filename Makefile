@@ -14,7 +14,7 @@ PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versi
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test unit fuzz lint validate static build bench serve clean
+.PHONY: setup demo test unit fuzz lint validate static build bench corpus serve clean
 
 $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,16 +62,21 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 
 # tests/static runs checkov from $(STATIC_VENV)
 unit: setup $(STATIC_STAMP)
-	$(BIN)/pytest -q -n 2 -p tests.faults.report
+	$(BIN)/pytest -q -n 2 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 test: static lint validate unit build
 
-# the API fuzzed from its own OpenAPI document and the tool argument properties, 500 examples each (`unit` runs 25/200)
+# the API fuzzed from its own OpenAPI document, the tool argument properties and the whole pipeline (arbitrary
+# model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20)
 fuzz: setup
 	STEPWISE_FUZZ_EXAMPLES=500 $(BIN)/pytest -q tests/fuzz
 
 bench: setup
 	$(BIN)/python -m bench
+
+# pass rate per protocol on the corpus of real completions (tests/corpus); `unit` fails below 97%
+corpus: setup
+	$(BIN)/python -m tests.corpus
 
 clean:
 	rm -rf .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -5,15 +5,27 @@ from stepwise.local.defaults import apply_local_defaults
 # before any handler module creates its Powertools logger
 apply_local_defaults()
 
-from bench import cold_start, cost_model, loop_overhead, serve_throughput, store_query  # noqa: E402
+from bench import (  # noqa: E402
+    cold_start,
+    cost_model,
+    loop_overhead,
+    openapi_import,
+    parse_time,
+    serve_throughput,
+    store_query,
+)
 
 if __name__ == "__main__":
     loop_overhead.main()
     print()
-    cold_start.main()
+    init_ms = cold_start.main()
     print()
-    cost_model.main()
+    cost_model.main(init_ms)
     print()
     serve_throughput.main()
     print()
     store_query.main()
+    print()
+    openapi_import.main()
+    print()
+    parse_time.main()

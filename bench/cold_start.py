@@ -1,12 +1,20 @@
-"""Import time of each function's handler module (a Lambda cold start's init), against a bare `import boto3`.
+"""A Lambda cold start's init: each function's handler module import, against the floor of a handler that
+talks to DynamoDB (`import boto3` and one DynamoDB client), measured in the same run.
 
-Each measurement is a fresh interpreter, so nothing is cached in-process; the environment is the one
-the handler reads at import.
+Two layouts. The dev layout is this virtualenv. The deployed layout is what `sam build` puts in
+.aws-sam/build: the handler's own folder and the shared layer's `python/` folder, run by a python3.13
+interpreter (the functions' runtime) with nothing else on its path but a boto3 as the Lambda runtime
+provides it. The build targets arm64, so the layer's compiled wheels (pydantic-core, ...) are installed
+again for this machine at the same versions, in a cache beside the build; the layer's own code is the
+build's. Each figure is the median of fresh interpreters (nothing is cached in-process), in CPU time of
+the process, so that other work on a shared machine does not move it; the floor is measured between the
+samples of each handler, and each ratio is against the floor of its own samples.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -15,12 +23,18 @@ from pathlib import Path
 from stepwise.local.defaults import LOCAL_ENVIRONMENT, PROJECT_ROOT
 
 REPEATS = 5
+TARGET_RATIO = 1.5
+BUILD_DIR = PROJECT_ROOT / ".aws-sam" / "build"
+HOST_LAYER_CACHE = PROJECT_ROOT / ".aws-sam" / "bench-host-layer"
+
 _MEASURE = """
 import importlib.util, sys, time
-started = time.perf_counter()
+{path_setup}
+started = time.process_time()
 {body}
-print((time.perf_counter() - started) * 1000)
+print((time.process_time() - started) * 1000)
 """
+_FLOOR = "import boto3\nboto3.client('dynamodb', region_name='us-east-1')"
 _IMPORT_HANDLER = """
 spec = importlib.util.spec_from_file_location("app", sys.argv[1])
 module = importlib.util.module_from_spec(spec)
@@ -28,36 +42,107 @@ spec.loader.exec_module(module)
 """
 
 
-def _time_ms(body: str, *args: str) -> float:
-    environment = (
+def _environment() -> dict[str, str]:
+    return (
         os.environ
         | LOCAL_ENVIRONMENT
         | {
+            "AWS_REGION": "us-east-1",
             "TABLE_NAME": "bench",
             "STEPWISE_CONFIG_DIR": str(PROJECT_ROOT / "config"),
-            "STEPWISE_CONFIG_FILE": "demo.yaml",
+            "STEPWISE_CONFIG_FILE": "stepwise.yaml",
+            # as the template deploys it: in-process tracing off, Lambda's active tracing on
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
         }
     )
-    samples = []
-    for _ in range(REPEATS):
-        output = subprocess.run(
-            [sys.executable, "-c", _MEASURE.format(body=body), *args],
-            capture_output=True,
-            text=True,
+
+
+def _time_ms(interpreter: str, body: str, *args: str, path: list[str] | None = None) -> float:
+    # `-S` and an explicit sys.path for the deployed layout: no site-packages, as in the Lambda runtime
+    path_setup = f"sys.path[:0] = {path!r}" if path is not None else ""
+    command = [
+        interpreter,
+        *(["-S"] if path is not None else []),
+        "-c",
+        _MEASURE.format(path_setup=path_setup, body=body),
+    ]
+    output = subprocess.run([*command, *args], capture_output=True, text=True, check=True, env=_environment())
+    return float(output.stdout.strip().splitlines()[-1])
+
+
+def _print_layout(
+    title: str, interpreter: str, handlers: list[Path], path_for: dict[Path, list[str]] | None
+) -> dict[str, float]:
+    print(f"{title}: handler module import, CPU ms, median of {REPEATS} fresh interpreters")
+    print("| module | init ms | floor ms | vs floor |")
+    print("| --- | ---: | ---: | ---: |")
+    inits: dict[str, float] = {}
+    for handler in handlers:
+        path = None if path_for is None else path_for[handler]
+        floors, samples = [], []
+        for _ in range(REPEATS):
+            floors.append(_time_ms(interpreter, _FLOOR, path=path))
+            samples.append(_time_ms(interpreter, _IMPORT_HANDLER, str(handler), path=path))
+        elapsed, floor = statistics.median(samples), statistics.median(floors)
+        mark = "" if elapsed / floor <= TARGET_RATIO else f" (over {TARGET_RATIO}x)"
+        print(f"| {handler.parent.name}/app.py | {elapsed:.0f} | {floor:.0f} | {elapsed / floor:.2f}x{mark} |")
+        inits[handler.parent.name] = elapsed
+    print("floor: `import boto3` and one DynamoDB client, the least a handler that talks to DynamoDB does")
+    return inits
+
+
+def _python313() -> str | None:
+    # pyenv's versions first: its `python3.13` shim fails unless 3.13 is a selected version
+    candidates = sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))
+    return str(candidates[-1]) if candidates else shutil.which("python3.13")
+
+
+def _host_layer(interpreter: str) -> Path:
+    """The built layer's packages at the same versions, for this machine, and a runtime-like boto3."""
+    layer = BUILD_DIR / "SharedLayer" / "python"
+    pins = sorted("==".join(meta.name.removesuffix(".dist-info").split("-")[:2]) for meta in layer.glob("*.dist-info"))
+    stamp = HOST_LAYER_CACHE / "pins.txt"
+    if not stamp.exists() or stamp.read_text(encoding="utf-8") != "\n".join(pins):
+        shutil.rmtree(HOST_LAYER_CACHE, ignore_errors=True)
+        # the layer's pins without their dependencies (the layer has them); boto3 with its own, as the runtime has it
+        subprocess.run(
+            [
+                interpreter,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--target",
+                str(HOST_LAYER_CACHE / "layer"),
+                *pins,
+            ],
             check=True,
-            env=environment,
         )
-        samples.append(float(output.stdout.strip().splitlines()[-1]))
-    return statistics.median(samples)
+        for target, requirements in (("runtime", ["boto3"]),):
+            target_dir = str(HOST_LAYER_CACHE / target)
+            subprocess.run(
+                [interpreter, "-m", "pip", "install", "-q", "--target", target_dir, *requirements], check=True
+            )
+        stamp.write_text("\n".join(pins), encoding="utf-8")
+    return HOST_LAYER_CACHE
 
 
-def main() -> None:
-    """Print the table."""
-    baseline = _time_ms("import boto3")
-    print(f"Handler module import time, median of {REPEATS} fresh interpreters")
-    print("| module | import ms | vs bare `import boto3` |")
-    print("| --- | ---: | ---: |")
-    print(f"| `import boto3` | {baseline:.0f} | 1.0x |")
-    for handler in sorted(Path(PROJECT_ROOT, "functions").glob("*/app.py")):
-        elapsed = _time_ms(_IMPORT_HANDLER, str(handler))
-        print(f"| functions/{handler.parent.name}/app.py | {elapsed:.0f} | {elapsed / baseline:.1f}x |")
+def main() -> dict[str, float]:
+    """Print the init ratios of both layouts; the init ms by function, of the deployed layout if built."""
+    dev_handlers = sorted(Path(PROJECT_ROOT, "functions").glob("*/app.py"))
+    inits = _print_layout("Dev layout (this virtualenv)", sys.executable, dev_handlers, None)
+    print()
+    interpreter = _python313()
+    if not (BUILD_DIR / "SharedLayer" / "python").is_dir() or interpreter is None:
+        print("Deployed layout: no .aws-sam/build or no python3.13; run `make build` first")
+        return inits
+    cache = _host_layer(interpreter)
+    layer = BUILD_DIR / "SharedLayer" / "python"
+    built = sorted(path for path in BUILD_DIR.glob("*Function/app.py"))
+    # the host-arch wheels first, then the built layer (our code and pure-Python packages), then the runtime's boto3
+    path_for = {
+        handler: [str(handler.parent), str(cache / "layer"), str(layer), str(cache / "runtime")] for handler in built
+    }
+    return _print_layout(f"Deployed layout (.aws-sam/build, {Path(interpreter).name})", interpreter, built, path_for)

@@ -10,8 +10,8 @@ import statistics
 
 from bench.harness import RunFigures, bench_for, percentile
 
-SIZES = (1, 10, 40)
-RUNS = {1: 10, 10: 5, 40: 3}
+SIZES = (1, 10, 40, 100)
+RUNS = {1: 10, 10: 5, 40: 3, 100: 1}
 MODEL_CALL_MS = 500
 
 
@@ -44,13 +44,35 @@ def print_tables(results: dict[int, list[RunFigures]]) -> None:
             f"{100 * median / MODEL_CALL_MS:.1f}% | {store_ms:.1f} | {without_store:.1f} |"
         )
     print()
-    print("DynamoDB requests and bytes written (request bodies of writes), per run and per iteration")
-    print("| iterations/run | calls/run | calls/iteration | bytes written/run | bytes written/iteration |")
-    print("| ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "DynamoDB requests and bytes (request bodies of writes, response bodies of reads), per run and per "
+        "iteration; a run of n iterations makes n - 1 tool calls, so the run's fixed part (creating it, Format) "
+        "is shared by fewer iterations in short runs"
+    )
+    print(
+        "| iterations/run | calls/run | calls/iteration | bytes written/run | bytes written/iteration "
+        "| bytes read/run | bytes read/iteration |"
+    )
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for iterations, runs in results.items():
         calls = statistics.mean(run.dynamodb_calls for run in runs)
         written = statistics.mean(run.dynamodb_bytes_written for run in runs)
-        print(f"| {iterations} | {calls:.0f} | {calls / iterations:.1f} | {written:.0f} | {written / iterations:.0f} |")
+        read = statistics.mean(run.dynamodb_bytes_read for run in runs)
+        print(
+            f"| {iterations} | {calls:.0f} | {calls / iterations:.1f} | {written:.0f} | {written / iterations:.0f} "
+            f"| {read:.0f} | {read / iterations:.0f} |"
+        )
+    print()
+    print("DynamoDB requests per tool iteration, by operation (the 40-iteration run less the 10-iteration run, / 30)")
+    long, short = results[40][-1], results[10][-1]
+    operations = sorted(set(long.dynamodb_calls_by_operation) | set(short.dynamodb_calls_by_operation))
+    print("| " + " | ".join(operations) + " | total |")
+    print("|" + " ---: |" * (len(operations) + 1))
+    per_operation = [
+        (long.dynamodb_calls_by_operation.get(op, 0) - short.dynamodb_calls_by_operation.get(op, 0)) / 30
+        for op in operations
+    ]
+    print("| " + " | ".join(f"{value:.2f}" for value in per_operation) + f" | {sum(per_operation):.2f} |")
     print()
     print("State payload size leaving each state, bytes (max over the run)")
     states = ["IterationGuard", "LLMCall", "Parse", "InvokeTool", "ToolInvoke", "Format"]

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
 from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
+from tests.integration.test_api_handler import api_config
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 
@@ -96,3 +99,37 @@ def test_invoke_reports_a_function_error_as_lambda_does(store_options: list[str]
     # Then the error is printed with its type, and the exit code says it failed
     assert code == 1
     assert json.loads(out.getvalue())["errorType"] == "RunNotFound"
+
+
+def test_run_classifies_and_routes_the_question_as_post_v1_runs_does(tmp_path: Path, store_options: list[str]) -> None:
+    # Given a configuration whose keyword intent routes invoice questions to the `finance` profile
+    (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(api_config()), encoding="utf-8")
+    out = io.StringIO()
+    # When an invoice question is run
+    code = main(
+        ["run", "Where is my invoice?", "--config", str(tmp_path / "stepwise.yaml"), "--json", *store_options], out=out
+    )
+    # Then the run was classified and routed to finance, as the HTTP API would have
+    run = json.loads(out.getvalue())
+    assert code == 0
+    assert (run["profile"], run["intent"], run["intent_outcome"]["source"]) == (
+        "finance",
+        {"intent-route": "Finance"},
+        "keywords",
+    )
+
+
+def test_run_with_an_unknown_profile_is_one_line_naming_the_profiles(
+    tmp_path: Path, store_options: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration with the profiles default and finance
+    (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(api_config()), encoding="utf-8")
+    # When a question is run with a profile it does not have
+    code = main(
+        ["run", "hi", "--config", str(tmp_path / "stepwise.yaml"), "--profile", "nope", *store_options],
+        out=io.StringIO(),
+    )
+    # Then one line says which profiles there are
+    error = capsys.readouterr().err
+    assert code == 2
+    assert len(error.splitlines()) == 1 and "default, finance" in error

@@ -222,7 +222,7 @@ def test_the_final_round_offers_no_tools_and_orders_an_answer_now(
     assert [step.final_round for step in steps_of(environment, meta, "llm")] == [False, False, True]
 
 
-def test_a_model_still_asking_for_tools_in_the_final_round_ends_with_its_text_as_the_answer(
+def test_a_model_still_asking_for_tools_in_the_final_round_ends_with_a_summary_of_its_observations(
     write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
     with ExampleToolApi() as api:
@@ -237,9 +237,12 @@ def test_a_model_still_asking_for_tools_in_the_final_round_ends_with_its_text_as
         environment, listener = local_run(config)
         # When a question is asked
         meta, _ = environment.ask("What is the weather in Paris?")
-    # Then the tool ran once only, and the final round's text is the answer
+    # Then the tool ran once only, and the answer says the limit was reached with what the tool returned,
+    # never the remark written beside a tool call
     assert listener.entered().count("InvokeTool") == 1
-    assert (meta.status, meta.stop_reason, meta.answer) == ("SUCCEEDED", "max_iterations", "Checking Paris once more.")
+    assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "max_iterations")
+    assert meta.answer is not None and meta.answer.startswith("The run stopped (max_iterations)")
+    assert "- get_weather: " in meta.answer and "light rain" in meta.answer
 
 
 def test_a_run_past_its_deadline_gets_a_final_round_and_stops_with_deadline(

@@ -2,8 +2,10 @@
 
 Every operation is sent generated requests, valid ones and invalid ones; every response must be a
 status the document lists (never a 5xx), with the content type and body it describes, and an invalid
-request must be refused. The run is deterministic and bounded for CI: `STEPWISE_FUZZ_EXAMPLES`
-examples per operation and mode (25 by default; `make fuzz` sends 500).
+request must be refused. The stateful phase sends sequences of calls along the links schemathesis
+infers (a run started by POST is read back and cancelled with the id it returned). The run is
+deterministic and bounded for CI: `STEPWISE_FUZZ_EXAMPLES` examples per operation and mode (25 by
+default; `make fuzz` sends 500), a fifth of that many call sequences.
 
 Schemathesis' own pytest parametrisation (`from_fixture`) relies on a pytest internal that pytest 9.2
 no longer has, so each operation and mode is a plain parametrised test drawing its cases from the
@@ -14,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -114,14 +118,15 @@ def http_session() -> Iterator[requests.Session]:
 
 
 def ending_with_a_question(case: schemathesis.Case) -> schemathesis.Case:
-    """The case with a user question appended to its `messages`, if it has any.
+    """The case with its `messages`, if it has any, replaced by one user question.
 
-    The document cannot say that a conversation must end with the user's question, so without this
-    few generated conversations would be accepted and the success responses would go unchecked.
+    The document cannot say how messages depend on each other (a conversation ends with the user's
+    question, a `tool` message answers a call the assistant made), so without this few generated
+    conversations would be accepted and the success responses would go unchecked. The other generated
+    fields (model, sampling fields, response format) are kept as they are.
     """
-    messages = case.body.get("messages") if isinstance(case.body, dict) else None
-    if isinstance(messages, list):
-        messages.append({"role": "user", "content": "What is 6 times 7?"})
+    if isinstance(case.body, dict) and isinstance(case.body.get("messages"), list):
+        case.body["messages"] = [{"role": "user", "content": "What is 6 times 7?"}]
     return case
 
 
@@ -225,3 +230,41 @@ def test_a_value_of_the_wrong_json_type_is_refused_rather_than_coerced(
     error = response.json()["error"]
     assert (response.status_code, error["type"]) == (422, "invalid_request")
     assert [problem["field"] for problem in error["details"]["errors"]] == list(wrong)
+
+
+def test_sequences_of_calls_following_the_documents_links_never_get_a_server_error(
+    api_schema: schemathesis.BaseSchema, served_api: LocalApi, http_session: requests.Session
+) -> None:
+    # Given the document's links (a run started by POST is read back by GET with the run_id it returned)
+    base_machine = api_schema.as_state_machine()
+    calls: list[str] = []
+
+    class ServedApiMachine(base_machine):  # type: ignore[misc,valid-type]
+        def before_call(self, case: schemathesis.Case) -> None:
+            calls.append(f"{case.method} {case.formatted_path}")
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, Any]:
+            return {
+                "base_url": served_api.url,
+                "session": http_session,
+                "headers": {"x-api-key": API_KEY},
+                "timeout": REQUEST_TIMEOUT_SECONDS,
+            }
+
+        def validate_response(self, response: Any, case: schemathesis.Case, **kwargs: Any) -> None:
+            case.validate_response(response, checks=[not_a_server_error, status_code_conformance])
+
+    # When sequences of calls are generated along those links / Then none is answered with a 5xx
+    ServedApiMachine.run(
+        settings=settings(
+            max_examples=max(5, EXAMPLES_PER_OPERATION // 5),
+            stateful_step_count=4,
+            derandomize=True,
+            database=None,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    # ...and the sequences did follow a link to a run they had started (run ids are 32 hex digits; generated
+    # ones are not), whichever of the run's routes the link led to
+    assert any(re.fullmatch(r"(GET|POST) /v1/runs/[0-9a-f]{32}(/.*)?", call) for call in calls), calls

@@ -31,7 +31,7 @@ def raw_json(text: str) -> bytes:
     ("body", "field"),
     [
         (r'{"input": "x\ud800"}', "input"),
-        (r'{"input": "a\u0000b"}', "input"),
+        (r'{"input": "hi", "session_id": "s\udfff"}', "session_id"),
         (
             r'{"messages": [{"role": "user", "content": [{"type": "text", "text": "\udfff"}]}]}',
             "messages.0.content.0.text",
@@ -40,10 +40,10 @@ def raw_json(text: str) -> bytes:
         (r'{"input": "hi", "metadata": {"\ud800": "v"}}', "metadata (a key)"),
     ],
 )
-def test_a_string_that_cannot_be_stored_is_a_422_naming_its_field_and_nothing_is_stored(
+def test_a_lone_surrogate_anywhere_is_a_422_naming_its_field_and_nothing_is_stored(
     handler: ApiHandler, body: str, field: str
 ) -> None:
-    # When a body carries a lone surrogate or NUL somewhere
+    # When a body carries a lone surrogate somewhere
     status, answer = handler.call("POST", "/v1/runs", raw_json(body))
 
     # Then it is refused, naming the field and the reason
@@ -107,3 +107,13 @@ def test_every_hostile_request_is_answered_and_a_normal_one_still_is_after_them(
     assert answers == [422] * 8
     assert status == 200
     assert handler.items() == []
+
+
+def test_a_nul_in_the_question_is_valid_json_and_is_stored_replaced(handler: ApiHandler) -> None:
+    # When the question holds a NUL (valid JSON and UTF-8, unlike a lone surrogate)
+    status, _ = handler.call("POST", "/v1/runs", raw_json(r'{"input": "a\u0000b"}'))
+
+    # Then the run is accepted, and the store holds the character replaced by the text policy
+    assert status == 202
+    stored = [item["content"]["S"] for item in handler.items() if "content" in item]
+    assert stored == ["a\ufffdb"]

@@ -9,6 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
+from stepwise.credentials import Redactor
 from stepwise.errors import StorePermanentError
 from stepwise.models.messages import ChatMessage
 from stepwise.store import ConversationStore
@@ -46,3 +47,16 @@ def test_a_validation_error_from_dynamodb_fails_at_once_with_its_reason() -> Non
         ConversationStore(client, "conversations").create_run(make_meta(), [ChatMessage(role="user", content="q")])
     # And it was asked once: the stubber has no answer left over and was not asked for another
     stubber.assert_no_pending_responses()
+
+
+def test_a_known_secret_is_redacted_from_whatever_is_stored(store: ConversationStore) -> None:
+    # Given a redactor alive in the process that knows a secret
+    redactor = Redactor(["store-canary-5e8f1a"])
+
+    # When a message holding the secret base64-encoded reaches the store (no boundary redacted it)
+    store.create_run(make_meta(), [ChatMessage(role="user", content="token c3RvcmUtY2FuYXJ5LTVlOGYxYQ== end")])
+
+    # Then the stored message holds the redaction mark instead (the last character and the padding also
+    # depend on what follows the secret, so they stay)
+    assert [stored.content for stored in store.list_messages("run1")] == ["token ***Q== end"]
+    assert len(redactor) > 0

@@ -125,24 +125,39 @@ def test_a_higress_ai_agent_configuration_is_accepted_as_it_is(tmp_path: Path) -
         "get_weather_now",
         "get_weather_daily_json",
     ]
-    assert report["notes"] == ["promptTemplate is not used: Stepwise has its own ReAct prompts"]
+    assert report["notes"] == []  # promptTemplate holds only its language, which is used
 
 
 def test_a_document_that_cannot_be_imported_exits_non_zero_naming_the_operation(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Given a configuration importing the pet store, whose upload operation has a multipart body
+    # Given a configuration importing the pet store, whose upload has only a file field, refusing what it cannot offer
     shutil.copy(FIXTURES / "petstore-3.0.yaml", tmp_path)
-    tools = {"openapi": [{"source": "petstore-3.0.yaml"}]}
+    tools = {"openapi": [{"source": "petstore-3.0.yaml", "onUnsupported": "fail"}]}
     path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
     # When it is checked
     code, output = check(path)
     # Then it exits 1 with the configuration error on stderr and prints no tools
     assert (code, output) == (1, "")
     assert capsys.readouterr().err == (
-        "stepwise config check: openapi petstore-3.0.yaml: operation uploadPhoto: requestBody is required but "
-        "the body is multipart/form-data; only JSON is supported\n"
+        "stepwise config check: openapi petstore-3.0.yaml: operation uploadPhoto: the multipart body has only "
+        "file fields (file), which a tool cannot send\n"
     )
+
+
+def test_operations_left_out_of_an_import_are_listed_with_their_reason(tmp_path: Path) -> None:
+    # Given a configuration importing the pet store with the default onUnsupported: skip
+    shutil.copy(FIXTURES / "petstore-3.0.yaml", tmp_path)
+    tools = {"openapi": [{"source": "petstore-3.0.yaml"}]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked
+    code, output = check(path)
+    # Then it is valid, and the upload is listed as skipped with the reason
+    assert code == 0
+    assert (
+        "note: openapi petstore-3.0.yaml: skipped operation uploadPhoto: the multipart body has only file fields "
+        "(file), which a tool cannot send"
+    ) in output
 
 
 def test_a_profile_naming_an_unknown_tool_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

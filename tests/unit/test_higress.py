@@ -81,6 +81,7 @@ def test_the_default_profile_reasons_in_react_text_with_the_plugins_iteration_li
         "strategy": "react",
         "protocol": "react_text",
         "limits": {"max_iterations": 2},
+        "language": "en",
     }
 
 
@@ -150,12 +151,32 @@ def test_json_resp_without_a_schema_asks_for_any_json_object() -> None:
     assert profile["response_schema"] == {"type": "object"}
 
 
-def test_unused_plugin_settings_are_reported_as_notes() -> None:
-    # Given a promptTemplate
+def test_a_prompt_template_with_only_a_language_leaves_no_note() -> None:
+    # Given a promptTemplate that only names its language
     # When the configuration is converted
     notes = higress_to_stepwise(agent()).notes
-    # Then a note says it is not used
-    assert notes == ["promptTemplate is not used: Stepwise has its own ReAct prompts"]
+    # Then nothing of it went unused
+    assert notes == []
+
+
+def test_prompt_templates_are_reported_as_unused() -> None:
+    # Given a promptTemplate with the plugin's own English template
+    template = {"language": "EN", "enTemplate": {"question": "input question to answer"}}
+    # When the configuration is converted
+    notes = higress_to_stepwise(agent(promptTemplate=template)).notes
+    # Then a note says the templates are not used
+    assert notes == [
+        "promptTemplate templates is not used: Stepwise has its own ReAct prompts (promptTemplate.language is used)"
+    ]
+
+
+@pytest.mark.parametrize(("language", "expected"), [("CH", "zh"), ("EN", "en"), ("ch", "zh")])
+def test_the_prompt_language_becomes_the_profiles_language(language: str, expected: str) -> None:
+    # Given promptTemplate.language as the plugin spells it
+    # When the configuration is converted
+    profile = higress_to_stepwise(agent(promptTemplate={"language": language})).config["profiles"]["default"]
+    # Then the profile speaks that language
+    assert profile["language"] == expected
 
 
 def test_the_converted_configuration_is_a_valid_stepwise_configuration() -> None:

@@ -7,10 +7,11 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from stepwise.errors import StepwiseError
 from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
+from stepwise.models.run import RunLimits
 
 DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
@@ -50,6 +51,7 @@ def _run_question(
     from stepwise.local.environment import LocalEnvironment
     from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
+    from stepwise.steps.api.errors import ApiError
 
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
@@ -66,7 +68,10 @@ def _run_question(
         ) as environment,
     ):
         started = time.perf_counter()
-        meta = environment.create_run(args.question, profile=args.profile, max_iterations=args.max_iterations)
+        try:
+            meta = environment.accept_question(args.question, profile=args.profile, max_iterations=args.max_iterations)
+        except ApiError as exc:
+            raise UsageError(exc.message) from None
         if not args.json:
             print(f"Question: {args.question}", file=out)
             print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
@@ -116,6 +121,57 @@ def _seed_run_for(event: Any, environment: Any) -> None:
     )
 
 
+class UsageError(StepwiseError):
+    """A mistake in how the command was called (a missing file, a busy port); printed as one line."""
+
+
+def read_event(path: Path) -> Any:
+    """The JSON event in `path`; `UsageError` naming the file when it is missing or not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read the event file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"the event file {path} is not JSON: {exc}") from None
+
+
+def iteration_limit(text: str) -> int:
+    """`--max-iterations`: a whole number within the run limits' bounds."""
+    bounds = RunLimits.model_fields["max_iterations"].metadata
+    low = next(bound.ge for bound in bounds if hasattr(bound, "ge"))
+    high = next(bound.le for bound in bounds if hasattr(bound, "le"))
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
+    return value
+
+
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time (a caller may replace it, as test capture does)."""
+
+    def write(self, text: str) -> int:
+        """Write `text` to the current stderr."""
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        """Flush the current stderr."""
+        sys.stderr.flush()
+
+
+def logs_to_stderr() -> None:
+    """Send the service's log lines to stderr, so stdout holds only results (`stepwise run --json | jq`)."""
+    import logging
+
+    from stepwise.observability import SERVICE
+
+    for handler in logging.getLogger(SERVICE).handlers:
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler.stream, _CurrentStderr):
+            handler.setStream(_CurrentStderr())
+
+
 def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
     """One function of template.yaml on one event, in-process, as `sam local invoke` does in Docker.
 
@@ -124,7 +180,7 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
     """
     from stepwise.local.server import LocalApi
 
-    event = json.loads(Path(args.event).read_text(encoding="utf-8"))
+    event = read_event(Path(args.event))
     config_path = Path(args.config).resolve()
     from stepwise.local.store_options import store_endpoint
 
@@ -149,16 +205,24 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
         return 0
 
 
+class _OneLineErrors(argparse.ArgumentParser):
+    """argparse, but a mistake is one line (what is wrong, and where help is), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the mistake in one line on stderr and exit 2."""
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line interface."""
-    parser = argparse.ArgumentParser(prog="stepwise", description=__doc__)
+    parser = _OneLineErrors(prog="stepwise", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     from stepwise.local.store_options import add_store_arguments  # deferred, like add_serve_command
 
     demo = commands.add_parser("demo", help="run the demo: scripted model, example tools, local engine")
     demo.add_argument("question", nargs="?", default=DEMO_QUESTION)
     demo.add_argument("--profile", default=None)
-    demo.add_argument("--max-iterations", type=int, default=None)
+    demo.add_argument("--max-iterations", type=iteration_limit, default=None)
     demo.add_argument("--json", action="store_true", help="print the stored run as JSON instead of a trace")
     add_store_arguments(demo)
     demo.set_defaults(handler=command_demo)
@@ -167,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("question")
     run.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
     run.add_argument("--profile", default=None)
-    run.add_argument("--max-iterations", type=int, default=None)
+    run.add_argument("--max-iterations", type=iteration_limit, default=None)
     run.add_argument("--json", action="store_true")
     add_store_arguments(run)
     run.set_defaults(handler=command_run)
@@ -195,9 +259,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     """Entry point of the `stepwise` command; exit code 0 only for a succeeded run or invocation."""
     apply_local_defaults()
+    logs_to_stderr()
     args = build_parser().parse_args(argv)
     try:
         code: int = args.handler(args, out)
+    except UsageError as exc:
+        print(f"stepwise: {exc}", file=sys.stderr)
+        return 2
     except StepwiseError as exc:
         print(f"stepwise: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2

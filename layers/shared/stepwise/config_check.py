@@ -108,7 +108,8 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
         except ConfigError as exc:
             raise ConfigError(f"{path}: profiles.{name}.tools: {exc}") from None
         profiles[name] = ProfileTools(model=profile.model, tools=specs)
-    return ConfigReport(path, kind, config.default_profile, profiles, notes)
+    # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
+    return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes)
 
 
 def print_report(report: ConfigReport, out: TextIO) -> None:

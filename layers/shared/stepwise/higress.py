@@ -14,8 +14,9 @@ is either the plugin's own shape (``apiProvider`` + ``api``, an OpenAPI document
 - one ``default`` profile uses the model with the ReAct Thought/Action text protocol the plugin uses,
   ``maxIterations`` as its iteration limit, and ``jsonResp.jsonSchema`` as its response schema.
 
-``promptTemplate`` and ``returnResponseTemplate`` are accepted and not used (Stepwise has its own
-prompts and response format); the conversion says so in its notes.
+``promptTemplate.language`` (``CH`` or ``EN``) becomes the profile's ``language``, so Stepwise's own prompts
+are Chinese or English; the templates in ``promptTemplate`` and ``returnResponseTemplate`` are accepted and
+not used (Stepwise has its own prompts and response format); the conversion says so in its notes.
 """
 
 from __future__ import annotations
@@ -139,6 +140,9 @@ def higress_to_stepwise(raw: Mapping[str, Any], *, source: str = "<config>") -> 
         "protocol": "react_text",
         "limits": {"max_iterations": agent.llm.max_iterations or DEFAULT_MAX_ITERATIONS},
     }
+    language = _language(agent.prompt_template)
+    if language is not None:
+        profile["language"] = language
     if agent.json_resp is not None and agent.json_resp.enable:
         profile["response_schema"] = _response_schema(agent.json_resp, source)
     config = {
@@ -147,15 +151,24 @@ def higress_to_stepwise(raw: Mapping[str, Any], *, source: str = "<config>") -> 
         "profiles": {PROFILE_NAME: profile},
         "default_profile": PROFILE_NAME,
     }
+    templates = {key: value for key, value in (agent.prompt_template or {}).items() if key != "language"}
     notes = [
         f"{key} is not used: Stepwise has its own {what}"
         for key, value, what in (
-            ("promptTemplate", agent.prompt_template, "ReAct prompts"),
+            ("promptTemplate templates", templates or None, "ReAct prompts (promptTemplate.language is used)"),
             ("returnResponseTemplate", agent.return_response_template, "response format"),
         )
         if value is not None
     ]
     return HigressConversion(config, notes)
+
+
+def _language(prompt_template: dict[str, Any] | None) -> str | None:
+    """The profile language for ``promptTemplate.language`` (the plugin's ``CH`` or ``EN``), if set."""
+    language = (prompt_template or {}).get("language")
+    if not isinstance(language, str):
+        return None
+    return {"CH": "zh", "ZH": "zh", "EN": "en"}.get(language.strip().upper())
 
 
 def _model(llm: HigressLlm, source: str) -> dict[str, Any]:

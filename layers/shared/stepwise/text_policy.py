@@ -16,11 +16,16 @@ REPLACEMENT = "\ufffd"
 
 # Lone surrogates and NUL. A valid surrogate pair never appears in a Python str (it is one code point).
 _UNENCODABLE = re.compile("[\x00\ud800-\udfff]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def find_unencodable(text: str) -> str | None:
-    """Why `text` cannot be stored or sent, naming the first offending character; None when it can."""
-    match = _UNENCODABLE.search(text)
+def find_unencodable(text: str, *, include_nul: bool = True) -> str | None:
+    """Why `text` cannot be stored or sent, naming the first offending character; None when it can.
+
+    Without `include_nul` only lone surrogates count: NUL is valid JSON and UTF-8, and the store
+    replaces it, so a caller's NUL need not be refused.
+    """
+    match = (_UNENCODABLE if include_nul else _LONE_SURROGATE).search(text)
     if match is None:
         return None
     char = match.group()
@@ -69,23 +74,23 @@ def replacement_note(replaced: int) -> str:
     return f"[{replaced} character{plural} that cannot be encoded (lone surrogate or NUL) replaced with U+FFFD]"
 
 
-def locate_unencodable(value: Any, field: str = "") -> tuple[str, str] | None:
+def locate_unencodable(value: Any, field: str = "", *, include_nul: bool = True) -> tuple[str, str] | None:
     """The first string of a JSON-like value (keys included) that cannot be stored: its dotted field and why.
 
     Fields are named as the API names them (`messages.0.content`); a key is named by its parent with
-    ` (a key)` added. None when every string can be stored.
+    ` (a key)` added. None when every string can be stored. `include_nul` as for `find_unencodable`.
     """
     pending: list[tuple[Any, str]] = [(value, field)]
     while pending:
         item, where = pending.pop()
         if isinstance(item, str):
-            reason = find_unencodable(item)
+            reason = find_unencodable(item, include_nul=include_nul)
             if reason is not None:
                 return where or "body", reason
         elif isinstance(item, dict):
             for key, child in reversed(list(item.items())):
                 key_text = str(key)
-                reason = find_unencodable(key_text)
+                reason = find_unencodable(key_text, include_nul=include_nul)
                 if reason is not None:
                     return f"{where or 'body'} (a key)", reason
                 pending.append((child, f"{where}.{key_text}" if where else key_text))

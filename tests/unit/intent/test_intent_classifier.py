@@ -113,12 +113,34 @@ def test_an_unexpected_exception_from_the_model_also_falls_back() -> None:
 
 def test_answer_naming_no_option_falls_back_to_defaults() -> None:
     # Given a model that answers with something that is not an option
-    classifier = IntentClassifier(intent_config(), CannedChatModel("NotFound"))
+    classifier = IntentClassifier(intent_config(), CannedChatModel("Weather"))
     # When a question is classified
     result = classifier.classify(QUESTION)
     # Then every category gets its default
     assert (result.values, result.source) == (DEFAULTS, "default")
     assert result.error is not None
+
+
+def test_a_not_found_answer_leaves_every_category_unset() -> None:
+    # Given a model that answers NotFound, as the Higress prompt tells it to when nothing fits
+    classifier = IntentClassifier(intent_config(), CannedChatModel("'NotFound'"))
+    # When a question is classified
+    result = classifier.classify(QUESTION)
+    # Then no category is set (routing applies its default profile), and the record says why
+    assert (result.values, result.source) == ({}, "default")
+    assert result.error == "NotFound for intent-route, disable-cache; left unset, routing uses its default"
+
+
+def test_a_not_found_answer_for_one_category_leaves_only_that_one_unset() -> None:
+    # Given a model that answers one category and NotFound for the other
+    answer = (
+        '{"use_for": "intent-route", "result": "NotFound"}\n{"use_for": "disable-cache", "result": "Time-sensitive"}'
+    )
+    classifier = IntentClassifier(intent_config(), CannedChatModel(answer))
+    # When a question is classified
+    result = classifier.classify(QUESTION)
+    # Then only the answered category is set
+    assert result.values == {"disable-cache": "Time-sensitive"}
 
 
 def test_keyword_mode_classifies_without_calling_a_model() -> None:

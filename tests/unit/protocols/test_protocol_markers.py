@@ -114,10 +114,17 @@ def test_unreadable_action_is_a_parse_error() -> None:
     assert "could not be read" in decision.message
 
 
-def test_text_without_markers_is_a_parse_error(read_sample: Callable[[str], str]) -> None:
-    # Given prose only / When parsed / Then the error names the missing sections
+def test_text_without_markers_is_the_final_answer_as_trpc_agent_reads_it(read_sample: Callable[[str], str]) -> None:
+    # Given prose only / When parsed / Then it is the answer (trpc-agent's planner ends the turn on it)
     decision = parse(read_sample("markers/no_markers.txt"))
-    assert decision == ParseError(message="Your reply has neither an /*ACTION*/ nor a /*FINAL_ANSWER*/ section.")
+    assert decision == FinalAnswer(text="It is sunny in Paris.", thought="")
+
+
+def test_a_reply_that_only_says_what_it_will_do_is_a_parse_error() -> None:
+    # Given a reply announcing a tool call without making it / When parsed / Then the model is asked to act
+    decision = parse("I will search for the author first.")
+    assert isinstance(decision, ParseError)
+    assert "/*ACTION*/" in decision.message
 
 
 @pytest.mark.parametrize("text", ["", "\t "])

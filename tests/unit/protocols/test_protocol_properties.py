@@ -100,3 +100,47 @@ def test_a_rendered_call_parses_back_to_the_same_call(name: ProtocolName, argume
     # Then the same tool and arguments come back
     assert isinstance(decision, ToolCalls)
     assert (decision.calls[0].name, decision.calls[0].arguments) == ("run_sql", arguments)
+
+
+FENCE_LANGUAGES = [
+    "json",
+    "JSON",
+    "jsonc",
+    "json5",
+    "python",
+    "py",
+    "javascript",
+    "js",
+    "yaml",
+    "text",
+    "txt",
+    "tool_code",
+]
+fence_layouts = st.sampled_from(
+    [
+        "Action: ```{lang}\n{body}\n```",
+        "Action:\n```{lang}\n{body}\n```",
+        "Action: ```{lang} {body}```",
+        "Thought: {body}\nAction: ```{lang}",
+        "{body}\n```{lang}\n{body}",
+        "```{lang}\n{body}",
+    ]
+)
+
+
+@PROPERTY_SETTINGS
+@given(
+    lang=st.sampled_from(FENCE_LANGUAGES),
+    layout=fence_layouts,
+    body=model_like_text,
+    protocol=st.sampled_from(PROTOCOL_CHOICES),
+)
+def test_a_fence_language_tag_is_never_read_as_a_tool_name(lang: str, layout: str, body: str, protocol: str) -> None:
+    # Given a fenced block whose language tag sits where a tool name could be, around any model-like text
+    text = layout.format(lang=lang, body=body)
+    # When parsed with any protocol
+    decision = parse_completion(text, protocol)
+    # Then no call is named after the tag (the tag word appearing elsewhere as a tool call is fine)
+    assert_one_decision(decision)
+    if isinstance(decision, ToolCalls) and lang not in body:
+        assert all(call.name.casefold() != lang.casefold() for call in decision.calls)

@@ -121,6 +121,14 @@ def test_entity_escaped_quotes_are_read(read_sample: Callable[[str], str]) -> No
     assert decision.calls[0].arguments == {"query": "Louvre opening hours"}
 
 
+def test_entity_inside_a_quoted_argument_is_kept_as_written() -> None:
+    # Given a call with real quotes whose argument text holds an entity (as a stored call renders back)
+    # When parsed
+    decision = only_call(parse('<action>run_sql(query="it&#X27;s &quot;ok&quot;")</action>'))
+    # Then the argument is the text between the quotes, entities untouched
+    assert decision.calls[0].arguments == {"query": "it&#X27;s &quot;ok&quot;"}
+
+
 def test_action_as_json_object() -> None:
     # Given a JSON object instead of a call inside <action> / When parsed / Then it is read
     decision = only_call(parse('<action>{"tool": "search", "parameters": {"query": "x"}}</action>'))

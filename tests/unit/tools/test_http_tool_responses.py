@@ -156,3 +156,17 @@ def test_a_long_observation_is_cut_to_the_invoker_limit_with_the_number_of_chars
     assert observation.truncated
     assert len(observation.content) == 4000
     assert observation.content.endswith("…[truncated 6023 chars]")
+
+
+@pytest.mark.parametrize("status", [200, 204])
+def test_a_success_without_a_body_says_so(invoker: ToolInvoker, tool_server: ScriptableToolServer, status: int) -> None:
+    # Given the API answers a success with an empty body
+    tool_server.on("/api/resource", Status(status, ""))
+
+    # When the tool is called
+    observation = invoker.invoke(call("fetch"))
+
+    # Then the observation says the call succeeded and nothing came back, rather than being empty
+    assert (observation.ok, observation.status_code) == (True, status)
+    assert observation.content.startswith(f"HTTP {status} ")
+    assert "the request succeeded; the response has no body" in observation.content

@@ -197,6 +197,41 @@ def test_a_parameter_schema_that_is_not_a_json_schema_object_is_refused() -> Non
     assert "tool get_weather: parameter is not a valid JSON schema" in str(raised.value)
 
 
+def test_a_parameter_given_as_json_text_is_read_as_the_schema_it_holds() -> None:
+    # Given a tool whose parameter is a JSON string, as the Higress articles write it in YAML
+    api = weather_api()
+    api["tools"][0]["parameter"] = (
+        '{"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, '
+        '"required": ["city"]}'
+    )
+
+    # When it is parsed
+    tools = parse_tools_config({"apis": [api]})
+
+    # Then the schema is the one the string holds
+    assert tools.apis[0].tools[0].parameter["required"] == ["city"]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        pytest.param("{type: object", "not JSON", id="not JSON"),
+        pytest.param('["city"]', "JSON schema object", id="not an object"),
+    ],
+)
+def test_a_parameter_string_that_holds_no_schema_is_refused_with_the_reason(text: str, reason: str) -> None:
+    # Given a tool whose parameter string is not a JSON schema object
+    api = weather_api()
+    api["tools"][0]["parameter"] = text
+
+    # When it is parsed
+    with pytest.raises(ConfigError) as raised:
+        parse_tools_config({"apis": [api]})
+
+    # Then the field and the reason are named
+    assert "parameter" in str(raised.value) and reason in str(raised.value)
+
+
 def test_maximum_execution_time_is_bounded() -> None:
     # Given an API allowed ten minutes per call
     api = weather_api(maxExecutionTime=600_000)
@@ -224,3 +259,16 @@ def test_a_literal_api_key_is_not_shown_even_by_an_outer_model_that_shows_inputs
     # Then the error explains the problem without the key
     assert "apiKey.name is required" in str(raised.value)
     assert literal_key not in str(raised.value)
+
+
+def test_a_stdio_mcp_server_is_refused_saying_what_is_supported() -> None:
+    # Given an MCP server configured by command, as the reference servers are
+    server = {"command": "uvx", "args": ["mcp-server-time"]}
+
+    # When it is parsed
+    with pytest.raises(ConfigError) as raised:
+        parse_tools_config({"mcp": [server]})
+
+    # Then the error says stdio is not supported and what to do instead, not just that url is missing
+    assert "stdio MCP server (command, args, env) is not supported" in str(raised.value)
+    assert "streamable HTTP" in str(raised.value)

@@ -11,9 +11,10 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.intent.keywords import KeywordMatcher
-from stepwise.intent.parsing import parse_intent
+from stepwise.intent.parsing import not_found_categories, parse_intent
 from stepwise.intent.prompt import render_prompt
 from stepwise.llm.base import ChatModel
+from stepwise.models.config import Language
 from stepwise.models.intent_config import Category, IntentConfig
 from stepwise.models.messages import ChatMessage, ChatRequest
 
@@ -27,7 +28,10 @@ _default_logger = Logger(service="stepwise", child=True)
 
 
 class IntentResult(BaseModel):
-    """A classification: an option for every category, where it came from, and why it fell back if it did.
+    """A classification: an option per category, where it came from, and why it fell back if it did.
+
+    A category the model answered ``NotFound`` for (and that has no keyword match) is left out, so routing
+    applies its default profile.
 
     `error` is written by Stepwise (never the question or the model's text), so it is safe to store and log.
     """
@@ -48,6 +52,7 @@ class _Outcome:
     model: str | None = None
     error: str | None = None
     model_failed: bool = False
+    unset: list[str] = field(default_factory=list)
 
 
 class IntentClassifier:
@@ -64,18 +69,24 @@ class IntentClassifier:
         *,
         clock: Callable[[], float] = time.monotonic,
         logger: Logger | None = None,
+        language: Language = "en",
     ) -> None:
         self._config = config
         self._chat_model = chat_model
         self._clock = clock
         self._logger = logger if logger is not None else _default_logger
         self._keywords = KeywordMatcher(config.keywords)
+        self._language = language
 
     def classify(self, question: str) -> IntentResult:
         """Classify `question`; every category gets an option, its default when nothing else. Never raises."""
         started = self._clock()
         outcome = self._decide(question)
-        values = {**self._config.defaults(), **outcome.recognised}
+        values = {
+            use_for: option
+            for use_for, option in {**self._config.defaults(), **outcome.recognised}.items()
+            if use_for not in outcome.unset
+        }
         result = IntentResult(
             values=values,
             source=outcome.source,
@@ -119,14 +130,15 @@ class IntentClassifier:
             source = "keywords"
         else:
             source = "default"
-        error = outcome.error or self._missing_note(recognised)
-        return _Outcome(recognised, source, outcome.model, error, outcome.model_failed)
+        error = outcome.error or self._missing_note(recognised, outcome.unset)
+        unset = [use_for for use_for in outcome.unset if use_for not in by_keywords]
+        return _Outcome(recognised, source, outcome.model, error, outcome.model_failed, unset)
 
     def _ask_model(self, question: str, categories: list[Category]) -> _Outcome:
         model = self._config.model_label
         if self._chat_model is None:
             return _Outcome(model=model, error="no chat model configured")
-        prompt = render_prompt(self._config.prompt, question, categories)
+        prompt = render_prompt(self._config.prompt, question, categories, self._language)
         request = ChatRequest(
             messages=[ChatMessage(role="user", content=prompt)],
             max_tokens=_BASE_ANSWER_TOKENS + _ANSWER_TOKENS_PER_CATEGORY * len(categories),
@@ -140,10 +152,23 @@ class IntentClassifier:
             return _Outcome(model=model, error=f"model call failed: {type(exc).__name__}", model_failed=True)
         model = completion.model or model
         recognised = parse_intent(completion.content, categories)
+        unset = [name for name in not_found_categories(completion.content, categories) if name not in recognised]
         if not recognised:
-            return _Outcome(model=model, error="model answer named no option of any category")
-        return _Outcome(recognised, "llm", model)
+            error = None if unset else "model answer named no option of any category"
+            return _Outcome(model=model, error=error, unset=unset)
+        return _Outcome(recognised, "llm", model, unset=unset)
 
-    def _missing_note(self, recognised: dict[str, str]) -> str | None:
-        missing = [c.use_for for c in self._config.categories if c.use_for not in recognised]
-        return f"no answer for {', '.join(missing)}; default used" if missing else None
+    def _missing_note(self, recognised: dict[str, str], unset: list[str] | None = None) -> str | None:
+        """Says which categories got their default, and which the model answered NotFound for (left unset,
+        so routing applies its default profile, as Higress leaves its property unset).
+        """
+        not_found = [name for name in unset or [] if name not in recognised]
+        missing = [
+            c.use_for for c in self._config.categories if c.use_for not in recognised and c.use_for not in not_found
+        ]
+        notes = []
+        if not_found:
+            notes.append(f"NotFound for {', '.join(not_found)}; left unset, routing uses its default")
+        if missing:
+            notes.append(f"no answer for {', '.join(missing)}; default used")
+        return "; ".join(notes) or None

@@ -3,7 +3,8 @@
 Models asked for `{"use_for": ..., "result": ...}` lines also answer with code fences, arrays, single
 quotes, trailing commas, keys in other case, a `{use_for: option}` object, reasoning in `<think>` tags,
 prose around the JSON, or a bare option word. Structured answers are read first; only when the text
-holds none are the options searched for in the prose.
+holds none are the options searched for in the prose, unless it is a refusal or a negated explanation. A
+whole provider response (OpenAI, DashScope, Bedrock, Anthropic) given as the text is unwrapped first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from pydantic import ValidationError
 
 from stepwise.intent.option_search import canonical_option, search_text
 from stepwise.models.intent_config import Category
+from stepwise.models.messages import Completion
+from stepwise.protocols.provider_responses import completion_from_response
 
 # A classification answer is a few lines; reading more only costs time on a misbehaving model.
 MAX_ANSWER_CHARS = 20_000
@@ -37,6 +40,13 @@ _LOOSE_PAIR = re.compile(
 )
 
 _USE_FOR_KEYS = ("usefor", "usedfor")
+_ENVELOPE_KEYS = ("choices", "output", "content")
+_NOT_FOUND = re.compile(r"^[\W_]*(?:not[ _-]?found|未找到|没有找到)[\W_]*$", re.IGNORECASE)
+# Refusals and negated explanations, in English and Chinese; a free-text answer holding one names nothing.
+_REFUSAL = re.compile(
+    r"\b(?:sorry|cannot|can't|can not|unable|not|none of|no (?:option|category))\b|无法|不能|抱歉|不是|不属于|没有",
+    re.IGNORECASE,
+)
 _RESULT_KEYS = ("result", "option", "value", "answer", "choice", "label", "intent", "category", "class")
 
 
@@ -166,6 +176,45 @@ def _as_categories(categories: Sequence[dict[str, Any] | Category]) -> list[Cate
     return valid
 
 
+def _unwrapped(text: str) -> str:
+    """The model's text when `text` is a whole provider response (OpenAI, DashScope, Bedrock, Anthropic)."""
+    stripped = text.strip()
+    if not stripped.startswith("{") or len(stripped) > MAX_ANSWER_CHARS:
+        return text
+    try:
+        decoded = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(decoded, dict) or not any(key in decoded for key in _ENVELOPE_KEYS):
+        return text
+    completion = completion_from_response(decoded)
+    return completion.content if isinstance(completion, Completion) else text
+
+
+def not_found_categories(text: str, categories: Sequence[Category]) -> list[str]:
+    """The categories the model answered ``NotFound`` for, as the Higress prompt asks it to when no option fits.
+
+    A bare ``NotFound`` answers every category; ``{"use_for": ..., "result": "NotFound"}`` answers one.
+    """
+    if not isinstance(text, str):
+        return []
+    cleaned = _clean(_unwrapped(text))
+    if _NOT_FOUND.match(cleaned.strip()):
+        return [category.use_for for category in categories]
+    names = {category.use_for.casefold(): category.use_for for category in categories}
+    found: list[str] = []
+    for value in _structured_values(cleaned):
+        for mapping in _mappings(value):
+            fields = {_normal_key(key): item for key, item in mapping.items() if isinstance(key, str)}
+            use_for = next((fields[key] for key in _USE_FOR_KEYS if key in fields), None)
+            result = next((fields[key] for key in _RESULT_KEYS if key in fields), None)
+            if isinstance(use_for, str) and isinstance(result, str) and _NOT_FOUND.match(result.strip()):
+                name = names.get(use_for.strip().casefold())
+                if name is not None and name not in found:
+                    found.append(name)
+    return found
+
+
 def parse_intent(text: str, categories: Sequence[dict[str, Any] | Category]) -> dict[str, str]:
     """Read a model's classification answer: `use_for -> option`, `{}` when nothing is recognised.
 
@@ -181,11 +230,14 @@ def parse_intent(text: str, categories: Sequence[dict[str, Any] | Category]) -> 
     known = _as_categories(categories)
     if not known:
         return {}
-    cleaned = _clean(text)
+    cleaned = _clean(_unwrapped(text))
     reader = _Reader(known)
     for value in _structured_values(cleaned):
         for mapping in _mappings(value):
             reader.read(mapping)
     if reader.addressed:
         return reader.values
+    if _REFUSAL.search(cleaned):
+        # "I cannot classify this" or "this is not about Finance": an option named there is no answer.
+        return {}
     return search_text(cleaned, known)

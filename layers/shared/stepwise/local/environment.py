@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
@@ -26,9 +27,11 @@ from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunMeta
+from stepwise.models.run import IntentOutcome, RunMeta
 from stepwise.models.settings import Settings
 from stepwise.observability import metrics
+from stepwise.steps.api.runs import plan_run
+from stepwise.steps.api.services import build_intent_classifier
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
 
@@ -134,6 +137,43 @@ class LocalEnvironment:
             messages=[ChatMessage(role="user", content=question)],
             owner=owner,
             profile=profile or self.runtime.config.default_profile,
+            max_iterations=max_iterations,
+        )
+
+    def accept_question(
+        self, question: str, *, profile: str | None = None, owner: str = "local", max_iterations: int | None = None
+    ) -> RunMeta:
+        """Store a run for `question` as `POST /v1/runs` does: the API's checks, then the configured intent
+        classification and routing table choose the profile (an explicit `profile` wins, as in the API).
+
+        `max_iterations` is the CLI's own limit, which the HTTP API does not take.
+        """
+        config = self.runtime.config
+        request_body = {"input": question}
+        plan = plan_run(
+            config,
+            owner=owner,
+            messages=[ChatMessage(role="user", content=question)],
+            request_body=request_body,
+            input_field="input",
+            profile=profile,
+        )
+        intent: dict[str, str] = {}
+        outcome: IntentOutcome | None = None
+        classifier = build_intent_classifier(self.runtime)
+        if classifier is not None and config.intent is not None:
+            result = classifier.classify(extract_question(request_body, config.intent.key_from.request_body) or "")
+            intent = result.values
+            outcome = IntentOutcome(
+                source=result.source, model=result.model, latency_ms=round(result.latency_ms, 1), error=result.error
+            )
+        return create_run(
+            self.runtime,
+            messages=plan.messages,
+            owner=owner,
+            profile=plan.profile or route_profile(intent, config.routes, config.default_profile),
+            intent=intent,
+            intent_outcome=outcome,
             max_iterations=max_iterations,
         )
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import sys
 import threading
 import uuid
@@ -193,8 +194,21 @@ def add_serve_command(subparsers: Any) -> None:
     serve.set_defaults(handler=command_serve)
 
 
+def ensure_port_free(port: int) -> None:
+    """Fail at once, in one line, when the port is taken (before the store and the engine start)."""
+    from stepwise.cli import UsageError  # deferred: the CLI imports this module
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pass --port N") from None
+
+
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
+    ensure_port_free(args.port)
     if args.demo:
         config_dir, config_file = PROJECT_ROOT / "config", "demo.yaml"
     else:

@@ -7,11 +7,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from jsonschema.exceptions import SchemaError
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.errors import ConfigError
+from stepwise.execution_history import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.models.intent_config import IntentConfig, Route
 from stepwise.models.llm_config import ModelConfig, ModelPrices
 from stepwise.models.run import RunLimits
@@ -21,6 +20,9 @@ _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 Strategy = Literal["function_calling", "react", "auto"]
 TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
+# The language of the words Stepwise itself says to the model: format instructions, corrective
+# observations, the final-round order and the intent prompt.
+Language = Literal["en", "zh"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -33,8 +35,20 @@ class ProfileLimits(RunLimits):
 
     model_config = ConfigDict(extra="forbid")
 
-    max_parallel_calls: int = Field(default=4, ge=1, le=16)
     max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
+
+    @model_validator(mode="after")
+    def _fits_the_execution_history(self) -> ProfileLimits:
+        most = AGENT_LOOP.most_iterations(self.max_parallel_calls)
+        if self.max_iterations > most:
+            events = AGENT_LOOP.events_per_run(self.max_iterations, self.max_parallel_calls)
+            raise ValueError(
+                f"max_iterations={self.max_iterations} with max_parallel_calls={self.max_parallel_calls} can write "
+                f"up to {events} execution-history events, past Step Functions' {HISTORY_EVENT_LIMIT} per "
+                f"execution (a run would fail without a trace of why): at most {most} iterations with "
+                f"max_parallel_calls={self.max_parallel_calls}"
+            )
+        return self
 
 
 class AgentProfile(BaseModel):
@@ -53,6 +67,7 @@ class AgentProfile(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     temperature: float | None = Field(default=None, ge=0, le=2)
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
+    language: Language = "en"
 
     @field_validator("tool_choice")
     @classmethod
@@ -66,6 +81,10 @@ class AgentProfile(BaseModel):
     def _check_response_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
         if value is None:
             return value
+        # only a profile with a response schema loads jsonschema
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
         try:
             validator_for(value).check_schema(value)
         except SchemaError as exc:

@@ -16,7 +16,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 class ToolCall(BaseModel):
     """One tool invocation the model asked for, arguments already decoded to a JSON object."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(min_length=1, max_length=128)
     name: str = Field(min_length=1, max_length=128)
@@ -26,7 +26,7 @@ class ToolCall(BaseModel):
 class ChatMessage(BaseModel):
     """One message of a conversation, as stored and as handed to a protocol."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     role: Role
     content: str = ""
@@ -38,14 +38,14 @@ class ChatMessage(BaseModel):
 class ToolSpec(BaseModel):
     """What a model is told about a tool: its name, purpose and JSON-schema parameters."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
     description: str = ""
     parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
-class Usage(BaseModel):
+class Usage(BaseModel, defer_build=True):
     """Token counts reported by a provider for one completion."""
 
     input_tokens: int = 0
@@ -57,7 +57,7 @@ class Usage(BaseModel):
         return self.input_tokens + self.output_tokens
 
 
-class Completion(BaseModel):
+class Completion(BaseModel, defer_build=True):
     """A provider's answer normalised: text, native tool calls, usage and the finish reason."""
 
     content: str = ""
@@ -70,7 +70,7 @@ class Completion(BaseModel):
 class SamplingOptions(BaseModel):
     """Sampling settings beyond temperature and max_tokens; each provider sends those it takes."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     top_p: float | None = None
     frequency_penalty: float | None = None
@@ -83,7 +83,7 @@ class SamplingOptions(BaseModel):
 ToolChoice = Literal["auto", "required", "none"] | str
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(BaseModel, defer_build=True):
     """Everything a provider needs for one call; `tools` is empty when tools are not offered."""
 
     messages: list[ChatMessage]

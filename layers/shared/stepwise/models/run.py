@@ -27,7 +27,7 @@ StopReason = Literal[
 FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
 
 
-class RunUsage(BaseModel):
+class RunUsage(BaseModel, defer_build=True):
     """What a run consumed, added to by each step in the same write as the step's result."""
 
     input_tokens: int = 0
@@ -53,14 +53,14 @@ class RunUsage(BaseModel):
         )
 
 
-class RunError(BaseModel):
+class RunError(BaseModel, defer_build=True):
     """Why a run failed: the error name the state machine saw and a message fit for the caller."""
 
     type: str
     message: str
 
 
-class IntentOutcome(BaseModel):
+class IntentOutcome(BaseModel, defer_build=True):
     """How a run's intent was classified: by what, which model, how long it took, and why it fell back."""
 
     source: Literal["llm", "keywords", "default", "disabled"]
@@ -69,7 +69,7 @@ class IntentOutcome(BaseModel):
     error: str | None = None
 
 
-class RunLimits(BaseModel):
+class RunLimits(BaseModel, defer_build=True):
     """The limits a run was started with, copied into META so a config change cannot alter a live run."""
 
     max_iterations: int = Field(default=8, ge=1, le=200)
@@ -77,6 +77,8 @@ class RunLimits(BaseModel):
     # final round (up to 300 s) and Format (up to 300 s) before an uncatchable execution timeout
     max_execution_seconds: int = Field(default=600, ge=1, le=3000)
     max_parse_errors: int = Field(default=3, ge=1, le=20)
+    # copied into the state payload, where the ToolInvoke Map reads it as its MaxConcurrencyPath
+    max_parallel_calls: int = Field(default=4, ge=1, le=16)
     max_total_tokens: int | None = Field(default=None, ge=1, description="Input and output tokens of the run.")
     max_cost_usd: float | None = Field(default=None, gt=0, description="At the prices of the profile's model.")
 
@@ -101,7 +103,7 @@ class RunBudget(BaseModel):
     max_cost_usd: float | None = Field(default=None, gt=0, le=10_000)
 
 
-class RunOptions(BaseModel):
+class RunOptions(BaseModel, defer_build=True):
     """What the request set for this run over its profile: sampling, a structured answer, client tools."""
 
     temperature: float | None = None
@@ -114,7 +116,7 @@ class RunOptions(BaseModel):
     parallel_tool_calls: bool | None = None
 
 
-class RunMeta(BaseModel):
+class RunMeta(BaseModel, defer_build=True):
     """The META item of a run."""
 
     run_id: str
@@ -148,7 +150,7 @@ class RunMeta(BaseModel):
         return self.status in TERMINAL_STATUSES
 
 
-class RunSummary(BaseModel):
+class RunSummary(BaseModel, defer_build=True):
     """A run as a listing shows it: what the owner index holds of its META."""
 
     run_id: str
@@ -165,7 +167,7 @@ class RunSummary(BaseModel):
 StepKind = Literal["llm", "parse", "tool", "format"]
 
 
-class StepRecord(BaseModel):
+class StepRecord(BaseModel, defer_build=True):
     """One entry of a run's trace; `n` tells apart the tool calls of one iteration."""
 
     iteration: int
@@ -189,7 +191,7 @@ class StepRecord(BaseModel):
     parse_errors: int | None = None
 
 
-class StoredMessage(ChatMessage):
+class StoredMessage(ChatMessage, defer_build=True):
     """A message with the (iteration, slot) its key was derived from."""
 
     iteration: int

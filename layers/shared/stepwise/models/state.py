@@ -44,6 +44,7 @@ class RunContext(BaseModel):
     expires_at: int
     max_iterations: int = Field(ge=1)
     max_parse_errors: int = Field(ge=1)
+    max_parallel_calls: int = Field(ge=1, le=40)
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
 
@@ -56,6 +57,7 @@ class RunContext(BaseModel):
             expires_at=meta.expires_at,
             max_iterations=meta.limits.max_iterations,
             max_parse_errors=meta.limits.max_parse_errors,
+            max_parallel_calls=meta.limits.max_parallel_calls,
             max_total_tokens=meta.limits.max_total_tokens,
             max_cost_usd=meta.limits.max_cost_usd,
         )

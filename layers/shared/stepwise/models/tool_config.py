@@ -30,7 +30,7 @@ URL, OpenAPI source, MCP URL), the tool and the field. Inputs are hidden from py
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
@@ -69,6 +69,10 @@ __all__ = [
     "parse_tools_config",
 ]
 
+# The same cap for a file, an S3 object and a URL: above GitHub's REST description (13 MB), the largest
+# public one Stepwise is tested with; the limit keeps a hostile source from exhausting a Lambda's memory.
+DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+MAX_DOCUMENT_BYTES_LIMIT = 256 * 1024 * 1024
 DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
 MAX_MCP_TIMEOUT_SECONDS = 300.0
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -95,7 +99,9 @@ class OpenApiSourceConfig(BaseModel):
     ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
     only for an ``internal`` source); ``document`` is the document inline (what a Higress ai-agent
     configuration carries). Exactly one of the two is given. ``name`` labels an inline document in
-    messages.
+    messages. ``maxDocumentBytes`` caps the document whatever its source. ``onUnsupported`` says what an
+    operation the importer cannot offer does: ``skip`` (the default) leaves it out and reports why,
+    ``fail`` refuses the whole document.
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -114,6 +120,10 @@ class OpenApiSourceConfig(BaseModel):
     max_response_bytes: int = Field(
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
     )
+    max_document_bytes: int = Field(
+        default=DEFAULT_MAX_DOCUMENT_BYTES, alias="maxDocumentBytes", gt=0, le=MAX_DOCUMENT_BYTES_LIMIT
+    )
+    on_unsupported: Literal["skip", "fail"] = Field(default="skip", alias="onUnsupported")
 
     @field_validator("base_url")
     @classmethod
@@ -163,6 +173,17 @@ class McpServerConfig(BaseModel):
     max_response_bytes: int = Field(
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_stdio_server(cls, data: Any) -> Any:
+        # Reference servers (mcp-server-time, mcp-server-fetch) are configured by command; say what is missing.
+        if isinstance(data, dict) and "command" in data and "url" not in data:
+            raise ValueError(
+                "a stdio MCP server (command, args, env) is not supported: Stepwise reaches MCP servers over "
+                "streamable HTTP; run it behind a stdio-to-HTTP bridge and give that bridge's url"
+            )
+        return data
 
     @field_validator("url")
     @classmethod

@@ -5,10 +5,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Literal
 
+from stepwise.models.config import Language
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec
 from stepwise.protocols.native import parse_native
-from stepwise.protocols.prompts import ProtocolWording, corrective_text, final_round_order, text_system_prompt
+from stepwise.protocols.prompts import corrective_text, final_round_order, text_system_prompt, wording_for
+from stepwise.protocols.wording import ProtocolWording
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
 TEXT_PROTOCOLS: tuple[ProtocolName, ...] = ("react_json", "react_text", "xml", "markers")
@@ -35,10 +37,12 @@ class Protocol(ABC):
         parallel_tool_calls: bool | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        language: Language = "en",
     ) -> ChatRequest:
         """The request for one model call, from the canonical history.
 
-        In the final round no tools are offered and the model is told to answer now.
+        In the final round no tools are offered and the model is told to answer now. `language` picks
+        the language of what Stepwise itself says (format, final-round order).
         """
 
     @abstractmethod
@@ -47,9 +51,9 @@ class Protocol(ABC):
     ) -> Decision:
         """Read a completion into tool calls, a final answer or a parse error; never raises."""
 
-    def corrective_message(self, error: ParseError) -> str:
+    def corrective_message(self, error: ParseError, language: Language = "en") -> str:
         """The observation sent back after a parse error: what was wrong and the exact expected format."""
-        return corrective_text(error.message, self.wording)
+        return corrective_text(error.message, wording_for(self.name, language), language)
 
 
 class TextProtocol(Protocol):
@@ -68,14 +72,17 @@ class TextProtocol(Protocol):
         parallel_tool_calls: bool | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        language: Language = "en",
     ) -> ChatRequest:
         """System prompt with tools and format, history rendered as text; tool_choice does not apply."""
         offered = [] if final_round else tools
-        messages = [ChatMessage(role="system", content=text_system_prompt(system_prompt, offered, self.wording))]
+        wording = wording_for(self.name, language)
+        system = text_system_prompt(system_prompt, offered, wording, language)
+        messages = [ChatMessage(role="system", content=system)]
         for message in self.render_history(history):
             append_merging_users(messages, message)
         if final_round:
-            append_merging_users(messages, ChatMessage(role="user", content=final_round_order(self.wording)))
+            append_merging_users(messages, ChatMessage(role="user", content=final_round_order(wording, language)))
         return ChatRequest(
             messages=messages,
             stop=list(self.stop_sequences),

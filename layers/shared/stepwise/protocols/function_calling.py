@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from stepwise.models.config import Language
 from stepwise.models.decision import Decision
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.protocols.base import Protocol, ProtocolName, append_merging_users
 from stepwise.protocols.native import parse_native
-from stepwise.protocols.prompts import NATIVE, final_round_order
+from stepwise.protocols.prompts import NATIVE, final_round_order, wording_for
 
 
 class FunctionCallingProtocol(Protocol):
@@ -26,6 +27,7 @@ class FunctionCallingProtocol(Protocol):
         parallel_tool_calls: bool | None = None,
         max_tokens: int | None = None,
         temperature: float | None = None,
+        language: Language = "en",
     ) -> ChatRequest:
         """History kept as is (tool messages included); tools, tool_choice and parallel passed natively.
 
@@ -36,7 +38,8 @@ class FunctionCallingProtocol(Protocol):
         messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt.strip() else []
         messages.extend(history)
         if final_round:
-            append_merging_users(messages, ChatMessage(role="user", content=final_round_order(NATIVE)))
+            order = final_round_order(wording_for(self.name, language), language)
+            append_merging_users(messages, ChatMessage(role="user", content=order))
         return ChatRequest(
             messages=messages,
             tools=offered,

@@ -20,11 +20,11 @@ from stepwise.protocols.arguments import (
 )
 from stepwise.protocols.base import ProtocolName, TextProtocol
 from stepwise.protocols.call_syntax import parse_call
-from stepwise.protocols.keywords import clean_thought
+from stepwise.protocols.keywords import clean_thought, find_keywords
 from stepwise.protocols.lenient_json import find_objects, load_lenient
 from stepwise.protocols.prompts import MARKERS
 from stepwise.protocols.sections import Section, Tag, find_sections, hallucination_limit, ignored_notes
-from stepwise.protocols.shapes import BOTH_DECISIONS
+from stepwise.protocols.shapes import BOTH_DECISIONS, has_action_key
 
 _MARKER = re.compile(
     r"/\*\s*(?P<end>END[ _-]?)?(?P<name>PLANNING|PLAN|REPLANNING|REASONING|ACTION|FINAL[ _-]?ANSWER|OBSERVATION)\s*\*/",
@@ -38,6 +38,7 @@ _KINDS = {
     "action": "action",
     "finalanswer": "final_answer",
 }
+_INTENT_ONLY = re.compile(r"\s*(?:I will|I'll|I am going to|I'm going to)\b", re.IGNORECASE)
 
 
 def _read_marker(match: re.Match[str]) -> Tag:
@@ -72,6 +73,15 @@ def parse_markers(text: str, tools: list[ToolSpec] | None, call_id: str) -> Deci
     sections = find_sections(text, _MARKER, _read_marker)
     decisive = [s for s in sections if s.kind in ("action", "final_answer")]
     if not decisive:
+        if not sections and not find_keywords(text) and not has_action_key(text):
+            # trpc-agent's planner, whose markers these are, takes unmarked prose as the final answer,
+            # unless it only says what the model is about to do.
+            if _INTENT_ONLY.match(text):
+                return ParseError(
+                    message="Your reply says what you will do but does neither: call a tool in an /*ACTION*/ "
+                    "section, or answer in a /*FINAL_ANSWER*/ section."
+                )
+            return final_answer(text, "")
         if sections:
             # trpc-agent does not end a turn on a plan alone either.
             return ParseError(

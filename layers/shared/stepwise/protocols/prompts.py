@@ -1,21 +1,16 @@
-"""The words each protocol says to its model: the tool list, the output format, the final-round order."""
+"""The words each protocol says to its model: the tool list, the output format, the final-round order.
+
+English here; Chinese in prompts_zh.py. A profile's ``language`` picks one (`wording_for`, `sentences_for`).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import NamedTuple
 
+from stepwise.models.config import Language
 from stepwise.models.messages import ToolSpec
-
-
-class ProtocolWording(NamedTuple):
-    """What a protocol tells the model about its format."""
-
-    tool_format: str
-    """How to call a tool and how to answer, when tools are offered."""
-    final_format: str
-    """How to write the final answer; the only format shown in the final round."""
-
+from stepwise.protocols import prompts_zh
+from stepwise.protocols.wording import ProtocolWording, Sentences
 
 REACT_JSON = ProtocolWording(
     tool_format=(
@@ -83,37 +78,70 @@ NATIVE = ProtocolWording(
     final_format="Reply with your final answer as plain text.",
 )
 
-FINAL_ROUND_ORDER = (
-    "You cannot use tools any more. Answer the original question now from the information you already "
-    "have; if it is incomplete, give the best answer you can and say what is missing. Use this format:\n"
+SENTENCES = Sentences(
+    tool_list="You can use these tools:",
+    parameters="Parameters (JSON schema):",
+    no_description="(no description)",
+    answer_format="Answer in this format:\n",
+    final_round=(
+        "You cannot use tools any more. Answer the original question now from the information you already "
+        "have; if it is incomplete, give the best answer you can and say what is missing. Use this format:\n"
+    ),
+    corrective_lead="",
+    corrective_order="Reply again using exactly this format.",
+    limit_summary="The run stopped ({reason}) before the model gave a final answer.",
+    limit_observations="What the tools returned:",
+    limit_no_observation="No tool returned anything.",
 )
 
+_WORDINGS: dict[str, dict[Language, ProtocolWording]] = {
+    "react_json": {"en": REACT_JSON, "zh": prompts_zh.REACT_JSON},
+    "react_text": {"en": REACT_TEXT, "zh": prompts_zh.REACT_TEXT},
+    "xml": {"en": XML, "zh": prompts_zh.XML},
+    "markers": {"en": MARKERS, "zh": prompts_zh.MARKERS},
+    "function_calling": {"en": NATIVE, "zh": prompts_zh.NATIVE},
+}
 
-def render_tool_list(tools: list[ToolSpec]) -> str:
+
+def wording_for(protocol: str, language: Language) -> ProtocolWording:
+    """A protocol's wording in a language."""
+    return _WORDINGS[protocol][language]
+
+
+def sentences_for(language: Language) -> Sentences:
+    """The sentences around the formats in a language."""
+    return prompts_zh.SENTENCES if language == "zh" else SENTENCES
+
+
+def render_tool_list(tools: list[ToolSpec], language: Language = "en") -> str:
     """The tools as the system prompt lists them: name, description and JSON-schema parameters."""
-    lines = ["You can use these tools:"]
+    sentences = sentences_for(language)
+    lines = [sentences.tool_list]
     for tool in tools:
-        lines.append(f"- {tool.name}: {tool.description.strip() or '(no description)'}")
-        lines.append(f"  Parameters (JSON schema): {json.dumps(tool.parameters, ensure_ascii=False)}")
+        lines.append(f"- {tool.name}: {tool.description.strip() or sentences.no_description}")
+        lines.append(f"  {sentences.parameters} {json.dumps(tool.parameters, ensure_ascii=False)}")
     return "\n".join(lines)
 
 
-def text_system_prompt(system_prompt: str, tools: list[ToolSpec], wording: ProtocolWording) -> str:
+def text_system_prompt(
+    system_prompt: str, tools: list[ToolSpec], wording: ProtocolWording, language: Language = "en"
+) -> str:
     """A text protocol's system prompt: the profile's prompt, then the tools and the exact format."""
     parts = [system_prompt.strip()] if system_prompt.strip() else []
     if tools:
-        parts.append(render_tool_list(tools))
+        parts.append(render_tool_list(tools, language))
         parts.append(wording.tool_format)
     else:
-        parts.append("Answer in this format:\n" + wording.final_format)
+        parts.append(sentences_for(language).answer_format + wording.final_format)
     return "\n\n".join(parts)
 
 
-def final_round_order(wording: ProtocolWording) -> str:
+def final_round_order(wording: ProtocolWording, language: Language = "en") -> str:
     """The instruction appended in the final round: answer now, in the final-answer format."""
-    return FINAL_ROUND_ORDER + wording.final_format
+    return sentences_for(language).final_round + wording.final_format
 
 
-def corrective_text(problem: str, wording: ProtocolWording) -> str:
+def corrective_text(problem: str, wording: ProtocolWording, language: Language = "en") -> str:
     """The observation sent back after a parse error: what was wrong, then the exact expected format."""
-    return f"{problem.strip()}\nReply again using exactly this format.\n{wording.tool_format}"
+    sentences = sentences_for(language)
+    return f"{sentences.corrective_lead}{problem.strip()}\n{sentences.corrective_order}\n{wording.tool_format}"

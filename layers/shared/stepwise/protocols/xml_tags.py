@@ -45,6 +45,7 @@ _TAG = re.compile(
     r"observation)\s*(?:\s[^<>]*)?>",
     re.IGNORECASE,
 )
+_QUOTE = re.compile("[\"']")
 _ESCAPED_QUOTE = re.compile(r"&(?:quot|apos|#34|#39|#x22|#x27);", re.IGNORECASE)
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-f]+);", re.IGNORECASE)
 _ANY_TAG = re.compile(r"</?\s*\w[\w-]*\s*(?:\s[^<>]*)?>")
@@ -99,7 +100,8 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
     first = decisive[0]
     thought = _thought(text, sections, first)
     if first.kind == "final_answer":
-        return final_answer(first.content, thought)
+        content = html.unescape(first.content) if _ENTITY.search(first.content) else first.content
+        return final_answer(content, thought)
     limit = hallucination_limit(text, sections, first.end)
     later = [s for s in decisive[1:] if s.start < limit]
     if any(s.kind == "final_answer" for s in later):
@@ -110,6 +112,12 @@ def parse_xml(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision
     )
     after = sections[sections.index(first) + 1 :]
     action_input = next((s.content for s in after[:1] if s.kind == "action_input"), None)
+    if action_input is None and after[:1] and after[0].kind == "action" and "(" not in first.content:
+        # LangChain refuses several bare tool names in a row: which one the input is for is unclear.
+        return ParseError(
+            message=f"Your reply names {1 + len(later)} tools before any input: write one <tool> tag, "
+            "then its <tool_input>."
+        )
     return _action(first.content, action_input, tools, call_id, thought, notes)
 
 
@@ -138,8 +146,9 @@ def _action(
             if found:
                 arguments = pick(action, INPUT_KEYS)[1]
                 return tool_call(name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
-    if _ESCAPED_QUOTE.search(body):
-        # Some models escape the quotes of their arguments as XML entities.
+    if _ESCAPED_QUOTE.search(body) and not _QUOTE.search(body):
+        # Some models escape the quotes of their arguments as XML entities. A call that has real quotes
+        # is read as written, so an argument whose text holds an entity keeps it.
         body = html.unescape(body)
     call = parse_call(body)
     if call is not None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord, StopReason, StoredMessage
+from stepwise.models.run import RunError, RunMeta, RunStatus, StopReason
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.agent import agent_for
+from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
-
-_FALLBACK_OBSERVATION_CHARS = 1000
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
@@ -24,24 +24,6 @@ def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
     if payload.next == "limit_hit":
         return "parse_errors"
     return "final_answer"
-
-
-def best_available_answer(decision: StepRecord | None, messages: list[StoredMessage], iterations: int) -> str:
-    """The most useful non-empty text when the run stopped before a final answer."""
-    if decision is not None and decision.answer:
-        return decision.answer
-    if decision is not None and decision.thought:
-        return decision.thought
-    last_assistant = next((m for m in reversed(messages) if m.role == "assistant" and m.content.strip()), None)
-    if last_assistant is not None:
-        return last_assistant.content.strip()
-    last_observation = next((m for m in reversed(messages) if m.role == "tool" and m.content.strip()), None)
-    summary = f"The agent stopped after {iterations} iteration(s) without a final answer."
-    if last_observation is not None:
-        summary += (
-            f" Last observation ({last_observation.name}): {last_observation.content[:_FALLBACK_OBSERVATION_CHARS]}"
-        )
-    return summary
 
 
 def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
@@ -70,7 +52,8 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     else:
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(runtime.store.list_messages(payload.run_id), payload.iteration)
-        answer = best_available_answer(snapshot.decision, conversation, payload.iteration)
+        agent = agent_for(meta, runtime)
+        answer = best_available_answer(conversation, agent.protocol, stop_reason, agent.profile.language)
     structured = (
         StructuredOutput()
         if stop_reason == "tool_calls"

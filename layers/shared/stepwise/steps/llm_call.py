@@ -80,13 +80,14 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     options = stored_options or RunOptions()
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
-        history=request_history(history, profile.limits.max_parallel_calls),
+        history=request_history(history, run.max_parallel_calls),
         tools=agent.tools,
         final_round=payload.final_round,
         tool_choice=effective_tool_choice(options.tool_choice or profile.tool_choice, history),
         parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
         max_tokens=_first_set(options.max_tokens, profile.max_tokens),
         temperature=_first_set(options.temperature, profile.temperature),
+        language=profile.language,
     )
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))

@@ -28,7 +28,7 @@ def _next_from_record(payload: StatePayload, record: StepRecord) -> StatePayload
 
 
 def _corrective_messages(decision: ParseError, agent: RunAgent, assistant: ChatMessage) -> list[ChatMessage]:
-    text = agent.protocol.corrective_message(decision)
+    text = agent.protocol.corrective_message(decision, agent.profile.language)
     if assistant.tool_calls:
         # a native assistant message with tool calls must be followed by one tool message per call
         return [
@@ -67,7 +67,7 @@ def _record_for(
         if handed:
             return _client_calls_record(record, decision, handed)
     if isinstance(decision, ToolCalls):
-        limit = agent.profile.limits.max_parallel_calls
+        limit = run.max_parallel_calls
         calls = decision.calls[:limit]
         notes = [decision.note] if decision.note else []
         if len(decision.calls) > limit:

@@ -8,16 +8,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config_loading import read_config_file
-from stepwise.models.config import AgentProfile, StepwiseConfig
 from stepwise.models.settings import Settings
 from stepwise.store import ConversationStore
 
 if TYPE_CHECKING:
+    # The configuration (PyYAML and its models) is read on first use: IterationGuard never needs it.
     # Providers (httpx), tools (httpx, jsonschema) and credentials (Powertools parameters) are imported
     # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
     from stepwise.credentials import SecretResolver
     from stepwise.llm.base import ChatModel
+    from stepwise.models.config import AgentProfile, StepwiseConfig
     from stepwise.tools import ToolRegistry
 
 
@@ -34,7 +34,7 @@ class StepRuntime:
     def __init__(
         self,
         *,
-        config: StepwiseConfig,
+        config: StepwiseConfig | Callable[[], StepwiseConfig],
         config_dir: Path,
         store: ConversationStore,
         chat_models: Mapping[str, ChatModel] | None = None,
@@ -42,7 +42,8 @@ class StepRuntime:
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.config = config
+        self._config = config
+        self._config_lock = threading.Lock()
         self.config_dir = config_dir
         self.store = store
         self.clock = clock
@@ -54,10 +55,24 @@ class StepRuntime:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StepRuntime:
-        """Load the configuration file and connect the store, as a Lambda container does at cold start."""
-        config = read_config_file(settings.config_path).config
+        """Connect the store, as a Lambda container does at cold start; the configuration file is read
+        when a step first needs it."""
+
+        def load() -> StepwiseConfig:
+            from stepwise.config_loading import read_config_file
+
+            return read_config_file(settings.config_path).config
+
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
-        return cls(config=config, config_dir=settings.config_dir, store=store)
+        return cls(config=load, config_dir=settings.config_dir, store=store)
+
+    @property
+    def config(self) -> StepwiseConfig:
+        """The configuration, read on first use (or as given)."""
+        with self._config_lock:
+            if callable(self._config):
+                self._config = self._config()
+            return self._config
 
     @property
     def secret_resolver(self) -> SecretResolver:

@@ -4,6 +4,8 @@ Floats become Decimals on the way in (DynamoDB has no binary float) and come bac
 Strings are cleaned by the text policy on the way in: every boundary already refuses or repairs text
 that cannot be encoded, and this is the defence in depth that keeps a write from ever failing on content
 (a lone surrogate has no UTF-8 form, and DynamoDB's answer to one is an error retried for seconds).
+Known secrets are redacted from them too (`redact_known_secrets`), in every encoding the redactors know:
+each boundary redacts what it lets in, and this makes sure no stored item ever holds one.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
+from stepwise.credentials import redact_known_secrets
 from stepwise.text_policy import clean_text
 
 _serializer = TypeSerializer()
@@ -23,7 +26,7 @@ def _to_dynamo(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, str):
-        return clean_text(value)
+        return redact_known_secrets(clean_text(value))
     if isinstance(value, float):
         return Decimal(repr(value))
     if isinstance(value, dict):

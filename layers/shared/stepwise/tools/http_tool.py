@@ -37,6 +37,7 @@ from stepwise.tools.guards import (
     system_resolver,
 )
 from stepwise.tools.http_response import DeadlinePassed, describe_body, error_snippet, read_capped_body
+from stepwise.tools.request_body import encoded_body
 
 MAX_REDIRECTS = 3
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
@@ -217,8 +218,7 @@ class HttpTool:
                 extensions["sni_hostname"] = url.host
         content: bytes | None = None
         if json_body is not _NO_BODY:
-            content = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            request_headers["Content-Type"] = "application/json"
+            content, request_headers["Content-Type"] = encoded_body(json_body, self._endpoint.body_encoding)
         request = self._client.build_request(
             method,
             connect_url,
@@ -245,6 +245,12 @@ class HttpTool:
             max_bytes=self._api.max_response_bytes,
             redactor=self._secrets.redactor,
         )
+        if response.is_success and not body:
+            # An empty observation reads as a failure to the model; say the call worked and sent nothing back.
+            done = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+            return ToolResult(
+                content=f"{done}: the request succeeded; the response has no body.", status_code=response.status_code
+            )
         if response.is_success:
             return ToolResult(content=text, status_code=response.status_code, truncated=truncated)
         error = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()

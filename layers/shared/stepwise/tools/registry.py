@@ -16,18 +16,17 @@ from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool
-from stepwise.tools.mcp import load_mcp_tools
-from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 from stepwise.tools.python_tools import load_python_tools
 
 
 class ToolRegistry:
     """Tools by unique name, in the order they were configured.
 
-    ``redactor`` knows the secrets these tools use; the invoker scrubs observations with it.
+    ``redactor`` knows the secrets these tools use; the invoker scrubs observations with it. ``notes``
+    say what the sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
     """
 
-    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None) -> None:
+    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None, notes: Iterable[str] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         for each in tools:
             name = each.spec.name
@@ -35,6 +34,7 @@ class ToolRegistry:
                 raise ConfigError(f"tool {name}: the name is used by more than one tool")
             self._tools[name] = each
         self.redactor = redactor if redactor is not None else Redactor()
+        self.notes = list(notes)
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -115,12 +115,22 @@ def build_tool_registry(
                 ]
             for tool in tools:
                 collected.add(tool, f"api {api.url}")
+    if config.openapi:
+        # only a configuration with OpenAPI sources loads the importer
+        from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
+
         loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
         for index, source in enumerate(config.openapi):
             with _unusable_as(f"tools.openapi.{index}"):
-                imported = import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver)
+                imported, notes = import_openapi_tools(
+                    source, loader=loader, http_client=client, secret_resolver=resolver
+                )
             for tool in imported:
                 collected.add(tool, f"openapi {source.describe()}")
+            collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
+    if config.mcp:
+        # only a configuration with MCP servers loads the MCP client
+        from stepwise.tools.mcp import load_mcp_tools
     for index, server in enumerate(config.mcp):
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
@@ -133,7 +143,7 @@ def build_tool_registry(
         collected.add(available[name], "builtin")
     for each in load_python_tools(config.python, config_dir=config_dir):
         collected.add(each, f"python module {each.function.__module__}")
-    return ToolRegistry(collected.tools, redactor=resolver.redactor)
+    return ToolRegistry(collected.tools, redactor=resolver.redactor, notes=collected.notes)
 
 
 @contextmanager
@@ -156,6 +166,7 @@ class _CollectedTools:
 
     def __init__(self) -> None:
         self.tools: list[Tool] = []
+        self.notes: list[str] = []
         self._owners: dict[str, str] = {}
 
     def add(self, tool: Tool, source: str) -> None:

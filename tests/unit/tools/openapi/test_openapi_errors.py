@@ -30,9 +30,9 @@ def json_body(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def import_error(import_source: ImportSource, entry: dict[str, Any]) -> str:
-    """The message of the `ConfigError` importing ``entry`` raises."""
+    """The message of the `ConfigError` importing ``entry`` raises when unsupported operations fail it."""
     with pytest.raises(ConfigError) as error:
-        import_source({"baseUrl": BASE, **entry})
+        import_source({"baseUrl": BASE, "onUnsupported": "fail", **entry})
     return str(error.value)
 
 
@@ -42,8 +42,8 @@ def test_a_required_body_that_is_not_json_names_the_operation_and_the_media_type
     message = import_error(import_source, {"source": "petstore-3.0.yaml"})
     # Then the error names the upload and why it cannot be a tool
     assert message == (
-        "openapi petstore-3.0.yaml: operation uploadPhoto: requestBody is required but the body is "
-        "multipart/form-data; only JSON is supported"
+        "openapi petstore-3.0.yaml: operation uploadPhoto: the multipart body has only file fields (file), "
+        "which a tool cannot send"
     )
 
 
@@ -103,16 +103,40 @@ def test_a_required_cookie_parameter_is_refused(import_source: ImportSource) -> 
     )
 
 
-def test_two_operations_with_the_same_tool_name_are_refused_naming_both(import_source: ImportSource) -> None:
+def test_two_operations_with_the_same_tool_name_are_told_apart_in_document_order(import_source: ImportSource) -> None:
     # Given two operationIds that sanitise to the same name
     paths = {"/a": {"get": {"operationId": "things.list"}}, "/b": {"get": {"operationId": "things/list"}}}
     # When it is imported
-    message = import_error(import_source, {"document": document(paths)})
-    # Then the error names both operations
-    assert message == (
-        "openapi inline document: operation things/list: its tool name things_list is also the name of "
-        "operation things.list; give one an operationId or exclude it"
-    )
+    registry = import_source({"baseUrl": BASE, "document": document(paths)})
+    # Then the first keeps the name, the second is numbered, and the renaming is noted
+    assert registry.names() == ["things_list", "things_list_2"]
+    assert registry.notes == [
+        "openapi inline document: renamed operation things/list: tool name things_list is also the name of "
+        "operation things.list; named things_list_2"
+    ]
+
+
+def test_excluding_one_of_two_clashing_operations_leaves_the_other_its_name(import_source: ImportSource) -> None:
+    # Given two operationIds that sanitise to the same name, one of them excluded
+    paths = {"/a": {"get": {"operationId": "things.list"}}, "/b": {"get": {"operationId": "things/list"}}}
+    entry = {"baseUrl": BASE, "document": document(paths), "exclude": {"operations": ["things.list"]}}
+    # When it is imported
+    registry = import_source(entry)
+    # Then the other one has the name, with nothing renamed
+    assert (registry.names(), registry.notes) == (["things_list"], [])
+
+
+def test_an_operation_that_cannot_be_offered_is_skipped_with_its_reason_by_default(
+    import_source: ImportSource,
+) -> None:
+    # When the pet store, whose upload has only a file field, is imported
+    registry = import_source({"baseUrl": BASE, "source": "petstore-3.0.yaml"})
+    # Then the upload is left out, the rest is offered, and the note says why
+    assert "uploadPhoto" not in registry and "placeOrder" in registry
+    assert registry.notes == [
+        "openapi petstore-3.0.yaml: skipped operation uploadPhoto: the multipart body has only file fields "
+        "(file), which a tool cannot send"
+    ]
 
 
 @pytest.mark.parametrize(

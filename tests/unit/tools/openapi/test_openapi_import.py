@@ -19,7 +19,7 @@ WEATHER = {"source": "weather-3.1.yaml", "baseUrl": "https://api.weather.example
 def api_url(entry: dict[str, Any]) -> str:
     """The base URL an ``openapi:`` entry resolves to."""
     source = OpenApiSourceConfig.model_validate(entry)
-    return openapi_api_config(source, DocumentLoader(config_dir=FIXTURES).load(source)).url
+    return openapi_api_config(source, DocumentLoader(config_dir=FIXTURES).load(source)).api.url
 
 
 def test_petstore_operations_are_named_by_operation_id_or_by_method_and_path(import_source: ImportSource) -> None:

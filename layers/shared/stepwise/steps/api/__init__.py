@@ -3,11 +3,31 @@
 `functions/api/app.py` builds a `RequestScopedResolver` (a Powertools resolver) and calls
 `register_routes` on it; the logic behind each route is a plain function taking its dependencies
 (`ApiServices`).
+
+The names below are imported on first use, so that importing one light module of this package (the
+authorizer's `caller_key`) does not load the whole API and Powertools' event handler.
 """
 
-from stepwise.steps.api.resolver import RequestScopedResolver
-from stepwise.steps.api.routes import ROUTES, json_body_reader, openapi_document, register_routes
-from stepwise.steps.api.services import ApiServices, LazyServices, services_from_environment
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepwise.steps.api.resolver import RequestScopedResolver
+    from stepwise.steps.api.routes import ROUTES, json_body_reader, openapi_document, register_routes
+    from stepwise.steps.api.services import ApiServices, LazyServices, services_from_environment
+
+_MODULE_OF = {
+    "RequestScopedResolver": "resolver",
+    "ROUTES": "routes",
+    "json_body_reader": "routes",
+    "openapi_document": "routes",
+    "register_routes": "routes",
+    "ApiServices": "services",
+    "LazyServices": "services",
+    "services_from_environment": "services",
+}
 
 __all__ = [
     "ROUTES",
@@ -19,3 +39,9 @@ __all__ = [
     "register_routes",
     "services_from_environment",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)

@@ -122,7 +122,8 @@ def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
 
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
     """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON within
-    the depth limit, 422 naming the field for a string that cannot be stored (a lone surrogate, NUL).
+    the depth limit, 422 naming the field for a string that cannot be encoded (a lone surrogate; a NUL
+    is valid JSON and UTF-8, and the store replaces it).
 
     Everything here is refused before a route runs, so a hostile body costs one parse, never a store call.
     """
@@ -140,7 +141,7 @@ def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
             raise InvalidJson(str(exc), details=details) from None
         except ValueError:
             raise InvalidJson("the body is not valid JSON") from None
-        problem = locate_unencodable(body)
+        problem = locate_unencodable(body, include_nul=False)
         if problem is not None:
             raise InvalidRequest.of(*problem)
         return body
@@ -149,7 +150,7 @@ def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
 
 
 def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Middleware: a header, query or path parameter that cannot be stored is a 422 naming it."""
+    """Middleware: a header, query or path parameter holding a lone surrogate is a 422 naming it."""
     event = app.current_event
     sources = (
         ("header", event.headers),
@@ -159,7 +160,7 @@ def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: 
     for source, parameters in sources:
         for name, value in (parameters or {}).items():
             for text in (name, value):
-                reason = find_unencodable(str(text))
+                reason = find_unencodable(str(text), include_nul=False)
                 if reason is not None:
                     raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
     return next_middleware(app)

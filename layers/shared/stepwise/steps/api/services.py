@@ -82,7 +82,8 @@ def build_intent_classifier(runtime: StepRuntime) -> IntentClassifier | None:
     intent = runtime.config.intent
     if intent is None:
         return None
-    return IntentClassifier(intent, _classifier_model(runtime))
+    language = runtime.config.profiles[runtime.config.default_profile].language
+    return IntentClassifier(intent, _classifier_model(runtime), language=language)
 
 
 class LazyServices:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -11,14 +12,29 @@ from pydantic import ValidationError
 
 from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
-from stepwise.models.api_config import ApiConfig, validated_http_url
+from stepwise.models.api_config import SCHEMAS_CHECKED, ApiConfig, HttpToolConfig, validated_http_url
 from stepwise.models.tool_config import OpenApiSourceConfig
+from stepwise.observability import logger
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.openapi.loader import DocumentLoader, LoadedDocument
-from stepwise.tools.openapi.operations import endpoint_for, list_operations, select_operations
+from stepwise.tools.openapi.operations import endpoint_for, list_operations, select_operations, unique_names
 
 _SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
+
+
+@dataclass(frozen=True)
+class OpenApiImport:
+    """An OpenAPI source as an API configuration, with what the import left out or renamed, and why."""
+
+    api: ApiConfig
+    skipped: list[str] = field(default_factory=list)
+    renamed: list[str] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """One line per operation left out or renamed."""
+        return [f"skipped {note}" for note in self.skipped] + [f"renamed {note}" for note in self.renamed]
 
 
 def import_openapi_tools(
@@ -28,27 +44,46 @@ def import_openapi_tools(
     http_client: httpx.Client,
     secret_resolver: SecretResolver,
     host_resolver: HostResolver = system_resolver,
-) -> list[HttpTool]:
-    """Read the source's document and make one `HttpTool` per selected operation.
+) -> tuple[list[HttpTool], list[str]]:
+    """Read the source's document and make one `HttpTool` per selected operation, with the import's notes.
 
     Everything is checked here, at load time: a document that cannot be imported raises `ConfigError`
     naming the source, the operation and the reason, never at the first call.
     """
-    api = openapi_api_config(source, loader.load(source))
-    return [
+    imported = openapi_api_config(source, loader.load(source))
+    api = imported.api
+    tools = [
         HttpTool(api, endpoint, http_client=http_client, secret_resolver=secret_resolver, host_resolver=host_resolver)
         for endpoint in api.tools
     ]
+    return tools, imported.notes
 
 
-def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> ApiConfig:
-    """The `ApiConfig` an OpenAPI source stands for: base URL, credential, limits and one tool per operation."""
+def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> OpenApiImport:
+    """The `ApiConfig` an OpenAPI source stands for: base URL, credential, limits and one tool per operation.
+
+    An operation that cannot be offered (a body no tool can send, a required cookie, a broken schema) is
+    left out and named in `OpenApiImport.skipped` with the reason, or fails the import with
+    ``onUnsupported: fail``.
+    """
     where = f"openapi {source.describe()}"
     document = loaded.document
-    operations = select_operations(list_operations(document, where=where), source.include, source.exclude, where=where)
-    if not operations:
-        raise ConfigError(f"{where}: no operation is left to offer as a tool")
-    endpoints = [endpoint_for(document, operation, where=where, credential=source.api_key) for operation in operations]
+    selected = select_operations(list_operations(document, where=where), source.include, source.exclude, where=where)
+    operations, renamed = unique_names(selected)
+    endpoints: list[HttpToolConfig] = []
+    skipped: list[str] = []
+    for operation in operations:
+        try:
+            endpoints.append(endpoint_for(document, operation, where=where, credential=source.api_key))
+        except ConfigError as exc:
+            if source.on_unsupported == "fail":
+                raise
+            skipped.append(str(exc).removeprefix(f"{where}: "))
+    if not endpoints:
+        reasons = f" ({len(skipped)} skipped: {skipped[0]}...)" if skipped else ""
+        raise ConfigError(f"{where}: no operation is left to offer as a tool{reasons}")
+    if skipped:
+        logger.info("openapi operations skipped", extra={"source": where, "skipped": len(skipped)})
     settings: dict[str, Any] = {
         "url": base_url_for(source, loaded, where=where),
         "apiKey": source.api_key,
@@ -58,7 +93,8 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> A
         "tools": endpoints,
     }
     try:
-        return ApiConfig.model_validate(settings)
+        api = ApiConfig.model_validate(settings, context={SCHEMAS_CHECKED: True})
+        return OpenApiImport(api=api, skipped=skipped, renamed=renamed)
     except ValidationError as exc:
         reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
         raise ConfigError(f"{where}: {reasons}") from None

@@ -17,14 +17,15 @@ import httpx
 import yaml
 
 from stepwise.errors import ConfigError, ToolError
-from stepwise.json_limits import JsonLimitExceeded, check_depth, value_depth
-from stepwise.models.tool_config import OpenApiSourceConfig
+from stepwise.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
+from stepwise.models.tool_config import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
 from stepwise.text_policy import clean_value
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
 
-MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 FETCH_TIMEOUT_SECONDS = 10.0
+# Deep enough for any real description (GitHub's nests about 20 levels); json recurses once a level.
+MAX_DOCUMENT_DEPTH = 256
 MAX_FETCH_REDIRECTS = 3
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
@@ -54,19 +55,42 @@ _DocumentYamlLoader.yaml_implicit_resolvers = {
 }
 
 
+_YAML_BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _FastDocumentYamlLoader(_YAML_BASE):  # type: ignore[valid-type,misc]
+    """The same rules on libyaml when it is there: a large YAML document parses in seconds, not minutes."""
+
+
+_FastDocumentYamlLoader.yaml_implicit_resolvers = _DocumentYamlLoader.yaml_implicit_resolvers
+
 # Schemas of real APIs nest deeper than requests do; far past this is an attack or a generator gone wrong.
 MAX_DOCUMENT_DEPTH = 128
 
 
-def parse_document(text: str, *, where: str) -> dict[str, Any]:
+def _parsed(text: str, max_bytes: int) -> Any:
+    """The document's value: JSON (what large descriptions are published as) parsed as JSON, since
+    YAML's parser takes minutes over several megabytes; anything else as YAML."""
+    if text.lstrip().startswith("{"):
+        try:
+            return load_json(text, max_bytes=max_bytes, max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+        except JsonLimitExceeded:
+            raise
+        except ValueError:
+            pass  # YAML flow style also starts with a brace
+    document = yaml.load(text, Loader=_FastDocumentYamlLoader)  # a SafeLoader: no arbitrary objects
+    check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+    return document
+
+
+def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> dict[str, Any]:
     """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise.
 
     The document is held to `MAX_DOCUMENT_DEPTH` levels, and text that cannot be encoded (it would
     break every request to the model that offers these tools) is replaced by the text policy.
     """
     try:
-        document = yaml.load(text, Loader=_DocumentYamlLoader)  # a SafeLoader subclass: no arbitrary objects
-        check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+        document = _parsed(text, max_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -121,38 +145,42 @@ class DocumentLoader:
         # refused for another source that is not internal.
         key = (name, source.internal)
         if key not in self._documents:
+            cap = source.max_document_bytes
             if name.startswith("s3://"):
-                loaded = LoadedDocument(parse_document(self._read_s3(name), where=name))
+                text = self._read_s3(name, cap)
             elif name.startswith(("https://", "http://")):
-                loaded = LoadedDocument(parse_document(self._fetch(name, source.internal), where=name), name)
+                text = self._fetch(name, source.internal, cap)
             else:
-                loaded = LoadedDocument(parse_document(self._read_file(name), where=name))
+                text = self._read_file(name, cap)
+            location = name if name.startswith(("https://", "http://")) else None
+            loaded = LoadedDocument(parse_document(text, where=name, max_bytes=cap), location)
             self._documents[key] = loaded
         return self._documents[key]
 
-    def _read_file(self, name: str) -> str:
+    def _read_file(self, name: str, cap: int) -> str:
         path = (self._config_dir / name).resolve()
         if not path.is_relative_to(self._config_dir):
             raise ConfigError(f"openapi {name}: the file is outside the config directory {self._config_dir}")
         try:
-            data = path.read_bytes()
+            with path.open("rb") as file:
+                data = file.read(cap + 1)
         except OSError as exc:
             raise ConfigError(f"openapi {name}: cannot read {path}: {exc.strerror}") from None
-        return _decoded(data, name)
+        return _decoded(data, name, cap)
 
-    def _read_s3(self, name: str) -> str:
+    def _read_s3(self, name: str, cap: int) -> str:
         bucket, _, key = name.removeprefix("s3://").partition("/")
         if self._s3_client is None:
             self._s3_client = self._s3_client_factory()
         try:
             response = self._s3_client.get_object(Bucket=bucket, Key=key)
-            data = response["Body"].read(MAX_DOCUMENT_BYTES + 1)
+            data = response["Body"].read(cap + 1)
         except Exception as exc:
             code = getattr(exc, "response", {}).get("Error", {}).get("Code")
             raise ConfigError(f"openapi {name}: cannot read the S3 object: {code or type(exc).__name__}") from None
-        return _decoded(data, name)
+        return _decoded(data, name, cap)
 
-    def _fetch(self, url: str, internal: bool) -> str:
+    def _fetch(self, url: str, internal: bool, cap: int) -> str:
         client = self._http_client if self._http_client is not None else httpx.Client(trust_env=False)
         target = httpx.URL(url)
         origin = Origin.of(target)
@@ -176,12 +204,12 @@ class DocumentLoader:
                         continue
                     if not response.is_success:
                         raise ConfigError(f"openapi {url}: the server answered HTTP {response.status_code}")
-                    data, truncated = read_capped_body(response, max_bytes=MAX_DOCUMENT_BYTES, deadline=deadline)
+                    data, truncated = read_capped_body(response, max_bytes=cap, deadline=deadline)
                 finally:
                     response.close()
                 if truncated:
-                    raise ConfigError(f"openapi {url}: the document is larger than {MAX_DOCUMENT_BYTES} bytes")
-                return _decoded(data, url)
+                    raise ConfigError(_too_large(url, cap))
+                return _decoded(data, url, cap)
         except ToolError as exc:
             raise ConfigError(f"openapi {url}: {exc}") from None
         except (httpx.HTTPError, DeadlinePassed) as exc:
@@ -192,9 +220,13 @@ class DocumentLoader:
         raise ConfigError(f"openapi {url}: more than {MAX_FETCH_REDIRECTS} redirects")
 
 
-def _decoded(data: bytes, name: str) -> str:
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise ConfigError(f"openapi {name}: the document is larger than {MAX_DOCUMENT_BYTES} bytes")
+def _too_large(name: str, cap: int) -> str:
+    return f"openapi {name}: the document is larger than {cap} bytes (maxDocumentBytes)"
+
+
+def _decoded(data: bytes, name: str, cap: int) -> str:
+    if len(data) > cap:
+        raise ConfigError(_too_large(name, cap))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -11,7 +11,7 @@ importer could not handle without failing the whole document.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import ValidationError
@@ -25,7 +25,7 @@ from stepwise.models.api_config import (
     HttpToolConfig,
 )
 from stepwise.models.tool_config import OperationFilter
-from stepwise.tools.openapi.names import argument_name_for, tool_name_for
+from stepwise.tools.openapi.names import MAX_NAME_CHARS, argument_name_for, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
 
 MAX_DESCRIPTION_CHARS = 4096
@@ -55,9 +55,12 @@ class Operation:
 
 
 def list_operations(document: dict[str, Any], *, where: str) -> list[Operation]:
-    """Every GET, PUT, POST, DELETE and PATCH operation, in document order; tool names must be unique."""
+    """Every GET, PUT, POST, DELETE and PATCH operation, in document order.
+
+    Tool names may clash here (two long operationIds cut to the same 64 characters); `unique_names`
+    settles that after filtering, so that ``exclude`` can still leave one of them out.
+    """
     operations: list[Operation] = []
-    owners: dict[str, str] = {}
     for path, raw_item in (document.get("paths") or {}).items():
         item = resolve_object(document, raw_item, where=f"{where}: path {path}")
         if not isinstance(item, dict):
@@ -77,14 +80,40 @@ def list_operations(document: dict[str, Any], *, where: str) -> list[Operation]:
                 tags=tuple(str(tag) for tag in operation.get("tags") or ()),
                 tool_name=tool_name_for(operation_id if isinstance(operation_id, str) else None, method, str(path)),
             )
-            if found.tool_name in owners:
-                raise ConfigError(
-                    f"{where}: {found.label}: its tool name {found.tool_name} is also the name of "
-                    f"{owners[found.tool_name]}; give one an operationId or exclude it"
-                )
-            owners[found.tool_name] = found.label
             operations.append(found)
     return operations
+
+
+def unique_names(operations: list[Operation]) -> tuple[list[Operation], list[str]]:
+    """The operations with unique tool names, and a note for each one renamed.
+
+    In document order the first operation keeps a name; a later one with the same name gets the first
+    free ``_2``, ``_3``... suffix (cut to fit 64 characters), so the result is the same at every load.
+    """
+    taken = {operation.tool_name for operation in operations}
+    owners: dict[str, str] = {}
+    named: list[Operation] = []
+    notes: list[str] = []
+    for operation in operations:
+        name = operation.tool_name
+        if name in owners:
+            number = 2
+            while (name := _numbered(operation.tool_name, number)) in taken:
+                number += 1
+            taken.add(name)
+            notes.append(
+                f"{operation.label}: tool name {operation.tool_name} is also the name of "
+                f"{owners[operation.tool_name]}; named {name}"
+            )
+            operation = replace(operation, tool_name=name)
+        owners.setdefault(operation.tool_name, operation.label)
+        named.append(operation)
+    return named, notes
+
+
+def _numbered(name: str, number: int) -> str:
+    suffix = f"_{number}"
+    return name[: MAX_NAME_CHARS - len(suffix)] + suffix
 
 
 def select_operations(
@@ -147,6 +176,7 @@ class _EndpointBuilder:
         self._properties: dict[str, Any] = {}
         self._required: list[str] = []
         self._bindings: dict[str, ArgumentBinding] = {}
+        self._body_encoding = "json"
         self._path = operation.path
 
     def add_parameters(self) -> None:
@@ -229,15 +259,22 @@ class _EndpointBuilder:
             raise ConfigError(f"{self._where}: requestBody must be a mapping")
         required = body.get("required") is True
         content: dict[str, Any] = body["content"] if isinstance(body.get("content"), dict) else {}
-        media_type = next((kind for kind in content if _is_json(kind)), None)
-        if media_type is None or self._operation.method == "GET":
+        chosen = _body_media_type(content)
+        if self._operation.method == "GET":
             if required:
-                shown = ", ".join(content) or "no media type"
-                reason = "a GET request has no body" if media_type else f"the body is {shown}; only JSON is supported"
-                raise ConfigError(f"{self._where}: requestBody is required but {reason}")
+                raise ConfigError(f"{self._where}: requestBody is required but a GET request has no body")
             return
+        if chosen is None:
+            shown = ", ".join(content) or "no media type"
+            raise ConfigError(
+                f"{self._where}: the request body is {shown}; only JSON, form-urlencoded and multipart form "
+                "fields can be sent"
+            )
+        media_type, encoding = chosen
         media = content[media_type] if isinstance(content[media_type], dict) else {}
         schema = self._schemas.normalise(media.get("schema", {}))
+        if encoding != "json":
+            schema = self._form_schema(schema, encoding)
         if isinstance(body.get("description"), str) and body["description"].strip() and "description" not in schema:
             schema = {**schema, "description": body["description"].strip()}
         argument = next(name for name in BODY_ARGUMENT_NAMES if name not in self._properties)
@@ -245,6 +282,29 @@ class _EndpointBuilder:
         if required:
             self._required.append(argument)
         self._bindings[argument] = ArgumentBinding.model_validate({"in": "body"})
+        self._body_encoding = encoding
+
+    def _form_schema(self, schema: dict[str, Any], encoding: str) -> dict[str, Any]:
+        """A form body's schema: an object of fields; multipart file fields are left out (or refuse the operation)."""
+        if schema.get("type") not in (None, "object") or not isinstance(schema.get("properties", {}), dict):
+            raise ConfigError(f"{self._where}: a {encoding} request body must be an object of fields")
+        if encoding != "multipart":
+            return schema
+        properties = schema.get("properties", {})
+        files = [name for name, field in properties.items() if _is_file_field(field)]
+        required_files = [name for name in files if name in (schema.get("required") or [])]
+        if required_files:
+            raise ConfigError(
+                f"{self._where}: the multipart body requires file field(s) {', '.join(required_files)}, "
+                "which a tool cannot send"
+            )
+        if not files:
+            return schema
+        if len(files) == len(properties):
+            raise ConfigError(
+                f"{self._where}: the multipart body has only file fields ({', '.join(files)}), which a tool cannot send"
+            )
+        return {**schema, "properties": {name: field for name, field in properties.items() if name not in files}}
 
     def build(self) -> HttpToolConfig:
         parameter: dict[str, Any] = {"type": "object", "properties": self._properties, "additionalProperties": False}
@@ -259,6 +319,7 @@ class _EndpointBuilder:
                     "path": self._path,
                     "parameter": parameter,
                     "bindings": self._bindings,
+                    "bodyEncoding": self._body_encoding,
                 }
             )
         except ValidationError as exc:
@@ -277,9 +338,27 @@ def _parameter_schema(parameter: dict[str, Any]) -> Any:
     return {"type": "string"}
 
 
-def _is_json(media_type: str) -> bool:
-    kind = media_type.split(";", 1)[0].strip().lower()
-    return kind == "application/json" or kind.endswith("+json")
+def _body_media_type(content: dict[str, Any]) -> tuple[str, str] | None:
+    """The media type to send a body as, preferring JSON, then a form, then multipart; None if none fits."""
+    kinds = {media_type: media_type.split(";", 1)[0].strip().lower() for media_type in content}
+    for encoding, accepts in (
+        ("json", lambda kind: kind == "application/json" or kind.endswith("+json")),
+        ("form", lambda kind: kind == "application/x-www-form-urlencoded"),
+        ("multipart", lambda kind: kind == "multipart/form-data"),
+    ):
+        found = next((media_type for media_type, kind in kinds.items() if accepts(kind)), None)
+        if found is not None:
+            return found, encoding
+    return None
+
+
+def _is_file_field(field: Any) -> bool:
+    """A multipart field holding a file's bytes (OpenAPI 3.0 ``format: binary``, 3.1 ``contentEncoding``)."""
+    if not isinstance(field, dict):
+        return False
+    if field.get("type") == "array":
+        return _is_file_field(field.get("items"))
+    return field.get("format") in ("binary", "base64") or "contentEncoding" in field or "contentMediaType" in field
 
 
 def _description(operation: Operation) -> str:

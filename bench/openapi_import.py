@@ -1,0 +1,59 @@
+"""Import time and peak memory of large real OpenAPI documents (tests/fixtures/openapi/real).
+
+Each document is imported in a fresh interpreter, as a Lambda container does at cold start: read the
+file, parse it, build one tool per operation. Peak RSS is the interpreter's (imports included).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from stepwise.local.defaults import PROJECT_ROOT
+
+DOCUMENTS = PROJECT_ROOT / "tests" / "fixtures" / "openapi" / "real"
+_MEASURE = """
+import json, resource, sys, time
+from pathlib import Path
+import httpx
+from stepwise.models.tool_config import parse_tools_config
+from stepwise.tools import build_tool_registry
+path = Path(sys.argv[1])
+config = parse_tools_config({"openapi": [{"source": path.name, "baseUrl": "https://api.example.com"}]})
+started = time.perf_counter()
+registry = build_tool_registry(config, config_dir=path.parent, http_client=httpx.Client())
+seconds = time.perf_counter() - started
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"tools": len(registry), "notes": len(registry.notes), "seconds": seconds, "peak_mb": peak_mb}))
+"""
+
+
+def measure(document: Path) -> dict[str, float]:
+    """Import ``document`` in a fresh interpreter; its tool count, notes, seconds and peak RSS in MB."""
+    done = subprocess.run([sys.executable, "-c", _MEASURE, str(document)], check=True, capture_output=True, text=True)
+    figures: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def main() -> None:
+    """Print one row per fixture document."""
+    print("OpenAPI import (fresh interpreter per document)")
+    print(f"{'document':<28} {'MB':>6} {'tools':>6} {'notes':>6} {'seconds':>8} {'peak RSS MB':>12}")
+    with tempfile.TemporaryDirectory() as directory:
+        for packed in sorted(DOCUMENTS.glob("*.json.gz")):
+            document = Path(directory) / packed.name.removesuffix(".gz")
+            document.write_bytes(gzip.decompress(packed.read_bytes()))
+            figures = measure(document)
+            size_mb = document.stat().st_size / 1e6
+            print(
+                f"{document.name:<28} {size_mb:>6.1f} {figures['tools']:>6.0f} {figures['notes']:>6.0f} "
+                f"{figures['seconds']:>8.2f} {figures['peak_mb']:>12.0f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""How many execution-history events a run can write, against Step Functions' cap of 25,000 per execution.
+
+A Standard execution that reaches the cap fails, and no Catch can record why. The count is a worst case:
+every iteration calls `max_parallel_calls` tools and every Task uses all its retries. `LoopShape` is read
+from the definition (`LoopShape.from_definition`); the layer carries `AGENT_LOOP`, the shape of
+`statemachine/agent.asl.json` (a test checks that they agree), because a Lambda has no definition file to
+read when it loads its configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+HISTORY_EVENT_LIMIT = 25_000
+"""Step Functions' quota of events in one execution's history (Standard workflows)."""
+
+# Events a Lambda Task state writes: StateEntered, Scheduled, Started, Succeeded, StateExited; each
+# retried attempt adds a failed attempt's Scheduled, Started and Failed (or TimedOut).
+_TASK_EVENTS = 5
+_RETRY_EVENTS = 3
+_CHOICE_EVENTS = 2  # StateEntered, StateExited
+_MAP_EVENTS = 4  # StateEntered, MapStateStarted, MapStateSucceeded, StateExited
+_MAP_ITEM_EVENTS = 2  # MapIterationStarted, MapIterationSucceeded
+_EXECUTION_EVENTS = 2  # ExecutionStarted, ExecutionSucceeded (or Failed)
+_END_STATE_EVENTS = 2  # the Succeed or Fail state's StateEntered and StateExited
+
+
+@dataclass(frozen=True)
+class LoopShape:
+    """What one iteration of the loop runs: its Task states, Choice states, and the Tasks of one Map item.
+
+    Each Task is given as the number of retries it may make (the sum of its retriers' MaxAttempts).
+    """
+
+    task_retries: tuple[int, ...]
+    choices: int
+    map_item_task_retries: tuple[int, ...]
+    end_task_retries: int
+
+    @classmethod
+    def from_definition(cls, definition: dict[str, Any]) -> LoopShape:
+        """The shape of a tool iteration: from StartAt along each `Next` and the `tool_calls`-like Choice
+        branch to the Map, whose `Next` closes the loop; the end is the costliest Task reached from the loop."""
+        states: dict[str, Any] = definition["States"]
+        start = definition["StartAt"]
+        tasks: list[int] = []
+        choices = 0
+        map_items: tuple[int, ...] = ()
+        name = start
+        seen: set[str] = set()
+        while name not in seen:
+            seen.add(name)
+            state = states[name]
+            if state["Type"] == "Task":
+                tasks.append(_retries(state))
+                name = state["Next"]
+            elif state["Type"] == "Choice":
+                choices += 1
+                name = next(choice["Next"] for choice in state["Choices"] if states[choice["Next"]]["Type"] == "Map")
+            elif state["Type"] == "Map":
+                item_states = state["ItemProcessor"]["States"]
+                map_items = tuple(_retries(item) for item in item_states.values() if item["Type"] == "Task")
+                name = state["Next"]
+            else:
+                raise ValueError(f"state {name} ({state['Type']}) is not part of the loop this module counts")
+        if name != start:
+            raise ValueError(f"the loop from {start} comes back to {name}, not to {start}")
+        end_tasks = [_retries(state) for key, state in states.items() if state["Type"] == "Task" and key not in seen]
+        return cls(tuple(tasks), choices, map_items, max(end_tasks, default=0))
+
+    def events_per_iteration(self, max_parallel_calls: int) -> int:
+        """The most events one iteration can write with `max_parallel_calls` tool calls."""
+        item = _MAP_ITEM_EVENTS + sum(_task_events(retries) for retries in self.map_item_task_retries)
+        return (
+            sum(_task_events(retries) for retries in self.task_retries)
+            + self.choices * _CHOICE_EVENTS
+            + _MAP_EVENTS
+            + max_parallel_calls * item
+        )
+
+    def events_per_run(self, max_iterations: int, max_parallel_calls: int) -> int:
+        """The most events a run of `max_iterations` iterations can write, its start and end included."""
+        end = _task_events(self.end_task_retries) + _END_STATE_EVENTS
+        return _EXECUTION_EVENTS + max_iterations * self.events_per_iteration(max_parallel_calls) + end
+
+    def most_iterations(self, max_parallel_calls: int) -> int:
+        """The largest `max_iterations` whose worst case stays within `HISTORY_EVENT_LIMIT`."""
+        per_iteration = self.events_per_iteration(max_parallel_calls)
+        fixed = self.events_per_run(0, max_parallel_calls)
+        return (HISTORY_EVENT_LIMIT - fixed) // per_iteration
+
+
+def _retries(state: dict[str, Any]) -> int:
+    return sum(int(retrier.get("MaxAttempts", 3)) for retrier in state.get("Retry", []))
+
+
+def _task_events(retries: int) -> int:
+    return _TASK_EVENTS + retries * _RETRY_EVENTS
+
+
+AGENT_LOOP = LoopShape(task_retries=(7, 7, 7), choices=1, map_item_task_retries=(7,), end_task_retries=7)
+"""The shape of statemachine/agent.asl.json: IterationGuard, LLMCall, Parse, Route, ToolInvoke; Format."""

@@ -1,0 +1,90 @@
+"""A user's mistakes with the `stepwise` command: one line on stderr, a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stepwise.cli import main
+from tests.conftest import PROJECT_ROOT
+from tests.e2e.conftest import ConfigWriter
+from tests.support.openai_server import FakeOpenAIServer
+
+
+def test_a_missing_event_file_is_one_line_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
+    # When invoke is given an event file that does not exist
+    code = main(["invoke", "ParseFunction", "-e", "events/no-such-event.json"], out=io.StringIO())
+    # Then the exit code is non-zero and stderr is one line naming the file
+    error = capsys.readouterr().err
+    assert code == 2
+    assert error.splitlines() == [
+        "stepwise: cannot read the event file events/no-such-event.json: No such file or directory"
+    ]
+
+
+def test_an_event_file_that_is_not_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given an event file that is not JSON
+    path = tmp_path / "event.json"
+    path.write_text("{not json", encoding="utf-8")
+    # When it is invoked
+    code = main(["invoke", "ParseFunction", "-e", str(path)], out=io.StringIO())
+    # Then one line says so
+    error = capsys.readouterr().err
+    assert code == 2
+    assert len(error.splitlines()) == 1 and "is not JSON" in error
+
+
+@pytest.mark.parametrize("value", ["0", "201", "three"])
+def test_an_iteration_limit_out_of_bounds_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # When run is given an impossible --max-iterations
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "hi", "--max-iterations", value], out=io.StringIO())
+    # Then it exits 2 with one line naming the option, before anything starts
+    error = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert len(error.splitlines()) == 1 and "--max-iterations" in error
+
+
+def test_a_busy_port_is_one_line_saying_how_to_choose_another(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as taken:
+        # Given a port another program listens on
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # When serve is asked for that port
+        code = main(["serve", "--port", str(port)], out=io.StringIO())
+    # Then one line names the address and the option
+    error = capsys.readouterr().err
+    assert code == 2
+    assert error.splitlines() == [f"stepwise: cannot listen on 127.0.0.1:{port}: Address already in use; pass --port N"]
+
+
+def test_run_json_prints_only_the_run_on_stdout_and_its_logs_on_stderr(
+    write_config: ConfigWriter, dynamodb_local: str, unique_table_name: str
+) -> None:
+    with FakeOpenAIServer() as server:
+        # Given a model that refuses every request (the steps log the error)
+        server.default(status=401, body={"error": {"message": "invalid api key"}})
+        config_dir = write_config({"provider": "openai", "base_url": server.base_url, "model": "m"})
+        # When `stepwise run --json` runs as a user runs it, stdout to a pipe
+        completed = subprocess.run(
+            [
+                *(sys.executable, "-m", "stepwise.cli", "run", "hi", "--json"),
+                *("--config", str(config_dir / "stepwise.yaml")),
+                *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+            timeout=120,
+        )
+    # Then stdout is exactly the run as JSON (what `| jq` reads), and the log lines went to stderr
+    assert completed.returncode == 1
+    assert json.loads(completed.stdout)["status"] == "FAILED"
+    assert '"level"' in completed.stderr
