@@ -11,6 +11,7 @@ import pytest
 
 from stepwise.errors import ConfigError
 from stepwise.local.server import LocalApi
+from stepwise.models.config import StepwiseConfig
 from tests.e2e.conftest import ConfigWriter, react_action, serve
 
 # Each model call spends 60 input and 40 output tokens: 100 tokens, $0.00014 at these prices.
@@ -56,14 +57,15 @@ def test_a_profile_cost_budget_forces_the_final_round_and_the_cost_is_recorded(
     assert (meta.usage.input_tokens, meta.usage.output_tokens, meta.usage.cost_usd) == (180, 120, 0.00042)
 
 
-def test_a_cost_budget_on_a_model_without_prices_is_a_configuration_error(
-    write_config: ConfigWriter, local_run: Callable[..., Any]
-) -> None:
+def test_a_cost_budget_on_a_model_without_prices_is_a_configuration_error() -> None:
     # Given a profile with a cost cap on a model that has no prices
-    config = write_config(looping_model(), builtin=["calculator"], limits={"max_cost_usd": 1.0})
-    # When the configuration is loaded / Then it is refused naming the field
+    raw = {
+        "models": {"m": looping_model()},
+        "profiles": {"default": {"model": "m", "limits": {"max_cost_usd": 1.0}}},
+    }
+    # When the configuration is read / Then it is refused naming the field
     with pytest.raises(ConfigError, match=r"limits.max_cost_usd: model 'm' has no prices"):
-        local_run(config)
+        StepwiseConfig.from_mapping(raw)
 
 
 SERVE_CONFIG = {
