@@ -5,6 +5,9 @@ child of `botocore`), and handlers are added by whoever configures logging. The 
 passes through is the record factory, so the guard wraps it:
 
 - every record's message is redacted with every live `Redactor` (`redact_known_secrets`);
+- an exception attached to a record (`logger.exception`) whose traceback holds a secret is replaced by a
+  stand-in of the same name carrying the redacted traceback, because formatters (Powertools' among them)
+  format the exception themselves, after the record is made;
 - a DEBUG record of an HTTP or AWS client library has its arguments withheld. Those records carry
   request and response bodies (botocore logs the SSM response, decrypted secret included, before the
   resolver has even seen it, so no redactor could know it yet) and prompts. Their format string, which
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from typing import Any
 
 from stepwise.credentials import redact_known_secrets
@@ -39,6 +43,7 @@ def guard_record(record: logging.LogRecord) -> logging.LogRecord:
         elif isinstance(record.msg, str):
             # Formatted before logging (httpcore's trace lines): the first word names the event.
             record.msg = f"{record.msg.split(' ', 1)[0]} {WITHHELD}"
+    _redact_exception(record)
     try:
         message = record.getMessage()
     except Exception:  # a record whose arguments do not fit its format is the logging module's to report
@@ -47,6 +52,21 @@ def guard_record(record: logging.LogRecord) -> logging.LogRecord:
     if redacted != message:
         record.msg, record.args = redacted, None
     return record
+
+
+def _redact_exception(record: logging.LogRecord) -> None:
+    """Replace the record's exception by a redacted stand-in when its traceback holds a known secret."""
+    if not isinstance(record.exc_info, tuple) or record.exc_info[1] is None:
+        return
+    exc_type, exc, tb = record.exc_info
+    text = "".join(traceback.format_exception(exc_type, exc, tb))
+    redacted = redact_known_secrets(text)
+    if redacted == text:
+        return
+    name = getattr(exc_type, "__name__", "Exception")
+    stand_in_type = type(name, (Exception,), {"__module__": getattr(exc_type, "__module__", __name__)})
+    stand_in = stand_in_type(redacted.rstrip())
+    record.exc_info, record.exc_text = (stand_in_type, stand_in, None), None
 
 
 def install_log_guard() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import logging
 from collections.abc import Iterator
 
@@ -91,3 +92,29 @@ def test_the_service_logger_at_debug_redacts_every_encoding(everything_at_debug:
     assert len(redactor) > 0
     assert everything_at_debug.text.count("echoed ***") >= len(ENCODINGS) - 2
     assert leaked_forms(everything_at_debug.text) == []
+
+
+def test_an_exception_logged_with_its_traceback_never_prints_the_secret(
+    everything_at_debug: pytest.LogCaptureFixture,
+) -> None:
+    # Given a redactor that knows the canary, and Powertools' own formatter writing the service's records
+    redactor = Redactor([CANARY])
+    printed = io.StringIO()
+    handler = logging.StreamHandler(printed)
+    handler.setFormatter(service_logger.registered_formatter)
+    logging.getLogger(service_logger.name).addHandler(handler)
+    try:
+        # When an error whose message holds the key (as an HTTP client's error names the URL it called)
+        # is logged with its traceback
+        try:
+            raise RuntimeError(f"GET https://api.test/?key={ENCODINGS['percent-encoded, lower case']} failed")
+        except RuntimeError:
+            service_logger.exception("tool call failed")
+    finally:
+        logging.getLogger(service_logger.name).removeHandler(handler)
+
+    # Then the traceback was printed, still naming the error, with the key replaced
+    assert len(redactor) > 0
+    assert '"exception_name":"RuntimeError"' in printed.getvalue()
+    assert "key=***" in printed.getvalue()
+    assert leaked_forms(printed.getvalue() + everything_at_debug.text) == []
