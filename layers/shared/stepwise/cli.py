@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -101,26 +102,6 @@ def command_run(args: argparse.Namespace, out: TextIO) -> int:
     return _run_question(args, config_path.parent, config_path.name, out)
 
 
-def _seed_run_for(event: Any, environment: Any) -> None:
-    """Create the run an event names (a fresh embedded store has none), owned as the event's caller."""
-    from stepwise.models.messages import ChatMessage
-    from stepwise.steps.runs import create_run
-
-    if not isinstance(event, dict):
-        return
-    run_id = event.get("run_id") or (event.get("pathParameters") or {}).get("run_id")
-    if not run_id:
-        return
-    identity = (event.get("requestContext") or {}).get("identity") or {}
-    create_run(
-        environment.runtime,
-        messages=[ChatMessage(role="user", content=DEMO_QUESTION)],
-        owner=identity.get("apiKeyId") or "local",
-        profile=environment.runtime.config.default_profile,
-        run_id=run_id,
-    )
-
-
 class UsageError(StepwiseError):
     """A mistake in how the command was called (a missing file, a busy port); printed as one line."""
 
@@ -172,12 +153,18 @@ def logs_to_stderr() -> None:
             handler.setStream(_CurrentStderr())
 
 
+def _with_data_dir(args: argparse.Namespace, data_dir: Path) -> argparse.Namespace:
+    """`args` with the embedded store kept in `data_dir` (an explicit `--dynamodb-endpoint` still wins)."""
+    return argparse.Namespace(**{**vars(args), "data_dir": data_dir})
+
+
 def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
     """One function of template.yaml on one event, in-process, as `sam local invoke` does in Docker.
 
     The local Step Functions endpoint is up too, so the API function can start the run it accepts; the
     command returns once that run has ended.
     """
+    from stepwise.local.event_seed import seed_for_event
     from stepwise.local.server import LocalApi
 
     event = read_event(Path(args.event))
@@ -185,7 +172,9 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
     from stepwise.local.store_options import store_endpoint
 
     with (
-        store_endpoint(args) as endpoint_url,
+        # seeded state goes to a throwaway embedded store, so the event's fixed run_id never meets a stored run
+        tempfile.TemporaryDirectory(prefix="stepwise-seed-") as seed_dir,
+        store_endpoint(_with_data_dir(args, Path(seed_dir)) if args.seed_run else args) as endpoint_url,
         LocalApi(
             config_dir=config_path.parent,
             config_file=config_path.name,
@@ -194,12 +183,14 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
             table_name=args.table_name,
         ) as local,
     ):
-        if args.seed_run:
-            _seed_run_for(event, local.environment)
         try:
+            if args.seed_run:
+                seed_for_event(args.logical_id, event, local.environment)
             result = local.environment.invoke(args.logical_id, event)
         except Exception as exc:
             print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), file=out)
+            if not args.seed_run:
+                print("stepwise: a step event needs its run stored; --seed-run builds it first", file=sys.stderr)
             return 1
         print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
         return 0
@@ -243,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     invoke.add_argument(
         "--seed-run",
         action="store_true",
-        help="first create the run named by the event's run_id (a fresh embedded store has none)",
+        help="first build what the event's step expects: the run its run_id names and the steps before it",
     )
     add_store_arguments(invoke)
     invoke.set_defaults(handler=command_invoke)
