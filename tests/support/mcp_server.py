@@ -1,5 +1,8 @@
 """A real MCP server (the SDK's MCPServer behind uvicorn) on a free 127.0.0.1 port, for tool tests.
 
+It speaks streamable HTTP at ``/mcp``, or the legacy HTTP+SSE transport at ``/sse`` with
+``transport="sse"``.
+
     server = MCPServer("test", log_level="WARNING")
 
     @server.tool()
@@ -22,7 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from mcp.server.mcpserver import MCPServer
@@ -40,10 +43,11 @@ class McpRequest:
 
 
 class LoopbackMcpServer:
-    """Serves ``server`` over streamable HTTP at ``url`` (``http://127.0.0.1:<port>/mcp``)."""
+    """Serves ``server`` at ``url``: ``http://127.0.0.1:<port>/mcp`` (streamable HTTP) or ``.../sse``."""
 
-    def __init__(self, server: MCPServer) -> None:
-        self._app = server.streamable_http_app()
+    def __init__(self, server: MCPServer, *, transport: Literal["streamable-http", "sse"] = "streamable-http") -> None:
+        self._app = server.sse_app() if transport == "sse" else server.streamable_http_app()
+        self._path = "/sse" if transport == "sse" else "/mcp"
         self._requests: list[McpRequest] = []
         self._lock = threading.Lock()
         self._socket: socket.socket | None = None
@@ -55,7 +59,7 @@ class LoopbackMcpServer:
         """The MCP endpoint."""
         if self._socket is None:
             raise RuntimeError("the server is not started")
-        return f"http://127.0.0.1:{self._socket.getsockname()[1]}/mcp"
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}{self._path}"
 
     @property
     def requests(self) -> list[McpRequest]:

@@ -195,3 +195,56 @@ def test_a_missing_file_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFix
     # Then the error names the file and the reason
     assert code == 1
     assert capsys.readouterr().err == f"stepwise config check: {path}: cannot read: No such file or directory\n"
+
+
+HIGRESS_AI_INTENT = Path(__file__).resolve().parents[1] / "fixtures" / "higress" / "ai-intent.yaml"
+
+
+def test_a_higress_ai_intent_file_is_recognised_and_placed_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the ai-intent plugin's published example, as its own file
+    path = tmp_path / "ai-intent.yaml"
+    shutil.copy(HIGRESS_AI_INTENT, path)
+    # When it is checked
+    code, _ = check(path)
+    # Then one line says it is a valid intent section and where it goes, instead of ai-agent field errors
+    error = capsys.readouterr().err
+    assert code == 1
+    assert error.count("\n") == 1
+    assert error.startswith(
+        f"stepwise config check: {path}: a Higress ai-intent plugin configuration, valid as Stepwise's intent section: "
+        "it goes as it is under intent: in a Stepwise configuration that has models: and profiles:"
+    )
+
+
+def test_an_invalid_ai_intent_file_is_placed_and_its_problem_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the example with its llm block's proxyUrl misspelt
+    raw = yaml.safe_load(HIGRESS_AI_INTENT.read_text(encoding="utf-8"))
+    raw["llm"]["proxyURL"] = raw["llm"].pop("proxyUrl")
+    path = write(tmp_path, raw, "ai-intent.yaml")
+    # When it is checked
+    code, _ = check(path)
+    # Then the one line says where it goes and names the misspelt field
+    error = capsys.readouterr().err
+    assert code == 1
+    assert error.count("\n") == 1
+    assert "a Higress ai-intent plugin configuration (it goes as it is under intent:" in error
+    assert "llm.proxyURL" in error
+
+
+def test_the_ai_intent_file_under_intent_is_a_valid_configuration(tmp_path: Path) -> None:
+    # Given a Stepwise configuration with the ai-intent example as its intent section
+    intent = yaml.safe_load(HIGRESS_AI_INTENT.read_text(encoding="utf-8"))
+    config = {
+        "models": {"m": {"provider": "openai", "base_url": "https://llm.example.com/v1", "model": "x"}},
+        "profiles": {"default": {"model": "m"}},
+        "intent": intent,
+    }
+    path = write(tmp_path, config)
+    # When it is checked
+    code, output = check(path, "--json")
+    # Then it is accepted
+    assert (code, json.loads(output)["kind"]) == (0, "stepwise")

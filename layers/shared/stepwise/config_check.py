@@ -63,7 +63,7 @@ def add_config_command(subparsers: Any) -> None:
     actions = config.add_subparsers(dest="config_command", required=True)
     check = actions.add_parser(
         "check",
-        help="validate a configuration (Stepwise or Higress ai-agent) and print the tools each profile offers",
+        help="validate a configuration (Stepwise or Higress ai-agent; an ai-intent file is placed) and print the tools",
     )
     check.add_argument("file", help="the configuration file, YAML or JSON")
     check.add_argument("--json", action="store_true", help="print the result as JSON")

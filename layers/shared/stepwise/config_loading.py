@@ -10,7 +10,12 @@ from typing import Any, Literal
 import yaml
 
 from stepwise.errors import ConfigError
-from stepwise.higress import higress_to_stepwise, is_higress_agent_config
+from stepwise.higress import (
+    higress_intent_placement,
+    higress_to_stepwise,
+    is_higress_agent_config,
+    is_higress_intent_config,
+)
 from stepwise.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
 from stepwise.models.config import StepwiseConfig
 from stepwise.text_policy import clean_value, locate_unencodable, replacement_note
@@ -55,6 +60,8 @@ def read_config_file(path: Path, *, environ: Mapping[str, str] | None = None) ->
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}: not valid YAML{at}") from None
     raw, notes = _repaired(raw)
+    if is_higress_intent_config(raw):
+        raise ConfigError(higress_intent_placement(raw, source=str(path)))
     if is_higress_agent_config(raw):
         conversion = higress_to_stepwise(raw, source=str(path))
         config = StepwiseConfig.from_mapping(conversion.config, source=str(path), environ=environ)

@@ -17,6 +17,9 @@ is either the plugin's own shape (``apiProvider`` + ``api``, an OpenAPI document
 ``promptTemplate.language`` (``CH`` or ``EN``) becomes the profile's ``language``, so Stepwise's own prompts
 are Chinese or English; the templates in ``promptTemplate`` and ``returnResponseTemplate`` are accepted and
 not used (Stepwise has its own prompts and response format); the conversion says so in its notes.
+
+An ``ai-intent`` plugin configuration (``scene`` + ``llm``) is recognised too: it is Stepwise's ``intent:``
+section as it is, and `higress_intent_placement` says so in one line, with its problems if it has any.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.errors import ConfigError
+from stepwise.models.intent_config import HIGRESS_SINGLE_CATEGORY, IntentConfig
 
 MODEL_NAME = "higress"
 PROFILE_NAME = "default"
@@ -119,6 +123,28 @@ class HigressConversion:
 def is_higress_agent_config(raw: object) -> bool:
     """True for a mapping in the plugin's shape: a top-level ``llm`` block and no Stepwise ``models``."""
     return isinstance(raw, Mapping) and "llm" in raw and "models" not in raw
+
+
+def is_higress_intent_config(raw: object) -> bool:
+    """True for a mapping in the ai-intent plugin's shape: a top-level ``scene`` block, no agent or Stepwise keys."""
+    return isinstance(raw, Mapping) and "scene" in raw and not {"apis", "models", "profiles"} & raw.keys()
+
+
+def higress_intent_placement(raw: Mapping[str, Any], *, source: str = "<config>") -> str:
+    """One line saying where an ai-intent configuration goes, and whether it is valid there.
+
+    The plugin's file configures only the classification, not an agent, so it cannot be a Stepwise
+    configuration on its own; it is accepted as it is as the ``intent:`` section of one.
+    """
+    where = (
+        "it goes as it is under intent: in a Stepwise configuration that has models: and profiles:, "
+        f"with routes: sending each option (use_for {HIGRESS_SINGLE_CATEGORY} for scene.category) to a profile"
+    )
+    try:
+        IntentConfig.model_validate(raw)
+    except ValidationError as exc:
+        return f"{source}: a Higress ai-intent plugin configuration ({where}); as the intent section: {_problems(exc)}"
+    return f"{source}: a Higress ai-intent plugin configuration, valid as Stepwise's intent section: {where}"
 
 
 def higress_to_stepwise(raw: Mapping[str, Any], *, source: str = "<config>") -> HigressConversion:

@@ -261,14 +261,13 @@ def test_a_literal_api_key_is_not_shown_even_by_an_outer_model_that_shows_inputs
     assert literal_key not in str(raised.value)
 
 
-def test_a_stdio_mcp_server_is_refused_saying_what_is_supported() -> None:
+def test_an_mcp_server_given_by_command_is_a_stdio_server() -> None:
     # Given an MCP server configured by command, as the reference servers are
-    server = {"command": "uvx", "args": ["mcp-server-time"]}
+    server = {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}}
 
     # When it is parsed
-    with pytest.raises(ConfigError) as raised:
-        parse_tools_config({"mcp": [server]})
+    parsed = parse_tools_config({"mcp": [server]}).mcp[0]
 
-    # Then the error says stdio is not supported and what to do instead, not just that url is missing
-    assert "stdio MCP server (command, args, env) is not supported" in str(raised.value)
-    assert "streamable HTTP" in str(raised.value)
+    # Then it is run over stdio with its arguments and environment, and described by its command line
+    assert (parsed.kind, parsed.args, parsed.env) == ("stdio", ["mcp-server-time"], {"TZ": "UTC"})
+    assert parsed.describe() == "uvx mcp-server-time"

@@ -90,6 +90,13 @@ class LocalEnvironment:
         self.dynamodb = dynamodb_client(settings)
         create_table_from_template(self.dynamodb, self.template, self.table_name)
         self.runtime = StepRuntime.from_settings(settings)
+        try:
+            # A Lambda reads its configuration on first use; a local command refuses a bad one before it
+            # starts anything, with the one-line ConfigError.
+            self.runtime.config  # noqa: B018
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
         machine = self.template.state_machine()
         definition = self.template.render_definition(machine, self._resolve_reference)

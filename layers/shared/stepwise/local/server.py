@@ -33,6 +33,7 @@ from stepwise.local.api_gateway import (
     FunctionInstances,
     api_gateway_event,
 )
+from stepwise.local.chat_stream_route import chat_stream_route
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.event_stream_route import events_stream_route
@@ -122,7 +123,11 @@ class LocalApi:
                 limits=limits,
                 waiting_handler=instances().invoke,
                 waiting_route=chat_is_waiting,
-                stream_routes=[*self._stream_routes, events_stream_route(self.environment.runtime)],
+                stream_routes=[
+                    *self._stream_routes,
+                    events_stream_route(self.environment.runtime),
+                    chat_stream_route(self.environment.runtime, instances().invoke),
+                ],
             ).start()
         except BaseException:
             self.__exit__(None, None, None)

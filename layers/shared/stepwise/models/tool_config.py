@@ -152,17 +152,27 @@ class OpenApiSourceConfig(BaseModel):
         return self.source or self.name or "inline document"
 
 
-class McpServerConfig(BaseModel):
-    """An MCP server reached over streamable HTTP; its tools are listed at cold start.
+McpTransport = Literal["streamable-http", "sse", "stdio"]
 
-    ``headers`` are sent as they are (not secrets: they are not redacted); a credential goes in
-    ``apiKey`` (``in: header`` or ``in: bearer``). ``include`` names the server's tools to offer (all
-    when absent).
+
+class McpServerConfig(BaseModel):
+    """An MCP server; its tools are listed at cold start.
+
+    A server with a ``url`` is reached over streamable HTTP, or over the legacy HTTP+SSE transport with
+    ``transport: sse``. A server with a ``command`` (and ``args``, ``env``, ``cwd``) is run as a
+    subprocess and spoken to over stdio, one process per session. ``headers`` are sent as they are (not
+    secrets: they are not redacted); a credential goes in ``apiKey`` (``in: header`` or ``in: bearer``).
+    ``include`` names the server's tools to offer (all when absent).
     """
 
     model_config = TOOL_MODEL_CONFIG
 
-    url: str
+    url: str | None = None
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    transport: McpTransport | None = None
     headers: dict[str, str] = Field(default_factory=dict)
     api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
     internal: bool = False
@@ -174,21 +184,43 @@ class McpServerConfig(BaseModel):
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _no_stdio_server(cls, data: Any) -> Any:
-        # Reference servers (mcp-server-time, mcp-server-fetch) are configured by command; say what is missing.
-        if isinstance(data, dict) and "command" in data and "url" not in data:
-            raise ValueError(
-                "a stdio MCP server (command, args, env) is not supported: Stepwise reaches MCP servers over "
-                "streamable HTTP; run it behind a stdio-to-HTTP bridge and give that bridge's url"
-            )
-        return data
-
     @field_validator("url")
     @classmethod
-    def _http_url(cls, url: str) -> str:
-        return validated_http_url(url)
+    def _http_url(cls, url: str | None) -> str | None:
+        return None if url is None else validated_http_url(url)
+
+    @model_validator(mode="after")
+    def _one_way_to_reach(self) -> McpServerConfig:
+        if (self.url is None) == (self.command is None):
+            raise ValueError(
+                "give exactly one of 'url' (an HTTP server) or 'command' (a stdio server run as a subprocess)"
+            )
+        if self.command is not None:
+            if self.transport not in (None, "stdio"):
+                raise ValueError(f"transport: {self.transport} needs a 'url'; a server given by 'command' speaks stdio")
+            if self.headers or self.api_key is not None:
+                raise ValueError(
+                    "headers and apiKey are for an HTTP server; give a stdio server its credential in 'env'"
+                )
+        else:
+            if self.args or self.env or self.cwd is not None:
+                raise ValueError("args, env and cwd are for a stdio server given by 'command'")
+            if self.transport == "stdio":
+                raise ValueError("transport: stdio needs a 'command' instead of a 'url'")
+        return self
+
+    @property
+    def kind(self) -> McpTransport:
+        """The transport used: stdio for a command, else ``transport`` (streamable HTTP by default)."""
+        if self.command is not None:
+            return "stdio"
+        return self.transport or "streamable-http"
+
+    def describe(self) -> str:
+        """The server as configured: its URL, or its command line."""
+        if self.url is not None:
+            return self.url
+        return " ".join([self.command or "", *self.args])
 
     @field_validator("headers")
     @classmethod
@@ -314,7 +346,7 @@ def _label(collection: str, item: object, position: int | str) -> str:
         source = fields.get("source") or fields.get("name")
         return f"openapi {source}" if isinstance(source, str) else f"openapi[{position}]"
     if collection == "mcp":
-        url = fields.get("url")
+        url = fields.get("url", fields.get("command"))
         return f"mcp {url}" if isinstance(url, str) else f"mcp[{position}]"
     name = fields.get("toolName") or fields.get("tool_name")
     return f"tool {name}" if isinstance(name, str) else f"tools[{position}]"

@@ -124,14 +124,7 @@ class ConversationStore:
 
     def get_run(self, run_id: str) -> RunMeta | None:
         """The META of a run, or None."""
-        response = self._call(
-            "get_item",
-            TableName=self._table,
-            Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
-            ConsistentRead=True,
-        )
-        item = response.get("Item")
-        return to_meta(deserialize_item(item)) if item else None
+        return self.directory.get_meta(run_id)
 
     def require_run(self, run_id: str) -> RunMeta:
         """The META of a run; `RunNotFound` if there is none."""

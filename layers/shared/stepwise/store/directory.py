@@ -173,7 +173,7 @@ class RunDirectory:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
-            current = self._get_meta(run_id)
+            current = self.get_meta(run_id)
             if current is None:
                 raise RunNotFound(f"run {run_id} not found") from None
             raise RunAlreadyEnded(current) from None
@@ -195,7 +195,8 @@ class RunDirectory:
             ReturnValues="ALL_NEW",
         )
 
-    def _get_meta(self, run_id: str) -> RunMeta | None:
+    def get_meta(self, run_id: str) -> RunMeta | None:
+        """The META of a run, read consistently, or None."""
         response = self._call(
             "get_item",
             TableName=self._table,

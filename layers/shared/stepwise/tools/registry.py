@@ -135,7 +135,7 @@ def build_tool_registry(
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
         for remote in remote_tools:
-            collected.add(remote, f"mcp {server.url}")
+            collected.add(remote, f"mcp {server.describe()}")
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:

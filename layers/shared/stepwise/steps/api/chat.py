@@ -4,7 +4,8 @@ A Standard workflow is started and the run's META polled until it ends; an Expre
 through `StartSyncExecution`. Either way the wait is bounded by `api.sync_timeout_seconds` (under API
 Gateway's 29 s); past it the answer is 504 with the run id, and the run goes on to be polled.
 With `stream: true` the answer is sent as server-sent `chat.completion.chunk` events ending with
-`[DONE]`; API Gateway (REST) buffers a response, so the events are sent together once the run ends.
+`[DONE]`; API Gateway (REST) buffers a response, so there the events are sent together once the run
+ends, while `stepwise serve` streams them as the run goes (`chat_stream.py`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from stepwise.steps.api.runs import (
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
 from stepwise.steps.runs import execution_input
+from stepwise.store import ConversationStore
 
 FIRST_POLL_SECONDS = 0.05
 MAX_POLL_SECONDS = 1.0
@@ -132,13 +134,13 @@ def run_options(request: ChatCompletionRequest) -> RunOptions:
     )
 
 
-def _client_tool_calls(services: ApiServices, meta: RunMeta) -> list[OutputToolCall]:
+def _client_tool_calls(store: ConversationStore, meta: RunMeta) -> list[OutputToolCall]:
     """The calls of the client's tools the run ended with, under ids unique to this run.
 
     Ids are renamed because the client's next request starts a new run whose calls would be numbered
     again; they stay under 40 characters, OpenAI's limit, as clients may replay them to OpenAI.
     """
-    steps = services.runtime.store.list_steps(meta.run_id, iteration=meta.iteration)
+    steps = store.list_steps(meta.run_id, iteration=meta.iteration)
     calls = next((step.calls for step in steps if step.kind == "parse" and step.calls), None) or []
     return [
         OutputToolCall(
@@ -149,15 +151,16 @@ def _client_tool_calls(services: ApiServices, meta: RunMeta) -> list[OutputToolC
     ]
 
 
-def _answer_message(services: ApiServices, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
+def _answer_message(store: ConversationStore, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
     if meta.stop_reason == "tool_calls":
-        return AssistantMessage(content=None, tool_calls=_client_tool_calls(services, meta)), "tool_calls"
+        return AssistantMessage(content=None, tool_calls=_client_tool_calls(store, meta)), "tool_calls"
     # A structured answer is the JSON itself, as OpenAI returns it for response_format.
     content = json.dumps(meta.output, ensure_ascii=False) if meta.output is not None else meta.answer or ""
     return AssistantMessage(content=content), "stop" if meta.stop_reason == "final_answer" else "length"
 
 
-def _completion(services: ApiServices, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
+def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
+    """The ended run `meta` as a `chat.completion`; `RunFailed` when it ended without an answer."""
     if meta.status != "SUCCEEDED":
         error = meta.error.model_dump() if meta.error else None
         raise RunFailed(
@@ -165,7 +168,7 @@ def _completion(services: ApiServices, meta: RunMeta, *, model: str, created: in
             details={"run_id": meta.run_id, "status": meta.status, "error": error},
         )
     usage = meta.usage
-    message, finish_reason = _answer_message(services, meta)
+    message, finish_reason = _answer_message(store, meta)
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
         created=created,
@@ -188,6 +191,15 @@ def complete_chat(
     `model` selects the profile when it names one; otherwise intent routing (or the default) does.
     """
     deadline = services.monotonic() + services.config.api.sync_timeout_seconds
+    meta = queue_chat_run(services, owner=owner, request=request, request_body=request_body)
+    final = await_run(services, meta, deadline=deadline)
+    return chat_completion_of(services.runtime.store, final, model=request.model, created=int(services.runtime.clock()))
+
+
+def queue_chat_run(
+    services: ApiServices, *, owner: str, request: ChatCompletionRequest, request_body: dict[str, Any]
+) -> RunMeta:
+    """The conversation's run, stored as queued under the profile `model` names (or routing picks)."""
     plan = plan_run(
         services.config,
         owner=owner,
@@ -197,9 +209,7 @@ def complete_chat(
         metadata=request.metadata,
         options=run_options(request),
     )
-    meta = create_queued_run(services, plan)
-    final = await_run(services, meta, deadline=deadline)
-    return _completion(services, final, model=request.model, created=int(services.runtime.clock()))
+    return create_queued_run(services, plan)
 
 
 def list_models(config: StepwiseConfig) -> ModelList:
@@ -207,8 +217,11 @@ def list_models(config: StepwiseConfig) -> ModelList:
     return ModelList(data=[ModelCard(id=name) for name in sorted(config.profiles)])
 
 
-def completion_events(completion: ChatCompletion, *, include_usage: bool = False) -> str:
-    """The completion as an OpenAI stream: role, content pieces, finish reason, usage if asked, `[DONE]`."""
+def completion_events(completion: ChatCompletion, *, include_usage: bool = False, with_role: bool = True) -> str:
+    """The completion as an OpenAI stream: role, content pieces, finish reason, usage if asked, `[DONE]`.
+
+    `with_role=False` leaves out the opening role chunk, for a stream that already sent it.
+    """
     choice = completion.choices[0]
 
     def chunk(choices: list[ChunkChoice], usage: CompletionUsage | None = None) -> str:
@@ -217,7 +230,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
         )
         return f"data: {event.model_dump_json(exclude_none=True)}\n\n"
 
-    events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])]
+    events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])] if with_role else []
     events += [
         chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
         for piece in _STREAM_PIECE.findall(choice.message.content or "")

@@ -108,6 +108,34 @@ def run_events(
     )
 
 
+def follow_run(
+    runtime: StepRuntime,
+    *,
+    owner: str,
+    run_reference: str,
+    after: str | None,
+    poll_seconds: float = STREAM_POLL_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[RunEvents]:
+    """Each read of the run's new steps, polling the store until the run has ended (the last read is `done`).
+
+    The first read happens here, so a run the caller may not see (404) or a bad cursor (422) raises
+    before the iterator is handed out.
+    """
+    first = run_events(runtime, owner=owner, run_reference=run_reference, after=after)
+
+    def reads() -> Iterator[RunEvents]:
+        answer = first
+        while True:
+            yield answer
+            if answer.done:
+                return
+            sleep(poll_seconds)
+            answer = run_events(runtime, owner=owner, run_reference=run_reference, after=answer.next_cursor)
+
+    return reads()
+
+
 def event_stream(
     runtime: StepRuntime,
     *,
@@ -119,23 +147,21 @@ def event_stream(
 ) -> Iterator[bytes]:
     """The run's steps as server-sent events, each sent as soon as it is stored, ending with the run.
 
-    The first read happens here, so a run the caller may not see (404) or a bad cursor (422) raises
-    before any byte is sent. Each step is an `event: step` whose `data` is the step as JSON; the last
-    step of each read carries the cursor as its `id`; an `event: end` says how the run ended.
+    A run the caller may not see (404) or a bad cursor (422) raises before any byte is sent. Each step
+    is an `event: step` whose `data` is the step as JSON; the last step of each read carries the cursor
+    as its `id`; an `event: end` says how the run ended.
     """
-    first = run_events(runtime, owner=owner, run_reference=run_reference, after=after)
+    answers = follow_run(
+        runtime, owner=owner, run_reference=run_reference, after=after, poll_seconds=poll_seconds, sleep=sleep
+    )
 
     def frames() -> Iterator[bytes]:
-        answer = first
-        while True:
+        for answer in answers:
             for index, step in enumerate(answer.events):
                 cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
                 yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
             if answer.done:
                 end = json.dumps({"run_id": answer.run_id, "status": answer.status})
                 yield f"event: end\ndata: {end}\n\n".encode()
-                return
-            sleep(poll_seconds)
-            answer = run_events(runtime, owner=owner, run_reference=run_reference, after=answer.next_cursor)
 
     return frames()

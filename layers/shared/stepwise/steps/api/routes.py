@@ -33,6 +33,7 @@ from stepwise.models.api import (
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.chat import complete_chat, completion_events, list_models
+from stepwise.steps.api.chat_stream import ChatStreamStart, start_chat_stream, streams_as_it_runs
 from stepwise.steps.api.errors import (
     InvalidJson,
     InvalidRequest,
@@ -346,10 +347,13 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         },
         tags=["chat"],
     )
-    def post_chat_completion(body: ChatCompletionRequest) -> Response[ChatCompletion | str]:
+    def post_chat_completion(body: ChatCompletionRequest) -> Response[ChatCompletion | ChatStreamStart | str]:
         event = app.current_event
         owner = request_owner(event)
         _require_json(event)
+        if body.stream and streams_as_it_runs(event, services.get()):
+            start = start_chat_stream(services.get(), owner=owner, request=body, request_body=event.json_body)
+            return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=start)
         completion = complete_chat(services.get(), owner=owner, request=body, request_body=event.json_body)
         if not body.stream:
             return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=completion)

@@ -1,4 +1,4 @@
-"""Tools of MCP servers reached over streamable HTTP, through the official ``mcp`` SDK.
+"""Tools of MCP servers (streamable HTTP, legacy HTTP+SSE or stdio), through the official ``mcp`` SDK.
 
 The server's tools are listed when the registry is built (cold start) and each call opens its own MCP
 session::

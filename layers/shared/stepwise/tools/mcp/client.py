@@ -1,4 +1,4 @@
-"""A synchronous face over the official MCP SDK's streamable-HTTP client.
+"""A synchronous face over the official MCP SDK's clients: streamable HTTP, legacy HTTP+SSE and stdio.
 
 Each operation (listing the tools, calling one) opens its own MCP session in a fresh event loop, does its
 work and closes it, all within the server's ``timeoutSeconds``. A session per call costs a few round
@@ -8,13 +8,16 @@ and parallel tool calls (each in its own invoker thread) never share a loop.
 Guards: the server's host is checked before every session (loopback, private and link-local addresses
 are refused unless the server is ``internal``); the SDK itself follows redirects only within the
 endpoint's origin; the SSE event size is capped. The credential is resolved per session, so a rotated
-secret is picked up when its cache expires.
+secret is picked up when its cache expires. A stdio server is started for the session and stopped
+after it (by the SDK); what it writes to stderr is kept and its end quoted when the session fails.
 """
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import anyio
 import httpx
@@ -88,34 +91,75 @@ class McpClient:
         return self._in_session(call)
 
     def _in_session(self, operation: Callable[[Client], Awaitable[Result]]) -> Result:
-        import httpx2
         from mcp import Client
-        from mcp.client.streamable_http import streamable_http_client
 
         config = self.config
+        # Statuses the HTTP server answered with, to name a transport mismatch the SDK reports only vaguely.
+        statuses: list[int] = []
+        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as server_stderr:
+
+            async def run() -> Result:
+                with anyio.fail_after(config.timeout_seconds):
+                    async with AsyncExitStack() as stack:
+                        transport = await self._transport(stack, statuses, server_stderr)
+                        async with Client(transport, read_timeout_seconds=config.timeout_seconds, cache=None) as client:
+                            return await operation(client)
+
+            try:
+                return anyio.run(run)
+            except BaseException as exc:  # anyio wraps task failures in exception groups
+                raise self._as_tool_error(_innermost(exc), statuses, _tail(server_stderr)) from None
+
+    async def _transport(
+        self, stack: AsyncExitStack, statuses: list[int], server_stderr: TextIO
+    ) -> AbstractAsyncContextManager[Any]:
+        import httpx2
+
+        config = self.config
+        if config.kind == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            parameters = StdioServerParameters(
+                command=config.command or "", args=config.args, env=config.env or None, cwd=config.cwd
+            )
+            return stdio_client(parameters, errlog=server_stderr)
         self._check_target()
         headers = self._headers()
+        url = config.url or ""
 
-        async def run() -> Result:
-            with anyio.fail_after(config.timeout_seconds):
-                async with httpx2.AsyncClient(
-                    headers=headers, timeout=httpx2.Timeout(config.timeout_seconds), trust_env=False
-                ) as http:
-                    transport = streamable_http_client(
-                        config.url, http_client=http, max_sse_event_size=config.max_response_bytes
-                    )
-                    async with Client(transport, read_timeout_seconds=config.timeout_seconds, cache=None) as client:
-                        return await operation(client)
+        async def record(response: httpx2.Response) -> None:
+            statuses.append(response.status_code)
 
-        try:
-            return anyio.run(run)
-        except BaseException as exc:  # anyio wraps task failures in exception groups
-            raise self._as_tool_error(_innermost(exc)) from None
+        def http_client(
+            headers: dict[str, str] | None = None,
+            timeout: httpx2.Timeout | None = None,
+            auth: httpx2.Auth | None = None,
+        ) -> httpx2.AsyncClient:
+            return httpx2.AsyncClient(
+                headers=headers, timeout=timeout, auth=auth, trust_env=False, event_hooks={"response": [record]}
+            )
+
+        if config.kind == "sse":
+            from mcp.client.sse import sse_client
+
+            return sse_client(
+                url,
+                headers=headers,
+                timeout=config.timeout_seconds,
+                sse_read_timeout=config.timeout_seconds,
+                httpx_client_factory=http_client,
+            )
+        from mcp.client.streamable_http import streamable_http_client
+
+        http = await stack.enter_async_context(
+            http_client(headers=headers, timeout=httpx2.Timeout(config.timeout_seconds))
+        )
+        return streamable_http_client(url, http_client=http, max_sse_event_size=config.max_response_bytes)
 
     def _check_target(self) -> None:
         if self.config.internal:
             return
-        origin = Origin.of(httpx.URL(self.config.url))
+        origin = Origin.of(httpx.URL(self.config.url or ""))
         checked_addresses(origin.host, origin.port, resolver=self._host_resolver, policy=self._address_policy)
 
     def _headers(self) -> dict[str, str]:
@@ -133,18 +177,39 @@ class McpClient:
             headers[key.name] = secret
         return headers
 
-    def _as_tool_error(self, failure: BaseException) -> BaseException:
+    def _as_tool_error(self, failure: BaseException, statuses: list[int], server_stderr: str) -> BaseException:
         if isinstance(failure, ToolError):
             return failure
-        if isinstance(failure, TimeoutError):
-            return ToolError(f"timed out after {self.config.timeout_seconds:.1f} s")
         if not isinstance(failure, Exception):
             return failure
+        config = self.config
+        if config.kind == "stdio":
+            said = f"; it wrote: {self.redactor.redact(server_stderr)}" if server_stderr else ""
+            if isinstance(failure, OSError):
+                return ToolError(f"the stdio MCP server {config.command!r} could not be started: {failure}")
+            if isinstance(failure, TimeoutError):
+                return ToolError(f"the stdio MCP server did not answer within {config.timeout_seconds:.1f} s{said}")
+            return ToolError(f"the stdio MCP server failed: {type(failure).__name__}: {failure}{said}")
+        refused = next((status for status in statuses if status >= 400), None)
+        if config.kind == "streamable-http" and refused in (404, 405):
+            return ToolError(
+                f"{config.url} answered {refused} to a streamable-HTTP request: check the path, or if this server "
+                "speaks the legacy HTTP+SSE transport, set 'transport: sse' (its URL usually ends in /sse)"
+            )
+        if config.kind == "sse" and refused is not None:
+            return ToolError(
+                f"{config.url} answered {refused} when the HTTP+SSE stream was opened: if this server speaks "
+                "streamable HTTP, remove 'transport: sse' (its URL usually ends in /mcp)"
+            )
+        if isinstance(failure, TimeoutError):
+            return ToolError(f"timed out after {config.timeout_seconds:.1f} s")
         from mcp.shared.exceptions import MCPError
 
+        if refused is not None:
+            return ToolError(f"{config.url} answered HTTP {refused} ({config.kind} transport): {failure}")
         if isinstance(failure, MCPError):
             return ToolError(f"the MCP server answered with an error: {failure}")
-        return ToolError(f"MCP request to {self.config.url} failed: {type(failure).__name__}: {failure}")
+        return ToolError(f"MCP request to {config.url} failed: {type(failure).__name__}: {failure}")
 
 
 def _innermost(failure: BaseException) -> BaseException:
@@ -152,3 +217,13 @@ def _innermost(failure: BaseException) -> BaseException:
     while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
         failure = failure.exceptions[0]
     return failure
+
+
+MAX_STDERR_QUOTE = 500
+
+
+def _tail(stream: TextIO) -> str:
+    """The last lines a stdio server wrote to stderr, bounded."""
+    stream.seek(0)
+    text = stream.read().strip()
+    return text[-MAX_STDERR_QUOTE:]

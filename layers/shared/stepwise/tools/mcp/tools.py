@@ -61,7 +61,7 @@ def load_mcp_tools(
     Raises `ConfigError` naming the server when it cannot be listed, when ``include`` names a tool it
     does not offer, or when a tool's name or input schema cannot be offered to a model.
     """
-    where = f"mcp {config.url}"
+    where = f"mcp {config.describe()}"
     client = McpClient(config, secret_resolver=secret_resolver, host_resolver=host_resolver)
     try:
         listed = client.list_tools()

@@ -1,0 +1,103 @@
+"""A streamed chat completion sent as the run goes: `POST /v1/chat/completions` with `stream: true`.
+
+API Gateway (REST) buffers a Lambda's answer, so there the stream is built once the run has ended
+(`chat.completion_events`). `stepwise serve` can write a body over time: its front marks the request
+(`STREAM_MARK` in `requestContext`, a key API Gateway never sets), the API function then only queues
+and starts the run and answers 202 with a `ChatStreamStart`, and the front sends `chat_chunks`: the
+role chunk, one chunk per step as the events route reads it (`events.follow_run`), then the answer,
+the finish chunk and `[DONE]`.
+
+Steps travel in chunks whose `choices[0].delta` is empty, as OpenAI's own finish chunk is, with the
+step under a non-standard top-level `stepwise_step` field: OpenAI clients ignore fields they do not
+know and a naive `chunk.choices[0]` still finds a choice, while the assembled `content` stays the
+answer alone (steps as `delta.content` text would mix the thoughts into the answer clients keep).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from pydantic import BaseModel
+
+from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.models.chat_api import ChatCompletionChunk, ChatCompletionRequest, ChunkChoice, ChunkDelta
+from stepwise.steps.api.chat import chat_completion_of, completion_events, queue_chat_run
+from stepwise.steps.api.errors import ApiError
+from stepwise.steps.api.events import STREAM_POLL_SECONDS, follow_run
+from stepwise.steps.api.runs import start_queued_run
+from stepwise.steps.api.services import ApiServices
+from stepwise.steps.runtime import StepRuntime
+
+STREAM_MARK = "stepwiseStreamsChat"
+STEP_FIELD = "stepwise_step"
+
+
+class ChatStreamStart(BaseModel):
+    """What the API function answers (202) to a marked streamed request: the run and the chunks' ids."""
+
+    run_id: str
+    model: str
+    created: int
+    include_usage: bool
+
+
+def streams_as_it_runs(event: APIGatewayProxyEvent, services: ApiServices) -> bool:
+    """The front will stream this request itself; an Express run answers only at its end, so it buffers."""
+    context = event.raw_event.get("requestContext") or {}
+    return context.get(STREAM_MARK) is True and services.workflow_type != "EXPRESS"
+
+
+def start_chat_stream(
+    services: ApiServices, *, owner: str, request: ChatCompletionRequest, request_body: dict[str, Any]
+) -> ChatStreamStart:
+    """Queue and start the conversation's run without waiting for it; the front streams what follows."""
+    meta = queue_chat_run(services, owner=owner, request=request, request_body=request_body)
+    start_queued_run(services, meta)
+    return ChatStreamStart(
+        run_id=meta.run_id,
+        model=request.model,
+        created=int(services.runtime.clock()),
+        include_usage=request.stream_options is not None and request.stream_options.include_usage,
+    )
+
+
+def chat_chunks(
+    runtime: StepRuntime,
+    *,
+    owner: str,
+    start: ChatStreamStart,
+    poll_seconds: float = STREAM_POLL_SECONDS,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[bytes]:
+    """The run's steps as `chat.completion.chunk` events as they are stored, then its answer and `[DONE]`.
+
+    A run that ends without an answer ends the stream with an `{"error": ...}` event, as OpenAI does.
+    """
+    completion_id = f"chatcmpl-{start.run_id}"
+
+    def chunk(delta: ChunkDelta, step: dict[str, Any] | None = None) -> bytes:
+        event = ChatCompletionChunk(
+            id=completion_id, created=start.created, model=start.model, choices=[ChunkChoice(delta=delta)]
+        ).model_dump(mode="json", exclude_none=True)
+        if step is not None:
+            event[STEP_FIELD] = step
+        return f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
+
+    yield chunk(ChunkDelta(role="assistant", content=""))
+    for read in follow_run(
+        runtime, owner=owner, run_reference=start.run_id, after=None, poll_seconds=poll_seconds, sleep=sleep
+    ):
+        for step in read.events:
+            yield chunk(ChunkDelta(), step.model_dump(mode="json", exclude_none=True))
+    final = runtime.store.require_run(start.run_id)
+    try:
+        completion = chat_completion_of(runtime.store, final, model=start.model, created=start.created)
+    except ApiError as error:
+        failure = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
+        yield f"data: {failure.model_dump_json()}\n\ndata: [DONE]\n\n".encode()
+        return
+    yield completion_events(completion, include_usage=start.include_usage, with_role=False).encode()

@@ -1,0 +1,123 @@
+"""A streamed chat completion through `stepwise serve` is sent as the run goes, not once it has ended.
+
+The profile's model is a loopback OpenAI-compatible server whose second call is slow, so the run is
+still running while its first steps are stored; the official `openai` SDK reads the same stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from openai import OpenAI
+
+from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
+
+SLOW_ANSWER_SECONDS = 2.0
+TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    model = {
+        "provider": "openai",
+        "base_url": model_server.base_url,
+        "model": "gpt-fake",
+        "api_key": "sk-provider",
+        "timeout_seconds": 10,
+        "capabilities": {"native_tools": True, "parallel_tools": True, "json_mode": True},
+    }
+    config = {
+        "models": {"gpt": model},
+        "tools": {"apis": [], "builtin": ["current_time"]},
+        "profiles": {
+            "assistant": {
+                "model": "gpt",
+                "strategy": "function_calling",
+                "system_prompt": "You are the assistant.",
+                "tools": ["current_time"],
+            }
+        },
+        "default_profile": "assistant",
+    }
+    with serve(config, Path(tmp_path_factory.mktemp("chat-stream"))) as served:
+        yield served
+
+
+def script_tool_then_slow_answer(server: FakeOpenAIServer, answer: str) -> None:
+    """The model calls a tool at once, then takes its time to answer."""
+    server.enqueue(body=chat_completion(tool_calls=[{"name": "current_time", "arguments": {}}]))
+    server.enqueue(body=chat_completion(content=answer), delay_seconds=SLOW_ANSWER_SECONDS)
+
+
+def sse_data(line: str) -> dict[str, Any] | None:
+    if not line.startswith("data: ") or line == "data: [DONE]":
+        return None
+    data: dict[str, Any] = json.loads(line.removeprefix("data: "))
+    return data
+
+
+def test_the_first_step_chunk_arrives_while_the_run_is_still_running(
+    api: LocalApi, model_server: FakeOpenAIServer
+) -> None:
+    # Given a run whose model answers slowly on its second call
+    script_tool_then_slow_answer(model_server, "It is noon.")
+    headers = {"authorization": "Bearer sk-streamer"}
+    with httpx.Client(base_url=api.url, headers=headers, timeout=30) as client:
+        body = {"model": "assistant", "messages": [{"role": "user", "content": "Time?"}], "stream": True}
+        # When the caller streams the completion and asks for the run as soon as a step arrives
+        status_at_first_step = None
+        chunks: list[dict[str, Any]] = []
+        with client.stream("POST", "/v1/chat/completions", json=body) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            lines: list[str] = []
+            for line in response.iter_lines():
+                lines += [line] if line else []
+                chunk = sse_data(line)
+                if chunk is None:
+                    continue
+                chunks.append(chunk)
+                if "stepwise_step" in chunk and status_at_first_step is None:
+                    run_id = chunk["id"].removeprefix("chatcmpl-")
+                    status_at_first_step = client.get(f"/v1/runs/{run_id}").json()["status"]
+        # Then a step was received while the run had not ended, and the stream went on to the answer
+    assert status_at_first_step is not None
+    assert status_at_first_step not in TERMINAL
+    steps = [chunk["stepwise_step"]["kind"] for chunk in chunks if "stepwise_step" in chunk]
+    assert steps[:3] == ["llm", "parse", "tool"]
+    content = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in chunks if chunk["choices"])
+    assert content == "It is noon."
+    assert lines[-1] == "data: [DONE]"
+
+
+def test_the_openai_sdk_reads_a_stream_with_steps_to_its_end(api: LocalApi, model_server: FakeOpenAIServer) -> None:
+    # Given a run with a tool call before its answer, and the SDK as users configure it
+    script_tool_then_slow_answer(model_server, "It is noon.")
+    client = OpenAI(base_url=f"{api.url}/v1", api_key="sk-streamer", max_retries=0)
+    # When the SDK streams the completion
+    stream = client.chat.completions.create(
+        model="assistant", messages=[{"role": "user", "content": "Time?"}], stream=True
+    )
+    chunks = list(stream)
+    # Then it assembles the answer alone, finishes with "stop", and keeps the steps as an extra field
+    content = "".join(chunk.choices[0].delta.content or "" for chunk in chunks if chunk.choices)
+    assert content == "It is noon."
+    assert [chunk.choices[0].finish_reason for chunk in chunks if chunk.choices][-1] == "stop"
+    kinds = [
+        (chunk.model_extra or {})["stepwise_step"]["kind"]
+        for chunk in chunks
+        if "stepwise_step" in (chunk.model_extra or {})
+    ]
+    assert kinds[:3] == ["llm", "parse", "tool"]
