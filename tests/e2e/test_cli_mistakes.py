@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -88,3 +89,63 @@ def test_run_json_prints_only_the_run_on_stdout_and_its_logs_on_stderr(
     assert completed.returncode == 1
     assert json.loads(completed.stdout)["status"] == "FAILED"
     assert '"level"' in completed.stderr
+
+
+def _closed_loopback_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _run_with(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "stepwise.cli", "run", "hi"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def _without_aws(tmp_path: Path) -> dict[str, str]:
+    empty = tmp_path / "empty"
+    empty.write_text("", encoding="utf-8")
+    environment = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    environment |= {
+        "AWS_SHARED_CREDENTIALS_FILE": str(empty),
+        "AWS_CONFIG_FILE": str(empty),
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+    environment.pop("STEPWISE_DEFAULT_MODEL", None)
+    return environment
+
+
+def test_run_without_aws_credentials_says_in_one_line_how_to_configure_a_model(tmp_path: Path) -> None:
+    # Given the default configuration (Bedrock) and no AWS credentials anywhere
+    environment = _without_aws(tmp_path)
+    # When a question is run
+    completed = _run_with(environment)
+    # Then nothing starts: one line names the missing credentials and both ways to configure a model
+    assert completed.returncode == 2
+    assert completed.stdout == ""
+    (line,) = completed.stderr.splitlines()
+    assert "no AWS credentials" in line
+    assert "STEPWISE_DEFAULT_MODEL=openai OPENAI_BASE_URL=" in line and "OPENAI_API_KEY=" in line
+
+
+def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_line(tmp_path: Path) -> None:
+    # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
+    port = _closed_loopback_port()
+    environment = _without_aws(tmp_path) | {
+        "STEPWISE_DEFAULT_MODEL": "openai",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
+    }
+    # When a question is run
+    completed = _run_with(environment)
+    # Then one line names the endpoint that cannot be reached and how to configure a model
+    assert completed.returncode == 2
+    (line,) = completed.stderr.splitlines()
+    assert f"127.0.0.1:{port} cannot be reached" in line
+    assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
