@@ -46,9 +46,9 @@ def test_an_ssm_key_reaches_the_server_but_not_the_observation(
     # When the tool is called
     observation = invoker.invoke(call("echo"))
 
-    # Then the server received the real key, and the observation shows it redacted
+    # Then the call succeeded, the server received the real key, and the observation shows it redacted
+    assert observation.ok, observation.content
     assert tool_server.requests[0].headers["x-api-key"] == CANARY
-    assert observation.ok
     assert CANARY not in observation.content
     assert json.loads(observation.content)["headers"]["x-api-key"] == "***"
 

@@ -84,11 +84,13 @@ class HttpTool:
 
     def call(self, arguments: dict[str, Any]) -> ToolResult:
         """Send the request and describe the response; failures raise `ToolError` saying what failed."""
-        timeout_seconds = self._api.max_execution_time / 1000
-        deadline = time.monotonic() + timeout_seconds
         request = self._first_request(arguments)
         url, json_body = request.url, request.json_body
         headers = _merged_headers(request.headers, self._headers())
+        # The API's time starts once its request is built: resolving a secret (an SSM or Secrets Manager
+        # call on a cold cache) is bounded by the AWS client's own timeouts, not charged to the API.
+        timeout_seconds = self._api.max_execution_time / 1000
+        deadline = time.monotonic() + timeout_seconds
         method: str = self._endpoint.method
         try:
             for _ in range(self._max_redirects + 1):
