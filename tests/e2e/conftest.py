@@ -42,6 +42,33 @@ def react_answer(text: str) -> dict[str, Any]:
     return {"content": f"Thought: I can answer.\n```json\n{block}\n```"}
 
 
+def native_assistant_config(
+    base_url: str, *, timeout_seconds: int, more_profiles: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A configuration whose default profile `assistant` calls `current_time` natively on the
+    OpenAI-compatible model at `base_url` (a loopback stand-in for the provider)."""
+    model = {
+        "provider": "openai",
+        "base_url": base_url,
+        "model": "gpt-fake",
+        "api_key": "sk-provider",
+        "timeout_seconds": timeout_seconds,
+        "capabilities": {"native_tools": True, "parallel_tools": True, "json_mode": True},
+    }
+    assistant = {
+        "model": "gpt",
+        "strategy": "function_calling",
+        "system_prompt": "You are the assistant.",
+        "tools": ["current_time"],
+    }
+    return {
+        "models": {"gpt": model},
+        "tools": {"apis": [], "builtin": ["current_time"]},
+        "profiles": {"assistant": assistant, **(more_profiles or {})},
+        "default_profile": "assistant",
+    }
+
+
 def http_api(url: str, *tools: dict[str, Any], timeout_ms: int = 2000) -> dict[str, Any]:
     """An `apis:` entry for a loopback tool server."""
     return {"url": url, "internal": True, "maxExecutionTime": timeout_ms, "tools": list(tools)}

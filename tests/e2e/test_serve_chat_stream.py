@@ -16,7 +16,7 @@ import pytest
 from openai import OpenAI
 
 from stepwise.local.server import LocalApi
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import native_assistant_config, serve
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 SLOW_ANSWER_SECONDS = 2.0
@@ -31,27 +31,7 @@ def model_server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture(scope="module")
 def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    model = {
-        "provider": "openai",
-        "base_url": model_server.base_url,
-        "model": "gpt-fake",
-        "api_key": "sk-provider",
-        "timeout_seconds": 10,
-        "capabilities": {"native_tools": True, "parallel_tools": True, "json_mode": True},
-    }
-    config = {
-        "models": {"gpt": model},
-        "tools": {"apis": [], "builtin": ["current_time"]},
-        "profiles": {
-            "assistant": {
-                "model": "gpt",
-                "strategy": "function_calling",
-                "system_prompt": "You are the assistant.",
-                "tools": ["current_time"],
-            }
-        },
-        "default_profile": "assistant",
-    }
+    config = native_assistant_config(model_server.base_url, timeout_seconds=10)
     with serve(config, Path(tmp_path_factory.mktemp("chat-stream"))) as served:
         yield served
 

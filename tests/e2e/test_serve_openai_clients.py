@@ -28,7 +28,7 @@ from openai.types.chat import (
 from pydantic import BaseModel
 
 from stepwise.local.server import LocalApi
-from tests.e2e.conftest import serve
+from tests.e2e.conftest import native_assistant_config, serve
 from tests.support.openai_server import FakeOpenAIServer, RecordedRequest, chat_completion
 
 WEATHER_TOOL: ChatCompletionFunctionToolParam = {
@@ -39,6 +39,9 @@ WEATHER_TOOL: ChatCompletionFunctionToolParam = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     },
 }
+
+
+RESEARCHER = {"model": "gpt", "strategy": "function_calling", "system_prompt": "You research."}
 
 
 class CityWeather(BaseModel):
@@ -56,28 +59,13 @@ def model_server() -> Iterator[FakeOpenAIServer]:
 
 @pytest.fixture(scope="module")
 def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    model = {
-        "provider": "openai",
-        "base_url": model_server.base_url,
-        "model": "gpt-fake",
-        "api_key": "sk-provider",
-        "timeout_seconds": 5,
-        "capabilities": {"native_tools": True, "parallel_tools": True, "json_mode": True},
-    }
-    config = {
-        "models": {"gpt": model},
-        "tools": {"apis": [], "builtin": ["current_time"]},
-        "profiles": {
-            "assistant": {
-                "model": "gpt",
-                "strategy": "function_calling",
-                "system_prompt": "You are the assistant.",
-                "tools": ["current_time"],
-            },
-            "researcher": {"model": "gpt", "strategy": "function_calling", "system_prompt": "You research."},
+    config = native_assistant_config(
+        model_server.base_url,
+        timeout_seconds=5,
+        more_profiles={
+            "researcher": {"model": "gpt", "strategy": "function_calling", "system_prompt": "You research."}
         },
-        "default_profile": "assistant",
-    }
+    )
     with serve(config, Path(tmp_path_factory.mktemp("clients"))) as served:
         yield served
 
