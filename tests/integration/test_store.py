@@ -265,3 +265,16 @@ def test_the_trace_of_one_iteration_is_read_without_the_others(store: Conversati
     steps = store.list_steps("run1", iteration=1)
     # Then it holds that iteration's step only (not iteration 10's, whose key shares the digit)
     assert [step.iteration for step in steps] == [1]
+
+
+def test_the_trace_since_an_iteration_leaves_out_the_iterations_before_it(store: ConversationStore) -> None:
+    # Given tool steps in iterations 1, 2 and 10
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    for iteration in (1, 2, 10):
+        step = StepRecord(iteration=iteration, kind="tool", n=0)
+        store.record_message(meta, iteration, 1, ChatMessage(role="tool", content="o", tool_call_id="c"), step)
+    # When the trace since iteration 2 is read
+    steps = store.list_steps("run1", since_iteration=2)
+    # Then it holds iteration 2 and every later one, in order, and nothing before
+    assert [step.iteration for step in steps] == [2, 10]

@@ -197,6 +197,22 @@ class ConversationStore:
             parameters["ExpressionAttributeNames"] |= attributes["ExpressionAttributeNames"]
         return self._query_items(parameters)
 
+    def _query_from(self, pk: str, prefix: str, start: str, *, attributes: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Every item of a partition whose sort key starts with `prefix` and is at least `start`."""
+        parameters: dict[str, Any] = {
+            # "~" sorts after every character a key of this table uses after its prefix
+            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :start AND :end",
+            "ExpressionAttributeValues": {
+                ":pk": serialize_value(pk),
+                ":start": serialize_value(start),
+                ":end": serialize_value(f"{prefix}~"),
+            },
+            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"} | attributes["ExpressionAttributeNames"],
+            "ProjectionExpression": attributes["ProjectionExpression"],
+            "ConsistentRead": True,
+        }
+        return self._query_items(parameters)
+
     def list_messages(self, run_id: str) -> list[StoredMessage]:
         """The whole conversation of a run, in order, read with one paginated Query (message fields only)."""
         items = self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
@@ -207,21 +223,30 @@ class ConversationStore:
         read before (see `stepwise.store.history`); `RunNotFound` if the run has no META."""
         return self._history.conversation(run_id)
 
-    def list_steps(self, run_id: str, *, iteration: int | None = None) -> list[StepRecord]:
-        """The trace of a run in order, or only the steps of one iteration.
+    def list_steps(
+        self, run_id: str, *, iteration: int | None = None, since_iteration: int | None = None
+    ) -> list[StepRecord]:
+        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after.
 
         The model's and the tools' steps are carried by their messages; Parse decisions are `STEP#` items.
+        A follower that has delivered earlier iterations reads from `since_iteration` on, so each poll
+        reads what is new, not the whole trace again.
         """
         pk = keys.run_pk(run_id)
-        message_prefix = keys.MESSAGE_PREFIX if iteration is None else keys.message_prefix(iteration)
-        step_prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
         traces = {"ProjectionExpression": "#trace", "ExpressionAttributeNames": {"#trace": "trace"}}
-        steps = [
-            StepRecord.model_validate_json(item["trace"])
-            for item in self._query(pk, message_prefix, attributes=traces)
-            if "trace" in item
-        ]
-        steps += [StepRecord.model_validate_json(item["data"]) for item in self._query(pk, step_prefix)]
+        decisions = {"ProjectionExpression": "#data", "ExpressionAttributeNames": {"#data": "data"}}
+        if since_iteration is not None:
+            message_items = self._query_from(
+                pk, keys.MESSAGE_PREFIX, keys.message_prefix(since_iteration), attributes=traces
+            )
+            step_items = self._query_from(pk, keys.STEP_PREFIX, keys.step_prefix(since_iteration), attributes=decisions)
+        else:
+            message_prefix = keys.MESSAGE_PREFIX if iteration is None else keys.message_prefix(iteration)
+            step_prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
+            message_items = self._query(pk, message_prefix, attributes=traces)
+            step_items = self._query(pk, step_prefix, attributes=decisions)
+        steps = [StepRecord.model_validate_json(item["trace"]) for item in message_items if "trace" in item]
+        steps += [StepRecord.model_validate_json(item["data"]) for item in step_items]
         return sorted(steps, key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
 
     def record_message(self, run: RunRef, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:

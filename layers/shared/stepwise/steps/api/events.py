@@ -97,7 +97,9 @@ def run_events(
     meta = visible_run(store, run_id, owner)
     status, _ = reported_status(meta, now=runtime.clock(), grace_seconds=grace_seconds)
     ended = status not in ("QUEUED", "RUNNING")
-    fresh = [step for step in deliverable_steps(store.list_steps(run_id), ended=ended) if _position(step) > start]
+    # Steps before the cursor's iteration were delivered; its own iteration may still hold some that were not
+    stored = store.list_steps(run_id, since_iteration=start[0])
+    fresh = [step for step in deliverable_steps(stored, ended=ended) if _position(step) > start]
     last = _position(fresh[-1]) if fresh else start
     return RunEvents(
         run_id=run_id,
