@@ -20,7 +20,7 @@ _MEASURE = """
 import json, resource, sys, time
 from pathlib import Path
 import httpx
-from stepwise.models.tool_config import parse_tools_config
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.tools import build_tool_registry
 path = Path(sys.argv[1])
 config = parse_tools_config({"openapi": [{"source": path.name, "baseUrl": "https://api.example.com"}]})

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from stepwise.config.intent import Category
 from stepwise.intent.parsing import not_found_categories, parse_intent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
-from stepwise.models.intent_config import Category
 from stepwise.models.messages import ToolSpec
 from stepwise.protocols import parse_completion
 

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.local.server import LocalApi
-from stepwise.models.config import StepwiseConfig
 from tests.e2e.conftest import ConfigWriter, react_action, serve
 
 # Each model call spends 60 input and 40 output tokens: 100 tokens, $0.00014 at these prices.

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stepwise.models.tool_config import parse_tools_config
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from tests.e2e.conftest import scripted_model
 from tests.unit.tools.config_builders import call

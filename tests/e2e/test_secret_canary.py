@@ -23,7 +23,7 @@ import pytest
 import yaml
 from moto import mock_aws
 
-from stepwise.models.settings import Settings
+from stepwise.config.settings import Settings
 from stepwise.observability import logger
 from stepwise.steps.runtime import dynamodb_client
 from tests.e2e.conftest import scripted_model

@@ -200,7 +200,7 @@ def test_a_step_running_at_the_cancellation_writes_nothing_that_moves_the_run_on
 
 
 def dynamodb_client_for(endpoint_url: str) -> Any:
-    from stepwise.models.settings import Settings
+    from stepwise.config.settings import Settings
 
     settings = Settings.from_environ(
         {"TABLE_NAME": "unused", "DYNAMODB_ENDPOINT_URL": endpoint_url, "AWS_REGION": "us-east-1"}

@@ -30,9 +30,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stepwise.config.settings import Settings
 from stepwise.local.environment import LocalEnvironment
 from stepwise.models.run import TERMINAL_STATUSES
-from stepwise.models.settings import Settings
 from stepwise.steps.runtime import dynamodb_client
 from tests.fuzz.pipeline_report import PROPERTY_NAME
 from tests.support.openai_server import FakeOpenAIServer, chat_completion

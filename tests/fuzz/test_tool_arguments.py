@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.models.messages import ToolCall
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import FunctionTool, Tool, ToolInvoker, ToolRegistry, build_tool_registry, tool
 from tests.support.tool_server import ScriptableToolServer
 

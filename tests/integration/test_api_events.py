@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from stepwise.config.settings import Settings
 from stepwise.models.messages import ChatMessage
-from stepwise.models.settings import Settings
 from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from tests.conftest import PROJECT_ROOT

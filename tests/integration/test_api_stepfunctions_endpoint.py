@@ -13,9 +13,9 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from stepwise.config.settings import Settings
 from stepwise.local.asl import LocalStateMachine
 from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
-from stepwise.models.settings import Settings
 from stepwise.steps.executions import ExecutionStartFailed, StepFunctionsExecutions, SyncExecutionTimedOut
 
 # One Task: the test's function decides when it returns (it waits for `released`).

@@ -98,7 +98,7 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def command_run(args: argparse.Namespace, out: TextIO) -> int:
     """One question through the configured model and tools."""
-    from stepwise.config_loading import read_config_file
+    from stepwise.config.loading import read_config_file
     from stepwise.local.model_reach import unreachable_model
 
     config_path = Path(args.config).resolve()
@@ -248,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     from stepwise.local.server import add_serve_command  # deferred: imported after the local defaults are set
 
     add_serve_command(commands)
-    from stepwise.config_check import add_config_command  # deferred, like add_serve_command
+    from stepwise.config.check import add_config_command  # deferred, like add_serve_command
 
     add_config_command(commands)
     return parser

@@ -11,7 +11,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from stepwise.models.config import StepwiseConfig
+from stepwise.config.model import StepwiseConfig
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta
 from stepwise.steps.api.idempotency import IdempotentStarts

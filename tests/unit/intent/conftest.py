@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from intent_fakes import CapturedLogs
 
-from stepwise.models.intent_config import Category
+from stepwise.config.intent import Category
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from intent_fakes import CannedChatModel, CapturedLogs
 
+from stepwise.config.intent import IntentConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.intent import IntentClassifier
-from stepwise.models.intent_config import IntentConfig
 
 QUESTION = "Should I sell my ETF holdings before the quarterly invoice is due?"
 DEFAULTS = {"intent-route": "Others", "disable-cache": "Time-sensitive"}

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from stepwise.models.intent_config import Category, IntentConfig
-from stepwise.models.llm_config import OpenAIModelConfig
+from stepwise.config.intent import Category, IntentConfig
+from stepwise.config.llm import OpenAIModelConfig
 
 HIGRESS_AI_INTENT_YAML = """
 scene:

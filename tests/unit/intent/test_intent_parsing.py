@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stepwise.config.intent import Category
 from stepwise.intent import parse_intent
-from stepwise.models.intent_config import Category
 
 ROUTE: dict[str, Any] = {"use_for": "intent-route", "options": ["Finance", "E-commerce", "Law", "Others"]}
 CACHE: dict[str, Any] = {"use_for": "disable-cache", "options": ["Time-sensitive", "Non-time-sensitive"]}

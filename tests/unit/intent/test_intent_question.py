@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from stepwise.config.intent import Category
 from stepwise.intent import DEFAULT_PROMPT, extract_question, render_prompt
-from stepwise.models.intent_config import Category
 
 CHAT_BODY = {
     "model": "stepwise",

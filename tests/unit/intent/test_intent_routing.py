@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from stepwise.config.intent import Category, RoutingConfig
 from stepwise.intent import check_routes, route_profile
-from stepwise.models.intent_config import Category, RoutingConfig
 
 ROUTES_YAML = """
 routes:

@@ -11,9 +11,9 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
+from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.bedrock import BedrockConverseChatModel
-from stepwise.models.llm_config import BedrockModelConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
 
 MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from stepwise.models.llm_config import (
+from stepwise.config.llm import (
     BedrockModelConfig,
     ModelConfig,
     OpenAIModelConfig,

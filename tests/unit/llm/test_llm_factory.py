@@ -11,15 +11,15 @@ import boto3
 import httpx
 from botocore.stub import Stubber
 
-from stepwise.llm import ChatModel, build_chat_model
-from stepwise.llm.bedrock import BedrockConverseChatModel
-from stepwise.models.llm_config import (
+from stepwise.config.llm import (
     BedrockModelConfig,
     OpenAIModelConfig,
     ScriptedModelConfig,
     ScriptScenario,
     ScriptTurn,
 )
+from stepwise.llm import ChatModel, build_chat_model
+from stepwise.llm.bedrock import BedrockConverseChatModel
 from stepwise.models.messages import ChatMessage, ChatRequest
 from tests.support.openai_server import FakeOpenAIServer
 

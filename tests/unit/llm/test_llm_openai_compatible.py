@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.llm import ModelCapabilities, OpenAIModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
-from stepwise.models.llm_config import ModelCapabilities, OpenAIModelConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from stepwise.config.llm import ScriptScenario, ScriptToolCall, ScriptTurn, ScriptUsage
 from stepwise.errors import ConfigError, LLMPermanentError
 from stepwise.llm.scripted import ScriptedChatModel
-from stepwise.models.llm_config import ScriptScenario, ScriptToolCall, ScriptTurn, ScriptUsage
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall
 
 WEATHER = ScriptScenario(

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT, LoopShape
+from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
-from stepwise.execution_history import AGENT_LOOP, HISTORY_EVENT_LIMIT, LoopShape
-from stepwise.models.config import StepwiseConfig
 from tests.conftest import PROJECT_ROOT
 
 

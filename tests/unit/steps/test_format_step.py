@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.model import StepwiseConfig
 from stepwise.errors import LLMTransientError
-from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion
 from stepwise.models.state import StatePayload
 from stepwise.steps.format import format_run

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
-from stepwise.models.config import StepwiseConfig
 
 
 def load(**profile: Any) -> StepwiseConfig:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stepwise.models.llm_config import ModelCapabilities
+from stepwise.config.llm import ModelCapabilities
 from stepwise.models.messages import Completion, ToolCall
 from stepwise.models.run import StoredMessage
 from stepwise.steps.structured_output import (

@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 import pytest
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.credentials import SecretResolver
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import ToolInvoker, build_tool_registry
 from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker

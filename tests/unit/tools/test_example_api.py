@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import ToolInvoker, build_tool_registry
 from tests.unit.tools.config_builders import MakeInvoker, call
 

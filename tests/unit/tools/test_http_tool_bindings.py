@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import parse_tools_config
 from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint, string_properties
 

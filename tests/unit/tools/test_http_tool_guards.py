@@ -7,8 +7,8 @@ import ipaddress
 import httpx
 import pytest
 
+from stepwise.config.tool_sources import ApiConfig
 from stepwise.credentials import SecretResolver
-from stepwise.models.tool_config import ApiConfig
 from stepwise.tools.guards import TargetRefused, refusal_reason
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tool_server import Redirect, ScriptableToolServer

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
+from stepwise.config.tool_sources import ApiConfig
 from stepwise.credentials import SecretResolver
-from stepwise.models.tool_config import ApiConfig
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint, string_properties

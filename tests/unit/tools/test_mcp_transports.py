@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from mcp.server.mcpserver import MCPServer
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from tests.support.mcp_server import LoopbackMcpServer
 from tests.unit.tools.config_builders import call

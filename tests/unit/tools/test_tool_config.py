@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from stepwise.config.tool_sources import ToolsConfig, parse_tools_config
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import ToolsConfig, parse_tools_config
 from tests.unit.tools.config_builders import api_entry, endpoint, string_properties
 
 WEATHER_URL = "https://api.example.com/v1"

@@ -10,12 +10,12 @@ from typing import Literal
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.config.intent import Category, IntentConfig
+from stepwise.config.model import Language
 from stepwise.intent.keywords import KeywordMatcher
 from stepwise.intent.parsing import not_found_categories, parse_intent
 from stepwise.intent.prompt import render_prompt
 from stepwise.llm.base import ChatModel
-from stepwise.models.config import Language
-from stepwise.models.intent_config import Category, IntentConfig
 from stepwise.models.messages import ChatMessage, ChatRequest
 
 IntentSource = Literal["llm", "keywords", "default", "disabled"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from stepwise.models.intent_config import KeywordRule
+from stepwise.config.intent import KeywordRule
 
 
 class KeywordMatcher:

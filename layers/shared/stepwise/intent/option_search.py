@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from stepwise.models.intent_config import Category
+from stepwise.config.intent import Category
 
 # Scripts written without spaces between words: an option in them is found inside a longer run of text,
 # and a Latin option next to them still counts as a whole word ("属于Finance类别").

@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from stepwise.config.intent import Category
 from stepwise.intent.option_search import canonical_option, search_text
-from stepwise.models.intent_config import Category
 from stepwise.models.messages import Completion
 from stepwise.protocols.provider_responses import completion_from_response
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import re
 
-from stepwise.models.config import Language
-from stepwise.models.intent_config import Category
+from stepwise.config.intent import Category
+from stepwise.config.model import Language
 
 DEFAULT_PROMPT = """\
 Classify the user's question. Each category below has a name (use_for) and a list of options; \

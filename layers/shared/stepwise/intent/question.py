@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.models.intent_config import DEFAULT_QUESTION_PATH
+from stepwise.config.intent import DEFAULT_QUESTION_PATH
 
 _REVERSE = "@reverse"
 _MISSING = object()

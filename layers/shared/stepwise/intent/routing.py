@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from stepwise.models.intent_config import Category, Route, RoutingConfig
+from stepwise.config.intent import Category, Route, RoutingConfig
 
 
 def _routes(routing: RoutingConfig | Sequence[Route]) -> Sequence[Route]:

@@ -9,10 +9,10 @@ from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel, Field, ValidationError
 
+from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm._validation import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.llm_config import BedrockModelConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 TRANSIENT_ERROR_CODES = frozenset(

@@ -8,15 +8,15 @@ from typing import Any
 
 import httpx
 
-from stepwise.llm.base import ChatModel
-from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
-from stepwise.llm.scripted import ScriptedChatModel
-from stepwise.models.llm_config import (
+from stepwise.config.llm import (
     BedrockModelConfig,
     ModelConfig,
     OpenAIModelConfig,
     ScriptedModelConfig,
 )
+from stepwise.llm.base import ChatModel
+from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
+from stepwise.llm.scripted import ScriptedChatModel
 
 # Bedrock's connection setup is quick or broken; the configured timeout is for the model's answer.
 _BEDROCK_CONNECT_TIMEOUT_SECONDS = 10.0

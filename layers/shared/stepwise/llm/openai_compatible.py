@@ -8,11 +8,11 @@ from typing import Any
 import httpx
 from pydantic import BaseModel, Field, ValidationError
 
+from stepwise.config.llm import OpenAIModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.json_limits import load_json
 from stepwise.llm._validation import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.llm_config import OpenAIModelConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")

@@ -16,9 +16,9 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stepwise.config.llm import ScriptScenario, ScriptTurn
 from stepwise.errors import ConfigError, LLMPermanentError
 from stepwise.llm._validation import describe_problems
-from stepwise.models.llm_config import ScriptScenario, ScriptTurn
 from stepwise.models.messages import ChatRequest, Completion, ToolCall, Usage
 
 SCRIPTED_MODEL_NAME = "scripted"
@@ -32,7 +32,7 @@ class _ScriptFile(BaseModel):
 
 
 class ScriptedChatModel:
-    """Plays scripted turns; see `stepwise.models.llm_config.ScriptScenario` for the format.
+    """Plays scripted turns; see `stepwise.config.llm.ScriptScenario` for the format.
 
     A scenario is chosen by searching its `match` regex (case-insensitive) in the first user message;
     the first scenario that matches wins, else the one without `match`. Past its last turn a scenario

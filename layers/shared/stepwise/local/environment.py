@@ -19,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from stepwise.config.settings import Settings
 from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
@@ -28,7 +29,6 @@ from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, RunMeta
-from stepwise.models.settings import Settings
 from stepwise.observability import metrics
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier

@@ -9,9 +9,9 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
+from stepwise.config.llm import BedrockModelConfig, OpenAIModelConfig
+from stepwise.config.model import StepwiseConfig
 from stepwise.local.defaults import LOCAL_ENVIRONMENT
-from stepwise.models.config import StepwiseConfig
-from stepwise.models.llm_config import BedrockModelConfig, OpenAIModelConfig
 
 HOW_TO_CONFIGURE = (
     "configure one: STEPWISE_DEFAULT_MODEL=openai OPENAI_BASE_URL=… OPENAI_API_KEY=… for an OpenAI-compatible "

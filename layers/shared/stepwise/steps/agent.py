@@ -5,8 +5,8 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass
 
+from stepwise.config.model import AgentProfile
 from stepwise.errors import RunNotFound
-from stepwise.models.config import AgentProfile
 from stepwise.models.messages import ToolSpec
 from stepwise.models.run import RunMeta, RunOptions
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol

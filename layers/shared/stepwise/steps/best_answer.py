@@ -8,7 +8,7 @@ run stopped, in the profile's language.
 
 from __future__ import annotations
 
-from stepwise.models.config import Language
+from stepwise.config.model import Language
 from stepwise.models.decision import FinalAnswer
 from stepwise.models.messages import Completion
 from stepwise.models.run import StoredMessage

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
+from stepwise.config.settings import Settings
 from stepwise.errors import ConfigError, StepwiseError
-from stepwise.models.settings import Settings
 
 # StartSyncExecution returns when the run ends; a failed attempt must not be repeated behind our back.
 _SYNC_CONNECT_TIMEOUT_SECONDS = 5

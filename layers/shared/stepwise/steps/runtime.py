@@ -8,16 +8,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stepwise.models.settings import Settings
+from stepwise.config.settings import Settings
 from stepwise.store import ConversationStore
 
 if TYPE_CHECKING:
     # The configuration (PyYAML and its models) is read on first use: IterationGuard never needs it.
     # Providers (httpx), tools (httpx, jsonschema) and credentials (Powertools parameters) are imported
     # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
+    from stepwise.config.model import AgentProfile, StepwiseConfig
     from stepwise.credentials import SecretResolver
     from stepwise.llm.base import ChatModel
-    from stepwise.models.config import AgentProfile, StepwiseConfig
     from stepwise.tools import ToolRegistry
 
 
@@ -59,7 +59,7 @@ class StepRuntime:
         when a step first needs it."""
 
         def load() -> StepwiseConfig:
-            from stepwise.config_loading import read_config_file
+            from stepwise.config.loading import read_config_file
 
             return read_config_file(settings.config_path).config
 

@@ -17,8 +17,8 @@ from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
 from pydantic import BaseModel
 
+from stepwise.config.llm import ModelCapabilities
 from stepwise.errors import LLMPermanentError
-from stepwise.models.llm_config import ModelCapabilities
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.observability import logger, metrics

@@ -28,9 +28,9 @@ import typing
 from collections.abc import Callable
 from typing import Any, Literal, Union, get_args, get_origin, overload
 
+from stepwise.config.tool_sources import TOOL_NAME_PATTERN
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
-from stepwise.models.tool_config import TOOL_NAME_PATTERN
 from stepwise.tools.base import ToolResult
 
 _SCALAR_TYPES: dict[object, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}

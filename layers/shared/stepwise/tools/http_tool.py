@@ -22,9 +22,9 @@ from urllib.parse import quote
 
 import httpx
 
+from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
 from stepwise.credentials import SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
-from stepwise.models.api_config import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.base import ToolResult
 from stepwise.tools.guards import (

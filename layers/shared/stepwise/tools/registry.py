@@ -9,10 +9,10 @@ from typing import Any
 
 import httpx
 
+from stepwise.config.tool_sources import ToolsConfig
 from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
-from stepwise.models.tool_config import ToolsConfig
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.http_tool import HttpTool

@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.credentials import SecretResolver
 from stepwise.models.messages import ToolSpec
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import ToolRegistry, build_tool_registry
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "openapi"

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import build_tool_registry
 from tests.unit.tools.openapi.conftest import FIXTURES, ImportSource
 

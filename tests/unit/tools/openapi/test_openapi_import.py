@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.tool_sources import OpenApiSourceConfig
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import OpenApiSourceConfig
 from stepwise.tools.openapi import DocumentLoader, openapi_api_config
 from tests.unit.tools.openapi.conftest import FIXTURES, ImportSource, specs_by_name
 

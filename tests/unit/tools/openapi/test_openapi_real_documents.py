@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 import httpx
 import pytest
 
-from stepwise.models.tool_config import parse_tools_config
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from stepwise.tools.observation import ToolObservation
 from tests.support.tool_server import RecordedRequest, ScriptableToolServer

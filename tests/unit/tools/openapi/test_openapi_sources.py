@@ -12,8 +12,8 @@ import pytest
 import yaml
 from moto import mock_aws
 
+from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
-from stepwise.models.tool_config import parse_tools_config
 from stepwise.tools import ToolInvoker, build_tool_registry
 from tests.support.tool_server import Json, Redirect, ScriptableToolServer, Status
 from tests.unit.tools.config_builders import call

@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any
 
+from stepwise.config.model import StepwiseConfig
 from stepwise.models.chat_api import (
     AssistantMessage,
     ChatChoice,
@@ -32,7 +33,6 @@ from stepwise.models.chat_api import (
     ModelList,
     OutputToolCall,
 )
-from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import SamplingOptions, ToolSpec
 from stepwise.models.run import RunMeta, RunOptions
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed

@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from stepwise.config.model import StepwiseConfig
 from stepwise.intent import extract_question, route_profile
 from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
-from stepwise.models.config import StepwiseConfig
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions, RunStatus, StepRecord
 from stepwise.observability import logger, metrics

@@ -10,12 +10,12 @@ from typing import Literal
 
 from pydantic import TypeAdapter
 
+from stepwise.config.llm import BedrockModelConfig, ModelConfig, OpenAIModelConfig
+from stepwise.config.model import StepwiseConfig
+from stepwise.config.settings import Settings
 from stepwise.intent import IntentClassifier
 from stepwise.llm import build_chat_model
 from stepwise.llm.base import ChatModel
-from stepwise.models.config import StepwiseConfig
-from stepwise.models.llm_config import BedrockModelConfig, ModelConfig, OpenAIModelConfig
-from stepwise.models.settings import Settings
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runtime import StepRuntime, dynamodb_client

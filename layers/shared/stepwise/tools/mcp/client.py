@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 import httpx
 
+from stepwise.config.tool_sources import McpServerConfig
 from stepwise.credentials import Redactor, SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
-from stepwise.models.tool_config import McpServerConfig
 from stepwise.tools.guards import (
     AddressPolicy,
     HostResolver,

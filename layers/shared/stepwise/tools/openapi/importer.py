@@ -10,10 +10,10 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 from pydantic import ValidationError
 
+from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, HttpToolConfig, validated_http_url
+from stepwise.config.tool_sources import OpenApiSourceConfig
 from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
-from stepwise.models.api_config import SCHEMAS_CHECKED, ApiConfig, HttpToolConfig, validated_http_url
-from stepwise.models.tool_config import OpenApiSourceConfig
 from stepwise.observability import logger
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.http_tool import HttpTool

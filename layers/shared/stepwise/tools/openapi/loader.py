@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import yaml
 
+from stepwise.config.tool_sources import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
-from stepwise.models.tool_config import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
 from stepwise.text_policy import clean_value
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body

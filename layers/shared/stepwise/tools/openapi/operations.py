@@ -16,15 +16,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from stepwise.errors import ConfigError
-from stepwise.models.api_config import (
+from stepwise.config.http_api import (
     PATH_PLACEHOLDER,
     RESERVED_HEADERS,
     ApiKeyConfig,
     ArgumentBinding,
     HttpToolConfig,
 )
-from stepwise.models.tool_config import OperationFilter
+from stepwise.config.tool_sources import OperationFilter
+from stepwise.errors import ConfigError
 from stepwise.tools.openapi.names import MAX_NAME_CHARS, argument_name_for, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
 

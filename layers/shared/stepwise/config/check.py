@@ -1,7 +1,7 @@
 """``stepwise config check <file>``: validate a configuration and print the tools each profile offers.
 
 The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin configuration (read through
-`stepwise.higress`). The check does what a Lambda container does at cold start — validates the file,
+`stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
 imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
 and then prints, per profile, each tool as the model will see it: name, description and JSON schema.
 Secrets are not fetched: they are resolved at call time only. A bad file exits with status 1 and the
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from stepwise.config_loading import read_config_file
+from stepwise.config.loading import read_config_file
 from stepwise.credentials import SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec

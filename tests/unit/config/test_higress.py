@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.higress import higress_to_stepwise, is_higress_agent_config
+from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
-from stepwise.higress import higress_to_stepwise, is_higress_agent_config
-from stepwise.models.config import StepwiseConfig
 
 WEATHER_API = """
 openapi: 3.1.0

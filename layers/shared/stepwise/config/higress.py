@@ -31,8 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stepwise.config.intent import HIGRESS_SINGLE_CATEGORY, IntentConfig
 from stepwise.errors import ConfigError
-from stepwise.models.intent_config import HIGRESS_SINGLE_CATEGORY, IntentConfig
 
 MODEL_NAME = "higress"
 PROFILE_NAME = "default"

@@ -2,7 +2,7 @@
 documents, MCP servers, built-in tools and deployer Python modules.
 
 ```yaml
-apis:                       # see stepwise.models.api_config
+apis:                       # see stepwise.config.http_api
   - url: https://api.example.com/v1
     apiKey: {in: header, name: X-API-Key, value: "ssm:/stepwise/weather"}
     tools: [{toolName: get_weather, method: GET, path: /weather/{city}, parameter: {...}}]
@@ -34,8 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from stepwise.errors import ConfigError
-from stepwise.models.api_config import (
+from stepwise.config.http_api import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
     HEADER_NAME,
@@ -52,6 +51,7 @@ from stepwise.models.api_config import (
     HttpToolConfig,
     validated_http_url,
 )
+from stepwise.errors import ConfigError
 
 __all__ = [
     "DEFAULT_MAX_EXECUTION_MS",

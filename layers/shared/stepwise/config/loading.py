@@ -9,15 +9,15 @@ from typing import Any, Literal
 
 import yaml
 
-from stepwise.errors import ConfigError
-from stepwise.higress import (
+from stepwise.config.higress import (
     higress_intent_placement,
     higress_to_stepwise,
     is_higress_agent_config,
     is_higress_intent_config,
 )
+from stepwise.config.model import StepwiseConfig
+from stepwise.errors import ConfigError
 from stepwise.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
-from stepwise.models.config import StepwiseConfig
 from stepwise.text_policy import clean_value, locate_unencodable, replacement_note
 
 # A configuration is a few kilobytes; a file far bigger is a mistake (a data file named by accident).

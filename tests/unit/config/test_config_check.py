@@ -16,7 +16,7 @@ from mcp.server.mcpserver import MCPServer
 from stepwise.cli import main
 from tests.support.mcp_server import LoopbackMcpServer
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openapi"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openapi"
 SCRIPTED = {"provider": "scripted", "scenarios": [{"turns": [{"content": "done"}]}]}
 
 
@@ -197,7 +197,7 @@ def test_a_missing_file_exits_non_zero(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().err == f"stepwise config check: {path}: cannot read: No such file or directory\n"
 
 
-HIGRESS_AI_INTENT = Path(__file__).resolve().parents[1] / "fixtures" / "higress" / "ai-intent.yaml"
+HIGRESS_AI_INTENT = Path(__file__).resolve().parents[2] / "fixtures" / "higress" / "ai-intent.yaml"
 
 
 def test_a_higress_ai_intent_file_is_recognised_and_placed_in_one_line(

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.test_config_check import check, write
+from tests.unit.config.test_config_check import check, write
 
 SCRIPTED = {"provider": "scripted", "scenarios": [{"turns": [{"content": "hi"}]}]}
 

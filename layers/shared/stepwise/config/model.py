@@ -9,12 +9,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
+from stepwise.config.intent import IntentConfig, Route
+from stepwise.config.llm import ModelConfig, ModelPrices
+from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
-from stepwise.execution_history import AGENT_LOOP, HISTORY_EVENT_LIMIT
-from stepwise.models.intent_config import IntentConfig, Route
-from stepwise.models.llm_config import ModelConfig, ModelPrices
 from stepwise.models.run import RunLimits
-from stepwise.models.tool_config import ToolsConfig
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
