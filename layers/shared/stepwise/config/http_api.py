@@ -29,12 +29,12 @@ from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import httpx
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from stepwise.credentials import check_redactable_literal
+
+# httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
+# imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -96,6 +96,8 @@ def validated_http_url(url: str, *, what: str = "url") -> str:
 
 def check_client_url(url: str, *, what: str = "url") -> None:
     """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
+    import httpx
+
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
@@ -131,6 +133,8 @@ class ApiKeyConfig(BaseModel):
 
 @lru_cache(maxsize=4096)
 def _check_schema_text(text: str) -> None:
+    from jsonschema import Draft202012Validator
+
     Draft202012Validator.check_schema(json.loads(text))
 
 
@@ -141,6 +145,8 @@ def check_parameter_schema(parameter: dict[str, Any]) -> None:
     once and remembered: the tools of one API share most of theirs (ids, paging, the same bodies), and a
     check costs milliseconds, which over a thousand tools was most of an import.
     """
+    from jsonschema import Draft202012Validator
+
     properties = parameter.get("properties")
     if not isinstance(properties, dict) or not all(isinstance(item, dict | bool) for item in properties.values()):
         Draft202012Validator.check_schema(parameter)
@@ -210,13 +216,15 @@ class HttpToolConfig(BaseModel):
             raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
-        try:
-            # Checking a schema against the metaschema costs tens of milliseconds; an endpoint already
-            # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
-            if not (info.context or {}).get(SCHEMAS_CHECKED):
+        # Checking a schema against the metaschema costs tens of milliseconds; an endpoint already
+        # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
+        if not (info.context or {}).get(SCHEMAS_CHECKED):
+            from jsonschema.exceptions import SchemaError
+
+            try:
                 check_parameter_schema(self.parameter)
-        except SchemaError as exc:
-            raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
+            except SchemaError as exc:
+                raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
         properties = self.parameter.get("properties", {})
         for placeholder in self.path_parameters:
             if not re.fullmatch(r"[A-Za-z0-9_-]+", placeholder):

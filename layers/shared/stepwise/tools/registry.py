@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
@@ -15,8 +13,12 @@ from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
-from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.python_tools import load_python_tools
+
+if TYPE_CHECKING:
+    # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
+    # a ToolInvoke container with built-in or Python tools only never needs them (cold start)
+    import httpx
 
 
 class ToolRegistry:
@@ -85,6 +87,8 @@ def default_http_client() -> httpx.Client:
     Redirects are followed by the tool itself, after its origin check. Proxy settings from the
     environment are ignored because the tool connects to the address it has checked.
     """
+    import httpx
+
     return httpx.Client(follow_redirects=False, trust_env=False)
 
 
@@ -107,6 +111,8 @@ def build_tool_registry(
     resolver = secret_resolver if secret_resolver is not None else SecretResolver()
     collected = _CollectedTools()
     if config.apis or config.openapi:
+        from stepwise.tools.http_tool import HttpTool
+
         client = http_client if http_client is not None else default_http_client()
         for index, api in enumerate(config.apis):
             with _unusable_as(f"tools.apis.{index}"):
