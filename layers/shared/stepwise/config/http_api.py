@@ -39,6 +39,14 @@ from stepwise.credentials import check_redactable_literal
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# A URL of this form is one httpx always accepts: an ASCII host name that is no IPv4-style address (which
+# httpx validates), an optional numeric port, a path of unreserved characters. Checking such a URL needs
+# no import of httpx, which the model URLs of a configuration would otherwise load into every handler
+# that reads it, a Bedrock-only LLMCall or a Parse included.
+PLAIN_URL = re.compile(
+    r"https?://(?![0-9.]+(?::|/|$))[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/-]*)?"
+)
+MAX_PLAIN_URL_CHARS = 2048
 PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 DEFAULT_MAX_EXECUTION_MS = 5000
@@ -96,6 +104,8 @@ def validated_http_url(url: str, *, what: str = "url") -> str:
 
 def check_client_url(url: str, *, what: str = "url") -> None:
     """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
+    if len(url) <= MAX_PLAIN_URL_CHARS and PLAIN_URL.fullmatch(url):
+        return
     import httpx
 
     try:
