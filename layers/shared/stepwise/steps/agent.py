@@ -6,9 +6,8 @@ import typing
 from dataclasses import dataclass
 
 from stepwise.config.model import AgentProfile
-from stepwise.errors import RunNotFound
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import RunMeta, RunOptions
+from stepwise.models.run import RunOptions
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
 
@@ -64,13 +63,3 @@ def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
         tools=runtime.tools().specs(profile.tools) + client_tools,
         client_tools=frozenset(tool.name for tool in client_tools),
     )
-
-
-def refuse_ended(meta: RunMeta) -> None:
-    """`RunNotFound` once the run has ended (cancelled, most likely): its execution must go no further.
-
-    Parse and ToolInvoke read META in the batch they make anyway, so an Express execution, which cannot
-    be stopped, ends at the next of them after a cancellation, as it did at IterationGuard's write.
-    """
-    if meta.is_terminal:
-        raise RunNotFound(f"run {meta.run_id} already ended {meta.status}")

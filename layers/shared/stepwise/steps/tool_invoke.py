@@ -9,7 +9,7 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import refuse_ended
+from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
