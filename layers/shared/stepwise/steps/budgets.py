@@ -6,9 +6,14 @@ to META while the run goes on; the trace is read only for runs that have a budge
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stepwise.models.run import FinalRoundReason, RunUsage, StepRecord
-from stepwise.models.state import RunContext
-from stepwise.steps.runtime import StepRuntime
+
+if TYPE_CHECKING:
+    # for the signatures only: the API prices usage with this module and never reads a state payload
+    from stepwise.models.state import RunContext
+    from stepwise.steps.runtime import StepRuntime
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
