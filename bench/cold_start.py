@@ -1,7 +1,7 @@
 """A Lambda cold start's init: each function's handler module import, against the floor of a handler that
 talks to DynamoDB (`import boto3` and one DynamoDB client), measured in the same run.
 
-Two layouts. The dev layout is this virtualenv. The deployed layout is what `sam build` puts in
+Two layouts. The dev layout is this virtualenv. The deployed layout is what `make build` puts in
 .aws-sam/build: the handler's own folder and the shared layer's `python/` folder, run by a python3.13
 interpreter (the functions' runtime) with nothing else on its path but a boto3 as the Lambda runtime
 provides it. The build targets arm64, so the layer's compiled wheels (pydantic-core, ...) are installed
@@ -10,10 +10,11 @@ build's. Each figure is the median of fresh interpreters (nothing is cached in-p
 the process, so that other work on a shared machine does not move it; the floor is measured between the
 samples of each handler, and each ratio is against the floor of its own samples.
 
-No bytecode is written while measuring: Lambda's /var/task and /opt are read-only, so a module without
-bytecode in the package is compiled at every cold start. `make build` compiles the build's bytecode
+In the deployed layout no bytecode is written: Lambda's /var/task and /opt are read-only, so a module
+without bytecode in the package is compiled at every cold start. `make build` compiles the build's bytecode
 (checked-hash) so that it ships with the package; a build made by `sam build` alone has none, and the
-deployed figures then include compiling every module of the project (the table says which).
+deployed figures then include compiling every module of the project (the table says which). The dev
+layout writes and reuses bytecode, as a virtualenv does.
 """
 
 from __future__ import annotations
@@ -47,9 +48,10 @@ spec.loader.exec_module(module)
 """
 
 
-def _environment() -> dict[str, str]:
+def _environment(deployed: bool) -> dict[str, str]:
+    caller = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     return (
-        os.environ
+        caller
         | LOCAL_ENVIRONMENT
         | {
             "AWS_REGION": "us-east-1",
@@ -59,9 +61,9 @@ def _environment() -> dict[str, str]:
             # as the template deploys it: in-process tracing off, Lambda's active tracing on
             "POWERTOOLS_TRACE_DISABLED": "true",
             "PYDANTIC_DISABLE_PLUGINS": "__all__",
-            # as on Lambda, and whatever the caller's environment says: figures do not depend on earlier runs
-            "PYTHONDONTWRITEBYTECODE": "1",
         }
+        # as on Lambda, whatever the caller's environment says
+        | ({"PYTHONDONTWRITEBYTECODE": "1"} if deployed else {})
     )
 
 
@@ -74,7 +76,9 @@ def _time_ms(interpreter: str, body: str, *args: str, path: list[str] | None = N
         "-c",
         _MEASURE.format(path_setup=path_setup, body=body),
     ]
-    output = subprocess.run([*command, *args], capture_output=True, text=True, check=True, env=_environment())
+    output = subprocess.run(
+        [*command, *args], capture_output=True, text=True, check=True, env=_environment(path is not None)
+    )
     return float(output.stdout.strip().splitlines()[-1])
 
 
