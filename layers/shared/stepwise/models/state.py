@@ -18,10 +18,13 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+# Every model here is built on first use (`defer_build`): each handler validates a few of them (ToolInvoke
+# none of the loop's payload, IterationGuard none of ToolInvoke's), and building the rest was cold-start time.
+
 NextStep = Literal["start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit"]
 
 
-class CallRef(BaseModel):
+class CallRef(BaseModel, defer_build=True):
     """A pointer to one tool call of an iteration; its arguments are in the store."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -30,7 +33,7 @@ class CallRef(BaseModel):
     name: str = Field(min_length=1, max_length=128)
 
 
-class RunContext(BaseModel):
+class RunContext(BaseModel, defer_build=True):
     """What the loop's steps need of a run's META and what never changes while it runs.
 
     The first IterationGuard copies it from META into the payload, so no later step reads META: its
@@ -63,7 +66,7 @@ class RunContext(BaseModel):
         )
 
 
-class StatePayload(BaseModel):
+class StatePayload(BaseModel, defer_build=True):
     """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format.
 
     `run` is absent only in the execution input (and in executions started before it existed): the
@@ -83,7 +86,7 @@ class StatePayload(BaseModel):
     run: RunContext | None = None
 
 
-class ToolInvokeEvent(BaseModel):
+class ToolInvokeEvent(BaseModel, defer_build=True):
     """One item of the ToolInvoke Map: the run, the iteration, and the call to make."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -94,7 +97,7 @@ class ToolInvokeEvent(BaseModel):
     call: CallRef
 
 
-class TaskFailure(BaseModel):
+class TaskFailure(BaseModel, defer_build=True):
     """The error a Catch put at `$.error`: the error name and the cause Step Functions recorded."""
 
     model_config = ConfigDict(extra="ignore")
@@ -107,7 +110,7 @@ def _iteration_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-class FailureEvent(BaseModel):
+class FailureEvent(BaseModel, defer_build=True):
     """The FormatFailure input: whatever the payload was when a task failed, plus the caught error.
 
     Only the run id is required: the failure may have been caused by a malformed payload, and it must
@@ -122,7 +125,7 @@ class FailureEvent(BaseModel):
     error: TaskFailure
 
 
-class ToolInvokeResult(BaseModel):
+class ToolInvokeResult(BaseModel, defer_build=True):
     """What one Map iteration returns: enough for the execution history, nothing that grows."""
 
     call_id: str
@@ -130,7 +133,7 @@ class ToolInvokeResult(BaseModel):
     replayed: bool = False
 
 
-class FormatResult(BaseModel):
+class FormatResult(BaseModel, defer_build=True):
     """The machine's final output."""
 
     run_id: str
