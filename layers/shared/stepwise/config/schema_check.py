@@ -80,9 +80,7 @@ def _shape(node: dict[str, Any], pending: list[Any]) -> dict[str, Any]:
             shape[key] = dict.fromkeys(value, True)
         elif key in _ANY_STRING and isinstance(value, str):
             shape[key] = ""
-        elif key in _ANY_ARRAY and isinstance(value, list):
-            shape[key] = []
-        elif key == "required" and _unique_strings(value):
+        elif (key in _ANY_ARRAY and isinstance(value, list)) or (key == "required" and _unique_strings(value)):
             shape[key] = []
         elif key not in _ANY_VALUE:
             shape[key] = value
