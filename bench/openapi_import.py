@@ -46,7 +46,8 @@ def measure(document: Path) -> dict[str, float]:
 def main() -> None:
     """Print one row per fixture document."""
     print("OpenAPI import (fresh interpreter per document)")
-    print(f"{'document':<28} {'MB':>6} {'tools':>6} {'notes':>6} {'seconds':>8} {'RSS before MB':>14} {'peak RSS MB':>12}")
+    columns = f"{'MB':>6} {'tools':>6} {'notes':>6} {'seconds':>8} {'RSS before MB':>14} {'peak RSS MB':>12}"
+    print(f"{'document':<28} {columns}")
     with tempfile.TemporaryDirectory() as directory:
         for packed in sorted(DOCUMENTS.glob("*.json.gz")):
             document = Path(directory) / packed.name.removesuffix(".gz")
