@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from stepwise.local.http_front import HttpResponse, StreamRoute, error_answer
 from stepwise.steps.api.errors import ApiError
-from stepwise.steps.api.events import event_stream
+from stepwise.steps.api.events import event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.runtime import StepRuntime
 
@@ -35,7 +35,7 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
             return None
         try:
             owner = request_owner(APIGatewayProxyEvent(event))
-            body = event_stream(
+            reads = follow_run(
                 runtime,
                 owner=owner,
                 run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
@@ -43,6 +43,6 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
             )
         except ApiError as error:
             return error_answer(error.status, error.type, error.message)
-        return HttpResponse(200, [("content-type", EVENT_STREAM), ("cache-control", "no-cache")], body)
+        return HttpResponse(200, [("content-type", EVENT_STREAM), ("cache-control", "no-cache")], event_stream(reads))
 
     return route

@@ -138,32 +138,19 @@ def follow_run(
     return reads()
 
 
-def event_stream(
-    runtime: StepRuntime,
-    *,
-    owner: str,
-    run_reference: str,
-    after: str | None,
-    poll_seconds: float = STREAM_POLL_SECONDS,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Iterator[bytes]:
-    """The run's steps as server-sent events, each sent as soon as it is stored, ending with the run.
+def event_stream(answers: Iterator[RunEvents]) -> Iterator[bytes]:
+    """The reads of `follow_run` as server-sent events, each step sent as soon as it is stored.
 
-    A run the caller may not see (404) or a bad cursor (422) raises before any byte is sent. Each step
-    is an `event: step` whose `data` is the step as JSON; the last step of each read carries the cursor
-    as its `id`; an `event: end` says how the run ended.
+    `follow_run` makes its first read before handing out its iterator, so a run the caller may not see
+    (404) or a bad cursor (422) raises before any byte is sent. Each step is an `event: step` whose
+    `data` is the step as JSON; the last step of each read carries the cursor as its `id`; an
+    `event: end` says how the run ended.
     """
-    answers = follow_run(
-        runtime, owner=owner, run_reference=run_reference, after=after, poll_seconds=poll_seconds, sleep=sleep
-    )
 
-    def frames() -> Iterator[bytes]:
-        for answer in answers:
-            for index, step in enumerate(answer.events):
-                cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
-                yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
-            if answer.done:
-                end = json.dumps({"run_id": answer.run_id, "status": answer.status})
-                yield f"event: end\ndata: {end}\n\n".encode()
-
-    return frames()
+    for answer in answers:
+        for index, step in enumerate(answer.events):
+            cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
+            yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
+        if answer.done:
+            end = json.dumps({"run_id": answer.run_id, "status": answer.status})
+            yield f"event: end\ndata: {end}\n\n".encode()
