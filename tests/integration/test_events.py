@@ -10,10 +10,8 @@ import json
 from typing import Any
 
 from stepwise.local.environment import LocalEnvironment
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run
 from tests.conftest import PROJECT_ROOT
-from tests.integration.conftest import RUN_ID
+from tests.integration.conftest import RUN_ID, start_demo_run
 
 EVENTS = PROJECT_ROOT / "events"
 STATE_EVENTS = {
@@ -31,13 +29,7 @@ def event(name: str) -> Any:
 
 
 def seed_run(environment: LocalEnvironment) -> None:
-    create_run(
-        environment.runtime,
-        messages=[ChatMessage(role="user", content="Weather in Paris?")],
-        owner="local",
-        profile="default",
-        run_id=RUN_ID,
-    )
+    start_demo_run(environment, owner="local")
 
 
 def without_run_context(payload: dict[str, Any]) -> dict[str, Any]:

@@ -6,21 +6,12 @@ from typing import Any
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.run_recovery import resume_input
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run, execution_input
-from tests.integration.conftest import RUN_ID
+from tests.integration.conftest import RUN_ID, start_demo_run
 
 
 def run_two_iterations(environment: LocalEnvironment) -> dict[str, Any]:
     """The demo run driven through the handlers for two iterations; the payload LLMCall returned last."""
-    create_run(
-        environment.runtime,
-        messages=[ChatMessage(role="user", content="Weather in Paris?")],
-        owner="alice",
-        profile="default",
-        run_id=RUN_ID,
-    )
-    payload: dict[str, Any] = execution_input(RUN_ID)
+    payload = start_demo_run(environment)
     for _ in range(2):
         called = environment.invoke("LLMCallFunction", environment.invoke("IterationGuardFunction", payload))
         payload = environment.invoke("ParseFunction", called)
