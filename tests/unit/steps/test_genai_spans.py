@@ -18,6 +18,7 @@ from stepwise.errors import LLMTransientError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, Usage
 from stepwise.models.state import StatePayload, ToolInvokeEvent
 from stepwise.otel_spans import OtelSpans
+from stepwise.steps.format import format_run
 from stepwise.steps.iteration_guard import iteration_guard
 from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
@@ -50,7 +51,7 @@ def exporter() -> Iterator[InMemorySpanExporter]:
 
 
 def runtime_with(
-    model: QueuedModel, table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+    model: QueuedModel, table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter, **profile: Any
 ) -> StepRuntime:
     config = StepwiseConfig.from_mapping(
         {
@@ -65,6 +66,7 @@ def runtime_with(
             "tools": {"builtin": ["current_time"]},
             "profiles": {
                 "default": {"model": "m", "strategy": "function_calling", "tools": ["current_time"], "max_tokens": 300}
+                | profile
             },
         },
         environ={},
@@ -182,3 +184,18 @@ def test_no_span_carries_the_question_or_the_answer(
     spans = exporter.get_finished_spans()
     assert [span.name for span in spans] == ["chat gpt-4o-mini", "execute_tool current_time", "chat gpt-4o-mini"]
     assert not any(word in values_of(spans) for word in ("heliotrope", "Lisbon", "noon"))
+
+
+def test_the_structured_answers_formatting_call_is_a_chat_span_too(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a profile asking for a structured answer, and a model that answers, then formats it
+    schema = {"type": "object", "properties": {"time": {"type": "string"}}, "required": ["time"]}
+    replies = (Completion(content="It is noon."), Completion(content='{"time": "12:00"}', finish_reason="stop"))
+    runtime = runtime_with(QueuedModel(*replies), dynamodb_table, tmp_path, exporter, response_schema=schema)
+    # When the run is formatted
+    format_run(first_iteration(runtime), runtime)
+    # Then the formatting call has its own chat span, with its finish reason
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["chat gpt-4o-mini", "chat gpt-4o-mini"]
+    assert (spans[1].attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)

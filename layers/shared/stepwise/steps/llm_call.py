@@ -62,13 +62,6 @@ def _first_set(*values: _T | None) -> _T | None:
     return next((value for value in values if value is not None), None)
 
 
-def model_identity(runtime: StepRuntime, model: str) -> tuple[str, str]:
-    """The model's provider (`openai`, `bedrock`, `scripted`), and the model its provider is asked for."""
-    config = runtime.config.models[model]
-    requested = getattr(config, "model", None) or getattr(config, "model_id", None) or model
-    return config.provider, str(requested)
-
-
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     """Call the model once for this iteration; a retry after the message was stored calls nothing.
 
@@ -100,7 +93,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     stop = list(dict.fromkeys(request.stop + options.stop))
     request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
     started = time.perf_counter()
-    provider, model_name = model_identity(runtime, profile.model)
+    provider, model_name = runtime.model_identity(profile.model)
     with runtime.spans.chat(
         provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
     ) as span:

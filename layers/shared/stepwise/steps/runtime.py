@@ -102,6 +102,12 @@ class StepRuntime:
         """The named agent profile."""
         return self.config.profile(name)
 
+    def model_identity(self, name: str) -> tuple[str, str]:
+        """The named model's provider (`openai`, `bedrock`, `scripted`) and the model its provider is asked for."""
+        config = self.config.models[name]
+        requested = getattr(config, "model", None) or getattr(config, "model_id", None) or name
+        return config.provider, str(requested)
+
     def chat_model(self, name: str) -> ChatModel:
         """The named model, built once."""
         resolver = self.secret_resolver
