@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -141,31 +140,6 @@ class ApiKeyConfig(BaseModel):
         return name
 
 
-@lru_cache(maxsize=4096)
-def _check_schema_text(text: str) -> None:
-    from jsonschema import Draft202012Validator
-
-    Draft202012Validator.check_schema(json.loads(text))
-
-
-def check_parameter_schema(parameter: dict[str, Any]) -> None:
-    """Check a tool's parameters against the JSON Schema 2020-12 metaschema; `SchemaError` when invalid.
-
-    The metaschema checks each property's schema on its own, so each distinct property schema is checked
-    once and remembered: the tools of one API share most of theirs (ids, paging, the same bodies), and a
-    check costs milliseconds, which over a thousand tools was most of an import.
-    """
-    from jsonschema import Draft202012Validator
-
-    properties = parameter.get("properties")
-    if not isinstance(properties, dict) or not all(isinstance(item, dict | bool) for item in properties.values()):
-        Draft202012Validator.check_schema(parameter)
-        return
-    _check_schema_text(json.dumps({**parameter, "properties": dict.fromkeys(properties, True)}, sort_keys=True))
-    for item in properties.values():
-        _check_schema_text(json.dumps(item, sort_keys=True))
-
-
 class ArgumentBinding(BaseModel):
     """Where one argument goes in the request, and its name there.
 
@@ -226,10 +200,12 @@ class HttpToolConfig(BaseModel):
             raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
-        # Checking a schema against the metaschema costs tens of milliseconds; an endpoint already
+        # The metaschema check is the costliest part of a tool's validation; an endpoint already
         # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
         if not (info.context or {}).get(SCHEMAS_CHECKED):
             from jsonschema.exceptions import SchemaError
+
+            from stepwise.config.schema_check import check_parameter_schema
 
             try:
                 check_parameter_schema(self.parameter)

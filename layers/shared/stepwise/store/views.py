@@ -29,14 +29,7 @@ class IterationItems(BaseModel):
     observation: StoredMessage | None = None
 
 
-# Built on first use: only Format reads a snapshot and only session runs read turns, while every step
-# handler imports this module.
-class IterationSnapshot(IterationItems, defer_build=True):
-    """What Format and the structured output need of one iteration: META always among them."""
-
-    meta: RunMeta
-
-
+# Built on first use: only runs in a session read turns, while every step handler imports this module.
 class SessionTurn(BaseModel, defer_build=True):
     """One earlier run of a session: the question asked and the answer given."""
 
