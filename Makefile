@@ -57,7 +57,7 @@ validate: setup
 # to file times, and is never used for a source it was not compiled from.
 build: setup
 	PATH="$(PY313_BIN):$$PATH" $(BIN)/sam build --parallel
-	$(PY313_BIN)/python3.13 -m compileall -q -j 0 --invalidation-mode checked-hash .aws-sam/build
+	PATH="$(PY313_BIN):$$PATH" python3.13 -m compileall -q -j 0 --invalidation-mode checked-hash .aws-sam/build
 
 # cfn-lint and checkov on the template; every checkov finding is fixed or skipped in template.yaml with a reason
 static: $(PY_STAMP) $(STATIC_STAMP)
