@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from stepwise.genai_spans import GenAiSpans
     from stepwise.llm.base import ChatModel
     from stepwise.tools import ToolRegistry
+    from stepwise.tools.find_tools import FindTools
 
 
 def dynamodb_client(settings: Settings) -> Any:
@@ -53,6 +54,7 @@ class StepRuntime:
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
+        self._finders: dict[str, FindTools] = {}
         self._lock = threading.Lock()
         self._spans = spans
 
@@ -137,6 +139,16 @@ class StepRuntime:
                     secret_resolver=resolver,
                 )
             return self._tools
+
+    def tool_finder(self, profile: str) -> FindTools:
+        """The `find_tools` search over the named profile's tools, indexed once."""
+        specs = self.tools().specs(self.profile(profile).tools)
+        with self._lock:
+            if profile not in self._finders:
+                from stepwise.tools.find_tools import FindTools, ToolIndex
+
+                self._finders[profile] = FindTools(ToolIndex(specs), self.profile(profile).tool_search.results)
+            return self._finders[profile]
 
 
 class LazyRuntime:
