@@ -76,6 +76,14 @@ class ToolSearch(BaseModel):
             )
         return self
 
+    def room(self, client_tools: int) -> int:
+        """How many of the profile's tools one request may carry beside ``client_tools`` of the client."""
+        return max(0, min(self.threshold, MAX_TOOLS_PER_REQUEST) - client_tools)
+
+    def needed(self, profile_tools: int, client_tools: int = 0) -> bool:
+        """True when the profile's tools do not all fit one request: the model then gets `find_tools`."""
+        return profile_tools > self.room(client_tools)
+
 
 class AgentProfile(BaseModel):
     """An agent: which model, what it is told, which tools it may use, and its limits."""

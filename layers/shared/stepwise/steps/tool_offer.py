@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from stepwise.config.model import FIND_TOOLS, MAX_TOOLS_PER_REQUEST, ToolSearch
+from stepwise.config.model import FIND_TOOLS, ToolSearch
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.models.run import StoredMessage
@@ -27,17 +27,12 @@ from stepwise.models.run import StoredMessage
 _FOUND_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64}):", re.MULTILINE)
 
 
-def profile_room(client_tools: int, search: ToolSearch) -> int:
-    """How many of the profile's tools one request may carry beside ``client_tools`` of the client."""
-    return max(0, min(search.threshold, MAX_TOOLS_PER_REQUEST) - client_tools)
-
-
 def needs_search(profile_tools: Sequence[ToolSpec], client_tools: int, search: ToolSearch) -> bool:
     """True when the profile's tools do not all fit one request: the model then gets `find_tools`.
 
     Raises `ConfigError` when a tool of the profile is itself called `find_tools`.
     """
-    if len(profile_tools) <= profile_room(client_tools, search):
+    if not search.needed(len(profile_tools), client_tools):
         return False
     if any(spec.name == FIND_TOOLS for spec in profile_tools):
         raise ConfigError(f"a tool is named {FIND_TOOLS}, the name of the tool search its profile needs; rename it")
@@ -67,8 +62,8 @@ def offered(
     tool_choice: str | None,
 ) -> list[ToolSpec]:
     """The tools of one model call of a run that searches: `find_tools`, the pinned and the found ones,
-    then the client's; never more than the room `profile_room` leaves."""
-    room = profile_room(len(client_tools), search)
+    then the client's; never more than `ToolSearch.room` leaves."""
+    room = search.room(len(client_tools))
     by_name = {spec.name: spec for spec in profile_tools}
     pinned = [tool_choice] if tool_choice in by_name else []
     chosen: list[ToolSpec] = [finder] if room else []
