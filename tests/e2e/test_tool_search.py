@@ -141,7 +141,7 @@ def test_a_model_finds_a_tool_among_hundreds_and_calls_it(
         assert "find_tools" in system_prompt(first)
         assert "PostCustomers" not in system_prompt(first)
         assert "PostCustomers" in system_prompt(second)
-    # And the first request is small: all 351 tools would be over a megabyte
+    # And the first request is small: the 351 tools as OpenAI tools are 720 KB of JSON
     assert size(first) < 6_000
     # And the found tool reached Stripe's API with the customer, form-encoded
     assert [(request.method, request.path) for request in created] == [("POST", "/v1/customers")]
