@@ -23,11 +23,23 @@ if TYPE_CHECKING:
     from stepwise.tools.find_tools import FindTools
 
 
+# Connections the DynamoDB client keeps open. A Lambda invocation uses one at a time, but locally one handler
+# instance serves every execution thread of the engine (and a Map's items); botocore's default of 10 would
+# make the 11th concurrent request open a new connection and throw it away after one use.
+DYNAMODB_MAX_POOL_CONNECTIONS = 64
+
+
 def dynamodb_client(settings: Settings) -> Any:
     """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
     import boto3  # deferred: keeps the handler module's import (cold start) light
+    from botocore.config import Config
 
-    return boto3.client("dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url)
+    return boto3.client(
+        "dynamodb",
+        region_name=settings.aws_region,
+        endpoint_url=settings.dynamodb_endpoint_url,
+        config=Config(max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS),
+    )
 
 
 class StepRuntime:
