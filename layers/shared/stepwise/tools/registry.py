@@ -11,9 +11,11 @@ from stepwise.config.tool_sources import ToolsConfig
 from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
+from stepwise.observability import logger
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.python_tools import load_python_tools
+from stepwise.tools.tool_budget import held_to_budget
 
 if TYPE_CHECKING:
     # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
@@ -73,6 +75,10 @@ class ToolRegistry:
                 f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
             )
         return ToolRegistry([each for name, each in self._tools.items() if name in allowed], redactor=self.redactor)
+
+    def with_tools(self, extra: Iterable[Tool]) -> ToolRegistry:
+        """This registry with ``extra`` tools after its own (a profile's `find_tools`); same redactor."""
+        return ToolRegistry([*self._tools.values(), *extra], redactor=self.redactor, notes=self.notes)
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -149,7 +155,12 @@ def build_tool_registry(
         collected.add(available[name], "builtin")
     for each in load_python_tools(config.python, config_dir=config_dir):
         collected.add(each, f"python module {each.function.__module__}")
-    return ToolRegistry(collected.tools, redactor=resolver.redactor, notes=collected.notes)
+    # Specs over the size limit are trimmed or left out after every source is in, so a name clash is
+    # still found between tools a trim would leave out.
+    fitted, budget_notes = held_to_budget(collected.tools, config.max_schema_bytes)
+    if budget_notes:
+        logger.info("tool schemas trimmed or left out", extra={"changed": len(budget_notes)})
+    return ToolRegistry(fitted, redactor=resolver.redactor, notes=collected.notes + budget_notes)
 
 
 @contextmanager
