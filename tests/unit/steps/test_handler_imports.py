@@ -53,7 +53,7 @@ print(json.dumps(loaded))
 """
 
 
-def _loaded(handler: str) -> dict[str, list[str]]:
+def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
     environment = (
         os.environ
         | LOCAL_ENVIRONMENT
@@ -68,7 +68,7 @@ def _loaded(handler: str) -> dict[str, list[str]]:
     )
     app = PROJECT_ROOT / "functions" / handler / "app.py"
     result = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(app), json.dumps(HEAVY)],
+        [sys.executable, "-c", _PROBE, str(app), json.dumps(modules)],
         capture_output=True,
         text=True,
         check=True,
@@ -97,6 +97,15 @@ def test_the_default_configuration_loads_only_pyyaml_into_a_state_handler(handle
 
     # Then PyYAML is the only addition: the model URLs are checked without httpx, no MCP or OpenAPI code
     assert loaded == (["jsonschema", "yaml"] if handler == "tool_invoke" else ["yaml"])
+
+
+def test_tool_invoke_loads_no_protocol_and_no_agent_resolution() -> None:
+    # Given ToolInvoke, which calls a tool and never a model
+    # When a fresh interpreter imports it and its first invocation reads the configuration and the tools
+    loaded = _loaded("tool_invoke", ("stepwise.protocols", "stepwise.steps.agent"))
+
+    # Then neither the protocols nor the agent resolution that picks one is loaded, at import or after
+    assert loaded == {"import": [], "first-use": []}
 
 
 def test_the_api_handler_import_leaves_out_the_openapi_models_and_the_classifier() -> None:

@@ -11,7 +11,7 @@ from stepwise.models.messages import ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.tool_offer import needs_search, offered
+from stepwise.steps.tool_offer import finder_for, offered
 
 if typing.TYPE_CHECKING:
     from stepwise.tools.find_tools import FindTools
@@ -81,8 +81,7 @@ def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
     protocol_name = resolve_protocol(profile.strategy, profile.protocol, capabilities.native_tools)
     client_tools = run.options.client_tools if run.options is not None else []
     profile_tools = runtime.tools().specs(profile.tools)
-    searching = needs_search(profile_tools, len(client_tools), profile.tool_search)
-    finder = runtime.tool_finder(run.profile) if searching else None
+    finder = finder_for(run.profile, run.options, runtime)
     return RunAgent(
         profile=profile,
         protocol=get_protocol(protocol_name),

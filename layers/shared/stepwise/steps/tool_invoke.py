@@ -9,9 +9,9 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import agent_for
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_offer import finder_for
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
 
@@ -44,7 +44,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
     callable_tools = registry.restricted_to(allowed)
     # A profile with more tools than it offers at once also has find_tools (stepwise.steps.tool_offer).
-    finder = agent_for(stored.meta, runtime).finder
+    finder = finder_for(stored.meta.profile, stored.meta.options, runtime)
     invoker = ToolInvoker(
         callable_tools.with_tools([finder]) if finder is not None else callable_tools,
         max_observation_chars=profile.limits.max_observation_chars,

@@ -18,11 +18,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from stepwise.config.model import FIND_TOOLS, ToolSearch
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import StoredMessage
+from stepwise.models.run import RunOptions, StoredMessage
+
+if TYPE_CHECKING:
+    from stepwise.steps.runtime import StepRuntime
+    from stepwise.tools.find_tools import FindTools
 
 _FOUND_LINE = re.compile(r"^- ([A-Za-z0-9_-]{1,64}):", re.MULTILINE)
 
@@ -37,6 +42,18 @@ def needs_search(profile_tools: Sequence[ToolSpec], client_tools: int, search: T
     if any(spec.name == FIND_TOOLS for spec in profile_tools):
         raise ConfigError(f"a tool is named {FIND_TOOLS}, the name of the tool search its profile needs; rename it")
     return True
+
+
+def finder_for(profile: str, options: RunOptions | None, runtime: StepRuntime) -> FindTools | None:
+    """The run's `find_tools` when its profile's tools do not all fit one request, else None.
+
+    Here rather than in `stepwise.steps.agent` so that ToolInvoke, which needs the finder and no
+    protocol, does not import the protocols (cold start).
+    """
+    client_tools = options.client_tools if options is not None else []
+    profile_tools = runtime.tools().specs(runtime.profile(profile).tools)
+    searching = needs_search(profile_tools, len(client_tools), runtime.profile(profile).tool_search)
+    return runtime.tool_finder(profile) if searching else None
 
 
 def found_in(history: Sequence[StoredMessage], known: set[str]) -> list[str]:
