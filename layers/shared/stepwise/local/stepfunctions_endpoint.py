@@ -249,7 +249,6 @@ class StepFunctionsEndpoint:
             stopped_at = execution.stopped_at or datetime.now(UTC)
         return {"stopDate": stopped_at.timestamp()}
 
-
     def _tokens(self) -> TaskTokens:
         machine = self._machine
         if machine is None:

@@ -126,8 +126,12 @@ def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runti
     if approval is None:
         # the wait never stored the call: it cannot have been approved
         return Verdict(approved=False, status="denied", reason="no approval was requested for this call")
-    if approval.pending:
-        status, reason = _answer_of(outcome)
+    status, reason = _answer_of(outcome)
+    if status == "timed_out":
+        # The wait timed out: an answer stored since came too late to reach Step Functions (the API said
+        # so to whoever gave it), so the call is not run whatever that answer was.
+        approval = approvals.settle(approval, status, reason=None, overrule=approval.status != "timed_out")
+    elif approval.pending:
         approval = approvals.settle(approval, status, reason=reason)
     approvals.mark_running_unless_waiting(run_id)
     approved = approval.status == "approved"

@@ -171,21 +171,25 @@ class ApprovalStore:
             if not _conditional_failed(exc):
                 raise
 
-    def settle(self, approval: Approval, status: ApprovalStatus, *, reason: str | None) -> Approval:
+    def settle(
+        self, approval: Approval, status: ApprovalStatus, *, reason: str | None, overrule: bool = False
+    ) -> Approval:
         """Record how a wait ended outside the API (timed out, or answered straight to Step Functions), if
-        nobody answered first; returns the approval as it then stands."""
+        nobody answered first, or whatever was answered with `overrule` (the wait timed out before the
+        answer reached Step Functions, which told the API so); returns the approval as it then stands."""
         sets: dict[str, Any] = {"status": status, "answered_at": self._now_iso()}
         if reason is not None:
             sets["reason"] = reason
         try:
-            return self._update(approval, sets, "#status = :pending", None)
+            return self._update(approval, sets, "attribute_exists(sk)" if overrule else "#status = :pending", None)
         except ApprovalNotPending as first:
             return first.approval
 
     def _update(self, approval: Approval, sets: dict[str, Any], condition: str, token: str | None) -> Approval:
         names = {"#status": "status"} | {f"#{key}": key for key in sets}
         values = {f":{key}": serialize_value(value) for key, value in sets.items()}
-        values[":pending"] = serialize_value("pending")
+        if ":pending" in condition:
+            values[":pending"] = serialize_value("pending")
         if token is not None:
             values[":token"] = serialize_value(token)
         try:

@@ -23,6 +23,7 @@ from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
+    ApprovalRequest,
     ErrorResponse,
     RunAccepted,
     RunEvents,
@@ -32,6 +33,7 @@ from stepwise.models.api import (
 )
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
 from stepwise.models.run import RunStatus
+from stepwise.steps.api.approvals import answer_approval
 from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.chat_stream import ChatStreamStart, start_chat_stream, streams_as_it_runs
 from stepwise.steps.api.errors import (
@@ -86,6 +88,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
+    ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
@@ -96,7 +99,8 @@ _ERROR_DESCRIPTIONS = {
     400: "The body is not JSON.",
     401: "No caller identity.",
     404: "No such run visible to the caller.",
-    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended.",
+    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended; or the "
+    "tool call is not waiting for approval.",
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",
@@ -329,6 +333,30 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     def post_cancel(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
         owner = request_owner(app.current_event)
         return cancel_run(services.get(), owner=owner, run_reference=run_id)
+
+    @app.post(
+        "/v1/runs/<run_id>/approvals/<call_id>",
+        summary="Approve or deny a tool call",
+        description="Answer a tool call the run paused for approval (status WAITING_APPROVAL, listed in the "
+        "run's `pending_approvals`): approved, the tool runs; denied, it does not and the model reads the "
+        "reason. 409 when the call is not waiting (already answered, timed out) or the run ended.",
+        responses={
+            **_success_response(200, "The run, going on (RUNNING once no call waits).", RunView),
+            **_error_responses(400, 401, 404, 409, 413, 415, 422, 503),
+        },
+        tags=["runs"],
+    )
+    def post_approval(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        call_id: Annotated[
+            str, Path(min_length=1, max_length=128, description="The call's id, as `pending_approvals` lists it.")
+        ],
+        body: ApprovalRequest,
+    ) -> RunView:
+        event = app.current_event
+        owner = request_owner(event)
+        _require_json(event)
+        return answer_approval(services.get(), owner=owner, run_reference=run_id, call_id=call_id, request=body)
 
     @app.post(
         "/v1/chat/completions",
