@@ -272,3 +272,28 @@ def test_a_waiting_run_can_be_cancelled_and_its_call_then_refused(
     assert (cancelled.status_code, cancelled.json()["status"]) == (200, "CANCELLED")
     assert (late.status_code, late.json()["error"]["type"]) == (409, "run_ended")
     assert "3 dan" not in ledger_lines(ledger)
+
+
+def test_a_run_waiting_when_serve_stops_is_still_approvable_after_a_restart(
+    tmp_path: Path, model: FakeOpenAIServer, dynamodb_local: str, unique_table_name: str
+) -> None:
+    # Given `stepwise serve` on a lasting store, with a run waiting for approval of a transfer
+    ledger = write_tools(tmp_path)
+    config = approval_config(model.base_url)
+    store = {"dynamodb_endpoint_url": dynamodb_local, "table_name": unique_table_name}
+    script(model, {"id": "call_pay_9", "name": "transfer", "arguments": {"amount": 4, "to": "zoe"}}, "Sent.")
+    with serve(config, tmp_path, **store) as first:
+        run_id = start(caller(first, "restarter"), "pay zoe 4")
+        assert waiting(caller(first, "restarter"), run_id)["status"] == "WAITING_APPROVAL"
+    # When serve starts again on the same store (it resumes the open runs) and the owner approves
+    with serve(config, tmp_path, **store) as second:
+        client = caller(second, "restarter")
+        resumed = waiting(client, run_id)
+        answered = client.post(f"/v1/runs/{run_id}/approvals/call_pay_9", json={"approved": True})
+        done = finished(client, run_id)
+    # Then the call was still waiting, with its arguments, the approval reached the resumed execution,
+    # the tool ran once and the run succeeded
+    assert [each["call_id"] for each in resumed["pending_approvals"]] == ["call_pay_9"]
+    assert answered.status_code == 200, answered.text
+    assert (done["status"], done["answer"]) == ("SUCCEEDED", "Sent.")
+    assert ledger_lines(ledger).count("4 zoe") == 1

@@ -3,8 +3,8 @@
 The answer is stored first — a conditional update, so of two answers only one wins — then given to
 Step Functions with the call's task token: SendTaskSuccess to approve, SendTaskFailure (`ApprovalDenied`,
 the reason as cause) to deny. If the wait ended before the token was answered (it timed out, the run was
-stopped) the call is not run and the answer is refused with 409; if Step Functions could not be reached,
-the answer is undone so it can be sent again.
+stopped) the answer is undone, the call is not run and the answer is refused with 409; if Step Functions
+could not be reached, the answer is undone too, so it can be sent again.
 """
 
 from __future__ import annotations
@@ -67,10 +67,14 @@ def answer_approval(
                 answered.task_token, error=ApprovalDenied.__name__, cause=request.reason or ""
             )
     except TaskTokenGone:
-        # The wait ended first; ToolInvoke records the call as timed out and does not run it.
+        # The answer did not reach Step Functions, so it is no answer: the wait ended first (ToolInvoke
+        # then records the call as timed out and does not run it), or a restarted local engine is
+        # resuming it under a new token (the call is waiting again in a moment).
+        store.approvals.reopen(answered)
         raise ApprovalNotPending(
-            f"call {call_id} of run {run_id} is no longer waiting for approval: its wait ended",
-            details={"run_id": run_id, "call_id": call_id, "status": "timed_out"},
+            f"call {call_id} of run {run_id} is not waiting for approval with the token it had: its wait "
+            "ended, or is being resumed; read the run again",
+            details={"run_id": run_id, "call_id": call_id},
         ) from None
     except CallbackFailed:
         store.approvals.reopen(answered)
