@@ -209,9 +209,7 @@ def test_an_unanswered_call_is_denied_when_its_wait_times_out(
     assert (late.status_code, late.json()["error"]["type"]) == (409, "run_ended")
 
 
-def test_only_the_owner_sees_and_answers_a_waiting_call(
-    served: tuple[LocalApi, Path], model: FakeOpenAIServer
-) -> None:
+def test_only_the_owner_sees_and_answers_a_waiting_call(served: tuple[LocalApi, Path], model: FakeOpenAIServer) -> None:
     # Given a run of one caller waiting for approval
     api, ledger = served
     owner, stranger = caller(api, "owner-a"), caller(api, "stranger-b")

@@ -212,9 +212,8 @@ def test_every_result_selector_reads_each_field_from_the_lambda_payload_under_it
     definition: dict[str, Any],
 ) -> None:
     # Given every Task with a ResultSelector
-    selectors = {
-        name: state["ResultSelector"] for name, state, _ in task_states(definition["States"]) if "ResultSelector" in state
-    }
+    tasks = task_states(definition["States"])
+    selectors = {name: state["ResultSelector"] for name, state, _ in tasks if "ResultSelector" in state}
     # When / Then each field comes from the same-named field of the function's return value, never renamed
     assert selectors
     for name, selector in selectors.items():

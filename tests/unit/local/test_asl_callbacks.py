@@ -63,8 +63,7 @@ class Answerer:
 
 
 def _run(machine: LocalStateMachine, document: dict[str, Any]) -> Any:
-    result = machine.start_execution("exec-1", document)
-    return result
+    return machine.start_execution("exec-1", document)
 
 
 def test_send_task_success_output_is_the_task_result() -> None:
@@ -206,7 +205,7 @@ def test_a_callback_task_that_passes_no_token_is_refused_at_load() -> None:
     definition = _machine_definition(Parameters={"FunctionName": "ask", "Payload.$": "$"})
 
     # When / Then loading it is refused, as Step Functions refuses it: nobody could answer the task
-    with pytest.raises(AslDefinitionError, match="Task.Token"):
+    with pytest.raises(AslDefinitionError, match=r"\$\$\.Task\.Token"):
         LocalStateMachine(definition, ScriptedInvoker({}))
 
 
