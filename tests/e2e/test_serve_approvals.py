@@ -101,10 +101,12 @@ def caller(api: LocalApi, key: str) -> httpx.Client:
     return httpx.Client(base_url=api.url, headers={"x-api-key": key}, timeout=30)
 
 
-def script(model: FakeOpenAIServer, call: dict[str, Any], answer: str) -> None:
-    """The model asks for `call`, then answers `answer` whatever the observation."""
+def script(model: FakeOpenAIServer, call: dict[str, Any], answer: str | None) -> None:
+    """The model asks for `call`, then answers `answer` whatever the observation (None: the run is not
+    expected to ask again, so nothing is left queued for the next test)."""
     model.enqueue(body=chat_completion(tool_calls=[call]))
-    model.enqueue(body=chat_completion(content=answer))
+    if answer is not None:
+        model.enqueue(body=chat_completion(content=answer))
 
 
 def start(client: httpx.Client, question: str) -> str:
@@ -260,7 +262,7 @@ def test_a_waiting_run_can_be_cancelled_and_its_call_then_refused(
     # Given a run waiting for approval
     api, ledger = served
     client = caller(api, "canceller")
-    script(model, {"id": "call_pay_5", "name": "transfer", "arguments": {"amount": 3, "to": "dan"}}, "Done.")
+    script(model, {"id": "call_pay_5", "name": "transfer", "arguments": {"amount": 3, "to": "dan"}}, None)
     run_id = start(client, "pay dan 3")
     assert waiting(client, run_id)["status"] == "WAITING_APPROVAL"
     # When the owner cancels it, then tries to approve the call
@@ -273,18 +275,20 @@ def test_a_waiting_run_can_be_cancelled_and_its_call_then_refused(
 
 
 def test_a_run_waiting_when_serve_stops_is_still_approvable_after_a_restart(
-    tmp_path: Path, model: FakeOpenAIServer, dynamodb_local: str, unique_table_name: str
+    served: tuple[LocalApi, Path], model: FakeOpenAIServer, dynamodb_local: str, unique_table_name: str
 ) -> None:
-    # Given `stepwise serve` on a lasting store, with a run waiting for approval of a transfer
-    ledger = write_tools(tmp_path)
+    # Given `stepwise serve` on a lasting store (the tool modules of the other tests, already imported),
+    # with a run waiting for approval of a transfer
+    ledger = served[1]
+    config_dir = ledger.parent
     config = approval_config(model.base_url)
     store = {"dynamodb_endpoint_url": dynamodb_local, "table_name": unique_table_name}
     script(model, {"id": "call_pay_9", "name": "transfer", "arguments": {"amount": 4, "to": "zoe"}}, "Sent.")
-    with serve(config, tmp_path, **store) as first:
+    with serve(config, config_dir, **store) as first:
         run_id = start(caller(first, "restarter"), "pay zoe 4")
         assert waiting(caller(first, "restarter"), run_id)["status"] == "WAITING_APPROVAL"
     # When serve starts again on the same store (it resumes the open runs) and the owner approves
-    with serve(config, tmp_path, **store) as second:
+    with serve(config, config_dir, **store) as second:
         client = caller(second, "restarter")
         resumed = waiting(client, run_id)
         answered = client.post(f"/v1/runs/{run_id}/approvals/call_pay_9", json={"approved": True})

@@ -25,9 +25,9 @@ def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
     return created
 
 
-def _request(store: ConversationStore, token: str) -> Any:
+def _request(store: ConversationStore, token: str, *, now: float = 1_900_000_000.0) -> Any:
     return store.approvals.request(
-        "run1", 1, 0, CALL, token=token, timeout_at=2_000_000_000.0, expires_at=2_000_000_000
+        "run1", 1, 0, CALL, token=token, now=now, timeout_at=now + 600, expires_at=2_000_000_000
     )
 
 
@@ -69,6 +69,24 @@ def test_a_replayed_wait_takes_the_new_token_and_an_answered_one_is_kept(store: 
     assert (replayed.status, replayed.task_token) == ("pending", "token-2")
     store.approvals.answer(replayed, "approved", reason=None)
     assert _request(store, "token-3").status == "approved"
+
+
+def test_a_replayed_wait_after_its_time_ran_out_keeps_the_old_token(store: ConversationStore) -> None:
+    # Given a call waiting 600 s with one token
+    _request(store, "token-1", now=1_900_000_000.0)
+    # When its wait is replayed after those 600 s
+    replayed = _request(store, "token-2", now=1_900_000_601.0)
+    # Then it is returned as it was, so the wait can be settled as timed out rather than begin again
+    assert (replayed.status, replayed.task_token, replayed.timeout_at) == ("pending", "token-1", 1_900_000_600.0)
+
+
+def test_a_replayed_wait_after_its_time_ran_out_keeps_the_old_token(store: ConversationStore) -> None:
+    # Given a call waiting 600 s with one token
+    _request(store, "token-1", now=1_900_000_000.0)
+    # When its wait is replayed after those 600 s
+    replayed = _request(store, "token-2", now=1_900_000_601.0)
+    # Then it is returned as it was, so the wait can be settled as timed out rather than begin again
+    assert (replayed.status, replayed.task_token, replayed.timeout_at) == ("pending", "token-1", 1_900_000_600.0)
 
 
 def test_an_answer_that_lost_to_a_timeout_is_overruled(store: ConversationStore) -> None:

@@ -89,6 +89,7 @@ def await_approval(event: ApprovalWaitEvent, runtime: StepRuntime) -> dict[str, 
         event.index,
         call,
         token=event.task_token,
+        now=now,
         timeout_at=now + timeout,
         expires_at=stored.meta.expires_at,
     )

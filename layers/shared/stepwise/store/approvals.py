@@ -86,10 +86,20 @@ class ApprovalStore:
                 return approvals
 
     def request(
-        self, run_id: str, iteration: int, index: int, call: ToolCall, *, token: str, timeout_at: float, expires_at: int
+        self,
+        run_id: str,
+        iteration: int,
+        index: int,
+        call: ToolCall,
+        *,
+        token: str,
+        now: float,
+        timeout_at: float,
+        expires_at: int,
     ) -> Approval:
-        """Store the call as waiting with `token`; a call already waiting (a replayed wait) takes the new
-        token, and one already answered is returned as it is."""
+        """Store the call as waiting with `token` until `timeout_at`; a call already waiting (a replayed
+        wait) takes the new token and wait, unless its first wait has run out by `now`; one already
+        answered, or run out, is returned as it is."""
         item = {
             "pk": keys.run_pk(run_id),
             "sk": approval_sk(iteration, index),
@@ -122,12 +132,13 @@ class ApprovalStore:
                 TableName=self._table,
                 Key=self._key(run_id, iteration, index),
                 UpdateExpression="SET task_token = :token, timeout_at = :timeout_at",
-                ConditionExpression="#status = :pending",
+                ConditionExpression="#status = :pending AND timeout_at > :now",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues={
                     ":token": serialize_value(token),
                     ":timeout_at": serialize_value(timeout_at),
                     ":pending": serialize_value("pending"),
+                    ":now": serialize_value(now),
                 },
                 ReturnValues="ALL_NEW",
             )
