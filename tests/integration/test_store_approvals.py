@@ -80,15 +80,6 @@ def test_a_replayed_wait_after_its_time_ran_out_keeps_the_old_token(store: Conve
     assert (replayed.status, replayed.task_token, replayed.timeout_at) == ("pending", "token-1", 1_900_000_600.0)
 
 
-def test_a_replayed_wait_after_its_time_ran_out_keeps_the_old_token(store: ConversationStore) -> None:
-    # Given a call waiting 600 s with one token
-    _request(store, "token-1", now=1_900_000_000.0)
-    # When its wait is replayed after those 600 s
-    replayed = _request(store, "token-2", now=1_900_000_601.0)
-    # Then it is returned as it was, so the wait can be settled as timed out rather than begin again
-    assert (replayed.status, replayed.task_token, replayed.timeout_at) == ("pending", "token-1", 1_900_000_600.0)
-
-
 def test_an_answer_that_lost_to_a_timeout_is_overruled(store: ConversationStore) -> None:
     # Given a call whose answer was stored but reached Step Functions after its wait timed out
     answered = store.approvals.answer(_request(store, "token-1"), "approved", reason=None)
