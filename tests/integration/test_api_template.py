@@ -1,4 +1,5 @@
-"""template.yaml declares every API route for ApiFunction, and protects each one."""
+"""template.yaml declares every API route (on ApiFunction, or StreamFunction for the two that stream), and
+protects each one."""
 
 from __future__ import annotations
 
@@ -19,9 +20,14 @@ def template() -> dict[str, Any]:
     return SamTemplate.load(PROJECT_ROOT / "template.yaml").document
 
 
-def test_every_route_of_the_api_is_an_event_of_the_api_function(template: dict[str, Any]) -> None:
-    # Given the API function's events
-    events = template["Resources"]["ApiFunction"]["Properties"]["Events"].values()
+def test_every_route_of_the_api_is_an_event_of_an_http_function(template: dict[str, Any]) -> None:
+    # Given the events of the API function and of the stream function
+    resources = template["Resources"]
+    events = [
+        event
+        for logical_id in ("ApiFunction", "StreamFunction")
+        for event in resources[logical_id]["Properties"]["Events"].values()
+    ]
     # Then they are exactly the routes the handler serves, all on the one REST API
     declared = {(event["Properties"]["Method"].upper(), event["Properties"]["Path"]) for event in events}
     assert declared == set(ROUTES)

@@ -20,6 +20,7 @@ _ENVIRONMENT_NAMES = {
     "stepfunctions_endpoint_url": "STEPFUNCTIONS_ENDPOINT_URL",
     "run_ttl_days": "RUN_TTL_DAYS",
     "workflow_type": "WORKFLOW_TYPE",
+    "otel": "STEPWISE_OTEL",
 }
 
 
@@ -35,6 +36,8 @@ class Settings(BaseModel):
     stepfunctions_endpoint_url: str | None = None
     run_ttl_days: int = Field(default=30, ge=1, le=3650)
     workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
+    # GenAI spans (OpenTelemetry) around model and tool calls; OpenTelemetry is imported only when true
+    otel: bool = False
 
     @property
     def config_path(self) -> Path:

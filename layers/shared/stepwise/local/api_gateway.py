@@ -7,17 +7,15 @@ keys are two owners.
 
 from __future__ import annotations
 
-import base64
-import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-from stepwise.steps.api import ROUTES
 from stepwise.steps.api.caller_key import presented_api_key
+from stepwise.streaming.proxy_event import proxy_event
 
 DEFAULT_MAX_API_INSTANCES = 8
 LOCAL_STAGE = "local"
@@ -34,71 +32,27 @@ class FunctionInvoker(Protocol):
         ...
 
 
-def _resource_pattern(resource: str) -> re.Pattern[str]:
-    return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(resource)) + "$")
-
-
-_RESOURCES = [(resource, _resource_pattern(resource)) for resource in dict.fromkeys(path for _, path in ROUTES)]
-
-
-def _group(pairs: list[tuple[str, str]]) -> tuple[dict[str, str] | None, dict[str, list[str]] | None]:
-    """API Gateway's two views of repeated names: the last value of each, and all values of each."""
-    if not pairs:
-        return None, None
-    multi: dict[str, list[str]] = {}
-    for name, value in pairs:
-        multi.setdefault(name, []).append(value)
-    return {name: values[-1] for name, values in multi.items()}, multi
-
-
 def api_gateway_event(
     *, method: str, target: str, headers: list[tuple[str, str]], body: bytes, host: str, source_ip: str
 ) -> dict[str, Any]:
     """The API Gateway REST proxy event for one HTTP request (`target` is the path with its query)."""
-    split = urlsplit(target)
-    path = unquote(split.path) or "/"
-    resource, path_parameters = path, None
-    for candidate, pattern in _RESOURCES:
-        match = pattern.match(path)
-        if match:
-            resource, path_parameters = candidate, match.groupdict() or None
-            break
-    single_headers, multi_headers = _group(headers)
-    query, multi_query = _group(parse_qsl(split.query, keep_blank_values=True))
     api_key = presented_api_key(headers)
-    identity: dict[str, Any] = {"sourceIp": source_ip, "userAgent": (single_headers or {}).get("User-Agent")}
+    user_agent = next((value for name, value in headers if name.lower() == "user-agent"), None)
+    identity: dict[str, Any] = {"sourceIp": source_ip, "userAgent": user_agent}
     if api_key:
         identity |= {"apiKey": api_key, "apiKeyId": api_key}
-    try:
-        text, encoded = (body.decode("utf-8"), False) if body else (None, False)
-    except UnicodeDecodeError:
-        text, encoded = base64.b64encode(body).decode("ascii"), True
-    return {
-        "resource": resource,
-        "path": path,
-        "httpMethod": method,
-        "headers": single_headers,
-        "multiValueHeaders": multi_headers,
-        "queryStringParameters": query,
-        "multiValueQueryStringParameters": multi_query,
-        "pathParameters": path_parameters,
-        "stageVariables": None,
-        "requestContext": {
-            "accountId": LOCAL_ACCOUNT,
-            "apiId": "local",
-            "domainName": host,
-            "httpMethod": method,
-            "identity": identity,
-            "path": path,
-            "protocol": "HTTP/1.1",
-            "requestId": str(uuid.uuid4()),
-            "requestTimeEpoch": int(time.time() * 1000),
-            "resourcePath": resource,
-            "stage": LOCAL_STAGE,
-        },
-        "body": text,
-        "isBase64Encoded": encoded,
+    context = {
+        "accountId": LOCAL_ACCOUNT,
+        "apiId": "local",
+        "domainName": host,
+        "identity": identity,
+        "path": unquote(urlsplit(target).path) or "/",
+        "protocol": "HTTP/1.1",
+        "requestId": str(uuid.uuid4()),
+        "requestTimeEpoch": int(time.time() * 1000),
+        "stage": LOCAL_STAGE,
     }
+    return proxy_event(method=method, target=target, headers=headers, body=body, request_context=context)
 
 
 class FunctionInstances:

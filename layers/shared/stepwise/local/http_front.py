@@ -28,13 +28,12 @@ generator may block (poll the store, sleep) without stalling other connections. 
 from __future__ import annotations
 
 import asyncio
-import base64
 import socket
 import threading
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import h11
@@ -42,12 +41,19 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
-from stepwise.models.api import ErrorBody, ErrorResponse
 from stepwise.observability import logger
 from stepwise.steps.api import ROUTES
+from stepwise.streaming.answers import (
+    Event,
+    HttpResponse,
+    StreamRoute,
+    error_answer,
+    next_chunk,
+    proxy_response,
+    send_answer,
+)
 
-Event = dict[str, Any]
-Body = bytes | Iterable[bytes] | AsyncIterable[bytes]
+__all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
 
@@ -62,40 +68,6 @@ class FrontLimits:
     workers: int = 8
     waiting_workers: int = 8
     max_connections: int = 512
-
-
-@dataclass
-class HttpResponse:
-    """What a route answers: a status, headers and a body (bytes, or chunks to stream)."""
-
-    status: int
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    body: Body = b""
-
-
-StreamRoute = Callable[[Event], HttpResponse | None]
-
-
-def error_answer(status: int, error_type: str, message: str, **headers: str) -> HttpResponse:
-    """An error of the front itself, in the API's `{"error": {...}}` shape."""
-    body = ErrorResponse(error=ErrorBody(type=error_type, message=message, details={}))
-    pairs = [("content-type", "application/json")] + [
-        (name.replace("_", "-"), value) for name, value in headers.items()
-    ]
-    return HttpResponse(status, pairs, body.model_dump_json().encode("utf-8"))
-
-
-def proxy_response(response: Any) -> HttpResponse:
-    """The HTTP response of a Lambda proxy integration result, as API Gateway writes it."""
-    if not isinstance(response, dict):
-        return error_answer(502, "bad_gateway", "the API function answered with no response")
-    raw = response.get("body") or ""
-    body = base64.b64decode(raw) if response.get("isBase64Encoded") else str(raw).encode("utf-8")
-    headers = {name: [str(value)] for name, value in (response.get("headers") or {}).items()}
-    for name, values in (response.get("multiValueHeaders") or {}).items():
-        headers[name] = [str(value) for value in values]
-    pairs = [(name, value) for name, values in headers.items() if name.lower() != "content-length" for value in values]
-    return HttpResponse(int(response.get("statusCode", 502)), pairs, body)
 
 
 class _HeadTimeoutProtocol(H11Protocol):
@@ -127,11 +99,6 @@ class _HeadTimeoutProtocol(H11Protocol):
         waiting_for_head = self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
         if waiting_for_head and not self.transport.is_closing():
             self.timeout_keep_alive_handler()
-
-
-def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
-    """The next chunk of a streamed body, None at its end (run on a worker thread: it may block)."""
-    return next(iterator, None)
 
 
 _ROUTE_METHODS = {method for method, _ in ROUTES} | {"HEAD", "OPTIONS"}
@@ -300,29 +267,10 @@ class ApiFront:
             self._waiting_slots.release()
 
     async def _send(self, send: Any, method: str, answer: HttpResponse) -> None:
-        headers = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in answer.headers]
-        if isinstance(answer.body, bytes):
-            headers.append((b"content-length", str(len(answer.body)).encode()))
-            await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-            await send({"type": "http.response.body", "body": b"" if method == "HEAD" else answer.body})
-            return
-        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-        async for chunk in self._chunks(answer.body):
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b""})
+        await send_answer(send, method, answer, self._next_chunk)
 
-    async def _chunks(self, body: Iterable[bytes] | AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-        if isinstance(body, AsyncIterable):
-            async for chunk in body:
-                yield chunk
-            return
-        loop = asyncio.get_running_loop()
-        iterator: Iterator[bytes] = iter(body)
-        while True:
-            produced = await loop.run_in_executor(self._waiting_pool, _next_chunk, iterator)
-            if produced is None:
-                return
-            yield produced
+    async def _next_chunk(self, iterator: Iterator[bytes]) -> bytes | None:
+        return await asyncio.get_running_loop().run_in_executor(self._waiting_pool, next_chunk, iterator)
 
 
 def chat_is_waiting(method: str, resource: str) -> bool:

@@ -33,10 +33,8 @@ from stepwise.local.api_gateway import (
     FunctionInstances,
     api_gateway_event,
 )
-from stepwise.local.chat_stream_route import chat_stream_route
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
-from stepwise.local.event_stream_route import events_stream_route
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, chat_is_waiting
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
@@ -44,6 +42,7 @@ from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
 from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
+from stepwise.streaming.routes import chat_stream_route, events_stream_route
 
 __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_event", "command_serve"]
 

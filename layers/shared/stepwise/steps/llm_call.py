@@ -93,7 +93,12 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     stop = list(dict.fromkeys(request.stop + options.stop))
     request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
     started = time.perf_counter()
-    completion = runtime.chat_model(profile.model).complete(request)
+    provider, model_name = runtime.model_identity(profile.model)
+    with runtime.spans.chat(
+        provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
+    ) as span:
+        completion = runtime.chat_model(profile.model).complete(request)
+        span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
     step = StepRecord(

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
     from stepwise.config.model import AgentProfile, StepwiseConfig
     from stepwise.credentials import SecretResolver
+    from stepwise.genai_spans import GenAiSpans
     from stepwise.llm.base import ChatModel
     from stepwise.tools import ToolRegistry
 
@@ -41,6 +42,7 @@ class StepRuntime:
         secret_resolver: SecretResolver | None = None,
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
+        spans: GenAiSpans | None = None,
     ) -> None:
         self._config = config
         self._config_lock = threading.Lock()
@@ -52,6 +54,7 @@ class StepRuntime:
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
         self._lock = threading.Lock()
+        self._spans = spans
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StepRuntime:
@@ -63,8 +66,19 @@ class StepRuntime:
 
             return read_config_file(settings.config_path).config
 
+        from stepwise.genai_spans import spans_for
+
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
-        return cls(config=load, config_dir=settings.config_dir, store=store)
+        return cls(config=load, config_dir=settings.config_dir, store=store, spans=spans_for(settings.otel))
+
+    @property
+    def spans(self) -> GenAiSpans:
+        """The GenAI spans of model and tool calls (none unless enabled)."""
+        if self._spans is None:
+            from stepwise.genai_spans import NoSpans
+
+            self._spans = NoSpans()
+        return self._spans
 
     @property
     def config(self) -> StepwiseConfig:
@@ -87,6 +101,12 @@ class StepRuntime:
     def profile(self, name: str) -> AgentProfile:
         """The named agent profile."""
         return self.config.profile(name)
+
+    def model_identity(self, name: str) -> tuple[str, str]:
+        """The named model's provider (`openai`, `bedrock`, `scripted`) and the model its provider is asked for."""
+        config = self.config.models[name]
+        requested = getattr(config, "model", None) or getattr(config, "model_id", None) or name
+        return config.provider, str(requested)
 
     def chat_model(self, name: str) -> ChatModel:
         """The named model, built once."""

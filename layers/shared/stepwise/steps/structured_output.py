@@ -183,7 +183,13 @@ def _ask_and_store(
 ) -> str:
     """Make one formatting call and store its reply with its trace step; the stored reply."""
     started = time.perf_counter()
-    completion = runtime.chat_model(runtime.profile(meta.profile).model).complete(request)
+    model = runtime.profile(meta.profile).model
+    provider, model_name = runtime.model_identity(model)
+    with runtime.spans.chat(
+        provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
+    ) as span:
+        completion = runtime.chat_model(model).complete(request)
+        span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     reply = reply_text(completion)
     _, problem = reply_problem(reply, schema)

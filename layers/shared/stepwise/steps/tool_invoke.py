@@ -54,7 +54,9 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         max_observation_chars=profile.limits.max_observation_chars,
         redactor=runtime.secret_resolver.redactor,
     )
-    observation = invoker.invoke(call)
+    with runtime.spans.tool(name=call.name, call_id=call.id) as span:
+        observation = invoker.invoke(call)
+        span.observed(observation)
     message = ChatMessage(role="tool", content=observation.content, tool_call_id=call.id, name=call.name)
     step = StepRecord(
         iteration=event.iteration,

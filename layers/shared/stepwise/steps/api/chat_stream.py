@@ -1,11 +1,11 @@
 """A streamed chat completion sent as the run goes: `POST /v1/chat/completions` with `stream: true`.
 
-API Gateway (REST) buffers a Lambda's answer, so there the stream is built once the run has ended
-(`chat.completion_events`). `stepwise serve` can write a body over time: its front marks the request
-(`STREAM_MARK` in `requestContext`, a key API Gateway never sets), the API function then only queues
-and starts the run and answers 202 with a `ChatStreamStart`, and the front sends `chat_chunks`: the
-role chunk, one chunk per step as the events route reads it (`events.follow_run`), then the answer,
-the finish chunk and `[DONE]`.
+A front that can write a body over time (`stepwise serve`, and on AWS the streaming function behind API
+Gateway's response streaming) marks the request (`STREAM_MARK` in `requestContext`, a key API Gateway
+never sets; see `stepwise.streaming.routes`), the API function then only queues and starts the run and
+answers 202 with a `ChatStreamStart`, and the front sends `chat_chunks`: the role chunk, one chunk per
+step as the events route reads it (`events.follow_run`), then the answer, the finish chunk and `[DONE]`.
+Unmarked (the buffered API function), the stream is built once the run has ended (`chat.completion_events`).
 
 Steps travel in chunks whose `choices[0].delta` is empty, as OpenAI's own finish chunk is, with the
 step under a non-standard top-level `stepwise_step` field: OpenAI clients ignore fields they do not
@@ -27,7 +27,7 @@ from stepwise.models.api import ErrorBody, ErrorResponse
 from stepwise.models.chat_api import ChatCompletionChunk, ChatCompletionRequest, ChunkChoice, ChunkDelta
 from stepwise.steps.api.chat import chat_completion_of, completion_events, queue_chat_run
 from stepwise.steps.api.errors import ApiError
-from stepwise.steps.api.events import STREAM_POLL_SECONDS, follow_run
+from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keepalive, follow_run
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.runtime import StepRuntime
@@ -72,11 +72,15 @@ def chat_chunks(
     start: ChatStreamStart,
     poll_seconds: float = STREAM_POLL_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    keepalive: Keepalive | None = None,
 ) -> Iterator[bytes]:
     """The run's steps as `chat.completion.chunk` events as they are stored, then its answer and `[DONE]`.
 
     A run that ends without an answer ends the stream with an `{"error": ...}` event, as OpenAI does.
+    While nothing is stored, a `: keep-alive` comment (OpenAI clients skip comment lines) keeps the
+    connection from idling out.
     """
+    idle = keepalive or Keepalive()
     completion_id = f"chatcmpl-{start.run_id}"
 
     def chunk(delta: ChunkDelta, step: dict[str, Any] | None = None) -> bytes:
@@ -91,6 +95,10 @@ def chat_chunks(
     for read in follow_run(
         runtime, owner=owner, run_reference=start.run_id, after=None, poll_seconds=poll_seconds, sleep=sleep
     ):
+        if read.events:
+            idle.sent()
+        elif not read.done and idle.due():
+            yield KEEPALIVE_FRAME
         for step in read.events:
             yield chunk(ChunkDelta(), step.model_dump(mode="json", exclude_none=True))
     final = runtime.store.require_run(start.run_id)

@@ -24,6 +24,10 @@ from stepwise.steps.runtime import StepRuntime
 
 CURSOR_VERSION = 1
 STREAM_POLL_SECONDS = 0.2
+# An SSE comment line sent when nothing was stored for this long: API Gateway closes a streamed answer idle
+# for 30 s (edge-optimized endpoint; 5 min regional), and a model call can take longer than that.
+KEEPALIVE_SECONDS = 10.0
+KEEPALIVE_FRAME = b": keep-alive\n\n"
 _KIND_ORDER = {"llm": 0, "parse": 1, "tool": 2, "format": 3}
 _CURSOR_FIELD = "after (query parameter)"
 
@@ -138,6 +142,26 @@ def follow_run(
     return reads()
 
 
+class Keepalive:
+    """Says when a stream that sent nothing for `every_seconds` should send a keep-alive comment."""
+
+    def __init__(self, every_seconds: float = KEEPALIVE_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
+        self._every = every_seconds
+        self._clock = clock
+        self._last = clock()
+
+    def sent(self) -> None:
+        """Something was just sent."""
+        self._last = self._clock()
+
+    def due(self) -> bool:
+        """Nothing was sent for long enough: the caller sends `KEEPALIVE_FRAME` (and this counts as sent)."""
+        if self._clock() - self._last < self._every:
+            return False
+        self.sent()
+        return True
+
+
 def event_stream(
     runtime: StepRuntime,
     *,
@@ -146,19 +170,26 @@ def event_stream(
     after: str | None,
     poll_seconds: float = STREAM_POLL_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    keepalive: Keepalive | None = None,
 ) -> Iterator[bytes]:
     """The run's steps as server-sent events, each sent as soon as it is stored, ending with the run.
 
     A run the caller may not see (404) or a bad cursor (422) raises before any byte is sent. Each step
     is an `event: step` whose `data` is the step as JSON; the last step of each read carries the cursor
-    as its `id`; an `event: end` says how the run ended.
+    as its `id`; an `event: end` says how the run ended. While nothing is stored, a `: keep-alive`
+    comment (which SSE clients ignore) goes out every `KEEPALIVE_SECONDS`.
     """
     answers = follow_run(
         runtime, owner=owner, run_reference=run_reference, after=after, poll_seconds=poll_seconds, sleep=sleep
     )
+    idle = keepalive or Keepalive()
 
     def frames() -> Iterator[bytes]:
         for answer in answers:
+            if answer.events:
+                idle.sent()
+            elif not answer.done and idle.due():
+                yield KEEPALIVE_FRAME
             for index, step in enumerate(answer.events):
                 cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
                 yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()

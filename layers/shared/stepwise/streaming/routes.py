@@ -1,0 +1,88 @@
+"""The two routes that stream, for `stepwise serve` and the streaming function alike.
+
+- `GET /v1/runs/{run_id}/events` asked as `text/event-stream`: each step as it is stored, from the same
+  store the API reads (`steps.api.events.event_stream`). Asked as JSON, the route passes it on.
+- `POST /v1/chat/completions` with `stream: true`: the API function still checks the request (auth, body
+  limits, validation) and starts the run; the request reaches it marked (`STREAM_MARK`, a key API Gateway
+  never sets), so it answers 202 with the run instead of waiting, and the chunks follow as the run goes
+  (`steps.api.chat_stream.chat_chunks`). Any other answer (an error, or the buffered stream of an Express
+  run) is passed on as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+
+from stepwise.steps.api.chat_stream import STREAM_MARK, ChatStreamStart, chat_chunks
+from stepwise.steps.api.errors import ApiError
+from stepwise.steps.api.events import event_stream
+from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.runtime import StepRuntime
+from stepwise.streaming.answers import Event, HttpResponse, StreamRoute, error_answer, proxy_response
+
+EVENTS_RESOURCE = "/v1/runs/{run_id}/events"
+CHAT_RESOURCE = "/v1/chat/completions"
+EVENT_STREAM = "text/event-stream"
+# an SSE answer must reach the client as it is written: no caching, no proxy buffering
+_SSE_HEADERS = [("content-type", EVENT_STREAM), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
+
+
+def _header(event: Event, name: str) -> str:
+    headers = event.get("headers") or {}
+    return next((str(value) for key, value in headers.items() if key.lower() == name), "")
+
+
+def _asks_to_stream(event: Event) -> bool:
+    raw = event.get("body") or ""
+    try:
+        text = base64.b64decode(raw).decode("utf-8") if event.get("isBase64Encoded") else raw
+        body = json.loads(text)
+    except (ValueError, UnicodeError):
+        return False  # the API function answers a body it cannot read
+    return isinstance(body, dict) and body.get("stream") is True
+
+
+def events_stream_route(runtime: StepRuntime) -> StreamRoute:
+    """The stream route serving run events as server-sent events from `runtime`'s store."""
+
+    def route(event: Event) -> HttpResponse | None:
+        if event.get("httpMethod") != "GET" or event.get("resource") != EVENTS_RESOURCE:
+            return None
+        if EVENT_STREAM not in _header(event, "accept"):
+            return None
+        try:
+            owner = request_owner(APIGatewayProxyEvent(event))
+            body = event_stream(
+                runtime,
+                owner=owner,
+                run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
+                after=(event.get("queryStringParameters") or {}).get("after") or None,
+            )
+        except ApiError as error:
+            return error_answer(error.status, error.type, error.message)
+        return HttpResponse(200, list(_SSE_HEADERS), body)
+
+    return route
+
+
+def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> StreamRoute:
+    """The stream route sending streamed chat completions as the run goes; `invoke` calls the API function."""
+
+    def route(event: Event) -> HttpResponse | None:
+        if event.get("httpMethod") != "POST" or event.get("resource") != CHAT_RESOURCE or not _asks_to_stream(event):
+            return None
+        marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
+        answer = invoke(marked)
+        if not isinstance(answer, dict) or answer.get("statusCode") != 202:
+            return proxy_response(answer)
+        start = ChatStreamStart.model_validate_json(answer.get("body") or "")
+        owner = request_owner(APIGatewayProxyEvent(event))
+        body = chat_chunks(runtime, owner=owner, start=start)
+        return HttpResponse(200, list(_SSE_HEADERS), body)
+
+    return route

@@ -1,0 +1,201 @@
+"""GenAI spans (OpenTelemetry's semantic conventions) around a run's model call and tool call, recorded by
+the OpenTelemetry SDK's in-memory exporter: names, kinds and attributes by value, and never any content."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+from stepwise.config.model import StepwiseConfig
+from stepwise.errors import LLMTransientError
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, Usage
+from stepwise.models.state import StatePayload, ToolInvokeEvent
+from stepwise.otel_spans import OtelSpans
+from stepwise.steps.format import format_run
+from stepwise.steps.iteration_guard import iteration_guard
+from stepwise.steps.llm_call import llm_call
+from stepwise.steps.parse import parse
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_invoke import tool_invoke
+from stepwise.store import ConversationStore
+
+QUESTION = "What time is it in Lisbon? My secret word is heliotrope."
+
+
+class QueuedModel:
+    """A chat model that plays queued completions, or raises queued errors."""
+
+    def __init__(self, *replies: Completion | Exception) -> None:
+        self.replies = list(replies)
+
+    def complete(self, request: ChatRequest) -> Completion:
+        reply = self.replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+@pytest.fixture
+def exporter() -> Iterator[InMemorySpanExporter]:
+    recorded = InMemorySpanExporter()
+    yield recorded
+    recorded.shutdown()
+
+
+def runtime_with(
+    model: QueuedModel, table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter, **profile: Any
+) -> StepRuntime:
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {
+                "m": {
+                    "provider": "openai",
+                    "base_url": "http://127.0.0.1:9/v1",
+                    "model": "gpt-4o-mini",
+                    "capabilities": {"native_tools": True},
+                }
+            },
+            "tools": {"builtin": ["current_time"]},
+            "profiles": {
+                "default": {"model": "m", "strategy": "function_calling", "tools": ["current_time"], "max_tokens": 300}
+                | profile
+            },
+        },
+        environ={},
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client, table_name = table
+    return StepRuntime(
+        config=config,
+        config_dir=tmp_path,
+        store=ConversationStore(client, table_name),
+        chat_models={"m": model},
+        spans=OtelSpans(provider),
+    )
+
+
+def first_iteration(runtime: StepRuntime) -> StatePayload:
+    """A run through its first guard, model call and parse."""
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content=QUESTION)], owner="alice", profile="default")
+    payload = StatePayload.model_validate(execution_input(meta.run_id))
+    return parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+
+
+def values_of(spans: tuple[ReadableSpan, ...]) -> str:
+    return " ".join(str(value) for span in spans for value in (span.attributes or {}).values())
+
+
+def test_a_model_call_is_a_chat_client_span_with_the_genai_attributes(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a model that asks for a tool, reporting its usage
+    reply = Completion(
+        tool_calls=[ToolCall(id="call_7", name="current_time", arguments={})],
+        usage=Usage(input_tokens=42, output_tokens=7),
+        model="gpt-4o-mini-2024-07-18",
+        finish_reason="tool_calls",
+    )
+    runtime = runtime_with(QueuedModel(reply), dynamodb_table, tmp_path, exporter)
+    # When the run's first model call is made
+    first_iteration(runtime)
+    # Then one CLIENT span `chat gpt-4o-mini` holds the request and response metadata
+    (span,) = exporter.get_finished_spans()
+    assert (span.name, span.kind, span.status.status_code) == ("chat gpt-4o-mini", SpanKind.CLIENT, StatusCode.UNSET)
+    assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.request.max_tokens": 300,
+        "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
+        "gen_ai.usage.input_tokens": 42,
+        "gen_ai.usage.output_tokens": 7,
+        "gen_ai.response.finish_reasons": ("tool_calls",),
+    }
+
+
+def test_a_tool_call_is_an_execute_tool_span_named_after_the_tool(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a run whose model asked for current_time
+    reply = Completion(
+        tool_calls=[ToolCall(id="call_7", name="current_time", arguments={})], finish_reason="tool_calls"
+    )
+    runtime = runtime_with(QueuedModel(reply), dynamodb_table, tmp_path, exporter)
+    payload = first_iteration(runtime)
+    exporter.clear()
+    # When the tool call is made
+    call = payload.calls[0]
+    tool_invoke(ToolInvokeEvent(run_id=payload.run_id, iteration=payload.iteration, index=0, call=call), runtime)
+    # Then one INTERNAL span `execute_tool current_time` names the tool and the call
+    (span,) = exporter.get_finished_spans()
+    assert (span.name, span.kind, span.status.status_code) == (
+        "execute_tool current_time",
+        SpanKind.INTERNAL,
+        StatusCode.UNSET,
+    )
+    assert dict(span.attributes or {}) == {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "current_time",
+        "gen_ai.tool.call.id": "call_7",
+        "gen_ai.tool.type": "function",
+    }
+
+
+def test_a_failed_model_call_ends_its_span_as_an_error_of_that_type(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a model whose call fails with a message quoting the prompt
+    runtime = runtime_with(
+        QueuedModel(LLMTransientError(f"HTTP 503 for {QUESTION}")), dynamodb_table, tmp_path, exporter
+    )
+    # When the model call is made, then the step fails as before
+    with pytest.raises(LLMTransientError):
+        first_iteration(runtime)
+    # And the span is an error naming the exception's type, without its message or any event
+    (span,) = exporter.get_finished_spans()
+    assert span.status.status_code is StatusCode.ERROR and span.status.description is None
+    assert (span.attributes or {})["error.type"] == "LLMTransientError"
+    assert span.events == ()
+
+
+def test_no_span_carries_the_question_or_the_answer(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a run that calls a tool and answers
+    replies = (
+        Completion(tool_calls=[ToolCall(id="call_7", name="current_time", arguments={"tz": "Europe/Lisbon"})]),
+        Completion(content="It is noon in Lisbon, heliotrope."),
+    )
+    runtime = runtime_with(QueuedModel(*replies), dynamodb_table, tmp_path, exporter)
+    payload = first_iteration(runtime)
+    event = ToolInvokeEvent(run_id=payload.run_id, iteration=payload.iteration, index=0, call=payload.calls[0])
+    tool_invoke(event, runtime)
+    parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+    # Then three spans were recorded, and none of their attributes holds a message, an argument or a result
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["chat gpt-4o-mini", "execute_tool current_time", "chat gpt-4o-mini"]
+    assert not any(word in values_of(spans) for word in ("heliotrope", "Lisbon", "noon"))
+
+
+def test_the_structured_answers_formatting_call_is_a_chat_span_too(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a profile asking for a structured answer, and a model that answers, then formats it
+    schema = {"type": "object", "properties": {"time": {"type": "string"}}, "required": ["time"]}
+    replies = (Completion(content="It is noon."), Completion(content='{"time": "12:00"}', finish_reason="stop"))
+    runtime = runtime_with(QueuedModel(*replies), dynamodb_table, tmp_path, exporter, response_schema=schema)
+    # When the run is formatted
+    format_run(first_iteration(runtime), runtime)
+    # Then the formatting call has its own chat span, with its finish reason
+    spans = exporter.get_finished_spans()
+    assert [span.name for span in spans] == ["chat gpt-4o-mini", "chat gpt-4o-mini"]
+    assert (spans[1].attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)
