@@ -46,6 +46,7 @@ from stepwise.steps.api.errors import (
 )
 from stepwise.steps.api.events import run_events
 from stepwise.steps.api.lifecycle import cancel_run, list_runs
+from stepwise.steps.api.openapi_schemas import CHUNK_EVENT_SCHEMA, STEP_EVENT_SCHEMA
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
@@ -62,26 +63,6 @@ DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 # The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
 MAX_BODY_DEPTH = 32
-# One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
-# (each event, not the stream as a whole).
-_CHUNK_EVENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "data": {"type": "string", "description": "A `chat.completion.chunk` as JSON; the last event is `[DONE]`."}
-    },
-}
-
-_STEP_EVENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "event": {"type": "string", "enum": ["step", "end"]},
-        "id": {"type": "string", "description": "The cursor after this step (on the last step of a read)."},
-        "data": {"type": "string", "description": "The step as JSON; for `end`, the run id and final status."},
-    },
-}
-
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
@@ -296,7 +277,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                 "`event: step` as it is stored, then `event: end`.",
                 "content": {
                     content_types.APPLICATION_JSON: {"model": RunEvents},
-                    EVENT_STREAM: {"schema": _STEP_EVENT_SCHEMA},
+                    EVENT_STREAM: {"schema": STEP_EVENT_SCHEMA},
                 },
             },
             **_error_responses(401, 404, 422),
@@ -368,7 +349,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                 "description": "The agent's answer.",
                 "content": {
                     content_types.APPLICATION_JSON: {"model": ChatCompletion},
-                    EVENT_STREAM: {"schema": _CHUNK_EVENT_SCHEMA},
+                    EVENT_STREAM: {"schema": CHUNK_EVENT_SCHEMA},
                 },
             },
             **_error_responses(400, 401, 413, 415, 422, 502, 503, 504),
