@@ -299,3 +299,21 @@ def test_a_run_waiting_when_serve_stops_is_still_approvable_after_a_restart(
     assert answered.status_code == 200, answered.text
     assert (done["status"], done["answer"]) == ("SUCCEEDED", "Sent.")
     assert ledger_lines(ledger).count("4 zoe") == 1
+
+
+def test_an_express_workflow_denies_a_call_that_needs_approval_and_says_why(
+    served: tuple[LocalApi, Path], model: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    # Given `stepwise serve` with the Express workflow, which cannot wait for a callback
+    api, ledger = served
+    config_dir = ledger.parent
+    script(model, {"id": "call_pay_x", "name": "transfer", "arguments": {"amount": 2, "to": "ann"}}, "Not sent.")
+    with serve(approval_config(model.base_url), config_dir, workflow_type="EXPRESS") as express:
+        client = caller(express, "express")
+        # When a run calls a tool that needs approval
+        done = finished(client, start(client, "pay ann 2"))
+    # Then the call was denied without waiting, the model read why, and the tool never ran
+    assert (done["status"], done["answer"]) == ("SUCCEEDED", "Not sent.")
+    [observation] = tool_messages(model)
+    assert "Express workflow cannot wait" in observation
+    assert "2 ann" not in ledger_lines(ledger)

@@ -184,7 +184,7 @@ def test_every_task_waits_at_least_as_long_as_its_function_may_run(
         # When / Then the Task's timeout covers the function's, so no invocation is abandoned while it runs
         function_timeout = template.functions[logical_id].timeout
         assert function_timeout is not None
-        if state["Resource"].endswith(".waitForTaskToken"):
+        if "TimeoutSecondsPath" in state:
             # a callback task waits for its token's answer, as long as the run's configuration says
             assert state["TimeoutSecondsPath"].startswith("$."), name
         else:

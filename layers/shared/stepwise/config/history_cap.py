@@ -23,6 +23,8 @@ _CHOICE_EVENTS = 2  # StateEntered, StateExited
 _MAP_EVENTS = 4  # StateEntered, MapStateStarted, MapStateSucceeded, StateExited
 _MAP_ITEM_EVENTS = 2  # MapIterationStarted, MapIterationSucceeded
 _CALLBACK_EVENTS = 1  # a .waitForTaskToken Task's TaskSubmitted, besides a Task's own
+# The callback Task's resource: written out, or the substitution that is one on Standard workflows
+_CALLBACK_RESOURCES = (".waitForTaskToken", "${ApprovalWaitResource}")
 _EXECUTION_EVENTS = 2  # ExecutionStarted, ExecutionSucceeded (or Failed)
 _END_STATE_EVENTS = 2  # the Succeed or Fail state's StateEntered and StateExited
 
@@ -69,7 +71,7 @@ class LoopShape:
                 map_extra = sum(
                     _CHOICE_EVENTS if item["Type"] == "Choice" else _CALLBACK_EVENTS
                     for item in item_states.values()
-                    if item["Type"] == "Choice" or item.get("Resource", "").endswith(".waitForTaskToken")
+                    if item["Type"] == "Choice" or item.get("Resource", "").endswith(_CALLBACK_RESOURCES)
                 )
                 name = state["Next"]
             else:

@@ -113,6 +113,9 @@ def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None]:
         if error == ApprovalDenied.__name__:
             return "denied", cause if isinstance(cause, str) and cause else None
         return "denied", f"the wait for approval failed ({error})"
+    if isinstance(outcome, dict) and "Payload" in outcome:
+        # a plain invocation's result: an Express workflow, which cannot wait for a callback
+        return "denied", "approval needs a Standard workflow; this run's Express workflow cannot wait for one"
     if isinstance(outcome, dict) and outcome.get("approved") is True:
         return "approved", None
     reason = outcome.get("reason") if isinstance(outcome, dict) else None
