@@ -302,10 +302,10 @@ def test_a_run_waiting_when_serve_stops_is_still_approvable_after_a_restart(
 
 
 def test_an_express_workflow_denies_a_call_that_needs_approval_and_says_why(
-    served: tuple[LocalApi, Path], model: FakeOpenAIServer, tmp_path: Path
+    served: tuple[LocalApi, Path], model: FakeOpenAIServer
 ) -> None:
     # Given `stepwise serve` with the Express workflow, which cannot wait for a callback
-    api, ledger = served
+    ledger = served[1]
     config_dir = ledger.parent
     script(model, {"id": "call_pay_x", "name": "transfer", "arguments": {"amount": 2, "to": "ann"}}, "Not sent.")
     with serve(approval_config(model.base_url), config_dir, workflow_type="EXPRESS") as express:

@@ -119,13 +119,12 @@ class LocalEnvironment:
             metrics.clear_metrics()
 
     def _resolve_reference(self, value: Any) -> str:
-        if isinstance(value, str):
-            return value
-        if isinstance(value, dict) and set(value) == {"Fn::If"}:
-            # a choice between substitutions on a condition of the template's parameters (the workflow type)
-            condition, when_true, when_false = value["Fn::If"]
-            parameters = {"WorkflowType": os.environ.get("WORKFLOW_TYPE", "STANDARD")}
-            return self._resolve_reference(when_true if self.template.condition(condition, parameters) else when_false)
+        # text chosen on the workflow type (the wait for approval), as CloudFormation would choose it
+        literal = self.template.literal_substitution(
+            value, {"WorkflowType": os.environ.get("WORKFLOW_TYPE", "STANDARD")}
+        )
+        if literal is not None:
+            return literal
         logical_id = self.template.function_for_reference(value)
         if logical_id is None:
             raise ValueError(f"definition substitution {value!r} does not name a function of template.yaml")

@@ -204,6 +204,18 @@ class SamTemplate:
         value = parameters.get(str(parameter), declared.get("Default"))
         return str(value) == str(operands[1])
 
+    def literal_substitution(self, value: Any, parameters: Mapping[str, str]) -> str | None:
+        """A DefinitionSubstitutions value that is text, not a function: a string, or an `!If` on a
+        condition of `parameters` choosing one; None for anything else (a function reference)."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and set(value) == {"Fn::If"}:
+            condition, when_true, when_false = value["Fn::If"]
+            return self.literal_substitution(
+                when_true if self.condition(condition, parameters) else when_false, parameters
+            )
+        return None
+
     def function_for_reference(self, value: Any) -> str | None:
         """The logical id of the function that `value` refers to, or None.
 
