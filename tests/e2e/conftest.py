@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.asl import StateEvent
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
@@ -87,6 +88,14 @@ def get_tool(name: str, path: str, **properties: str) -> dict[str, Any]:
             "required": list(properties),
         },
     }
+
+
+@pytest.fixture
+def meter() -> Iterator[DynamoDBMeter]:
+    """Counts the DynamoDB requests of clients created while it is installed (at the wire, botocore events)."""
+    installed = DynamoDBMeter().install()
+    yield installed
+    installed.uninstall()
 
 
 @pytest.fixture

@@ -162,6 +162,12 @@ def test_the_iteration_limit_ends_the_run_with_a_non_empty_answer(
     assert meta.usage.tool_calls == 2
 
 
+def size_less_counters(payload: dict[str, Any]) -> int:
+    """The payload's JSON size less the characters of its counters (its iteration and the run's spend)."""
+    counters = [payload["iteration"], *payload["run"]["spend"].values()]
+    return len(json.dumps(payload)) - sum(len(json.dumps(value)) for value in counters)
+
+
 def test_the_state_payload_stays_the_same_small_size_from_iteration_1_to_30(
     write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
@@ -176,15 +182,17 @@ def test_the_state_payload_stays_the_same_small_size_from_iteration_1_to_30(
         environment, listener = local_run(config)
         # When the long run executes
         meta, _ = environment.ask("weather?")
-    # Then the payload leaving IterationGuard is under 2 KB and the same size at iteration 1 and 30
-    sizes = {
-        event.output["iteration"]: len(json.dumps(event.output))
+    # Then the payload leaving IterationGuard is under 2 KB, and the same size at iteration 1 and 30 but for
+    # the digits of its counters (the iteration and the tokens the run has spent)
+    outputs = {
+        event.output["iteration"]: event.output
         for event in listener.events
         if event.type == "exited" and event.state == "IterationGuard"
     }
     assert meta.iteration == 30
-    assert sizes[30] < 2048
-    assert abs(sizes[30] - sizes[1]) <= 2
+    assert len(json.dumps(outputs[30])) < 2048
+    assert outputs[30]["run"]["spend"]["input_tokens"] > outputs[1]["run"]["spend"]["input_tokens"]
+    assert size_less_counters(outputs[30]) == size_less_counters(outputs[1])
 
 
 def test_a_tool_that_answers_500_becomes_an_observation_and_the_run_goes_on(

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.local.server import LocalApi
@@ -55,6 +56,26 @@ def test_a_profile_cost_budget_forces_the_final_round_and_the_cost_is_recorded(
     # Then two calls spent $0.00028, the third was the final round, and the three calls' cost is stored
     assert (meta.stop_reason, meta.iteration) == ("cost_budget", 3)
     assert (meta.usage.input_tokens, meta.usage.output_tokens, meta.usage.cost_usd) == (180, 120, 0.00042)
+
+
+def test_a_budget_the_run_does_not_reach_costs_no_dynamodb_request(
+    write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
+) -> None:
+    # Given the same looping run of 8 iterations twice: once capped on tokens and cost (caps it does not
+    # reach), once uncapped
+    def requests_of_a_run(limits: dict[str, Any]) -> int:
+        config = write_config(looping_model(prices=PRICES), builtin=["calculator"], limits=limits)
+        environment, _ = local_run(config)
+        meter.reset()
+        meta, _ = environment.ask("loop")
+        assert (meta.stop_reason, meta.iteration) == ("max_iterations", 8)
+        return meter.total_calls
+
+    # When each runs
+    uncapped = requests_of_a_run({"max_iterations": 8})
+    capped = requests_of_a_run({"max_iterations": 8, "max_total_tokens": 1_000_000, "max_cost_usd": 1.0})
+    # Then the capped run made no more DynamoDB requests: its spend travels in the state payload
+    assert capped == uncapped
 
 
 def test_a_cost_budget_on_a_model_without_prices_is_a_configuration_error() -> None:

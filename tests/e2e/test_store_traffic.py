@@ -4,7 +4,7 @@ messages it has not read yet)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,8 @@ from stepwise.local.example_api import ExampleToolApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
 
 MAX_REQUESTS_PER_TOOL_ITERATION = 6
+BUDGET_PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
+UNREACHED_BUDGET = {"max_total_tokens": 1_000_000_000, "max_cost_usd": 1000.0}
 
 
 @dataclass(frozen=True)
@@ -25,25 +27,23 @@ class Traffic:
 
 
 @pytest.fixture
-def meter() -> Iterator[DynamoDBMeter]:
-    """Counts the DynamoDB requests of clients created while it is installed (at the wire, botocore events)."""
-    installed = DynamoDBMeter().install()
-    yield installed
-    installed.uninstall()
-
-
-@pytest.fixture
 def traffic_of_a_run(
     write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
-) -> Callable[[int], Traffic]:
-    """The traffic of one run of `n` tool iterations then a final answer, in warm functions."""
+) -> Callable[..., Traffic]:
+    """The traffic of one run of `n` tool iterations then a final answer, in warm functions; `budgeted`,
+    with a token and a cost cap the run does not reach."""
 
-    def measure(tool_iterations: int) -> Traffic:
+    def measure(tool_iterations: int, *, budgeted: bool = False) -> Traffic:
         with ExampleToolApi() as api:
             turns = [react_action("get_weather", {"city": "Paris"}) for _ in range(tool_iterations)]
+            model = scripted_model(*turns, react_answer("done"))
+            limits: dict[str, Any] = {"max_iterations": tool_iterations + 2}
+            if budgeted:
+                model["prices"] = BUDGET_PRICES
+                limits |= UNREACHED_BUDGET
             config = write_config(
-                scripted_model(*turns, react_answer("done")),
-                limits={"max_iterations": tool_iterations + 2},
+                model,
+                limits=limits,
                 apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
             )
             environment, _ = local_run(config)
@@ -80,3 +80,18 @@ def test_bytes_read_and_written_per_iteration_do_not_grow_with_the_run(
     written_late = (long.bytes_written - medium.bytes_written) / 30
     assert abs(read_late - read_early) <= 0.05 * read_early
     assert abs(written_late - written_early) <= 0.05 * written_early
+
+
+def test_a_budgeted_run_makes_as_many_requests_per_iteration_late_in_the_run_as_early(
+    traffic_of_a_run: Callable[..., Traffic],
+) -> None:
+    # Given runs capped on tokens and cost, of 1, 10 and 40 tool iterations in warm functions
+    short, medium, long = (traffic_of_a_run(n, budgeted=True) for n in (1, 10, 40))
+    # Then the iterations 11 to 40 each made as many requests as the iterations 2 to 10, at most six, and
+    # read about as many bytes: the budget is checked from the payload, not from the trace
+    requests_early = (medium.requests - short.requests) / 9
+    requests_late = (long.requests - medium.requests) / 30
+    read_early = (medium.bytes_read - short.bytes_read) / 9
+    read_late = (long.bytes_read - medium.bytes_read) / 30
+    assert requests_late == requests_early <= MAX_REQUESTS_PER_TOOL_ITERATION
+    assert abs(read_late - read_early) <= 0.05 * read_early

@@ -9,9 +9,23 @@ import pytest
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
+from stepwise.models.messages import ChatMessage
+from stepwise.steps.runs import create_run, execution_input
 from tests.conftest import PROJECT_ROOT
 
 RUN_ID = "0123456789abcdef0123456789abcdef"
+
+
+def start_demo_run(environment: LocalEnvironment, owner: str = "alice") -> dict[str, Any]:
+    """Create the run `RUN_ID` asking the demo for Paris's weather; the state machine's input for it."""
+    create_run(
+        environment.runtime,
+        messages=[ChatMessage(role="user", content="Weather in Paris?")],
+        owner=owner,
+        profile="default",
+        run_id=RUN_ID,
+    )
+    return execution_input(RUN_ID)
 
 
 @pytest.fixture

@@ -10,10 +10,8 @@ import json
 from typing import Any
 
 from stepwise.local.environment import LocalEnvironment
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run
 from tests.conftest import PROJECT_ROOT
-from tests.integration.conftest import RUN_ID
+from tests.integration.conftest import RUN_ID, start_demo_run
 
 EVENTS = PROJECT_ROOT / "events"
 STATE_EVENTS = {
@@ -33,18 +31,17 @@ def event(name: str) -> Any:
 
 
 def seed_run(environment: LocalEnvironment) -> None:
-    create_run(
-        environment.runtime,
-        messages=[ChatMessage(role="user", content="Weather in Paris?")],
-        owner="local",
-        profile="default",
-        run_id=RUN_ID,
-    )
+    start_demo_run(environment, owner="local")
 
 
 def without_run_context(payload: dict[str, Any]) -> dict[str, Any]:
     """A payload less its run context, whose deadline and expiry depend on when the run was created."""
     return {key: value for key, value in payload.items() if key != "run"}
+
+
+def without_spend(payload: dict[str, Any]) -> dict[str, Any]:
+    """A payload less the spend of its run context, which LLMCall adds its call's usage to."""
+    return payload | {"run": {key: value for key, value in payload["run"].items() if key != "spend"}}
 
 
 def test_every_state_event_file_has_a_function() -> None:
@@ -63,9 +60,11 @@ def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: Lo
     llm_out = invoke("LLMCallFunction", event("llm_call.json"))
     parse_out = invoke("ParseFunction", event("parse.json"))
     tool_out = invoke("ToolInvokeFunction", event("tool_invoke.json"))
-    # Then each output is the next event, and the tool call is the one the event names
+    # Then each output is the next event (LLMCall's with its call's tokens in the run's spend), and the
+    # tool call is the one the event names
     assert without_run_context(guard_out) == without_run_context(event("llm_call.json"))
-    assert event("llm_call.json") == event("parse.json")
+    assert without_spend(event("llm_call.json")) == without_spend(event("parse.json"))
+    assert event("parse.json")["run"]["spend"]["input_tokens"] > event("llm_call.json")["run"]["spend"]["input_tokens"]
     assert guard_out["run"].keys() == event("llm_call.json")["run"].keys()
     assert llm_out == event("parse.json")
     assert parse_out["next"] == "tool_calls"

@@ -7,20 +7,7 @@ from typing import Any
 import pytest
 
 from stepwise.local.environment import LocalEnvironment
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run, execution_input
-from tests.integration.conftest import RUN_ID, stored_state
-
-
-def start_run(environment: LocalEnvironment) -> dict[str, Any]:
-    create_run(
-        environment.runtime,
-        messages=[ChatMessage(role="user", content="Weather in Paris?")],
-        owner="alice",
-        profile="default",
-        run_id=RUN_ID,
-    )
-    return execution_input(RUN_ID)
+from tests.integration.conftest import RUN_ID, start_demo_run, stored_state
 
 
 def invoke(environment: LocalEnvironment, logical_id: str, event: dict[str, Any]) -> Any:
@@ -33,7 +20,7 @@ def first_tool_event(payload: dict[str, Any]) -> dict[str, Any]:
 
 def advance_to(environment: LocalEnvironment, state: str) -> dict[str, Any]:
     """Run the demo loop through the handlers up to (not including) `state` in iteration 1; its input event."""
-    payload = start_run(environment)
+    payload = start_demo_run(environment)
     order = ["IterationGuardFunction", "LLMCallFunction", "ParseFunction"]
     for logical_id in order[: order.index(state)] if state in order else order:
         payload = invoke(environment, logical_id, payload)
@@ -58,7 +45,7 @@ def test_a_retried_loop_step_returns_the_same_result_and_stores_nothing_more(
 
 
 def run_to_final_answer(environment: LocalEnvironment) -> dict[str, Any]:
-    payload = start_run(environment)
+    payload = start_demo_run(environment)
     while True:
         for logical_id in ("IterationGuardFunction", "LLMCallFunction", "ParseFunction"):
             payload = invoke(environment, logical_id, payload)
@@ -82,7 +69,7 @@ def test_a_retried_format_keeps_the_first_outcome(demo_environment: LocalEnviron
 
 def test_a_retried_format_failure_records_the_failure_once(demo_environment: LocalEnvironment) -> None:
     # Given a run whose model call failed permanently
-    payload = start_run(demo_environment) | {
+    payload = start_demo_run(demo_environment) | {
         "error": {"Error": "LLMPermanentError", "Cause": '{"errorMessage": "HTTP 400: bad model"}'}
     }
     # When FormatFailure runs twice

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import islice
 
 from stepwise.steps.api.chat_stream import ChatStreamStart, chat_chunks
-from stepwise.steps.api.events import KEEPALIVE_FRAME, Keepalive, event_stream
+from stepwise.steps.api.events import KEEPALIVE_FRAME, Keepalive, event_stream, follow_run
 from tests.unit.api.conftest import ApiWorld
 
 
@@ -14,15 +14,15 @@ def test_a_quiet_run_gets_a_keepalive_comment_every_ten_seconds_of_polling(world
     # Given a run that stays queued: nothing will be stored
     run = world.queued_run(owner="alice")
     # When its events are followed, polling every second, for three frames
-    frames = event_stream(
+    reads = follow_run(
         world.services.runtime,
         owner="alice",
         run_reference=run.run_id,
         after=None,
         poll_seconds=1.0,
         sleep=world.time.sleep,
-        keepalive=Keepalive(10.0, clock=world.time.clock),
     )
+    frames = event_stream(reads, keepalive=Keepalive(10.0, clock=world.time.clock))
     first = list(islice(frames, 3))
     # Then each is a comment, sent after ten seconds without anything to send
     assert first == [KEEPALIVE_FRAME] * 3

@@ -101,3 +101,22 @@ def test_a_profile_without_response_schema_makes_no_formatting_call(
     meta = runtime.store.require_run(payload.run_id)
     assert len(model.requests) == 1
     assert (meta.answer, meta.output, meta.output_error) == ("Rain.", None, None)
+
+
+def test_formatting_a_structured_answer_reads_the_conversation_once(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run stopped by a parse error (so the answer comes from the conversation) with a schema to fill
+    model = QueuedModel(Completion(content="Rainy in Paris."), Completion(content='{"city": "Paris"}'))
+    runtime = runtime_with(model, dynamodb_table, tmp_path, response_schema=SCHEMA)
+    payload = run_to_format(runtime)
+    client, _ = dynamodb_table
+    queries: list[str] = []
+    client.meta.events.register("before-call.dynamodb.Query", lambda **_: queries.append("Query"))
+    # When Format runs
+    format_run(payload, runtime)
+    # Then it queried twice (the messages with their trace steps, the decisions), and the usage is complete
+    meta = runtime.store.require_run(payload.run_id)
+    assert len(queries) == 2
+    assert meta.usage.llm_calls == 2
+    assert meta.output == {"city": "Paris"}

@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from stepwise.config.schema_check import check_parameter_schema
 from stepwise.credentials import check_redactable_literal
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -158,27 +157,6 @@ class ApiKeyConfig(BaseModel):
         return name
 
 
-@lru_cache(maxsize=4096)
-def _check_schema_text(text: str) -> None:
-    Draft202012Validator.check_schema(json.loads(text))
-
-
-def check_parameter_schema(parameter: dict[str, Any]) -> None:
-    """Check a tool's parameters against the JSON Schema 2020-12 metaschema; `SchemaError` when invalid.
-
-    The metaschema checks each property's schema on its own, so each distinct property schema is checked
-    once and remembered: the tools of one API share most of theirs (ids, paging, the same bodies), and a
-    check costs milliseconds, which over a thousand tools was most of an import.
-    """
-    properties = parameter.get("properties")
-    if not isinstance(properties, dict) or not all(isinstance(item, dict | bool) for item in properties.values()):
-        Draft202012Validator.check_schema(parameter)
-        return
-    _check_schema_text(json.dumps({**parameter, "properties": dict.fromkeys(properties, True)}, sort_keys=True))
-    for item in properties.values():
-        _check_schema_text(json.dumps(item, sort_keys=True))
-
-
 class ArgumentBinding(BaseModel):
     """Where one argument goes in the request, and its name there.
 
@@ -246,7 +224,7 @@ class HttpToolConfig(BaseModel):
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
         try:
-            # Checking a schema against the metaschema costs tens of milliseconds; an endpoint already
+            # The metaschema check is the costliest part of a tool's validation; an endpoint already
             # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
             if not (info.context or {}).get(SCHEMAS_CHECKED):
                 check_parameter_schema(self.parameter)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.models.run import RunError, RunMeta
+from stepwise.models.state import RunContext, StatePayload
+from stepwise.steps.budgets import spend_before
 from stepwise.steps.runs import execution_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.open_runs import find_open_runs
@@ -31,17 +33,22 @@ class Recovery:
     timed_out: list[str] = field(default_factory=list)
 
 
-def resume_input(meta: RunMeta) -> dict[str, Any]:
-    """The state machine's input that continues `meta` from the start of its current iteration."""
+def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
+    """The state machine's input that continues `meta` from the start of its current iteration.
+
+    The payload's run context is rebuilt from META, and its spend from the stored trace (read once, here),
+    so a token or cost budget still holds after the restart; each replayed LLMCall adds its stored call.
+    """
     if meta.iteration == 0:
         return execution_input(meta.run_id)
-    return {
-        "run_id": meta.run_id,
-        "iteration": meta.iteration - 1,
-        "final_round": False,
-        "next": "continue",
-        "calls": [],
-    }
+    steps = runtime.store.list_steps(meta.run_id)
+    spend = spend_before(meta.profile, steps, meta.iteration, runtime)
+    return StatePayload(
+        run_id=meta.run_id,
+        iteration=meta.iteration - 1,
+        next="continue",
+        run=RunContext.from_meta(meta).model_copy(update={"spend": spend}),
+    ).model_dump()
 
 
 def recover_open_runs(
@@ -59,6 +66,6 @@ def recover_open_runs(
             runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", error=error)
             recovery.timed_out.append(meta.run_id)
         else:
-            resume(meta.run_id, resume_input(meta))
+            resume(meta.run_id, resume_input(meta, runtime))
             recovery.resumed.append(meta.run_id)
     return recovery

@@ -32,11 +32,25 @@ class CallRef(BaseModel):
     approval_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
 
 
-class RunContext(BaseModel):
-    """What the loop's steps need of a run's META and what never changes while it runs.
+class RunSpend(BaseModel):
+    """What the run's model calls have spent so far: LLMCall adds each call's tokens and prices the total.
 
-    The first IterationGuard copies it from META into the payload, so no later step reads META: its
-    size is fixed (one profile name and a few numbers) whatever the length of the run.
+    Carried in the payload so that IterationGuard checks a budget without reading the trace.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+
+
+class RunContext(BaseModel):
+    """What the loop's steps need of a run's META, which never changes while it runs, and its spend.
+
+    The first IterationGuard copies it from META into the payload, so no later step reads META; LLMCall
+    updates `spend` with the usage of the call it made. Its size is fixed (one profile name and a few
+    numbers) whatever the length of the run.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -49,6 +63,7 @@ class RunContext(BaseModel):
     max_parallel_calls: int = Field(ge=1, le=40)
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
+    spend: RunSpend = Field(default_factory=RunSpend)
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> RunContext:

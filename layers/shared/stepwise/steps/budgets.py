@@ -1,35 +1,58 @@
 """Token and cost budgets: what a run has spent so far, its cost, and whether a cap is reached.
 
-Spending is summed from the run's trace (each model call's step holds its tokens), so nothing is added
-to META while the run goes on; the trace is read only for runs that have a budget.
+LLMCall adds the usage of each model call to the spend the payload carries (`RunContext.spend`), so
+IterationGuard decides from the payload alone and no step reads the trace while the run goes on. The
+trace is read for spending only when the run ends (its usage) and when a stopped local run is resumed.
 """
 
 from __future__ import annotations
 
 from stepwise.models.run import FinalRoundReason, RunUsage, StepRecord
-from stepwise.models.state import RunContext
+from stepwise.models.state import RunContext, RunSpend
 from stepwise.steps.runtime import StepRuntime
+
+
+def _cost(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> float | None:
+    """The cost of these tokens at the profile's model prices; None when the configuration has none."""
+    prices = runtime.config.model_prices(profile)
+    if prices is None:
+        return None
+    return round(prices.cost_usd(input_tokens, output_tokens), 6)
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
     """A run's usage from its trace, with its cost when the profile's model has prices."""
     usage = RunUsage.from_steps(steps)
-    prices = runtime.config.model_prices(profile)
-    if prices is None:
-        return usage
-    return usage.model_copy(update={"cost_usd": round(prices.cost_usd(usage.input_tokens, usage.output_tokens), 6)})
+    cost = _cost(profile, usage.input_tokens, usage.output_tokens, runtime)
+    return usage if cost is None else usage.model_copy(update={"cost_usd": cost})
 
 
-def has_budget(run: RunContext) -> bool:
-    """True when the run is capped on tokens or cost."""
-    return run.max_total_tokens is not None or run.max_cost_usd is not None
+def _priced_spend(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> RunSpend:
+    # the cost of the total, not a sum of rounded costs: the same figure the run's usage reports
+    cost = _cost(profile, input_tokens, output_tokens, runtime)
+    return RunSpend(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost)
 
 
-def budget_reached(run_id: str, run: RunContext, runtime: StepRuntime) -> FinalRoundReason | None:
+def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> RunSpend:
+    """The run's spend once the model call `step` records is added (unchanged when there is no step)."""
+    if step is None:
+        return run.spend
+    input_tokens = run.spend.input_tokens + (step.input_tokens or 0)
+    output_tokens = run.spend.output_tokens + (step.output_tokens or 0)
+    return _priced_spend(run.profile, input_tokens, output_tokens, runtime)
+
+
+def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
+    """What the run's model calls of the iterations before `iteration` spent, from its stored trace."""
+    usage = RunUsage.from_steps([step for step in steps if step.kind == "llm" and step.iteration < iteration])
+    return _priced_spend(profile, usage.input_tokens, usage.output_tokens, runtime)
+
+
+def budget_reached(run: RunContext) -> FinalRoundReason | None:
     """`token_budget` or `cost_budget` once the run has spent its cap, else None."""
-    usage = priced_usage(run.profile, runtime.store.list_steps(run_id), runtime)
-    if run.max_total_tokens is not None and usage.input_tokens + usage.output_tokens >= run.max_total_tokens:
+    spend = run.spend
+    if run.max_total_tokens is not None and spend.input_tokens + spend.output_tokens >= run.max_total_tokens:
         return "token_budget"
-    if run.max_cost_usd is not None and usage.cost_usd is not None and usage.cost_usd >= run.max_cost_usd:
+    if run.max_cost_usd is not None and spend.cost_usd is not None and spend.cost_usd >= run.max_cost_usd:
         return "cost_budget"
     return None

@@ -42,6 +42,8 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
             stop_reason=meta.stop_reason,
         )
     stop_reason = _stop_reason(payload, meta)
+    # one read of the conversation and its trace serves the answer, the structured output and the usage
+    record = runtime.store.run_record(payload.run_id)
     decision = snapshot.decision
     if payload.next == "final_answer" and decision is not None and decision.calls:
         # The model called tools the client sent: the client runs them and continues the conversation.
@@ -51,15 +53,15 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answer = decision.answer
     else:
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
-        conversation, _ = split_formatting_replies(runtime.store.list_messages(payload.run_id), payload.iteration)
+        conversation, _ = split_formatting_replies(record.messages, payload.iteration)
         agent = agent_for(meta, runtime)
         answer = best_available_answer(conversation, agent.protocol, stop_reason, agent.profile.language)
     structured = (
         StructuredOutput()
         if stop_reason == "tool_calls"
-        else produce_structured_output(meta, payload.iteration, answer, runtime)
+        else produce_structured_output(meta, payload.iteration, answer, record.messages, runtime)
     )
-    usage = priced_usage(meta.profile, runtime.store.list_steps(payload.run_id), runtime)
+    usage = priced_usage(meta.profile, record.steps + structured.calls, runtime)
     finished = runtime.store.finish_run(
         meta,
         "SUCCEEDED",

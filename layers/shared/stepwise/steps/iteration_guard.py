@@ -8,7 +8,7 @@ from typing import Any
 from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.budgets import budget_reached, has_budget
+from stepwise.steps.budgets import budget_reached
 from stepwise.steps.runtime import StepRuntime
 
 
@@ -17,7 +17,8 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
 
     Only the first iteration talks to DynamoDB: it marks the run RUNNING and copies what the loop needs of
     META (profile, limits, deadline, expiry) into the payload. Later iterations decide from the payload
-    alone, so the guard costs no request; Format records the iteration the run ended at.
+    alone, budgets included (LLMCall carries the run's spend in it), so the guard costs no request;
+    Format records the iteration the run ended at.
     """
     iteration = payload.iteration + 1
     run = payload.run
@@ -31,8 +32,8 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
             reason = "max_iterations"
         elif runtime.clock() >= run.deadline:
             reason = "deadline"
-        elif has_budget(run):
-            reason = budget_reached(payload.run_id, run, runtime)
+        else:
+            reason = budget_reached(run)
         if reason is not None:
             logger.info("final round", extra={"run_id": payload.run_id, "iteration": iteration, "reason": reason})
     final_round = reason is not None

@@ -10,6 +10,7 @@ from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import AgentRun, StoredRun, agent_for
+from stepwise.steps.budgets import spend_after
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
 
@@ -62,18 +63,27 @@ def _first_set(*values: _T | None) -> _T | None:
     return next((value for value in values if value is not None), None)
 
 
+def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
+    """The payload with the run's spend after this iteration's model call, for IterationGuard's budgets."""
+    return payload.model_copy(update={"run": run.model_copy(update={"spend": spend_after(run, step, runtime)})})
+
+
 def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     """Call the model once for this iteration; a retry after the message was stored calls nothing.
 
     Requests: one Query of the conversation (only the messages this container has not read yet, and only
     what the model request needs of them) and one conditional put of the model's message with its trace.
+    The payload comes back with the call's tokens and cost added to the run's spend; a retry that finds
+    the message stored reads its usage back (one GetItem), so both attempts return the same payload.
     """
     run = payload.run or RunContext.from_meta(runtime.store.require_run(payload.run_id))
     conversation = runtime.store.conversation(payload.run_id)
     history = conversation.messages
     if any(message.iteration == payload.iteration and message.slot == ASSISTANT_SLOT for message in history):
         logger.info("completion already stored", extra={"run_id": payload.run_id, "iteration": payload.iteration})
-        return payload
+        # a retry returns the spend its first attempt returned: the same payload plus the stored call's usage
+        stored = runtime.store.stored_message(payload.run_id, payload.iteration, ASSISTANT_SLOT)
+        return _with_spend(payload, run, stored[1] if stored else None, runtime)
     stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
     agent = agent_for(AgentRun(run.profile, stored_options), runtime)
     profile = agent.profile
@@ -126,9 +136,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
             "tool_calls": len(completion.tool_calls),
         },
     )
-    return payload
+    return _with_spend(payload, run, step, runtime)
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
-    """Lambda entry: validate the state event, run the step, return the payload unchanged."""
+    """Lambda entry: validate the state event, run the step, return the payload with the run's spend."""
     return llm_call(parse_event(StatePayload, event), runtime).model_dump()

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from stepwise.config.llm import ModelCapabilities
 from stepwise.errors import LLMPermanentError
@@ -39,10 +39,12 @@ _MAX_PROBLEM_CHARS = 500
 
 
 class StructuredOutput(BaseModel):
-    """The validated JSON output, or why there is none; never both."""
+    """The validated JSON output, or why there is none; never both. `calls` are the trace steps of the
+    formatting calls this attempt stored, whose usage the run's usage adds."""
 
     output: dict[str, Any] | list[Any] | None = None
     error: str | None = None
+    calls: list[StepRecord] = Field(default_factory=list)
 
 
 def split_formatting_replies(
@@ -180,8 +182,8 @@ def _ask_and_store(
     schema: dict[str, Any],
     mode: OutputMode,
     runtime: StepRuntime,
-) -> str:
-    """Make one formatting call and store its reply with its trace step; the stored reply."""
+) -> tuple[str, StepRecord | None]:
+    """Make one formatting call and store its reply with its trace step; the stored reply and its step."""
     started = time.perf_counter()
     model = runtime.profile(meta.profile).model
     provider, model_name = runtime.model_identity(model)
@@ -210,14 +212,19 @@ def _ask_and_store(
     message = ChatMessage(role="assistant", content=reply)
     metrics.add_metric(name="StructuredOutputCalls", unit="Count", value=1)
     if runtime.store.record_message(meta, iteration, observation_slot(index), message, step):
-        return reply
+        return reply, step
     # A concurrent attempt of this Format stored its reply first: that one is the reply of record.
-    stored = runtime.store.get_iteration(meta.run_id, iteration, observation_slot=observation_slot(index))
-    return stored.observation.content if stored.observation is not None else reply
+    stored = runtime.store.stored_message(meta.run_id, iteration, observation_slot(index))
+    return (stored[0].content, stored[1]) if stored is not None else (reply, step)
 
 
-def produce_structured_output(meta: RunMeta, iteration: int, answer: str, runtime: StepRuntime) -> StructuredOutput:
+def produce_structured_output(
+    meta: RunMeta, iteration: int, answer: str, messages: list[StoredMessage], runtime: StepRuntime
+) -> StructuredOutput:
     """Ask for, validate and (once) correct the JSON answer; replies already stored are reused.
+
+    `messages` is the run's conversation as Format read it (formatting replies of an earlier attempt
+    included), so the conversation is not read again here.
 
     A provider that rejects the formatting call (`LLMPermanentError`) gives an `error`, not a failed
     run: the text answer stands. Transient errors propagate so the state machine retries Format.
@@ -228,7 +235,8 @@ def produce_structured_output(meta: RunMeta, iteration: int, answer: str, runtim
     if schema is None:
         return StructuredOutput()
     mode = output_mode(runtime.config.models[profile.model].capabilities, schema)
-    history, stored = split_formatting_replies(runtime.store.list_messages(meta.run_id), iteration)
+    history, stored = split_formatting_replies(messages, iteration)
+    calls: list[StepRecord] = []
     earlier: list[tuple[str, str]] = []
     problem = "no reply"
     for attempt in range(MAX_ATTEMPTS):
@@ -238,13 +246,14 @@ def produce_structured_output(meta: RunMeta, iteration: int, answer: str, runtim
                 history, system_prompt=profile.system_prompt, schema=schema, answer=answer, mode=mode, earlier=earlier
             )
             try:
-                reply = _ask_and_store(meta, iteration, attempt, request, schema, mode, runtime)
+                reply, step = _ask_and_store(meta, iteration, attempt, request, schema, mode, runtime)
             except LLMPermanentError as exc:
-                return StructuredOutput(error=f"the structured output call failed: {exc}")
+                return StructuredOutput(error=f"the structured output call failed: {exc}", calls=calls)
+            calls += [step] if step is not None else []
         value, found = reply_problem(reply, schema)
         if found is None:
-            return StructuredOutput(output=value)
+            return StructuredOutput(output=value, calls=calls)
         problem = found
         earlier.append((reply, problem))
         logger.info("structured output invalid", extra={"run_id": meta.run_id, "attempt": attempt + 1})
-    return StructuredOutput(error=f"no valid structured output after {MAX_ATTEMPTS} attempts: {problem}")
+    return StructuredOutput(error=f"no valid structured output after {MAX_ATTEMPTS} attempts: {problem}", calls=calls)

@@ -2,12 +2,11 @@
 
 from stepwise.store.conversation import ConversationStore
 from stepwise.store.directory import RunAlreadyEnded, RunDirectory, RunPage
-from stepwise.store.views import IterationItems, IterationSnapshot, RunRef, SessionTurn
+from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 __all__ = [
     "ConversationStore",
     "IterationItems",
-    "IterationSnapshot",
     "RunAlreadyEnded",
     "RunDirectory",
     "RunPage",

@@ -34,8 +34,9 @@ from stepwise.store.codec import deserialize_item, serialize_item, serialize_val
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
+from stepwise.store.trace import RunRecord, TraceReader
 from stepwise.store.transient import error_code, transient_errors
-from stepwise.store.views import IterationItems, IterationSnapshot, RunRef, SessionTurn
+from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
 # The statuses of a run still going, which the loop's writes to META are conditional on.
@@ -54,6 +55,7 @@ class ConversationStore:
         self._table = table_name
         self._clock = clock
         self._history = HistoryCache(self._query_items)
+        self._trace = TraceReader(self._query_items, self._get_item)
         self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
         """Listing and cancelling runs (`stepwise.store.directory`)."""
         self.approvals = ApprovalStore(self._call, table_name, now_iso=self._now_iso)
@@ -66,6 +68,10 @@ class ConversationStore:
         with transient_errors():
             response: dict[str, Any] = getattr(self._client, operation)(**kwargs)
         return response
+
+    def _get_item(self, parameters: dict[str, Any]) -> dict[str, Any] | None:
+        item = self._call("get_item", TableName=self._table, **parameters).get("Item")
+        return deserialize_item(item) if item else None
 
     def _put_if_absent(self, item: dict[str, Any], *, ours_if_identical: bool = False) -> bool:
         """Put an item unless its key exists; False when it already did.
@@ -202,22 +208,6 @@ class ConversationStore:
             parameters["ExpressionAttributeNames"] |= attributes["ExpressionAttributeNames"]
         return self._query_items(parameters)
 
-    def _query_from(self, pk: str, prefix: str, start: str, *, attributes: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """Every item of a partition whose sort key starts with `prefix` and is at least `start`."""
-        parameters: dict[str, Any] = {
-            # "~" sorts after every character a key of this table uses after its prefix
-            "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :start AND :end",
-            "ExpressionAttributeValues": {
-                ":pk": serialize_value(pk),
-                ":start": serialize_value(start),
-                ":end": serialize_value(f"{prefix}~"),
-            },
-            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"} | attributes["ExpressionAttributeNames"],
-            "ProjectionExpression": attributes["ProjectionExpression"],
-            "ConsistentRead": True,
-        }
-        return self._query_items(parameters)
-
     def list_messages(self, run_id: str) -> list[StoredMessage]:
         """The whole conversation of a run, in order, read with one paginated Query (message fields only)."""
         items = self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
@@ -231,28 +221,17 @@ class ConversationStore:
     def list_steps(
         self, run_id: str, *, iteration: int | None = None, since_iteration: int | None = None
     ) -> list[StepRecord]:
-        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after.
+        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after
+        (see `stepwise.store.trace`)."""
+        return self._trace.list_steps(run_id, iteration=iteration, since_iteration=since_iteration)
 
-        The model's and the tools' steps are carried by their messages; Parse decisions are `STEP#` items.
-        A follower that has delivered earlier iterations reads from `since_iteration` on, so each poll
-        reads what is new, not the whole trace again.
-        """
-        pk = keys.run_pk(run_id)
-        traces = {"ProjectionExpression": "#trace", "ExpressionAttributeNames": {"#trace": "trace"}}
-        decisions = {"ProjectionExpression": "#data", "ExpressionAttributeNames": {"#data": "data"}}
-        if since_iteration is not None:
-            message_items = self._query_from(
-                pk, keys.MESSAGE_PREFIX, keys.message_prefix(since_iteration), attributes=traces
-            )
-            step_items = self._query_from(pk, keys.STEP_PREFIX, keys.step_prefix(since_iteration), attributes=decisions)
-        else:
-            message_prefix = keys.MESSAGE_PREFIX if iteration is None else keys.message_prefix(iteration)
-            step_prefix = keys.STEP_PREFIX if iteration is None else keys.step_prefix(iteration)
-            message_items = self._query(pk, message_prefix, attributes=traces)
-            step_items = self._query(pk, step_prefix, attributes=decisions)
-        steps = [StepRecord.model_validate_json(item["trace"]) for item in message_items if "trace" in item]
-        steps += [StepRecord.model_validate_json(item["data"]) for item in step_items]
-        return sorted(steps, key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
+    def run_record(self, run_id: str) -> RunRecord:
+        """A run's whole conversation and trace, reading the messages once."""
+        return self._trace.run_record(run_id)
+
+    def stored_message(self, run_id: str, iteration: int, slot: int) -> tuple[StoredMessage, StepRecord | None] | None:
+        """One stored message and the step it carries (one GetItem); None when it is not stored."""
+        return self._trace.stored_message(run_id, iteration, slot)
 
     def record_message(self, run: RunRef, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
         """Append a message a step produced, with its trace step, in one put; False if it was already there."""
@@ -311,20 +290,6 @@ class ConversationStore:
                 found[decoded["sk"]] = decoded
             request = response.get("UnprocessedKeys") or {}
         return found
-
-    def get_iteration(self, run_id: str, iteration: int, *, observation_slot: int | None = None) -> IterationSnapshot:
-        """META, the model's message, the parse decisions of this and the previous iteration and optionally
-        one observation, in one BatchGetItem."""
-        items = self.read_iteration(
-            run_id,
-            iteration,
-            meta=True,
-            assistant=True,
-            decision=True,
-            previous_decision=True,
-            observation_slot=observation_slot,
-        )
-        return IterationSnapshot.model_validate(items.model_dump())
 
     def record_decision(self, run: RunRef, step: StepRecord, corrective: list[ChatMessage]) -> bool:
         """Store the Parse decision after any corrective observations; False if it was already stored.

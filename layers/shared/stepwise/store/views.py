@@ -29,12 +29,6 @@ class IterationItems(BaseModel):
     observation: StoredMessage | None = None
 
 
-class IterationSnapshot(IterationItems):
-    """What Format and the structured output need of one iteration: META always among them."""
-
-    meta: RunMeta
-
-
 class SessionTurn(BaseModel):
     """One earlier run of a session: the question asked and the answer given."""
 

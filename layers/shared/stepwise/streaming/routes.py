@@ -20,7 +20,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from stepwise.steps.api.chat_stream import STREAM_MARK, ChatStreamStart, chat_chunks
 from stepwise.steps.api.errors import ApiError
-from stepwise.steps.api.events import event_stream
+from stepwise.steps.api.events import event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.runtime import StepRuntime
 from stepwise.streaming.answers import Event, HttpResponse, StreamRoute, error_answer, proxy_response
@@ -57,7 +57,7 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
             return None
         try:
             owner = request_owner(APIGatewayProxyEvent(event))
-            body = event_stream(
+            reads = follow_run(
                 runtime,
                 owner=owner,
                 run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
@@ -65,7 +65,7 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
             )
         except ApiError as error:
             return error_answer(error.status, error.type, error.message)
-        return HttpResponse(200, list(_SSE_HEADERS), body)
+        return HttpResponse(200, list(_SSE_HEADERS), event_stream(reads))
 
     return route
 

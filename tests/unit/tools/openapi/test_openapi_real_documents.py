@@ -7,61 +7,15 @@ bodies). A loopback server records what the tools send.
 
 from __future__ import annotations
 
-import gzip
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl
 
-import httpx
 import pytest
 
-from stepwise.config.tool_sources import parse_tools_config
-from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
-from stepwise.tools.observation import ToolObservation
-from tests.support.tool_server import RecordedRequest, ScriptableToolServer
+from stepwise.tools import ToolInvoker, ToolRegistry
+from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import call
-from tests.unit.tools.openapi.conftest import FIXTURES, ImportSource
-
-ImportReal = Callable[[str], ToolRegistry]
-
-REAL = FIXTURES / "real"
-
-
-@pytest.fixture(scope="module")
-def documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture documents unpacked into a directory, as the loader reads them."""
-    directory = tmp_path_factory.mktemp("real-openapi")
-    for packed in REAL.glob("*.json.gz"):
-        (directory / packed.name.removesuffix(".gz")).write_bytes(gzip.decompress(packed.read_bytes()))
-    return directory
-
-
-@pytest.fixture(scope="module")
-def api_server() -> Iterator[ScriptableToolServer]:
-    """The APIs' stand-in, shared by the module's tests (importing a large document takes seconds)."""
-    with ScriptableToolServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def http_client() -> Iterator[httpx.Client]:
-    with httpx.Client(follow_redirects=False, trust_env=False) as client:
-        yield client
-
-
-@pytest.fixture(scope="module")
-def import_real(documents: Path, api_server: ScriptableToolServer, http_client: httpx.Client) -> ImportReal:
-    """Build a registry from one fixture document, its base URL the API server's."""
-
-    def build(name: str) -> ToolRegistry:
-        entry = {"source": name, "baseUrl": api_server.url, "internal": True}
-        return build_tool_registry(
-            parse_tools_config({"openapi": [entry]}), config_dir=documents, http_client=http_client
-        )
-
-    return build
+from tests.unit.tools.openapi.conftest import ImportReal, ImportSource, parameters_of, sent_by
 
 
 @pytest.fixture(scope="module")
@@ -77,22 +31,6 @@ def stripe(import_real: ImportReal) -> ToolRegistry:
 @pytest.fixture(scope="module")
 def discord(import_real: ImportReal) -> ToolRegistry:
     return import_real("discord-v10.json")
-
-
-def sent_by(
-    server: ScriptableToolServer, invoke: Callable[[], ToolObservation]
-) -> tuple[ToolObservation, RecordedRequest]:
-    """What ``invoke`` observed, and the one request it sent to ``server``."""
-    before = len(server.requests)
-    observation = invoke()
-    (sent,) = server.requests[before:]
-    return observation, sent
-
-
-def spec_of(registry: ToolRegistry, name: str) -> dict[str, Any]:
-    """The parameters schema the model is offered for tool ``name``."""
-    (spec,) = registry.specs([name])
-    return spec.parameters
 
 
 def test_a_description_of_more_than_a_thousand_operations_imports_whole(shopify: ToolRegistry) -> None:
@@ -113,15 +51,14 @@ def test_the_clashing_names_are_the_same_at_every_import(import_real: ImportReal
 def test_form_encoded_bodies_are_offered_with_their_fields(stripe: ToolRegistry) -> None:
     # Then every operation of Stripe is a tool, and creating a customer offers the customer's fields
     assert (len(stripe), stripe.notes) == (355, [])
-    body = spec_of(stripe, "PostCustomers")["properties"]["body"]
+    body = parameters_of(stripe, "PostCustomers")["properties"]["body"]
     assert {"email", "metadata", "expand", "address"} <= set(body["properties"])
 
 
 def test_a_form_body_is_sent_form_encoded_with_nested_fields_in_brackets(
-    stripe: ToolRegistry, api_server: ScriptableToolServer
+    stripe: ToolRegistry, real_api_server: ScriptableToolServer
 ) -> None:
     # Given Stripe's create-customer tool
-    invoker = ToolInvoker(stripe)
     arguments = {
         "body": {
             "email": "ada@example.com",
@@ -132,7 +69,7 @@ def test_a_form_body_is_sent_form_encoded_with_nested_fields_in_brackets(
         }
     }
     # When the model calls it
-    observation, sent = sent_by(api_server, lambda: invoker.invoke(call("PostCustomers", **arguments)))
+    observation, sent = sent_by(real_api_server, stripe, "PostCustomers", **arguments)
     # Then one form-encoded POST went to the customers path, with the nested fields in brackets
     assert observation.ok
     assert (sent.method, sent.path) == ("POST", "/v1/customers")
@@ -147,12 +84,9 @@ def test_a_form_body_is_sent_form_encoded_with_nested_fields_in_brackets(
     ]
 
 
-def test_query_parameters_are_sent_in_the_query(stripe: ToolRegistry, api_server: ScriptableToolServer) -> None:
+def test_query_parameters_are_sent_in_the_query(stripe: ToolRegistry, real_api_server: ScriptableToolServer) -> None:
     # When the model lists customers by email
-    invoker = ToolInvoker(stripe)
-    observation, sent = sent_by(
-        api_server, lambda: invoker.invoke(call("GetCustomers", email="ada@example.com", limit=3))
-    )
+    observation, sent = sent_by(real_api_server, stripe, "GetCustomers", email="ada@example.com", limit=3)
     # Then a GET with those query parameters and no body was sent
     assert observation.ok
     assert (sent.method, sent.path, sent.query, sent.body) == (
@@ -163,14 +97,13 @@ def test_query_parameters_are_sent_in_the_query(stripe: ToolRegistry, api_server
     )
 
 
-def test_a_json_body_is_sent_as_json(shopify: ToolRegistry, api_server: ScriptableToolServer) -> None:
+def test_a_json_body_is_sent_as_json(shopify: ToolRegistry, real_api_server: ScriptableToolServer) -> None:
     # Given a Shopify tool whose body is JSON
-    name = next(name for name in shopify.names() if "body" in spec_of(shopify, name)["properties"])
+    name = next(name for name in shopify.names() if "body" in parameters_of(shopify, name)["properties"])
     (spec,) = shopify.specs([name])
     path_arguments = {key: "1" for key in spec.parameters.get("required", []) if key != "body"}
     # When the model calls it with a body
-    invoker = ToolInvoker(shopify)
-    observation, sent = sent_by(api_server, lambda: invoker.invoke(call(name, **path_arguments, body={"note": "hi"})))
+    observation, sent = sent_by(real_api_server, shopify, name, **path_arguments, body={"note": "hi"})
     # Then the body went as JSON
     assert observation.ok
     assert sent.headers["content-type"] == "application/json"
@@ -216,7 +149,10 @@ def test_a_multipart_body_sends_its_fields_as_parts(
     }
     registry = import_source({"document": document, "baseUrl": tool_server.url, "internal": True})
     # Then the file field is not offered
-    assert set(spec_of(registry, "create_message")["properties"]["body"]["properties"]) == {"content", "payload_json"}
+    assert set(parameters_of(registry, "create_message")["properties"]["body"]["properties"]) == {
+        "content",
+        "payload_json",
+    }
     # When the model calls it
     arguments = {"body": {"content": "hello", "payload_json": {"tts": False}}}
     assert ToolInvoker(registry).invoke(call("create_message", **arguments)).ok

@@ -179,3 +179,26 @@ def test_a_file_outside_the_config_directory_is_refused(import_source: ImportSou
         import_source({"source": "../outside.yaml", "baseUrl": "https://api.example.com"}, config_dir=config_dir)
     # Then it is refused
     assert "the file is outside the config directory" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("escaped", "offered"),
+    [
+        pytest.param("a lone \\ud83e half", "a lone \ufffd half", id="a lone surrogate"),
+        pytest.param("a \\u0000 byte", "a \ufffd byte", id="a NUL"),
+        pytest.param("a beetle \\ud83e\\udeb2 emoji", "a beetle \U0001fab2 emoji", id="a surrogate pair"),
+    ],
+)
+def test_text_a_json_document_escapes_reaches_the_model_encodable(
+    import_source: ImportSource, tmp_path: Path, escaped: str, offered: str
+) -> None:
+    # Given a JSON document whose operation summary holds an escape
+    text = (
+        '{"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, '
+        f'"paths": {{"/a": {{"get": {{"operationId": "get_a", "summary": "{escaped}"}}}}}}}}'
+    )
+    (tmp_path / "api.json").write_text(text, encoding="utf-8")
+    # When it is imported
+    registry = import_source({"source": "api.json", "baseUrl": "https://api.example.com"}, config_dir=tmp_path)
+    # Then the description offered is what the escape means, with what cannot be encoded replaced
+    assert specs_by_name(registry)["get_a"].description == offered

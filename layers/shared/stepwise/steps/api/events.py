@@ -162,26 +162,15 @@ class Keepalive:
         return True
 
 
-def event_stream(
-    runtime: StepRuntime,
-    *,
-    owner: str,
-    run_reference: str,
-    after: str | None,
-    poll_seconds: float = STREAM_POLL_SECONDS,
-    sleep: Callable[[float], None] = time.sleep,
-    keepalive: Keepalive | None = None,
-) -> Iterator[bytes]:
-    """The run's steps as server-sent events, each sent as soon as it is stored, ending with the run.
+def event_stream(answers: Iterator[RunEvents], keepalive: Keepalive | None = None) -> Iterator[bytes]:
+    """The reads of `follow_run` as server-sent events, each step sent as soon as it is stored.
 
-    A run the caller may not see (404) or a bad cursor (422) raises before any byte is sent. Each step
-    is an `event: step` whose `data` is the step as JSON; the last step of each read carries the cursor
-    as its `id`; an `event: end` says how the run ended. While nothing is stored, a `: keep-alive`
-    comment (which SSE clients ignore) goes out every `KEEPALIVE_SECONDS`.
+    `follow_run` makes its first read before handing out its iterator, so a run the caller may not see
+    (404) or a bad cursor (422) raises before any byte is sent. Each step is an `event: step` whose
+    `data` is the step as JSON; the last step of each read carries the cursor as its `id`; an
+    `event: end` says how the run ended. While nothing is stored, a `: keep-alive` comment (which SSE
+    clients ignore) goes out every `KEEPALIVE_SECONDS`.
     """
-    answers = follow_run(
-        runtime, owner=owner, run_reference=run_reference, after=after, poll_seconds=poll_seconds, sleep=sleep
-    )
     idle = keepalive or Keepalive()
 
     def frames() -> Iterator[bytes]:

@@ -7,6 +7,7 @@ filters) read it once. Every failure is a `ConfigError` naming the source and th
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,8 +25,6 @@ from stepwise.tools.guards import HostResolver, Origin, check_same_origin, check
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
 
 FETCH_TIMEOUT_SECONDS = 10.0
-# Deep enough for any real description (GitHub's nests about 20 levels); json recurses once a level.
-MAX_DOCUMENT_DEPTH = 256
 MAX_FETCH_REDIRECTS = 3
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 
@@ -64,23 +63,32 @@ class _FastDocumentYamlLoader(_YAML_BASE):  # type: ignore[valid-type,misc]
 
 _FastDocumentYamlLoader.yaml_implicit_resolvers = _DocumentYamlLoader.yaml_implicit_resolvers
 
-# Schemas of real APIs nest deeper than requests do; far past this is an attack or a generator gone wrong.
+# Schemas of real APIs nest deeper than requests do (GitHub's about 20 levels); far past this is an attack
+# or a generator gone wrong.
 MAX_DOCUMENT_DEPTH = 128
+# In JSON text, a NUL or a lone surrogate can only come from an escape: `\u0000` or `\ud800`-`\udfff`.
+_UNENCODABLE_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
-def _parsed(text: str, max_bytes: int) -> Any:
-    """The document's value: JSON (what large descriptions are published as) parsed as JSON, since
-    YAML's parser takes minutes over several megabytes; anything else as YAML."""
+def _parsed(text: str, max_bytes: int) -> tuple[Any, bool]:
+    """The document's value, and whether it may hold text the text policy must clean.
+
+    JSON (what large descriptions are published as) is parsed as JSON, since YAML's parser takes minutes
+    over several megabytes; anything else as YAML.
+    """
     if text.lstrip().startswith("{"):
         try:
-            return load_json(text, max_bytes=max_bytes, max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+            document = load_json(text, max_bytes=max_bytes, max_depth=MAX_DOCUMENT_DEPTH, what="the document")
+            # Cleaning copies the whole document (a second GitHub description in memory, and a second
+            # of walking it); JSON without such an escape has nothing to clean.
+            return document, _UNENCODABLE_ESCAPE.search(text) is not None
         except JsonLimitExceeded:
             raise
         except ValueError:
             pass  # YAML flow style also starts with a brace
     document = yaml.load(text, Loader=_FastDocumentYamlLoader)  # a SafeLoader: no arbitrary objects
     check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
-    return document
+    return document, True
 
 
 def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> dict[str, Any]:
@@ -90,7 +98,7 @@ def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUME
     break every request to the model that offers these tools) is replaced by the text policy.
     """
     try:
-        document = _parsed(text, max_bytes)
+        document, may_need_cleaning = _parsed(text, max_bytes)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
@@ -99,7 +107,8 @@ def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUME
         raise ConfigError(f"openapi {where}: {exc}") from None
     except RecursionError:
         raise ConfigError(f"openapi {where}: nested too deeply; the limit is {MAX_DOCUMENT_DEPTH} levels") from None
-    document, _ = clean_value(document)
+    if may_need_cleaning:
+        document, _ = clean_value(document)
     return checked_document(document, where=where)
 
 

@@ -1,0 +1,113 @@
+"""Reading a run's trace: the steps its model calls, decisions and tool calls recorded, in order.
+
+The model's and the tools' steps are carried by their messages (attribute `trace`); Parse decisions are
+`STEP#` items. A reader that needs the messages too (Format) reads both in the same Query, so the
+conversation is not read twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepwise.models.run import StepRecord, StoredMessage
+from stepwise.store import keys
+from stepwise.store.codec import serialize_value
+from stepwise.store.history import MESSAGE_ATTRIBUTES, message_projection
+from stepwise.store.items import to_message
+
+QueryItems = Callable[[dict[str, Any]], Iterator[dict[str, Any]]]
+"""Runs one Query (its parameters besides the table) and yields its items, deserialized, across pages."""
+
+GetItem = Callable[[dict[str, Any]], dict[str, Any] | None]
+"""Reads one item (GetItem parameters besides the table), deserialized; None when it is not stored."""
+
+_TRACE = {"ProjectionExpression": "#trace", "ExpressionAttributeNames": {"#trace": "trace"}}
+_DECISIONS = {"ProjectionExpression": "#data", "ExpressionAttributeNames": {"#data": "data"}}
+_MESSAGES_WITH_TRACE = message_projection((*MESSAGE_ATTRIBUTES, "trace"))
+
+
+@dataclass
+class RunRecord:
+    """A run's messages and its trace, as one read found them."""
+
+    messages: list[StoredMessage] = field(default_factory=list)
+    steps: list[StepRecord] = field(default_factory=list)
+
+
+def _between(pk: str, start: str, end: str, attributes: dict[str, Any]) -> dict[str, Any]:
+    """Query parameters for the items of `pk` whose sort key is from `start` to `end` (only `attributes`)."""
+    return {
+        "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :start AND :end",
+        "ExpressionAttributeValues": {
+            ":pk": serialize_value(pk),
+            ":start": serialize_value(start),
+            ":end": serialize_value(end),
+        },
+        "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"} | attributes["ExpressionAttributeNames"],
+        "ProjectionExpression": attributes["ProjectionExpression"],
+        "ConsistentRead": True,
+    }
+
+
+def _from(pk: str, prefix: str, start: str, attributes: dict[str, Any]) -> dict[str, Any]:
+    # "~" sorts after every character a key of this table uses after its prefix
+    return _between(pk, start, f"{prefix}~", attributes)
+
+
+def _ordered(message_items: Iterable[dict[str, Any]], step_items: Iterable[dict[str, Any]]) -> list[StepRecord]:
+    steps = [StepRecord.model_validate_json(item["trace"]) for item in message_items if "trace" in item]
+    steps += [StepRecord.model_validate_json(item["data"]) for item in step_items]
+    return sorted(steps, key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
+
+
+class TraceReader:
+    """The trace reads of one table, through the store's own Query and GetItem."""
+
+    def __init__(self, query: QueryItems, get_item: GetItem) -> None:
+        self._query = query
+        self._get_item = get_item
+
+    def list_steps(
+        self, run_id: str, *, iteration: int | None = None, since_iteration: int | None = None
+    ) -> list[StepRecord]:
+        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after."""
+        pk = keys.run_pk(run_id)
+        if iteration is not None:
+            message_prefix, step_prefix = keys.message_prefix(iteration), keys.step_prefix(iteration)
+        else:
+            message_prefix, step_prefix = keys.MESSAGE_PREFIX, keys.STEP_PREFIX
+        message_start, step_start = message_prefix, step_prefix
+        if since_iteration is not None:
+            # a follower that delivered earlier iterations reads what is new, not the whole trace again
+            message_start, step_start = keys.message_prefix(since_iteration), keys.step_prefix(since_iteration)
+        message_items = self._query(_from(pk, message_prefix, message_start, _TRACE))
+        step_items = self._query(_from(pk, step_prefix, step_start, _DECISIONS))
+        return _ordered(message_items, step_items)
+
+    def run_record(self, run_id: str) -> RunRecord:
+        """A run's whole conversation and trace: one Query of the messages (with their steps), one of the
+        decisions."""
+        pk = keys.run_pk(run_id)
+        message_items = list(self._query(_from(pk, keys.MESSAGE_PREFIX, keys.MESSAGE_PREFIX, _MESSAGES_WITH_TRACE)))
+        step_items = self._query(_from(pk, keys.STEP_PREFIX, keys.STEP_PREFIX, _DECISIONS))
+        return RunRecord([to_message(item) for item in message_items], _ordered(message_items, step_items))
+
+    def stored_message(self, run_id: str, iteration: int, slot: int) -> tuple[StoredMessage, StepRecord | None] | None:
+        """One stored message and the step it carries, in one GetItem; None when it is not stored."""
+        item = self._get_item(
+            {
+                "Key": {
+                    "pk": serialize_value(keys.run_pk(run_id)),
+                    "sk": serialize_value(keys.message_sk(iteration, slot)),
+                },
+                "ProjectionExpression": _MESSAGES_WITH_TRACE["ProjectionExpression"],
+                "ExpressionAttributeNames": _MESSAGES_WITH_TRACE["ExpressionAttributeNames"],
+                "ConsistentRead": True,
+            }
+        )
+        if item is None:
+            return None
+        step = StepRecord.model_validate_json(item["trace"]) if "trace" in item else None
+        return to_message(item), step
