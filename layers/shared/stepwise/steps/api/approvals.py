@@ -18,6 +18,7 @@ from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.runs import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
+from stepwise.store import ConversationStore
 from stepwise.store.approvals import ApprovalNotPending as StoredAnswerFirst
 
 
@@ -25,6 +26,63 @@ def _not_pending(run_id: str, approval: Approval) -> ApprovalNotPending:
     return ApprovalNotPending(
         f"call {approval.call_id} of run {run_id} is not waiting for approval: it was {approval.status}",
         details={"run_id": run_id, "call_id": approval.call_id, "status": approval.status},
+    )
+
+
+# A wait resumed under a new token (a restarted local engine) between reading the call and answering it
+_TOKEN_CHANGES_TOLERATED = 3
+
+
+def _store_answer(
+    store: ConversationStore, run_id: str, approval: Approval, request: ApprovalRequest, owner: str
+) -> Approval:
+    """Store the answer for the call's current token; 409 once someone else's answer (or a timeout) won."""
+    for _ in range(_TOKEN_CHANGES_TOLERATED):
+        try:
+            return store.approvals.answer(
+                approval, "approved" if request.approved else "denied", reason=request.reason, by=owner
+            )
+        except StoredAnswerFirst as first:
+            if not first.approval.pending:
+                raise _not_pending(run_id, first.approval) from None
+            approval = first.approval
+    raise _not_pending(run_id, approval)
+
+
+def _send(services: ApiServices, answered: Approval, request: ApprovalRequest) -> None:
+    if request.approved:
+        services.executions.send_task_success(answered.task_token, {"approved": True, "reason": request.reason})
+    else:
+        services.executions.send_task_failure(
+            answered.task_token, error=ApprovalDenied.__name__, cause=request.reason or ""
+        )
+
+
+def _deliver(services: ApiServices, run_id: str, approval: Approval, request: ApprovalRequest, owner: str) -> None:
+    """Store the answer, then give it to Step Functions with the call's token; undone if it did not arrive.
+
+    A token Step Functions no longer knows means the wait ended first (ToolInvoke then records the call
+    as timed out and does not run it: 409), or a restarted local engine resumed it under a new token, to
+    which the answer is sent again.
+    """
+    store = services.runtime.store
+    for _ in range(_TOKEN_CHANGES_TOLERATED):
+        answered = _store_answer(store, run_id, approval, request, owner)
+        try:
+            _send(services, answered, request)
+            return
+        except TaskTokenGone:
+            store.approvals.reopen(answered)
+        except CallbackFailed:
+            store.approvals.reopen(answered)
+            raise
+        current = store.approvals.get(run_id, answered.iteration, answered.index)
+        if current is None or not current.pending or current.task_token == answered.task_token:
+            break
+        approval = current
+    raise ApprovalNotPending(
+        f"call {approval.call_id} of run {run_id} is no longer waiting for approval: its wait ended",
+        details={"run_id": run_id, "call_id": approval.call_id, "status": "timed_out"},
     )
 
 
@@ -53,32 +111,7 @@ def answer_approval(
     approval = next((each for each in reversed(calls) if each.pending), calls[-1])
     if not approval.pending:
         raise _not_pending(run_id, approval)
-    try:
-        answered = store.approvals.answer(
-            approval, "approved" if request.approved else "denied", reason=request.reason, by=owner
-        )
-    except StoredAnswerFirst as first:
-        raise _not_pending(run_id, first.approval) from None
-    try:
-        if request.approved:
-            services.executions.send_task_success(answered.task_token, {"approved": True, "reason": request.reason})
-        else:
-            services.executions.send_task_failure(
-                answered.task_token, error=ApprovalDenied.__name__, cause=request.reason or ""
-            )
-    except TaskTokenGone:
-        # The answer did not reach Step Functions, so it is no answer: the wait ended first (ToolInvoke
-        # then records the call as timed out and does not run it), or a restarted local engine is
-        # resuming it under a new token (the call is waiting again in a moment).
-        store.approvals.reopen(answered)
-        raise ApprovalNotPending(
-            f"call {call_id} of run {run_id} is not waiting for approval with the token it had: its wait "
-            "ended, or is being resumed; read the run again",
-            details={"run_id": run_id, "call_id": call_id},
-        ) from None
-    except CallbackFailed:
-        store.approvals.reopen(answered)
-        raise
+    _deliver(services, run_id, approval, request, owner)
     store.approvals.mark_running_unless_waiting(run_id)
     metrics.add_metric(name="ApprovalsAnswered", unit="Count", value=1)
     logger.info("approval answered", extra={"run_id": run_id, "call_id": call_id, "approved": request.approved})
