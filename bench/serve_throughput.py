@@ -1,95 +1,115 @@
-"""Throughput of `stepwise serve`: many concurrent runs over real HTTP, against the ideal wall time.
+"""Throughput of `stepwise serve`: a burst of concurrent runs over real HTTP, against the ideal wall time.
 
-Each run takes 3 iterations with a scripted model that answers in 200 ms; the ideal is what the model's
-latency alone would take with the local engine's execution slots all busy.
+Each run takes 3 iterations with a scripted model that answers in 200 ms. The ideal is what the model's
+latency alone would take with the local engine's execution slots all busy: ceil(runs / slots) waves of
+3 x 200 ms. The server (API, Step Functions endpoint, engine, handlers) runs in this process, as
+`stepwise serve` does; the clients and the tool API run in a child process (`load_client`), and DynamoDB
+Local in its own JVM. One warm-up wave (a burst of `EXECUTION_SLOTS` runs) is run first and not counted:
+it pays the one-off costs a long-running server pays once (the API function's instances being imported,
+the JVM compiling DynamoDB Local's hot paths). CPU is the process CPU time taken during the burst, per run.
 """
 
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import yaml
 
 from bench.harness import scripted_config
-from bench.store_query import store_endpoint
-from stepwise.local.example_api import ExampleToolApi
+from bench.load_client import BurstFigures, serve_load
+from stepwise.local.dynamodb_local import DynamoDBLocal
+from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
 from stepwise.local.server import LocalApi
 
 RUNS = 200
 ITERATIONS = 3
 MODEL_LATENCY_MS = 200
 EXECUTION_SLOTS = 32
-POLL_SECONDS = 0.25
+STORES = ("moto", "dynamodb-local")
 
 
-def _post(client: httpx.Client, index: int) -> str:
-    response = client.post("/v1/runs", json={"input": f"weather? #{index}"}, headers={"x-api-key": "bench"})
-    response.raise_for_status()
-    return str(response.json()["run_id"])
+@dataclass(frozen=True)
+class _Store:
+    endpoint_url: str
+    pid: int | None  # the store's own process, when it has one
 
 
-def _wait_for_all(client: httpx.Client, run_ids: list[str]) -> dict[str, str]:
-    statuses: dict[str, str] = {}
-    pending = set(run_ids)
-    while pending:
-        for run_id in list(pending):
-            status = client.get(f"/v1/runs/{run_id}", headers={"x-api-key": "bench"}).json()["status"]
-            if status in ("SUCCEEDED", "FAILED", "TIMED_OUT"):
-                statuses[run_id] = status
-                pending.discard(run_id)
-        if pending:
-            time.sleep(POLL_SECONDS)
-    return statuses
+@contextmanager
+def _store(store: str) -> Iterator[_Store]:
+    """`store`: "moto" (the old store: moto's server, in memory, in this process) or "dynamodb-local"."""
+    if store == "moto":
+        with EmbeddedDynamoDB() as moto:
+            yield _Store(moto.endpoint_url, None)
+        return
+    with tempfile.TemporaryDirectory() as data_dir, DynamoDBLocal(Path(data_dir)) as engine:
+        yield _Store(engine.endpoint_url, engine.pid)
 
 
-def burst(store: str) -> str:
-    """Post RUNS runs at once against `store` ("moto" or "dynamodb-local"), wait for all; one table row."""
-    with (
-        ExampleToolApi() as api,
-        tempfile.TemporaryDirectory() as config_dir,
-        store_endpoint(store) as endpoint_url,
-    ):
-        config = scripted_config(ITERATIONS, api.url, model_latency_ms=MODEL_LATENCY_MS)
-        Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-        with (
-            LocalApi(
+def _process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def burst(store: str, runs: int = RUNS) -> str:
+    """The burst against `store`, after a warm-up wave; one table row."""
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    load = context.Process(target=serve_load, args=(child,), name="bench-load", daemon=True)
+    load.start()
+    try:
+        tool_api_url = parent.recv()
+        with tempfile.TemporaryDirectory() as config_dir, _store(store) as endpoint:
+            config = scripted_config(ITERATIONS, tool_api_url, model_latency_ms=MODEL_LATENCY_MS)
+            Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+            with LocalApi(
                 config_dir=Path(config_dir),
-                dynamodb_endpoint_url=endpoint_url,
+                dynamodb_endpoint_url=endpoint.endpoint_url,
                 retry_interval_scale=0.0,
                 max_concurrent_executions=EXECUTION_SLOTS,
-            ) as local,
-            httpx.Client(base_url=local.url, timeout=60) as client,
-        ):
-            started = time.perf_counter()
-            with ThreadPoolExecutor(max_workers=16) as pool:
-                run_ids = list(pool.map(lambda index: _post(client, index), range(RUNS)))
-            accepted = time.perf_counter() - started
-            statuses = _wait_for_all(client, run_ids)
-            wall = time.perf_counter() - started
-    succeeded = sum(1 for status in statuses.values() if status == "SUCCEEDED")
-    per_run = ITERATIONS * MODEL_LATENCY_MS / 1000
-    ideal = math.ceil(RUNS / EXECUTION_SLOTS) * per_run
-    ratio = wall / ideal
+            ) as local:
+                parent.send((local.url, EXECUTION_SLOTS))
+                parent.recv()
+                serve_cpu, store_cpu = time.process_time(), _store_cpu(endpoint)
+                parent.send((local.url, runs))
+                figures: BurstFigures = parent.recv()
+                serve_cpu, store_cpu = time.process_time() - serve_cpu, _store_cpu(endpoint) - store_cpu
+        parent.send(None)
+    finally:
+        load.join(timeout=10)
+        if load.is_alive():
+            load.kill()
+    ideal = math.ceil(runs / EXECUTION_SLOTS) * ITERATIONS * MODEL_LATENCY_MS / 1000
+    wall = figures.wall_seconds
+    store_column = f"{store_cpu * 1000 / runs:.0f}" if endpoint.pid is not None else "(in serve)"
     return (
-        f"| {store} | {RUNS} | {succeeded} | {accepted:.1f} | {wall:.1f} | {ideal:.1f} | {ratio:.1f}x "
-        f"| {RUNS / wall:.1f} |"
+        f"| {store} | {runs} | {figures.succeeded} | {figures.accepted_seconds:.1f} | {wall:.1f} | {ideal:.1f} "
+        f"| {wall / ideal:.1f}x | {runs / wall:.1f} | {serve_cpu * 1000 / runs:.0f} | {store_column} |"
     )
+
+
+def _store_cpu(endpoint: _Store) -> float:
+    return _process_cpu_seconds(endpoint.pid) if endpoint.pid is not None else 0.0
 
 
 def main() -> None:
     """The burst against the old store (moto in memory) and the new one (DynamoDB Local), one row each."""
     print(
-        f"`stepwise serve` throughput: {RUNS} concurrent runs of {ITERATIONS} iterations, {MODEL_LATENCY_MS} ms model"
+        f"`stepwise serve` throughput: {RUNS} concurrent runs of {ITERATIONS} iterations, {MODEL_LATENCY_MS} ms model, "
+        f"{EXECUTION_SLOTS} execution slots, after a warm-up wave of {EXECUTION_SLOTS} runs"
     )
     print(
-        "| store | runs | succeeded | all accepted after s | wall s | ideal s (model time, "
-        f"{EXECUTION_SLOTS} execution slots) | wall / ideal | runs/s |"
+        "| store | runs | succeeded | all accepted after s | wall s | ideal s | wall / ideal | runs/s "
+        "| serve CPU ms/run | store CPU ms/run |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for store in ("moto", "dynamodb-local"):
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for store in STORES:
         print(burst(store), flush=True)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from stepwise.config.settings import Settings
 from stepwise.errors import ConfigError
-from stepwise.local.dynamodb_local import DynamoDBLocal, LocalStoreUnavailable
+from stepwise.local.dynamodb_local import DATABASE_FILE, DynamoDBLocal, LocalStoreUnavailable
 from stepwise.local.environment import LocalEnvironment
+from stepwise.steps.runtime import dynamodb_client
 from tests.e2e.conftest import ConfigWriter, react_answer, scripted_model
 
 
@@ -36,6 +41,42 @@ def test_a_run_stored_before_a_restart_is_found_after_it(tmp_path: Path, write_c
     # Then the run, its answer and its whole conversation are there
     assert (found.status, found.answer) == ("SUCCEEDED", "Still here.")
     assert [message.role for message in messages] == ["user", "assistant"]
+
+
+def _journal_mode(database: Path, *, set_to: str | None = None) -> str:
+    with contextlib.closing(sqlite3.connect(database)) as connection:
+        pragma = "PRAGMA journal_mode" + (f"={set_to}" if set_to else "")
+        return str(connection.execute(pragma).fetchone()[0]).lower()
+
+
+def test_a_folder_from_before_write_ahead_logging_is_converted_and_keeps_its_items(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a folder whose store holds an item and is in SQLite's rollback-journal mode (as DynamoDB Local
+    # leaves a file it creates itself)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")
+    table, key = "runs", {"pk": {"S": "RUN#1"}}
+
+    def client(engine: DynamoDBLocal) -> Any:
+        return dynamodb_client(Settings(table_name=table, dynamodb_endpoint_url=engine.endpoint_url))
+
+    with DynamoDBLocal(tmp_path) as engine:
+        store = client(engine)
+        store.create_table(
+            TableName=table,
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        store.put_item(TableName=table, Item=key | {"text": {"S": "kept"}})
+    assert _journal_mode(tmp_path / DATABASE_FILE, set_to="DELETE") == "delete"
+    # When an engine serves the folder again
+    with DynamoDBLocal(tmp_path) as engine:
+        item = client(engine).get_item(TableName=table, Key=key, ConsistentRead=True)["Item"]
+    # Then its writes go through a write-ahead log, and the item is still there
+    assert _journal_mode(tmp_path / DATABASE_FILE) == "wal"
+    assert item["text"] == {"S": "kept"}
 
 
 def test_a_data_folder_in_use_names_the_endpoint_to_share(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.config.loading import read_config_file
+from stepwise.config.model import FIND_TOOLS, ToolSearch
 from stepwise.credentials import SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
@@ -31,6 +32,7 @@ class ProfileTools:
 
     model: str
     tools: list[ToolSpec]
+    search: ToolSearch | None = None
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,11 @@ class ConfigReport:
             "default_profile": self.default_profile,
             "notes": self.notes,
             "profiles": {
-                name: {"model": profile.model, "tools": [spec.model_dump() for spec in profile.tools]}
+                name: {
+                    "model": profile.model,
+                    "tools": [spec.model_dump() for spec in profile.tools],
+                    "find_tools": profile.search.model_dump() if profile.search is not None else None,
+                }
                 for name, profile in self.profiles.items()
             },
         }
@@ -107,7 +113,14 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
             specs = registry.specs(profile.tools)
         except ConfigError as exc:
             raise ConfigError(f"{path}: profiles.{name}.tools: {exc}") from None
-        profiles[name] = ProfileTools(model=profile.model, tools=specs)
+        searched = profile.tool_search.needed(len(specs))
+        if searched and any(spec.name == FIND_TOOLS for spec in specs):
+            raise ConfigError(
+                f"{path}: profiles.{name}.tools: a tool is named {FIND_TOOLS}, the name of the tool search a profile "
+                f"with more than tool_search.threshold={profile.tool_search.threshold} tools needs; rename it"
+            )
+        search = profile.tool_search if searched else None
+        profiles[name] = ProfileTools(model=profile.model, tools=specs, search=search)
     # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
     return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes)
 
@@ -122,6 +135,12 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
         default = ", the default" if name == report.default_profile else ""
         count = f"{len(profile.tools)} tool{'' if len(profile.tools) == 1 else 's'}"
         print(f"\nprofile {name} (model {profile.model}{default}): {count}", file=out)
+        if profile.search is not None:
+            print(
+                f"  more than tool_search.threshold={profile.search.threshold}: the model is offered {FIND_TOOLS} "
+                f"({profile.search.results} tools per search) and the tools it finds, not all {len(profile.tools)}",
+                file=out,
+            )
         for spec in profile.tools:
             print(f"\n  {spec.name}", file=out)
             for line in (spec.description or "(no description)").splitlines():

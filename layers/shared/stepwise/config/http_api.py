@@ -28,16 +28,24 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import httpx
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from stepwise.config.schema_check import check_parameter_schema
 from stepwise.credentials import check_redactable_literal
+
+# httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
+# imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# A URL of this form is one httpx always accepts: an ASCII host name that is no IPv4-style address (which
+# httpx validates), an optional numeric port, a path of unreserved characters. Checking such a URL needs
+# no import of httpx, which the model URLs of a configuration would otherwise load into every handler
+# that reads it, a Bedrock-only LLMCall or a Parse included.
+PLAIN_URL = re.compile(
+    r"https?://(?![0-9.]+(?::|/|$))[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/-]*)?"
+)
+MAX_PLAIN_URL_CHARS = 2048
 PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 DEFAULT_MAX_EXECUTION_MS = 5000
@@ -124,6 +132,10 @@ def validated_http_url(url: str, *, what: str = "url") -> str:
 
 def check_client_url(url: str, *, what: str = "url") -> None:
     """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
+    if len(url) <= MAX_PLAIN_URL_CHARS and PLAIN_URL.fullmatch(url):
+        return
+    import httpx
+
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
@@ -223,13 +235,17 @@ class HttpToolConfig(BaseModel):
             raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
-        try:
-            # The metaschema check is the costliest part of a tool's validation; an endpoint already
-            # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
-            if not (info.context or {}).get(SCHEMAS_CHECKED):
+        # The metaschema check is the costliest part of a tool's validation; an endpoint already
+        # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
+        if not (info.context or {}).get(SCHEMAS_CHECKED):
+            from jsonschema.exceptions import SchemaError
+
+            from stepwise.config.schema_check import check_parameter_schema
+
+            try:
                 check_parameter_schema(self.parameter)
-        except SchemaError as exc:
-            raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
+            except SchemaError as exc:
+                raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
         properties = self.parameter.get("properties", {})
         for placeholder in self.path_parameters:
             if not re.fullmatch(r"[A-Za-z0-9_-]+", placeholder):

@@ -25,6 +25,10 @@ TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
 Language = Literal["en", "zh"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
+# OpenAI refuses a request with more tools than this; no request Stepwise builds has more.
+MAX_TOOLS_PER_REQUEST = 128
+# The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools).
+FIND_TOOLS = "find_tools"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # The structured output is stored as the run's `output`, a JSON object or array.
 _OUTPUT_TYPES = ("object", "array")
@@ -51,6 +55,36 @@ class ProfileLimits(RunLimits):
         return self
 
 
+class ToolSearch(BaseModel):
+    """When a run would offer more than ``threshold`` tools, the model gets `find_tools` instead.
+
+    It then sees `find_tools` (a keyword search over the profile's tools, ``results`` tools per search),
+    the tool `tool_choice` names, if any, and the tools its searches found; a call to any tool of the
+    profile still runs (see `stepwise.steps.tool_offer`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: int = Field(default=32, ge=2, le=MAX_TOOLS_PER_REQUEST)
+    results: int = Field(default=5, ge=1, le=20)
+
+    @model_validator(mode="after")
+    def _room_for_results(self) -> ToolSearch:
+        if self.results >= self.threshold:
+            raise ValueError(
+                f"results ({self.results}) must be below threshold ({self.threshold}): find_tools takes a place"
+            )
+        return self
+
+    def room(self, client_tools: int) -> int:
+        """How many of the profile's tools one request may carry beside ``client_tools`` of the client."""
+        return max(0, min(self.threshold, MAX_TOOLS_PER_REQUEST) - client_tools)
+
+    def needed(self, profile_tools: int, client_tools: int = 0) -> bool:
+        """True when the profile's tools do not all fit one request: the model then gets `find_tools`."""
+        return profile_tools > self.room(client_tools)
+
+
 class AgentProfile(BaseModel):
     """An agent: which model, what it is told, which tools it may use, and its limits."""
 
@@ -68,6 +102,7 @@ class AgentProfile(BaseModel):
     temperature: float | None = Field(default=None, ge=0, le=2)
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
     language: Language = "en"
+    tool_search: ToolSearch = Field(default_factory=ToolSearch)
 
     @field_validator("tool_choice")
     @classmethod

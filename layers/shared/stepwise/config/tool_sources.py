@@ -19,6 +19,7 @@ mcp:
     include: [search_docs]
 builtin: [current_time, calculator]
 python: [my_tools]
+maxSchemaBytes: 16384               # a tool spec above this is trimmed (annotations first) or left out
 ```
 
 Keys are camelCase as above; snake_case names are accepted too. Validation messages name the source (API
@@ -76,6 +77,11 @@ __all__ = [
 # public one Stepwise is tested with; the limit keeps a hostile source from exhausting a Lambda's memory.
 DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 MAX_DOCUMENT_BYTES_LIMIT = 256 * 1024 * 1024
+# A tool's spec (name, description, parameters as compact JSON) above this is trimmed, or left out
+# (stepwise.tools.tool_budget). 16 KB is about 4,000 tokens, sent with every model call.
+DEFAULT_MAX_SCHEMA_BYTES = 16 * 1024
+MIN_SCHEMA_BYTES = 1024
+MAX_SCHEMA_BYTES_LIMIT = 1024 * 1024
 DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
 MAX_MCP_TIMEOUT_SECONDS = 300.0
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -269,6 +275,9 @@ class ToolsConfig(BaseModel):
     mcp: list[McpServerConfig] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
     python: list[str | PythonModuleConfig] = Field(default_factory=list)
+    max_schema_bytes: int = Field(
+        default=DEFAULT_MAX_SCHEMA_BYTES, alias="maxSchemaBytes", ge=MIN_SCHEMA_BYTES, le=MAX_SCHEMA_BYTES_LIMIT
+    )
 
     @field_validator("builtin")
     @classmethod

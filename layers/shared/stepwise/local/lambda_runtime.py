@@ -74,6 +74,8 @@ class LocalLambdaContext:
 
 _handlers: dict[tuple[Path, str, str], Callable[[Any, Any], Any]] = {}
 _handlers_lock = threading.Lock()
+# The same handlers by the arguments as given, for the lock-free lookup of `load_handler`.
+_loaded: dict[tuple[Path, str, str], Callable[[Any, Any], Any]] = {}
 
 
 def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callable[[Any, Any], Any]:
@@ -84,6 +86,12 @@ def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callabl
     Loaded handlers are cached per (code_uri, handler, module_prefix): a new prefix imports a fresh
     copy, which then reads the environment as it is now.
     """
+    # Every step of every execution comes here: a loaded handler is found without a lock or a file system
+    # call (resolving the path and taking the lock per invoke cost the engine's threads GIL hand-offs).
+    given = (Path(code_uri), handler, module_prefix)
+    loaded = _loaded.get(given)
+    if loaded is not None:
+        return loaded
     module_path, _, function_name = handler.rpartition(".")
     if not module_path or not function_name:
         raise HandlerLoadError("Runtime.MalformedHandlerName", f"Bad handler {handler!r}: expected module.function")
@@ -92,6 +100,7 @@ def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callabl
     key = (folder, handler, unique_name)
     with _handlers_lock:
         if key in _handlers:
+            _loaded[given] = _handlers[key]
             return _handlers[key]
         source = folder / (module_path.replace(".", "/") + ".py")
         spec = importlib.util.spec_from_file_location(unique_name, source)
@@ -113,6 +122,7 @@ def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callabl
                 "Runtime.HandlerNotFound", f"Handler {function_name!r} missing on module {module_path!r}"
             )
         _handlers[key] = function
+        _loaded[given] = function
         return function
 
 

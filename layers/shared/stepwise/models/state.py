@@ -18,10 +18,13 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+# Every model here is built on first use (`defer_build`): each handler validates a few of them (ToolInvoke
+# none of the loop's payload, IterationGuard none of ToolInvoke's), and building the rest was cold-start time.
+
 NextStep = Literal["start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit"]
 
 
-class CallRef(BaseModel):
+class CallRef(BaseModel, defer_build=True):
     """A pointer to one tool call of an iteration; its arguments are in the store."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -32,7 +35,7 @@ class CallRef(BaseModel):
     approval_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
 
 
-class RunSpend(BaseModel):
+class RunSpend(BaseModel, defer_build=True):
     """What the run's model calls have spent so far: LLMCall adds each call's tokens and prices the total.
 
     Carried in the payload so that IterationGuard checks a budget without reading the trace.
@@ -45,7 +48,7 @@ class RunSpend(BaseModel):
     cost_usd: float | None = Field(default=None, ge=0)
 
 
-class RunContext(BaseModel):
+class RunContext(BaseModel, defer_build=True):
     """What the loop's steps need of a run's META, which never changes while it runs, and its spend.
 
     The first IterationGuard copies it from META into the payload, so no later step reads META; LLMCall
@@ -80,7 +83,7 @@ class RunContext(BaseModel):
         )
 
 
-class StatePayload(BaseModel):
+class StatePayload(BaseModel, defer_build=True):
     """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format.
 
     `run` is absent only in the execution input (and in executions started before it existed): the
@@ -100,7 +103,7 @@ class StatePayload(BaseModel):
     run: RunContext | None = None
 
 
-class ToolInvokeEvent(BaseModel):
+class ToolInvokeEvent(BaseModel, defer_build=True):
     """One item of the ToolInvoke Map: the run, the iteration, and the call to make."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -126,7 +129,7 @@ class ApprovalWaitEvent(BaseModel):
     task_token: str = Field(min_length=1, max_length=2048)
 
 
-class TaskFailure(BaseModel):
+class TaskFailure(BaseModel, defer_build=True):
     """The error a Catch put at `$.error`: the error name and the cause Step Functions recorded."""
 
     model_config = ConfigDict(extra="ignore")
@@ -139,7 +142,7 @@ def _iteration_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-class FailureEvent(BaseModel):
+class FailureEvent(BaseModel, defer_build=True):
     """The FormatFailure input: whatever the payload was when a task failed, plus the caught error.
 
     Only the run id is required: the failure may have been caused by a malformed payload, and it must
@@ -154,7 +157,7 @@ class FailureEvent(BaseModel):
     error: TaskFailure
 
 
-class ToolInvokeResult(BaseModel):
+class ToolInvokeResult(BaseModel, defer_build=True):
     """What one Map iteration returns: enough for the execution history, nothing that grows."""
 
     call_id: str
@@ -162,7 +165,7 @@ class ToolInvokeResult(BaseModel):
     replayed: bool = False
 
 
-class FormatResult(BaseModel):
+class FormatResult(BaseModel, defer_build=True):
     """The machine's final output."""
 
     run_id: str

@@ -3,27 +3,49 @@
 from __future__ import annotations
 
 import typing
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from stepwise.config.model import AgentProfile
-from stepwise.errors import RunNotFound
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import RunMeta, RunOptions
+from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_offer import needs_search, offered
+
+if typing.TYPE_CHECKING:
+    from stepwise.tools.find_tools import FindTools
 
 
 @dataclass(frozen=True)
 class RunAgent:
     """The profile of a run with its protocol and the specs of the tools it may use.
 
-    `client_tools` names the tools the client sent: a call to one is handed back to the client, not run.
+    `tools` are every tool a call may name (Parse reads calls against them); `client_tools` names the
+    tools the client sent: a call to one is handed back to the client, not run. `finder` is the profile's
+    `find_tools` when its tools are too many to offer at once (see `stepwise.steps.tool_offer`).
     """
 
     profile: AgentProfile
     protocol: Protocol
     tools: list[ToolSpec]
     client_tools: frozenset[str] = frozenset()
+    finder: FindTools | None = None
+    profile_tools: list[ToolSpec] = field(default_factory=list)
+    client_specs: list[ToolSpec] = field(default_factory=list)
+
+    def offered_tools(self, history: Sequence[StoredMessage], tool_choice: str | None) -> list[ToolSpec]:
+        """The tools one model call offers: all of them, or `find_tools` and what the run found."""
+        if self.finder is None:
+            return self.tools
+        return offered(
+            self.profile_tools,
+            self.finder.spec,
+            self.client_specs,
+            history,
+            search=self.profile.tool_search,
+            tool_choice=tool_choice,
+        )
 
 
 @dataclass(frozen=True)
@@ -58,19 +80,15 @@ def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
     capabilities = runtime.config.models[profile.model].capabilities
     protocol_name = resolve_protocol(profile.strategy, profile.protocol, capabilities.native_tools)
     client_tools = run.options.client_tools if run.options is not None else []
+    profile_tools = runtime.tools().specs(profile.tools)
+    searching = needs_search(profile_tools, len(client_tools), profile.tool_search)
+    finder = runtime.tool_finder(run.profile) if searching else None
     return RunAgent(
         profile=profile,
         protocol=get_protocol(protocol_name),
-        tools=runtime.tools().specs(profile.tools) + client_tools,
+        tools=profile_tools + ([finder.spec] if finder is not None else []) + client_tools,
         client_tools=frozenset(tool.name for tool in client_tools),
+        finder=finder,
+        profile_tools=profile_tools,
+        client_specs=client_tools,
     )
-
-
-def refuse_ended(meta: RunMeta) -> None:
-    """`RunNotFound` once the run has ended (cancelled, most likely): its execution must go no further.
-
-    Parse and ToolInvoke read META in the batch they make anyway, so an Express execution, which cannot
-    be stopped, ends at the next of them after a cancellation, as it did at IterationGuard's write.
-    """
-    if meta.is_terminal:
-        raise RunNotFound(f"run {meta.run_id} already ended {meta.status}")

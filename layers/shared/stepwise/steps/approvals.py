@@ -18,7 +18,7 @@ from stepwise.models.messages import ToolCall
 from stepwise.models.run import RunMeta
 from stepwise.models.state import ApprovalWaitEvent
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import refuse_ended
+from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 

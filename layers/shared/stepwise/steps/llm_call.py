@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-from stepwise.models.messages import ChatMessage
+from stepwise.models.messages import ChatMessage, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import AgentRun, StoredRun, agent_for
+from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
@@ -63,6 +63,13 @@ def _first_set(*values: _T | None) -> _T | None:
     return next((value for value in values if value is not None), None)
 
 
+def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
+    """ ", offered 6 of 351 tools" when the profile's tools were searched rather than all offered."""
+    if agent.finder is None:
+        return ""
+    return f", offered {len(tools)} of {len(agent.tools)} tools"
+
+
 def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
     """The payload with the run's spend after this iteration's model call, for IterationGuard's budgets."""
     return payload.model_copy(update={"run": run.model_copy(update={"spend": spend_after(run, step, runtime)})})
@@ -88,12 +95,15 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     agent = agent_for(AgentRun(run.profile, stored_options), runtime)
     profile = agent.profile
     options = stored_options or RunOptions()
+    tool_choice = effective_tool_choice(options.tool_choice or profile.tool_choice, history)
+    # Past the profile's tool-search threshold: find_tools and the tools the run found, not all of them.
+    tools = agent.offered_tools(history, tool_choice)
     request = agent.protocol.build_request(
         system_prompt=profile.system_prompt,
         history=request_history(history, run.max_parallel_calls),
-        tools=agent.tools,
+        tools=tools,
         final_round=payload.final_round,
-        tool_choice=effective_tool_choice(options.tool_choice or profile.tool_choice, history),
+        tool_choice=tool_choice,
         parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
         max_tokens=_first_set(options.max_tokens, profile.max_tokens),
         temperature=_first_set(options.temperature, profile.temperature),
@@ -118,7 +128,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         latency_ms=latency_ms,
         input_tokens=completion.usage.input_tokens,
         output_tokens=completion.usage.output_tokens,
-        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}",
+        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}",
     )
     runtime.store.record_message(
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step

@@ -20,13 +20,26 @@ if TYPE_CHECKING:
     from stepwise.genai_spans import GenAiSpans
     from stepwise.llm.base import ChatModel
     from stepwise.tools import ToolRegistry
+    from stepwise.tools.find_tools import FindTools
+
+
+# Connections the DynamoDB client keeps open. A Lambda invocation uses one at a time, but locally one handler
+# instance serves every execution thread of the engine (and a Map's items); botocore's default of 10 would
+# make the 11th concurrent request open a new connection and throw it away after one use.
+DYNAMODB_MAX_POOL_CONNECTIONS = 64
 
 
 def dynamodb_client(settings: Settings) -> Any:
     """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
     import boto3  # deferred: keeps the handler module's import (cold start) light
+    from botocore.config import Config
 
-    return boto3.client("dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url)
+    return boto3.client(
+        "dynamodb",
+        region_name=settings.aws_region,
+        endpoint_url=settings.dynamodb_endpoint_url,
+        config=Config(max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS),
+    )
 
 
 class StepRuntime:
@@ -53,6 +66,7 @@ class StepRuntime:
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
+        self._finders: dict[str, FindTools] = {}
         self._lock = threading.Lock()
         self._spans = spans
 
@@ -137,6 +151,16 @@ class StepRuntime:
                     secret_resolver=resolver,
                 )
             return self._tools
+
+    def tool_finder(self, profile: str) -> FindTools:
+        """The `find_tools` search over the named profile's tools, indexed once."""
+        specs = self.tools().specs(self.profile(profile).tools)
+        with self._lock:
+            if profile not in self._finders:
+                from stepwise.tools.find_tools import FindTools, ToolIndex
+
+                self._finders[profile] = FindTools(ToolIndex(specs), self.profile(profile).tool_search.results)
+            return self._finders[profile]
 
 
 class LazyRuntime:

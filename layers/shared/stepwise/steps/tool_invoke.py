@@ -13,8 +13,9 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.agent import refuse_ended
+from stepwise.steps.agent import agent_for
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
+from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
@@ -49,8 +50,11 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
+    callable_tools = registry.restricted_to(allowed)
+    # A profile with more tools than it offers at once also has find_tools (stepwise.steps.tool_offer).
+    finder = agent_for(stored.meta, runtime).finder
     invoker = ToolInvoker(
-        registry.restricted_to(allowed),
+        callable_tools.with_tools([finder]) if finder is not None else callable_tools,
         max_observation_chars=profile.limits.max_observation_chars,
         redactor=runtime.secret_resolver.redactor,
     )

@@ -5,18 +5,22 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
+from stepwise.observability import logger
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
-from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.python_tools import load_python_tools
+from stepwise.tools.tool_budget import held_to_budget
+
+if TYPE_CHECKING:
+    # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
+    # a ToolInvoke container with built-in or Python tools only never needs them (cold start)
+    import httpx
 
 
 class ToolRegistry:
@@ -88,6 +92,12 @@ class ToolRegistry:
             approvals=self._approvals,
         )
 
+    def with_tools(self, extra: Iterable[Tool]) -> ToolRegistry:
+        """This registry with ``extra`` tools after its own (a profile's `find_tools`); same redactor."""
+        return ToolRegistry(
+            [*self._tools.values(), *extra], redactor=self.redactor, notes=self.notes, approvals=self._approvals
+        )
+
     def __len__(self) -> int:
         return len(self._tools)
 
@@ -101,6 +111,8 @@ def default_http_client() -> httpx.Client:
     Redirects are followed by the tool itself, after its origin check. Proxy settings from the
     environment are ignored because the tool connects to the address it has checked.
     """
+    import httpx
+
     return httpx.Client(follow_redirects=False, trust_env=False)
 
 
@@ -123,6 +135,8 @@ def build_tool_registry(
     resolver = secret_resolver if secret_resolver is not None else SecretResolver()
     collected = _CollectedTools()
     if config.apis or config.openapi:
+        from stepwise.tools.http_tool import HttpTool
+
         client = http_client if http_client is not None else default_http_client()
         for index, api in enumerate(config.apis):
             with _unusable_as(f"tools.apis.{index}"):
@@ -162,8 +176,13 @@ def build_tool_registry(
         module = each.function.__module__
         rule = modules.get(module)
         collected.add(each, f"python module {module}", approval=rule.approval_timeout() if rule else None)
+    # Specs over the size limit are trimmed or left out after every source is in, so a name clash is
+    # still found between tools a trim would leave out.
+    fitted, budget_notes = held_to_budget(collected.tools, config.max_schema_bytes)
+    if budget_notes:
+        logger.info("tool schemas trimmed or left out", extra={"changed": len(budget_notes)})
     return ToolRegistry(
-        collected.tools, redactor=resolver.redactor, notes=collected.notes, approvals=collected.approvals
+        fitted, redactor=resolver.redactor, notes=collected.notes + budget_notes, approvals=collected.approvals
     )
 
 

@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
@@ -167,6 +166,10 @@ def _base_path(event: APIGatewayProxyEvent) -> str:
 
 def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
     """The OpenAPI document of the routes registered on `app`."""
+    # Powertools' OpenAPI models (a hundred pydantic models) are built only for the document, which few
+    # requests ask for; importing them at module level cost every cold start of the API tens of ms
+    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
+
     document: dict[str, Any] = json.loads(
         app.get_openapi_json_schema(
             title=API_TITLE,

@@ -1,0 +1,192 @@
+"""Tool schemas held to a size: trimmed, annotations first, or left out with a note.
+
+A tool's spec (name, description, JSON-schema parameters) is sent to the model on every call. Imported
+APIs carry schemas of 50 to 200 KB (Discord's), which cost tokens on every request and can pass what a
+provider accepts. A spec over ``max_bytes`` (serialized as compact JSON, UTF-8) is trimmed in a fixed
+order, stopping as soon as it fits:
+
+1. the ``description`` and ``title`` of nested schemas, deepest level first, down to the properties of
+   the arguments' own properties;
+2. ``examples``, ``example`` and ``default``, everywhere in the schema;
+3. the ``description`` and ``title`` of the top-level arguments, and of the parameters schema itself;
+4. the tool's own description, cut to its first sentence (at most `SHORT_DESCRIPTION_CHARS`).
+
+Each of these is an annotation: removing it never changes which arguments validate, so the trimmed spec
+also serves the invoker's argument check. A spec still over the limit is left out, with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from stepwise.models.messages import ToolSpec
+from stepwise.tools.base import Tool, ToolResult
+
+SHORT_DESCRIPTION_CHARS = 200
+_DESCRIPTIONS = ("description", "title")
+_EXAMPLES = ("examples", "example", "default")
+# Keywords whose value is a schema, a list of schemas, or a map of name to schema (JSON Schema 2020-12
+# and the older `definitions`/`items` forms). Only these are walked, so a property *named* "description"
+# (Stripe has many) is never taken for the annotation.
+_SCHEMA_KEYWORDS = (
+    "additionalProperties",
+    "contains",
+    "else",
+    "if",
+    "items",
+    "not",
+    "propertyNames",
+    "then",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def spec_bytes(spec: ToolSpec) -> int:
+    """The size of the spec as it is sent: compact JSON, UTF-8."""
+    return len(json.dumps(spec.model_dump(), separators=(",", ":"), ensure_ascii=False).encode())
+
+
+@dataclass(frozen=True)
+class Budgeted:
+    """A spec held to the limit: the spec to offer (None when left out), and what was done to it."""
+
+    spec: ToolSpec | None
+    original_bytes: int
+    final_bytes: int
+    removed: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str | None:
+        """One line saying what was trimmed or why the tool was left out; None if it fit as it was."""
+        if self.spec is None or not self.removed:
+            return None
+        removed = ", ".join(self.removed)
+        return f"trimmed {self.spec.name} from {self.original_bytes} to {self.final_bytes} bytes: removed {removed}"
+
+
+def fit_spec(spec: ToolSpec, max_bytes: int) -> Budgeted:
+    """``spec`` trimmed to at most ``max_bytes`` in the documented order, or ``spec=None`` if it cannot be."""
+    original = spec_bytes(spec)
+    if original <= max_bytes:
+        return Budgeted(spec, original, original)
+    parameters = json.loads(json.dumps(spec.parameters))  # a deep copy we may change
+    removed: list[str] = []
+    current = spec
+    for label, trim in _trimming_steps(parameters, spec.description):
+        parameters, description = trim()
+        current = spec.model_copy(update={"parameters": parameters, "description": description})
+        removed.append(label)
+        size = spec_bytes(current)
+        if size <= max_bytes:
+            return Budgeted(current, original, size, tuple(removed))
+    return Budgeted(None, original, spec_bytes(current), tuple(removed))
+
+
+def _trimming_steps(parameters: dict[str, Any], description: str) -> Iterator[tuple[str, Any]]:
+    """The trimming steps in order, each a label and a function returning (parameters, description)."""
+    deepest = max((depth for depth, _ in _schemas(parameters, 0)), default=0)
+    for level in range(deepest, 1, -1):
+        if _has_annotation(parameters, _DESCRIPTIONS, level=level):
+            yield (
+                f"descriptions at depth {level}",
+                lambda level=level: (_strip(parameters, _DESCRIPTIONS, levels={level}), description),
+            )
+    if _has_annotation(parameters, _EXAMPLES):
+        yield "examples and defaults", lambda: (_strip(parameters, _EXAMPLES), description)
+    if _has_annotation(parameters, _DESCRIPTIONS, level=1) or _has_annotation(parameters, _DESCRIPTIONS, level=0):
+        yield (
+            "argument descriptions",
+            lambda: (_strip(parameters, _DESCRIPTIONS, levels={0, 1}), description),
+        )
+    short = shorten_description(description)
+    if short != description:
+        yield "the tool description's detail", lambda: (parameters, short)
+
+
+def shorten_description(text: str) -> str:
+    """The first sentence (or line) of ``text``, at most `SHORT_DESCRIPTION_CHARS` characters."""
+    first = _SENTENCE_END.split(text.strip(), maxsplit=1)[0].split("\n", 1)[0].strip()
+    if len(first) > SHORT_DESCRIPTION_CHARS:
+        first = first[: SHORT_DESCRIPTION_CHARS - 1].rstrip() + "…"
+    return first
+
+
+def _schemas(node: Any, depth: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Every schema object under ``node`` with its depth (the parameters schema is 0, its properties 1)."""
+    if not isinstance(node, dict):
+        return
+    yield depth, node
+    for keyword in _SCHEMA_KEYWORDS:
+        yield from _schemas(node.get(keyword), depth + 1)
+    for keyword in _SCHEMA_LISTS:
+        children = node.get(keyword)
+        if isinstance(children, list):
+            for child in children:
+                yield from _schemas(child, depth + 1)
+    for keyword in _SCHEMA_MAPS:
+        children = node.get(keyword)
+        if isinstance(children, dict):
+            for child in children.values():
+                yield from _schemas(child, depth + 1)
+
+
+def _has_annotation(parameters: dict[str, Any], keys: Iterable[str], *, level: int | None = None) -> bool:
+    wanted = tuple(keys)
+    return any(
+        any(key in schema for key in wanted) for depth, schema in _schemas(parameters, 0) if level in (None, depth)
+    )
+
+
+def _strip(parameters: dict[str, Any], keys: Iterable[str], *, levels: set[int] | None = None) -> dict[str, Any]:
+    """Remove ``keys`` from the schemas at ``levels`` (all when None), in place; returns ``parameters``."""
+    wanted = tuple(keys)
+    for depth, schema in list(_schemas(parameters, 0)):
+        if levels is None or depth in levels:
+            for key in wanted:
+                schema.pop(key, None)
+    return parameters
+
+
+class BudgetedTool:
+    """A tool offered with a trimmed spec; calls go to the tool as it was."""
+
+    def __init__(self, tool: Tool, spec: ToolSpec) -> None:
+        self._tool = tool
+        self._spec = spec
+
+    @property
+    def spec(self) -> ToolSpec:
+        """The trimmed spec."""
+        return self._spec
+
+    def call(self, arguments: dict[str, Any]) -> ToolResult:
+        """Run the original tool."""
+        return self._tool.call(arguments)
+
+
+def held_to_budget(tools: Iterable[Tool], max_bytes: int) -> tuple[list[Tool], list[str]]:
+    """The tools whose specs fit ``max_bytes`` (trimmed where needed), and one note per tool changed."""
+    kept: list[Tool] = []
+    notes: list[str] = []
+    for tool in tools:
+        fitted = fit_spec(tool.spec, max_bytes)
+        if fitted.spec is None:
+            notes.append(
+                f"left out {tool.spec.name}: its schema is {fitted.original_bytes} bytes, still "
+                f"{fitted.final_bytes} after trimming, over maxSchemaBytes={max_bytes}"
+            )
+            continue
+        if fitted.note is not None:
+            notes.append(fitted.note)
+            kept.append(BudgetedTool(tool, fitted.spec))
+        else:
+            kept.append(tool)
+    return kept, notes
