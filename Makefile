@@ -52,8 +52,12 @@ validate: setup
 	$(BIN)/sam validate --lint
 	node_modules/.bin/asl-validator --json-path statemachine/agent.asl.json
 
+# Lambda's /var/task and /opt are read-only, so Python cannot cache bytecode there: without it in the package,
+# every cold start compiles each module it imports. checked-hash bytecode stays valid whatever the zip does
+# to file times, and is never used for a source it was not compiled from.
 build: setup
 	PATH="$(PY313_BIN):$$PATH" $(BIN)/sam build --parallel
+	PATH="$(PY313_BIN):$$PATH" python3.13 -m compileall -q -j 0 --invalidation-mode checked-hash .aws-sam/build
 
 # cfn-lint and checkov on the template; every checkov finding is fixed or skipped in template.yaml with a reason
 static: $(PY_STAMP) $(STATIC_STAMP)

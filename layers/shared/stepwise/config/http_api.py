@@ -28,16 +28,24 @@ import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import httpx
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from stepwise.config.schema_check import check_parameter_schema
 from stepwise.credentials import check_redactable_literal
+
+# httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
+# imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+# A URL of this form is one httpx always accepts: an ASCII host name that is no IPv4-style address (which
+# httpx validates), an optional numeric port, a path of unreserved characters. Checking such a URL needs
+# no import of httpx, which the model URLs of a configuration would otherwise load into every handler
+# that reads it, a Bedrock-only LLMCall or a Parse included.
+PLAIN_URL = re.compile(
+    r"https?://(?![0-9.]+(?::|/|$))[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/-]*)?"
+)
+MAX_PLAIN_URL_CHARS = 2048
 PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 DEFAULT_MAX_EXECUTION_MS = 5000
@@ -74,6 +82,35 @@ SCHEMAS_CHECKED = "schemas_checked"
 TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
 
 
+# How long a tool call marked `requires_approval` waits for an answer before it is denied, by default and
+# at most: no run lives longer than 3000 s (`max_execution_seconds`), and a wait never outlasts its run.
+DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900
+MAX_APPROVAL_TIMEOUT_SECONDS = 3000
+
+
+class ApprovalRule(BaseModel):
+    """Whether the calls of a tool source (or one tool) wait for a person's approval before they run."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    requires_approval: bool = Field(
+        default=False,
+        alias="requiresApproval",
+        description="Each call pauses the run (WAITING_APPROVAL) until POST /v1/runs/{id}/approvals/{call_id}.",
+    )
+    approval_timeout_seconds: int = Field(
+        default=DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+        alias="approvalTimeoutSeconds",
+        ge=1,
+        le=MAX_APPROVAL_TIMEOUT_SECONDS,
+        description="Unanswered this long (or past the run's deadline, if sooner), the call is denied.",
+    )
+
+    def approval_timeout(self) -> int | None:
+        """The wait for approval of each call, or None when calls run without one."""
+        return self.approval_timeout_seconds if self.requires_approval else None
+
+
 def validated_http_url(url: str, *, what: str = "url") -> str:
     """An http(s) URL with a host and no credentials, query or fragment, without its trailing slash."""
     parts = urlsplit(url)
@@ -95,6 +132,10 @@ def validated_http_url(url: str, *, what: str = "url") -> str:
 
 def check_client_url(url: str, *, what: str = "url") -> None:
     """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
+    if len(url) <= MAX_PLAIN_URL_CHARS and PLAIN_URL.fullmatch(url):
+        return
+    import httpx
+
     try:
         httpx.URL(url)
     except httpx.InvalidURL as exc:
@@ -151,6 +192,12 @@ class HttpToolConfig(BaseModel):
 
     model_config = TOOL_MODEL_CONFIG
 
+    # None: as its API says
+    requires_approval: bool | None = Field(default=None, alias="requiresApproval")
+    approval_timeout_seconds: int | None = Field(
+        default=None, alias="approvalTimeoutSeconds", ge=1, le=MAX_APPROVAL_TIMEOUT_SECONDS
+    )
+
     tool_name: str = Field(alias="toolName", pattern=TOOL_NAME_PATTERN)
     description: str = Field(default="", max_length=4096)
     method: HttpMethod = "GET"
@@ -188,13 +235,17 @@ class HttpToolConfig(BaseModel):
             raise ValueError(f"{where}: path must not hold a query or fragment; declare parameters instead")
         if self.parameter.get("type") != "object":
             raise ValueError(f"{where}: parameter must be a JSON schema with type 'object'")
-        try:
-            # The metaschema check is the costliest part of a tool's validation; an endpoint already
-            # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
-            if not (info.context or {}).get(SCHEMAS_CHECKED):
+        # The metaschema check is the costliest part of a tool's validation; an endpoint already
+        # checked on its own is not checked again when its API is validated (SCHEMAS_CHECKED).
+        if not (info.context or {}).get(SCHEMAS_CHECKED):
+            from jsonschema.exceptions import SchemaError
+
+            from stepwise.config.schema_check import check_parameter_schema
+
+            try:
                 check_parameter_schema(self.parameter)
-        except SchemaError as exc:
-            raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
+            except SchemaError as exc:
+                raise ValueError(f"{where}: parameter is not a valid JSON schema: {exc.message}") from None
         properties = self.parameter.get("properties", {})
         for placeholder in self.path_parameters:
             if not re.fullmatch(r"[A-Za-z0-9_-]+", placeholder):
@@ -234,8 +285,11 @@ class HttpToolConfig(BaseModel):
         return PATH_PLACEHOLDER.findall(self.path)
 
 
-class ApiConfig(BaseModel):
-    """A base URL, how to authenticate to it, its limits, and the tools it serves."""
+class ApiConfig(ApprovalRule):
+    """A base URL, how to authenticate to it, its limits, and the tools it serves.
+
+    `requires_approval` applies to every tool of the API unless a tool says otherwise.
+    """
 
     model_config = TOOL_MODEL_CONFIG
 
@@ -265,3 +319,10 @@ class ApiConfig(BaseModel):
                 raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
             seen.add(tool.tool_name)
         return tools
+
+    def tool_approval_timeout(self, tool: HttpToolConfig) -> int | None:
+        """The wait for approval of `tool`'s calls (its own setting, else the API's), or None."""
+        required = self.requires_approval if tool.requires_approval is None else tool.requires_approval
+        if not required:
+            return None
+        return tool.approval_timeout_seconds or self.approval_timeout_seconds

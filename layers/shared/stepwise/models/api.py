@@ -47,7 +47,7 @@ Metadata = Annotated[
 ]
 
 
-class StrictRequest(BaseModel):
+class StrictRequest(BaseModel, defer_build=True):
     """A request body: unknown fields are refused, and so are values of the wrong JSON type."""
 
     # Strict: JSON of the wrong type is refused as the document says, never coerced (`"seed": false` is not 0).
@@ -180,7 +180,7 @@ class RunRequest(StrictRequest):
         return self
 
 
-class RunAccepted(BaseModel):
+class RunAccepted(BaseModel, defer_build=True):
     """The answer to `POST /v1/runs`: the run is stored and its execution started."""
 
     run_id: str
@@ -191,7 +191,7 @@ class RunAccepted(BaseModel):
     poll_url: str = Field(description="Where to GET the run's status and answer.")
 
 
-class TraceStep(BaseModel):
+class TraceStep(BaseModel, defer_build=True):
     """One step of a run's trace: a model call, its parsed decision, a tool call or the final formatting."""
 
     iteration: int
@@ -214,7 +214,33 @@ class TraceStep(BaseModel):
     note: str | None = None
 
 
-class RunView(BaseModel):
+# The approver's reason reaches the model as part of an observation: short, like a review comment.
+MAX_APPROVAL_REASON_CHARS = 2000
+
+
+class ApprovalRequest(StrictRequest):
+    """`POST /v1/runs/{run_id}/approvals/{call_id}`: approve or deny one tool call paused for approval."""
+
+    approved: bool = Field(description="true runs the call; false does not, and the model is told it was denied.")
+    reason: str | None = Field(
+        default=None,
+        max_length=MAX_APPROVAL_REASON_CHARS,
+        description="Why; on a denial the model reads it in the call's observation.",
+    )
+
+
+class PendingApproval(BaseModel):
+    """A tool call waiting for approval: what would run, and until when it waits."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    iteration: int
+    requested_at: str
+    timeout_at: str = Field(description="Unanswered by then, the call is denied (not run).")
+
+
+class RunView(BaseModel, defer_build=True):
     """`GET /v1/runs/{run_id}`: the run's status and, once it ended, its outcome."""
 
     run_id: str
@@ -238,9 +264,12 @@ class RunView(BaseModel):
     cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
     cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+    pending_approvals: list[PendingApproval] | None = Field(
+        default=None, description="While WAITING_APPROVAL: the tool calls to approve or deny, with their arguments."
+    )
 
 
-class RunEvents(BaseModel):
+class RunEvents(BaseModel, defer_build=True):
     """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, in the order they happened."""
 
     run_id: str
@@ -250,7 +279,7 @@ class RunEvents(BaseModel):
     next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
 
 
-class RunListItem(BaseModel):
+class RunListItem(BaseModel, defer_build=True):
     """One run in `GET /v1/runs`: enough to choose which one to read."""
 
     run_id: str
@@ -263,7 +292,7 @@ class RunListItem(BaseModel):
     updated_at: str
 
 
-class RunList(BaseModel):
+class RunList(BaseModel, defer_build=True):
     """`GET /v1/runs`: a page of the caller's runs, newest first."""
 
     runs: list[RunListItem]
@@ -272,7 +301,7 @@ class RunList(BaseModel):
     )
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(BaseModel, defer_build=True):
     """What went wrong: a stable `type`, a message for people, and machine-readable details."""
 
     type: str
@@ -280,7 +309,7 @@ class ErrorBody(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
-class ErrorResponse(BaseModel):
+class ErrorResponse(BaseModel, defer_build=True):
     """Every 4xx and 5xx answer of the API."""
 
     error: ErrorBody

@@ -141,14 +141,14 @@ class ChatCompletionRequest(StrictRequest):
         return value
 
 
-class FunctionCall(BaseModel):
+class FunctionCall(BaseModel, defer_build=True):
     """The function a tool call names, with its arguments as JSON text (as OpenAI sends them)."""
 
     name: str
     arguments: str
 
 
-class OutputToolCall(BaseModel):
+class OutputToolCall(BaseModel, defer_build=True):
     """A call of one of the client's tools, for the client to run and answer with a `tool` message."""
 
     id: str
@@ -159,7 +159,7 @@ class OutputToolCall(BaseModel):
 FinishReason = Literal["stop", "length", "tool_calls"]
 
 
-class AssistantMessage(BaseModel):
+class AssistantMessage(BaseModel, defer_build=True):
     """The agent's answer as a chat message, or its calls of the client's tools."""
 
     role: Literal["assistant"] = "assistant"
@@ -167,7 +167,7 @@ class AssistantMessage(BaseModel):
     tool_calls: list[OutputToolCall] | None = None
 
 
-class ChatChoice(BaseModel):
+class ChatChoice(BaseModel, defer_build=True):
     """The one choice of a completion."""
 
     index: int = 0
@@ -176,7 +176,7 @@ class ChatChoice(BaseModel):
     logprobs: None = None
 
 
-class CompletionUsage(BaseModel):
+class CompletionUsage(BaseModel, defer_build=True):
     """Token counts of the whole run, in OpenAI's names."""
 
     prompt_tokens: int
@@ -184,7 +184,7 @@ class CompletionUsage(BaseModel):
     total_tokens: int
 
 
-class ChatCompletion(BaseModel):
+class ChatCompletion(BaseModel, defer_build=True):
     """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
 
     id: str
@@ -196,7 +196,7 @@ class ChatCompletion(BaseModel):
     run_id: str
 
 
-class ChunkToolCall(BaseModel):
+class ChunkToolCall(BaseModel, defer_build=True):
     """A tool call in a streamed chunk, sent whole in one delta."""
 
     index: int
@@ -205,7 +205,7 @@ class ChunkToolCall(BaseModel):
     function: FunctionCall
 
 
-class ChunkDelta(BaseModel):
+class ChunkDelta(BaseModel, defer_build=True):
     """What a streamed chunk adds to the message."""
 
     role: Literal["assistant"] | None = None
@@ -213,7 +213,7 @@ class ChunkDelta(BaseModel):
     tool_calls: list[ChunkToolCall] | None = None
 
 
-class ChunkChoice(BaseModel):
+class ChunkChoice(BaseModel, defer_build=True):
     """The one choice of a streamed chunk."""
 
     index: int = 0
@@ -221,7 +221,7 @@ class ChunkChoice(BaseModel):
     finish_reason: FinishReason | None = None
 
 
-class ChatCompletionChunk(BaseModel):
+class ChatCompletionChunk(BaseModel, defer_build=True):
     """An OpenAI `chat.completion.chunk`, one server-sent event of a streamed answer."""
 
     id: str
@@ -232,7 +232,7 @@ class ChatCompletionChunk(BaseModel):
     usage: CompletionUsage | None = None
 
 
-class ModelCard(BaseModel):
+class ModelCard(BaseModel, defer_build=True):
     """One agent profile as an OpenAI model (`GET /v1/models`)."""
 
     id: str
@@ -241,7 +241,7 @@ class ModelCard(BaseModel):
     owned_by: str = "stepwise"
 
 
-class ModelList(BaseModel):
+class ModelList(BaseModel, defer_build=True):
     """`GET /v1/models`: the agent profiles a request's `model` may name."""
 
     object: Literal["list"] = "list"

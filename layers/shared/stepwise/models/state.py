@@ -18,19 +18,24 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
+# Every model here is built on first use (`defer_build`): each handler validates a few of them (ToolInvoke
+# none of the loop's payload, IterationGuard none of ToolInvoke's), and building the rest was cold-start time.
+
 NextStep = Literal["start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit"]
 
 
-class CallRef(BaseModel):
+class CallRef(BaseModel, defer_build=True):
     """A pointer to one tool call of an iteration; its arguments are in the store."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     call_id: str = Field(min_length=1, max_length=128)
     name: str = Field(min_length=1, max_length=128)
+    # Set when the tool requires approval: how long the call waits for it (the wait's TimeoutSecondsPath).
+    approval_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
 
 
-class RunSpend(BaseModel):
+class RunSpend(BaseModel, defer_build=True):
     """What the run's model calls have spent so far: LLMCall adds each call's tokens and prices the total.
 
     Carried in the payload so that IterationGuard checks a budget without reading the trace.
@@ -43,7 +48,7 @@ class RunSpend(BaseModel):
     cost_usd: float | None = Field(default=None, ge=0)
 
 
-class RunContext(BaseModel):
+class RunContext(BaseModel, defer_build=True):
     """What the loop's steps need of a run's META, which never changes while it runs, and its spend.
 
     The first IterationGuard copies it from META into the payload, so no later step reads META; LLMCall
@@ -78,7 +83,7 @@ class RunContext(BaseModel):
         )
 
 
-class StatePayload(BaseModel):
+class StatePayload(BaseModel, defer_build=True):
     """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format.
 
     `run` is absent only in the execution input (and in executions started before it existed): the
@@ -98,7 +103,7 @@ class StatePayload(BaseModel):
     run: RunContext | None = None
 
 
-class ToolInvokeEvent(BaseModel):
+class ToolInvokeEvent(BaseModel, defer_build=True):
     """One item of the ToolInvoke Map: the run, the iteration, and the call to make."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -107,9 +112,24 @@ class ToolInvokeEvent(BaseModel):
     iteration: int = Field(ge=1, le=10_000)
     index: int = Field(ge=0, le=63)
     call: CallRef
+    # What the wait for approval ended with: SendTaskSuccess's output, or the error a Catch put here
+    # (`{"Error", "Cause"}`: a denial, a timeout). Absent for calls that need no approval.
+    approval: Any = None
 
 
-class TaskFailure(BaseModel):
+class ApprovalWaitEvent(BaseModel):
+    """The wait-for-approval task of one Map item: the call, and the task token that answers it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    iteration: int = Field(ge=1, le=10_000)
+    index: int = Field(ge=0, le=63)
+    call: CallRef
+    task_token: str = Field(min_length=1, max_length=2048)
+
+
+class TaskFailure(BaseModel, defer_build=True):
     """The error a Catch put at `$.error`: the error name and the cause Step Functions recorded."""
 
     model_config = ConfigDict(extra="ignore")
@@ -122,7 +142,7 @@ def _iteration_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
-class FailureEvent(BaseModel):
+class FailureEvent(BaseModel, defer_build=True):
     """The FormatFailure input: whatever the payload was when a task failed, plus the caught error.
 
     Only the run id is required: the failure may have been caused by a malformed payload, and it must
@@ -137,7 +157,7 @@ class FailureEvent(BaseModel):
     error: TaskFailure
 
 
-class ToolInvokeResult(BaseModel):
+class ToolInvokeResult(BaseModel, defer_build=True):
     """What one Map iteration returns: enough for the execution history, nothing that grows."""
 
     call_id: str
@@ -145,7 +165,7 @@ class ToolInvokeResult(BaseModel):
     replayed: bool = False
 
 
-class FormatResult(BaseModel):
+class FormatResult(BaseModel, defer_build=True):
     """The machine's final output."""
 
     run_id: str

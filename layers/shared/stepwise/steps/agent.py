@@ -7,9 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from stepwise.config.model import AgentProfile
-from stepwise.errors import RunNotFound
 from stepwise.models.messages import ToolSpec
-from stepwise.models.run import RunMeta, RunOptions, StoredMessage
+from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import needs_search, offered
@@ -93,13 +92,3 @@ def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
         profile_tools=profile_tools,
         client_specs=client_tools,
     )
-
-
-def refuse_ended(meta: RunMeta) -> None:
-    """`RunNotFound` once the run has ended (cancelled, most likely): its execution must go no further.
-
-    Parse and ToolInvoke read META in the batch they make anyway, so an Express execution, which cannot
-    be stopped, ends at the next of them after a cancellation, as it did at IterationGuard's write.
-    """
-    if meta.is_terminal:
-        raise RunNotFound(f"run {meta.run_id} already ended {meta.status}")

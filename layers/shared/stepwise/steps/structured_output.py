@@ -13,8 +13,6 @@ import json
 import time
 from typing import Any, Literal
 
-from jsonschema.exceptions import best_match
-from jsonschema.validators import validator_for
 from pydantic import BaseModel, Field
 
 from stepwise.config.llm import ModelCapabilities
@@ -86,6 +84,10 @@ def read_json(text: str) -> Any | None:
 
 def schema_violation(value: Any, schema: dict[str, Any]) -> str | None:
     """The most relevant way `value` breaks `schema`, as `at $.path: reason`; None when it is valid."""
+    # imported here: only a profile with a response schema gets here, and Format imports this module always
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import validator_for
+
     validator_class = validator_for(schema)
     validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
     error = best_match(validator.iter_errors(value))

@@ -29,7 +29,8 @@ class IterationItems(BaseModel):
     observation: StoredMessage | None = None
 
 
-class SessionTurn(BaseModel):
+# Built on first use: only runs in a session read turns, while every step handler imports this module.
+class SessionTurn(BaseModel, defer_build=True):
     """One earlier run of a session: the question asked and the answer given."""
 
     run_id: str

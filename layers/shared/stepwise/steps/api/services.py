@@ -6,19 +6,22 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import TypeAdapter
 
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, OpenAIModelConfig
 from stepwise.config.model import StepwiseConfig
 from stepwise.config.settings import Settings
-from stepwise.intent import IntentClassifier
-from stepwise.llm import build_chat_model
-from stepwise.llm.base import ChatModel
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
+
+if TYPE_CHECKING:
+    # imported when an `intent:` section asks for a classifier: the classifier, its model clients
+    # (httpx) and PyYAML are no part of a cold start without one
+    from stepwise.intent import IntentClassifier
+    from stepwise.llm.base import ChatModel
 
 # A run still QUEUED or RUNNING this long after its deadline was lost by its execution (a machine-level
 # timeout, a deleted execution): GET reports it TIMED_OUT.
@@ -72,6 +75,8 @@ def _classifier_model(runtime: StepRuntime) -> ChatModel | None:
             model_config = model_config.model_copy(update={"timeout_seconds": timeout})
     else:
         model_config = TypeAdapter(ModelConfig).validate_python(intent.llm_model_config())
+    from stepwise.llm import build_chat_model
+
     return build_chat_model(
         model_config, config_dir=runtime.config_dir, secret_resolver=runtime.secret_resolver.resolve
     )
@@ -83,6 +88,8 @@ def build_intent_classifier(runtime: StepRuntime) -> IntentClassifier | None:
     if intent is None:
         return None
     language = runtime.config.profiles[runtime.config.default_profile].language
+    from stepwise.intent import IntentClassifier
+
     return IntentClassifier(intent, _classifier_model(runtime), language=language)
 
 
