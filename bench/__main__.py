@@ -13,6 +13,7 @@ from bench import (  # noqa: E402
     parse_time,
     serve_throughput,
     store_query,
+    tool_sets,
 )
 
 if __name__ == "__main__":
@@ -29,3 +30,5 @@ if __name__ == "__main__":
     openapi_import.main()
     print()
     parse_time.main()
+    print()
+    tool_sets.main()

@@ -49,6 +49,9 @@ def engine_pair() -> Iterator[Callable[[Path], EnginePair]]:
             state_machine = template.state_machine()
 
             def function_arn(reference: object) -> str:
+                literal = template.literal_substitution(reference, {"WorkflowType": "STANDARD"})
+                if literal is not None:
+                    return literal
                 logical_id = template.function_for_reference(reference)
                 if logical_id is None:
                     raise ValueError(f"definition substitution {reference!r} names no function of template.yaml")

@@ -64,16 +64,40 @@ FUZZ_CASES = [
 
 _TOOL_CALL = json.dumps({"action": "calculator", "action_input": {"expression": "6*7"}})
 _ANSWER = json.dumps({"action": "Final Answer", "action_input": "42."})
+_APPROVED_CALL = json.dumps({"action": "wire", "action_input": {"amount": 1}})
+# A tool that waits for approval, so the approvals route has a call to answer (the first call of a run's
+# first iteration is `call_1_0`).
+WIRE_TOOL = '''
+from stepwise.tools import tool
+
+
+@tool
+def wire(amount: int) -> str:
+    """Wire money.
+
+    Args:
+        amount: How much.
+    """
+    return f"wired {amount}"
+'''
+WAITING_CALL_ID = "call_1_0"
 CONFIG = {
     "models": {
         "m": {
             "provider": "scripted",
             "scenarios": [
-                {"turns": [{"content": f"```json\n{_TOOL_CALL}\n```"}, {"content": f"```json\n{_ANSWER}\n```"}]}
+                {
+                    "match": "wire",
+                    "turns": [
+                        {"content": f"```json\n{_APPROVED_CALL}\n```"},
+                        {"content": f"```json\n{_ANSWER}\n```"},
+                    ],
+                },
+                {"turns": [{"content": f"```json\n{_TOOL_CALL}\n```"}, {"content": f"```json\n{_ANSWER}\n```"}]},
             ],
         }
     },
-    "tools": {"builtin": ["calculator"]},
+    "tools": {"builtin": ["calculator"], "python": [{"module": "wire_tools", "requires_approval": True}]},
     "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
     "api": {"sync_timeout_seconds": 5},
 }
@@ -81,8 +105,11 @@ CONFIG = {
 
 @pytest.fixture(scope="module")
 def served_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    """`stepwise serve` on a free loopback port, with a scripted model that calls the calculator."""
-    with serve(CONFIG, tmp_path_factory.mktemp("fuzz")) as served:
+    """`stepwise serve` on a free loopback port, with a scripted model that calls the calculator (or, asked
+    to wire money, a tool that requires approval)."""
+    config_dir = tmp_path_factory.mktemp("fuzz")
+    (config_dir / "wire_tools.py").write_text(WIRE_TOOL, encoding="utf-8")
+    with serve(CONFIG, config_dir) as served:
         yield served
 
 
@@ -111,6 +138,18 @@ def open_run_id(served_api: LocalApi) -> str:
 
 
 @pytest.fixture(scope="module")
+def waiting_run_id(served_api: LocalApi) -> str:
+    """A run of the fuzzer's owner waiting for approval of its call `WAITING_CALL_ID`, so answering it can
+    answer 200 once."""
+    with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
+        run_id: str = client.post("/v1/runs", json={"input": "Please wire 1."}).json()["run_id"]
+        deadline = time.monotonic() + 30
+        while client.get(f"/v1/runs/{run_id}").json()["status"] != "WAITING_APPROVAL" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return run_id
+
+
+@pytest.fixture(scope="module")
 def http_session() -> Iterator[requests.Session]:
     """One connection pool for the whole run."""
     with requests.Session() as session:
@@ -131,16 +170,24 @@ def ending_with_a_question(case: schemathesis.Case) -> schemathesis.Case:
 
 
 def case_strategy(
-    operation: schemathesis.APIOperation, mode: GenerationMode, *, finished_run_id: str, open_run_id: str
+    operation: schemathesis.APIOperation,
+    mode: GenerationMode,
+    *,
+    finished_run_id: str,
+    open_run_id: str,
+    waiting_run_id: str,
 ) -> st.SearchStrategy[schemathesis.Case]:
     """Cases of the operation sent with the fuzzer's key, some of them steered to where the route succeeds.
 
     Valid conversations also come with a question at their end, and run ids are random or the id of
-    the fuzzer's own run (one still open, for cancelling).
+    the fuzzer's own run (one still open, for cancelling; one waiting for approval, for answering).
     """
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
     if mode is not GenerationMode.POSITIVE:
         return generated
+    if "call_id" in operation.path:
+        waiting = {"run_id": waiting_run_id, "call_id": WAITING_CALL_ID}
+        return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=waiting)
     if "run_id" in operation.path:
         own_run = {"run_id": open_run_id if operation.path.endswith("/cancel") else finished_run_id}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=own_run)
@@ -154,6 +201,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
     http_session: requests.Session,
     finished_run_id: str,
     open_run_id: str,
+    waiting_run_id: str,
     method: str,
     path: str,
     mode: GenerationMode,
@@ -169,7 +217,11 @@ def test_every_response_is_documented_and_none_is_a_server_error(
         deadline=None,
         suppress_health_check=list(HealthCheck),
     )
-    @given(case=case_strategy(operation, mode, finished_run_id=finished_run_id, open_run_id=open_run_id))
+    @given(
+        case=case_strategy(
+            operation, mode, finished_run_id=finished_run_id, open_run_id=open_run_id, waiting_run_id=waiting_run_id
+        )
+    )
     def send(case: schemathesis.Case) -> None:
         response = case.call_and_validate(
             base_url=served_api.url, session=http_session, checks=CHECKS, timeout=REQUEST_TIMEOUT_SECONDS

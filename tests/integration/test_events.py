@@ -19,6 +19,8 @@ STATE_EVENTS = {
     "llm_call.json": "LLMCallFunction",
     "parse.json": "ParseFunction",
     "tool_invoke.json": "ToolInvokeFunction",
+    "tool_invoke_await_approval.json": "ToolInvokeFunction",
+    "tool_invoke_denied.json": "ToolInvokeFunction",
     "format.json": "FormatFunction",
     "format_failure.json": "FormatFunction",
 }
@@ -68,6 +70,22 @@ def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: Lo
     assert parse_out["next"] == "tool_calls"
     assert parse_out["calls"] == [event("tool_invoke.json")["call"]]
     assert tool_out == {"call_id": "call_1_0", "ok": True, "replayed": False}
+
+
+def test_the_approval_events_pause_the_call_then_deny_it_with_the_reason(demo_environment: LocalEnvironment) -> None:
+    # Given the run the events name, through the Parse of its first iteration
+    seed_run(demo_environment)
+    invoke = demo_environment.invoke
+    invoke("ParseFunction", invoke("LLMCallFunction", invoke("IterationGuardFunction", event("iteration_guard.json"))))
+    # When the call's wait for approval begins, then its denial reaches ToolInvoke
+    waited = invoke("ToolInvokeFunction", event("tool_invoke_await_approval.json"))
+    status = demo_environment.runtime.store.require_run(RUN_ID).status
+    denied = invoke("ToolInvokeFunction", event("tool_invoke_denied.json"))
+    # Then the run waited for approval, and the call was not made: its observation gives the reason
+    assert (waited, status) == ({"call_id": "call_1_0", "waiting": True}, "WAITING_APPROVAL")
+    assert denied == {"call_id": "call_1_0", "ok": False, "replayed": False}
+    observation = demo_environment.runtime.store.list_messages(RUN_ID)[-1].content
+    assert "not this city" in observation
 
 
 def test_the_format_event_ends_the_run_with_its_final_answer(demo_environment: LocalEnvironment) -> None:

@@ -46,3 +46,13 @@ class ConfigError(StepwiseError):
 
 class ToolError(StepwiseError):
     """A tool call failed; the invoker turns it into an observation, it never fails a run."""
+
+
+class ApprovalDenied(StepwiseError):
+    """A tool call waiting for approval was denied: the API answers the task token with this error name
+    (SendTaskFailure), and the state machine catches it so the call is recorded as denied, never run."""
+
+
+class ApprovalSettled(StepwiseError):
+    """A tool call's approval was already answered (or timed out) before the wait began: a replayed
+    iteration. The state machine catches it and ToolInvoke acts on the stored answer."""

@@ -75,10 +75,10 @@ CASES = [
     ("unknown field", _set(["States", "Call", "Nxet"], "Done"), AslDefinitionError, "Call", "unknown field 'Nxet'"),
     (
         "unimplemented field",
-        _set(["States", "Call", "HeartbeatSeconds"], 10),
+        _set(["States", "Call", "Credentials"], {"RoleArn": "arn:aws:iam::000000000000:role/x"}),
         AslUnsupportedError,
         "Call",
-        "HeartbeatSeconds",
+        "Credentials",
     ),
     ("next to a missing state", _set(["States", "Call", "Next"], "Nowhere"), AslDefinitionError, "Call", "Nowhere"),
     (
@@ -89,11 +89,11 @@ CASES = [
         "dynamodb:putItem",
     ),
     (
-        "callback pattern",
+        "callback pattern that passes no token",
         _set(["States", "Call", "Resource"], LAMBDA + ".waitForTaskToken"),
-        AslUnsupportedError,
+        AslDefinitionError,
         "Call",
-        "waitForTaskToken",
+        "$$.Task.Token",
     ),
     (
         "function name missing",

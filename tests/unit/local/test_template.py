@@ -9,6 +9,7 @@ import pytest
 
 from stepwise.local.asl import AslDefinitionError
 from stepwise.local.template import SamTemplate, StateMachineDefinition, TemplateError
+from tests.conftest import PROJECT_ROOT
 
 from .support import FIXTURES
 
@@ -150,3 +151,28 @@ def test_a_function_without_code_uri_is_refused_naming_it(tmp_path: Path) -> Non
     # When / Then loading it names the function and the property
     with pytest.raises(TemplateError, match=r"Lonely.*CodeUri"):
         SamTemplate.load(source)
+
+
+@pytest.mark.parametrize(
+    ("workflow_type", "resource", "token_path"),
+    [
+        ("STANDARD", "arn:aws:states:::lambda:invoke.waitForTaskToken", "$$.Task.Token"),
+        ("EXPRESS", "arn:aws:states:::lambda:invoke", "$$.Execution.Id"),
+    ],
+)
+def test_the_wait_for_approval_is_a_callback_only_on_standard_workflows(
+    workflow_type: str, resource: str, token_path: str
+) -> None:
+    # Given the project's template, whose wait-for-approval substitutions depend on the workflow type
+    project = SamTemplate.load(PROJECT_ROOT / "template.yaml")
+    substitutions = project.state_machine().substitutions
+    parameters = {"WorkflowType": workflow_type}
+
+    # When they are resolved as CloudFormation would for that workflow type
+    chosen = (
+        project.literal_substitution(substitutions["ApprovalWaitResource"], parameters),
+        project.literal_substitution(substitutions["ApprovalTaskTokenPath"], parameters),
+    )
+
+    # Then Express (which refuses callbacks) gets a plain invoke that passes no token
+    assert chosen == (resource, token_path)

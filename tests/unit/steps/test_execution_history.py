@@ -37,8 +37,9 @@ def test_the_layer_knows_the_loop_the_definition_runs() -> None:
 def test_each_parallel_call_adds_one_map_item_of_events_to_an_iteration() -> None:
     # Given the loop; When one more tool call may run per iteration
     one, two = AGENT_LOOP.events_per_iteration(1), AGENT_LOOP.events_per_iteration(2)
-    # Then an iteration may write one Map item more: its two events and its retried Task's (5 + 7 x 3)
-    assert two - one == 2 + 5 + 7 * 3
+    # Then an iteration may write one Map item more: its two events, its Choice's two, the wait for approval's
+    # submission, and its two retried Tasks' (5 + 7 x 3 each)
+    assert two - one == 2 + 2 + 1 + 2 * (5 + 7 * 3)
 
 
 def test_the_most_iterations_allowed_fit_the_history_and_one_more_would_not() -> None:

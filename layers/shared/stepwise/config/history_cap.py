@@ -22,6 +22,9 @@ _RETRY_EVENTS = 3
 _CHOICE_EVENTS = 2  # StateEntered, StateExited
 _MAP_EVENTS = 4  # StateEntered, MapStateStarted, MapStateSucceeded, StateExited
 _MAP_ITEM_EVENTS = 2  # MapIterationStarted, MapIterationSucceeded
+_CALLBACK_EVENTS = 1  # a .waitForTaskToken Task's TaskSubmitted, besides a Task's own
+# The callback Task's resource: written out, or the substitution that is one on Standard workflows
+_CALLBACK_RESOURCES = (".waitForTaskToken", "${ApprovalWaitResource}")
 _EXECUTION_EVENTS = 2  # ExecutionStarted, ExecutionSucceeded (or Failed)
 _END_STATE_EVENTS = 2  # the Succeed or Fail state's StateEntered and StateExited
 
@@ -31,12 +34,15 @@ class LoopShape:
     """What one iteration of the loop runs: its Task states, Choice states, and the Tasks of one Map item.
 
     Each Task is given as the number of retries it may make (the sum of its retriers' MaxAttempts).
+    `map_item_extra_events` are a Map item's events besides its Tasks': its Choice states' and the
+    callback (wait-for-approval) Tasks' submission.
     """
 
     task_retries: tuple[int, ...]
     choices: int
     map_item_task_retries: tuple[int, ...]
     end_task_retries: int
+    map_item_extra_events: int = 0
 
     @classmethod
     def from_definition(cls, definition: dict[str, Any]) -> LoopShape:
@@ -47,6 +53,7 @@ class LoopShape:
         tasks: list[int] = []
         choices = 0
         map_items: tuple[int, ...] = ()
+        map_extra = 0
         name = start
         seen: set[str] = set()
         while name not in seen:
@@ -61,17 +68,26 @@ class LoopShape:
             elif state["Type"] == "Map":
                 item_states = state["ItemProcessor"]["States"]
                 map_items = tuple(_retries(item) for item in item_states.values() if item["Type"] == "Task")
+                map_extra = sum(
+                    _CHOICE_EVENTS if item["Type"] == "Choice" else _CALLBACK_EVENTS
+                    for item in item_states.values()
+                    if item["Type"] == "Choice" or item.get("Resource", "").endswith(_CALLBACK_RESOURCES)
+                )
                 name = state["Next"]
             else:
                 raise ValueError(f"state {name} ({state['Type']}) is not part of the loop this module counts")
         if name != start:
             raise ValueError(f"the loop from {start} comes back to {name}, not to {start}")
         end_tasks = [_retries(state) for key, state in states.items() if state["Type"] == "Task" and key not in seen]
-        return cls(tuple(tasks), choices, map_items, max(end_tasks, default=0))
+        return cls(tuple(tasks), choices, map_items, max(end_tasks, default=0), map_extra)
 
     def events_per_iteration(self, max_parallel_calls: int) -> int:
         """The most events one iteration can write with `max_parallel_calls` tool calls."""
-        item = _MAP_ITEM_EVENTS + sum(_task_events(retries) for retries in self.map_item_task_retries)
+        item = (
+            _MAP_ITEM_EVENTS
+            + self.map_item_extra_events
+            + sum(_task_events(retries) for retries in self.map_item_task_retries)
+        )
         return (
             sum(_task_events(retries) for retries in self.task_retries)
             + self.choices * _CHOICE_EVENTS
@@ -99,5 +115,8 @@ def _task_events(retries: int) -> int:
     return _TASK_EVENTS + retries * _RETRY_EVENTS
 
 
-AGENT_LOOP = LoopShape(task_retries=(7, 7, 7), choices=1, map_item_task_retries=(7,), end_task_retries=7)
-"""The shape of statemachine/agent.asl.json: IterationGuard, LLMCall, Parse, Route, ToolInvoke; Format."""
+AGENT_LOOP = LoopShape(
+    task_retries=(7, 7, 7), choices=1, map_item_task_retries=(7, 7), end_task_retries=7, map_item_extra_events=3
+)
+"""The shape of statemachine/agent.asl.json: IterationGuard, LLMCall, Parse, Route, ToolInvoke (each call:
+NeedsApproval, AwaitApproval, InvokeTool); Format."""

@@ -82,6 +82,35 @@ SCHEMAS_CHECKED = "schemas_checked"
 TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
 
 
+# How long a tool call marked `requires_approval` waits for an answer before it is denied, by default and
+# at most: no run lives longer than 3000 s (`max_execution_seconds`), and a wait never outlasts its run.
+DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900
+MAX_APPROVAL_TIMEOUT_SECONDS = 3000
+
+
+class ApprovalRule(BaseModel):
+    """Whether the calls of a tool source (or one tool) wait for a person's approval before they run."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    requires_approval: bool = Field(
+        default=False,
+        alias="requiresApproval",
+        description="Each call pauses the run (WAITING_APPROVAL) until POST /v1/runs/{id}/approvals/{call_id}.",
+    )
+    approval_timeout_seconds: int = Field(
+        default=DEFAULT_APPROVAL_TIMEOUT_SECONDS,
+        alias="approvalTimeoutSeconds",
+        ge=1,
+        le=MAX_APPROVAL_TIMEOUT_SECONDS,
+        description="Unanswered this long (or past the run's deadline, if sooner), the call is denied.",
+    )
+
+    def approval_timeout(self) -> int | None:
+        """The wait for approval of each call, or None when calls run without one."""
+        return self.approval_timeout_seconds if self.requires_approval else None
+
+
 def validated_http_url(url: str, *, what: str = "url") -> str:
     """An http(s) URL with a host and no credentials, query or fragment, without its trailing slash."""
     parts = urlsplit(url)
@@ -162,6 +191,12 @@ class HttpToolConfig(BaseModel):
     """One endpoint of an API offered to the model as a tool."""
 
     model_config = TOOL_MODEL_CONFIG
+
+    # None: as its API says
+    requires_approval: bool | None = Field(default=None, alias="requiresApproval")
+    approval_timeout_seconds: int | None = Field(
+        default=None, alias="approvalTimeoutSeconds", ge=1, le=MAX_APPROVAL_TIMEOUT_SECONDS
+    )
 
     tool_name: str = Field(alias="toolName", pattern=TOOL_NAME_PATTERN)
     description: str = Field(default="", max_length=4096)
@@ -250,8 +285,11 @@ class HttpToolConfig(BaseModel):
         return PATH_PLACEHOLDER.findall(self.path)
 
 
-class ApiConfig(BaseModel):
-    """A base URL, how to authenticate to it, its limits, and the tools it serves."""
+class ApiConfig(ApprovalRule):
+    """A base URL, how to authenticate to it, its limits, and the tools it serves.
+
+    `requires_approval` applies to every tool of the API unless a tool says otherwise.
+    """
 
     model_config = TOOL_MODEL_CONFIG
 
@@ -281,3 +319,10 @@ class ApiConfig(BaseModel):
                 raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
             seen.add(tool.tool_name)
         return tools
+
+    def tool_approval_timeout(self, tool: HttpToolConfig) -> int | None:
+        """The wait for approval of `tool`'s calls (its own setting, else the API's), or None."""
+        required = self.requires_approval if tool.requires_approval is None else tool.requires_approval
+        if not required:
+            return None
+        return tool.approval_timeout_seconds or self.approval_timeout_seconds

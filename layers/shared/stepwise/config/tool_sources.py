@@ -48,6 +48,7 @@ from stepwise.config.http_api import (
     TOOL_NAME_PATTERN,
     ApiConfig,
     ApiKeyConfig,
+    ApprovalRule,
     ArgumentBinding,
     HttpToolConfig,
     validated_http_url,
@@ -61,11 +62,13 @@ __all__ = [
     "TOOL_NAME_PATTERN",
     "ApiConfig",
     "ApiKeyConfig",
+    "ApprovalRule",
     "ArgumentBinding",
     "HttpToolConfig",
     "McpServerConfig",
     "OpenApiSourceConfig",
     "OperationFilter",
+    "PythonModuleConfig",
     "ToolsConfig",
     "parse_tools_config",
 ]
@@ -99,7 +102,7 @@ class OperationFilter(BaseModel):
         return self
 
 
-class OpenApiSourceConfig(BaseModel):
+class OpenApiSourceConfig(ApprovalRule):
     """An OpenAPI 3.0/3.1 document whose operations become tools.
 
     ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
@@ -161,7 +164,7 @@ class OpenApiSourceConfig(BaseModel):
 McpTransport = Literal["streamable-http", "sse", "stdio"]
 
 
-class McpServerConfig(BaseModel):
+class McpServerConfig(ApprovalRule):
     """An MCP server; its tools are listed at cold start.
 
     A server with a ``url`` is reached over streamable HTTP, or over the legacy HTTP+SSE transport with
@@ -249,6 +252,19 @@ class McpServerConfig(BaseModel):
         return key
 
 
+class PythonModuleConfig(ApprovalRule):
+    """A Python module of tools, given as a mapping to set how its calls are approved."""
+
+    module: str
+
+    @field_validator("module")
+    @classmethod
+    def _module_name(cls, module: str) -> str:
+        if not PYTHON_MODULE_NAME.fullmatch(module):
+            raise ValueError(f"{module!r} is not a Python module name")
+        return module
+
+
 class ToolsConfig(BaseModel):
     """Every tool source of a profile: HTTP APIs, OpenAPI documents, MCP servers, built-ins, Python modules."""
 
@@ -258,7 +274,7 @@ class ToolsConfig(BaseModel):
     openapi: list[OpenApiSourceConfig] = Field(default_factory=list)
     mcp: list[McpServerConfig] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
-    python: list[str] = Field(default_factory=list)
+    python: list[str | PythonModuleConfig] = Field(default_factory=list)
     max_schema_bytes: int = Field(
         default=DEFAULT_MAX_SCHEMA_BYTES, alias="maxSchemaBytes", ge=MIN_SCHEMA_BYTES, le=MAX_SCHEMA_BYTES_LIMIT
     )
@@ -273,13 +289,18 @@ class ToolsConfig(BaseModel):
 
     @field_validator("python")
     @classmethod
-    def _module_names(cls, modules: list[str]) -> list[str]:
-        for module in modules:
-            if not PYTHON_MODULE_NAME.fullmatch(module):
-                raise ValueError(f"python: {module!r} is not a Python module name")
-        if len(set(modules)) != len(modules):
+    def _module_names(cls, modules: list[str | PythonModuleConfig]) -> list[str | PythonModuleConfig]:
+        names = [module if isinstance(module, str) else module.module for module in modules]
+        for name in names:
+            if not PYTHON_MODULE_NAME.fullmatch(name):
+                raise ValueError(f"python: {name!r} is not a Python module name")
+        if len(set(names)) != len(names):
             raise ValueError("python: a module is listed twice")
         return modules
+
+    def python_modules(self) -> list[PythonModuleConfig]:
+        """The Python modules, each with its approval rule (a bare name needs no approval)."""
+        return [PythonModuleConfig(module=entry) if isinstance(entry, str) else entry for entry in self.python]
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> ToolsConfig:

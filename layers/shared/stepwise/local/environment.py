@@ -119,6 +119,12 @@ class LocalEnvironment:
             metrics.clear_metrics()
 
     def _resolve_reference(self, value: Any) -> str:
+        # text chosen on the workflow type (the wait for approval), as CloudFormation would choose it
+        literal = self.template.literal_substitution(
+            value, {"WorkflowType": os.environ.get("WORKFLOW_TYPE", "STANDARD")}
+        )
+        if literal is not None:
+            return literal
         logical_id = self.template.function_for_reference(value)
         if logical_id is None:
             raise ValueError(f"definition substitution {value!r} does not name a function of template.yaml")

@@ -1,7 +1,8 @@
 """A Step Functions-compatible HTTP endpoint on 127.0.0.1, running executions in the local engine.
 
 It speaks the AWS JSON 1.0 protocol of the real service (`X-Amz-Target: AWSStepFunctions.<Operation>`)
-for the operations the API uses: StartExecution, StartSyncExecution, DescribeExecution and StopExecution. So the API
+for the operations the API uses: StartExecution, StartSyncExecution, DescribeExecution, StopExecution and,
+for callback tasks (`.waitForTaskToken`), SendTaskSuccess, SendTaskFailure and SendTaskHeartbeat. So the API
 handler uses a real boto3 `stepfunctions` client pointed here by `endpoint_url`, exactly as on AWS.
 Executions run in the background on a bounded thread pool; a name can be used once, as on AWS.
 """
@@ -11,8 +12,9 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http import HTTPStatus
@@ -21,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from stepwise.local.asl import ExecutionResult, LocalStateMachine
+from stepwise.local.asl.callbacks import MAX_CAUSE_CHARS, MAX_ERROR_CHARS, CallbackError, TaskTokens
 from stepwise.local.loopback import BackgroundServer
 from stepwise.observability import logger
 
@@ -99,6 +102,9 @@ class StepFunctionsEndpoint:
             "StartSyncExecution": self.start_sync_execution,
             "DescribeExecution": self.describe_execution,
             "StopExecution": self.stop_execution,
+            "SendTaskSuccess": self.send_task_success,
+            "SendTaskFailure": self.send_task_failure,
+            "SendTaskHeartbeat": self.send_task_heartbeat,
         }
 
     @property
@@ -234,12 +240,58 @@ class StepFunctionsEndpoint:
         with self._lock:
             if execution.status == "RUNNING":
                 execution.stop.set()
+                if self._machine is not None:
+                    self._machine.task_tokens.end_execution(execution.arn)
                 execution.status = "ABORTED"
                 execution.stopped_at = datetime.now(UTC)
                 execution.error = _optional_text(request.get("error"))
                 execution.cause = _optional_text(request.get("cause"))
             stopped_at = execution.stopped_at or datetime.now(UTC)
         return {"stopDate": stopped_at.timestamp()}
+
+    def _tokens(self) -> TaskTokens:
+        machine = self._machine
+        if machine is None:
+            raise ServiceError("TaskDoesNotExist", "Task Does Not Exist: no state machine is served yet")
+        return machine.task_tokens
+
+    def send_task_success(self, request: dict[str, Any]) -> dict[str, Any]:
+        """SendTaskSuccess: the waiting task ends with `output` (a JSON text) as its result."""
+        output = request.get("output")
+        if not isinstance(output, str) or len(output.encode("utf-8")) > MAX_INPUT_BYTES:
+            raise ServiceError("InvalidOutput", f"the output must be a JSON text of at most {MAX_INPUT_BYTES} B")
+        try:
+            document = json.loads(output)
+        except ValueError:
+            raise ServiceError("InvalidOutput", "Invalid Output: not JSON") from None
+        with _callback_errors():
+            self._tokens().succeed(request.get("taskToken"), document)
+        return {}
+
+    def send_task_failure(self, request: dict[str, Any]) -> dict[str, Any]:
+        """SendTaskFailure: the waiting task fails with `error` and `cause`, as a Catch then sees them."""
+        error, cause = _optional_text(request.get("error")), _optional_text(request.get("cause"))
+        if error is not None and len(error) > MAX_ERROR_CHARS:
+            raise ServiceError("ValidationException", f"error: at most {MAX_ERROR_CHARS} characters")
+        if cause is not None and len(cause) > MAX_CAUSE_CHARS:
+            raise ServiceError("ValidationException", f"cause: at most {MAX_CAUSE_CHARS} characters")
+        with _callback_errors():
+            self._tokens().fail(request.get("taskToken"), error, cause)
+        return {}
+
+    def send_task_heartbeat(self, request: dict[str, Any]) -> dict[str, Any]:
+        """SendTaskHeartbeat: the waiting task is alive; its HeartbeatSeconds start again."""
+        with _callback_errors():
+            self._tokens().beat(request.get("taskToken"), datetime.now(UTC))
+        return {}
+
+
+@contextmanager
+def _callback_errors() -> Iterator[None]:
+    try:
+        yield
+    except CallbackError as exc:
+        raise ServiceError(exc.code, exc.message) from None
 
 
 def _optional_text(value: Any) -> str | None:

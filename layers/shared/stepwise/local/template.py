@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +189,32 @@ class SamTemplate:
         if not isinstance(document, dict):
             raise AslDefinitionError(f"{source}: the definition must be a JSON object")
         return document
+
+    def condition(self, name: str, parameters: Mapping[str, str]) -> bool:
+        """Whether the condition `name` holds for these parameter values (others take their Default).
+
+        Only `!Equals [!Ref Parameter, value]` is understood; anything else is a `TemplateError`.
+        """
+        definition = (self.document.get("Conditions") or {}).get(name)
+        operands = definition.get("Fn::Equals") if isinstance(definition, dict) else None
+        if not isinstance(operands, list) or len(operands) != 2 or not isinstance(operands[0], dict):
+            raise TemplateError(f"{self.path}: condition {name!r} is not an !Equals [!Ref Parameter, value]")
+        parameter = operands[0].get("Ref")
+        declared = (self.document.get("Parameters") or {}).get(parameter) or {}
+        value = parameters.get(str(parameter), declared.get("Default"))
+        return str(value) == str(operands[1])
+
+    def literal_substitution(self, value: Any, parameters: Mapping[str, str]) -> str | None:
+        """A DefinitionSubstitutions value that is text, not a function: a string, or an `!If` on a
+        condition of `parameters` choosing one; None for anything else (a function reference)."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict) and set(value) == {"Fn::If"}:
+            condition, when_true, when_false = value["Fn::If"]
+            return self.literal_substitution(
+                when_true if self.condition(condition, parameters) else when_false, parameters
+            )
+        return None
 
     def function_for_reference(self, value: Any) -> str | None:
         """The logical id of the function that `value` refers to, or None.

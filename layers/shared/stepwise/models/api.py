@@ -214,6 +214,32 @@ class TraceStep(BaseModel, defer_build=True):
     note: str | None = None
 
 
+# The approver's reason reaches the model as part of an observation: short, like a review comment.
+MAX_APPROVAL_REASON_CHARS = 2000
+
+
+class ApprovalRequest(StrictRequest):
+    """`POST /v1/runs/{run_id}/approvals/{call_id}`: approve or deny one tool call paused for approval."""
+
+    approved: bool = Field(description="true runs the call; false does not, and the model is told it was denied.")
+    reason: str | None = Field(
+        default=None,
+        max_length=MAX_APPROVAL_REASON_CHARS,
+        description="Why; on a denial the model reads it in the call's observation.",
+    )
+
+
+class PendingApproval(BaseModel):
+    """A tool call waiting for approval: what would run, and until when it waits."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    iteration: int
+    requested_at: str
+    timeout_at: str = Field(description="Unanswered by then, the call is denied (not run).")
+
+
 class RunView(BaseModel, defer_build=True):
     """`GET /v1/runs/{run_id}`: the run's status and, once it ended, its outcome."""
 
@@ -238,6 +264,9 @@ class RunView(BaseModel, defer_build=True):
     cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
     cancelled_at: str | None = None
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+    pending_approvals: list[PendingApproval] | None = Field(
+        default=None, description="While WAITING_APPROVAL: the tool calls to approve or deny, with their arguments."
+    )
 
 
 class RunEvents(BaseModel, defer_build=True):

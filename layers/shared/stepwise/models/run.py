@@ -8,9 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 
-RunStatus = Literal["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
+# WAITING_APPROVAL: a tool call is paused until someone approves or denies it; the run is still open.
+RunStatus = Literal["QUEUED", "RUNNING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
-OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING")
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING", "WAITING_APPROVAL")
 
 # `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
 StopReason = Literal[

@@ -31,6 +31,8 @@ class CallRef(BaseModel, defer_build=True):
 
     call_id: str = Field(min_length=1, max_length=128)
     name: str = Field(min_length=1, max_length=128)
+    # Set when the tool requires approval: how long the call waits for it (the wait's TimeoutSecondsPath).
+    approval_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
 
 
 class RunSpend(BaseModel, defer_build=True):
@@ -110,6 +112,21 @@ class ToolInvokeEvent(BaseModel, defer_build=True):
     iteration: int = Field(ge=1, le=10_000)
     index: int = Field(ge=0, le=63)
     call: CallRef
+    # What the wait for approval ended with: SendTaskSuccess's output, or the error a Catch put here
+    # (`{"Error", "Cause"}`: a denial, a timeout). Absent for calls that need no approval.
+    approval: Any = None
+
+
+class ApprovalWaitEvent(BaseModel):
+    """The wait-for-approval task of one Map item: the call, and the task token that answers it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    iteration: int = Field(ge=1, le=10_000)
+    index: int = Field(ge=0, le=63)
+    call: CallRef
+    task_token: str = Field(min_length=1, max_length=2048)
 
 
 class TaskFailure(BaseModel, defer_build=True):

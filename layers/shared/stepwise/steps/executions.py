@@ -7,6 +7,8 @@ no local special case.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,6 +27,18 @@ class ExecutionStartFailed(StepwiseError):
 
 class ExecutionStopFailed(StepwiseError):
     """Step Functions refused or could not be reached to stop an execution."""
+
+
+class TaskTokenGone(StepwiseError):
+    """The task a token belonged to is no longer waiting (answered, timed out, its execution ended)."""
+
+
+class CallbackFailed(StepwiseError):
+    """Step Functions could not be reached, or refused for another reason, to answer a task token."""
+
+
+# What SendTask* answers when the task the token belonged to is over (or never was one of this machine's).
+_TOKEN_GONE_CODES = frozenset({"TaskTimedOut", "TaskDoesNotExist", "InvalidToken"})
 
 
 class SyncExecutionTimedOut(StepwiseError):
@@ -117,6 +131,16 @@ class StepFunctionsExecutions:
             raise ExecutionStopFailed(_describe(exc)) from exc
         return True
 
+    def send_task_success(self, token: str, output: dict[str, Any]) -> None:
+        """Answer a waiting callback task with `output`; `TaskTokenGone` or `CallbackFailed` when it fails."""
+        with _callback_errors():
+            self._client.send_task_success(taskToken=token, output=json.dumps(output))
+
+    def send_task_failure(self, token: str, *, error: str, cause: str) -> None:
+        """Fail a waiting callback task with `error` and `cause` (what a Catch of the machine then sees)."""
+        with _callback_errors():
+            self._client.send_task_failure(taskToken=token, error=error, cause=cause)
+
     def start_sync(self, run_id: str, execution_input: dict[str, Any]) -> SyncExecutionResult:
         """Run the execution named `run_id` to its end (Express workflows only).
 
@@ -132,6 +156,18 @@ class StepFunctionsExecutions:
         except (ClientError, BotoCoreError) as exc:
             raise ExecutionStartFailed(_describe(exc)) from exc
         return SyncExecutionResult(status=response["status"], error=response.get("error"), cause=response.get("cause"))
+
+
+@contextmanager
+def _callback_errors() -> Iterator[None]:
+    try:
+        yield
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in _TOKEN_GONE_CODES:
+            raise TaskTokenGone(_describe(exc)) from exc
+        raise CallbackFailed(_describe(exc)) from exc
+    except BotoCoreError as exc:
+        raise CallbackFailed(_describe(exc)) from exc
 
 
 def _describe(exc: ClientError | BotoCoreError) -> str:

@@ -7,22 +7,37 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
-from stepwise.models.run import StepRecord
+from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import CallRef, NextStep, RunContext, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import RunAgent, agent_for
+from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 
 
-def _next_from_record(payload: StatePayload, record: StepRecord) -> StatePayload:
-    """The payload a stored decision leads to; the same whether it was just made or is being replayed."""
-    calls = [CallRef(call_id=call["id"], name=call["name"]) for call in record.calls or []]
+def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, runtime: StepRuntime) -> StatePayload:
+    """The payload a stored decision leads to; the same whether it was just made or is being replayed.
+
+    A call of a tool that requires approval carries how long it waits for it (cut to the run's deadline).
+    """
     next_step: NextStep = record.decision  # type: ignore[assignment]
+    calls = (
+        [
+            CallRef(
+                call_id=call["id"],
+                name=call["name"],
+                approval_timeout_seconds=approval_timeout(meta, call["name"], runtime),
+            )
+            for call in record.calls or []
+        ]
+        if next_step == "tool_calls"
+        else []
+    )
     return payload.model_copy(
         update={
             "next": next_step,
-            "calls": calls if next_step == "tool_calls" else [],
+            "calls": calls,
             "parse_errors": record.parse_errors or 0,
         }
     )
@@ -110,7 +125,7 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     assert stored.meta is not None  # read_iteration raises RunNotFound without it
     refuse_ended(stored.meta)
     if stored.decision is not None:
-        return _next_from_record(payload, stored.decision)
+        return _next_from_record(payload, stored.decision, stored.meta, runtime)
     if stored.assistant is None:
         raise InvalidStateEvent(f"iteration {payload.iteration} of run {payload.run_id} has no model message")
     run = RunContext.from_meta(stored.meta)
@@ -131,7 +146,7 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     runtime.store.record_decision(stored.meta, record, corrective)
     metrics.add_metric(name="ParseErrors" if isinstance(decision, ParseError) else "Decisions", unit="Count", value=1)
     logger.info("parsed", extra={"run_id": payload.run_id, "iteration": payload.iteration, "decision": record.decision})
-    return _next_from_record(payload, record)
+    return _next_from_record(payload, record, stored.meta, runtime)
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:

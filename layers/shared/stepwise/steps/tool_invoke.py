@@ -1,4 +1,8 @@
-"""ToolInvoke: make one tool call of an iteration (one Map item) and append its observation."""
+"""ToolInvoke: make one tool call of an iteration (one Map item) and append its observation.
+
+A call of a tool that requires approval runs only once approved; otherwise its observation says it was
+denied (see `stepwise.steps.approvals`, whose wait-for-approval task is a mode of this function).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
-from stepwise.models.state import ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.observability import logger, metrics
+from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for
+from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
 from stepwise.tools import ToolInvoker
 
@@ -32,13 +38,15 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     refuse_ended(stored.meta)
     if stored.observation is not None:
         return ToolInvokeResult(call_id=event.call.call_id, ok=None, replayed=True)
-    calls = (stored.decision.calls if stored.decision else None) or []
-    stored_call = next((call for call in calls if call["id"] == event.call.call_id), None)
-    if stored_call is None or calls.index(stored_call) != event.index:
+    call = stored_call(stored.decision.calls if stored.decision else None, event.call.call_id, event.index)
+    if call is None:
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
-    call = ToolCall.model_validate(stored_call)
+    if event.call.approval_timeout_seconds is not None:
+        verdict = settle_approval(event.run_id, event.iteration, event.index, event.approval, runtime)
+        if not verdict.approved:
+            return _record_refusal(event, stored.meta, call, verdict, runtime)
     profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
@@ -86,6 +94,31 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     return ToolInvokeResult(call_id=call.id, ok=observation.ok)
 
 
+def _record_refusal(
+    event: ToolInvokeEvent, run: RunRef, call: ToolCall, verdict: Verdict, runtime: StepRuntime
+) -> ToolInvokeResult:
+    """Store the observation of a call that was not approved; the tool is not called."""
+    content = verdict.observation(call, event.call.approval_timeout_seconds)
+    message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
+    step = StepRecord(
+        iteration=event.iteration,
+        kind="tool",
+        n=event.index,
+        action=call.name,
+        call_id=call.id,
+        arguments=call.arguments,
+        observation=content[:_SUMMARY_CHARS],
+        ok=False,
+        error=f"approval {verdict.status.replace('_', ' ')}",
+    )
+    runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)
+    logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
+    return ToolInvokeResult(call_id=call.id, ok=False)
+
+
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
-    """Lambda entry: validate the Map item, run the step, return a small result."""
+    """Lambda entry: validate the Map item and run the step; an item carrying a task token is the wait
+    for approval (the callback task) of a call, which stores the token and returns."""
+    if isinstance(event, dict) and "task_token" in event:
+        return await_approval(parse_event(ApprovalWaitEvent, event), runtime)
     return tool_invoke(parse_event(ToolInvokeEvent, event), runtime).model_dump()

@@ -29,6 +29,7 @@ from stepwise.models.run import (
     StoredMessage,
 )
 from stepwise.store import keys
+from stepwise.store.approvals import ApprovalStore
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
@@ -38,6 +39,8 @@ from stepwise.store.transient import error_code, transient_errors
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
+# The statuses of a run still going, which the loop's writes to META are conditional on.
+_OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL"}
 
 
 def _utc_now() -> datetime:
@@ -55,6 +58,8 @@ class ConversationStore:
         self._trace = TraceReader(self._query_items, self._get_item)
         self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
         """Listing and cancelling runs (`stepwise.store.directory`)."""
+        self.approvals = ApprovalStore(self._call, table_name, now_iso=self._now_iso)
+        """Tool calls paused for approval (`stepwise.store.approvals`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -166,8 +171,8 @@ class ConversationStore:
         return self._update_meta(
             run_id,
             {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running) AND #iteration <= :iteration",
-            {":queued": "QUEUED", ":running": "RUNNING"},
+            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting) AND #iteration <= :iteration",
+            _OPEN,
         )
 
     def set_final_round(self, run_id: str, reason: FinalRoundReason) -> RunMeta:
@@ -175,8 +180,8 @@ class ConversationStore:
         return self._update_meta(
             run_id,
             {"final_round_reason": reason, "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running)",
-            {":queued": "QUEUED", ":running": "RUNNING"},
+            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting)",
+            _OPEN,
         )
 
     def _query_items(self, parameters: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -327,8 +332,8 @@ class ConversationStore:
             finished = self._update_meta(
                 meta.run_id,
                 sets,
-                "attribute_exists(pk) AND #status IN (:queued, :running)",
-                {":queued": "QUEUED", ":running": "RUNNING"},
+                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting)",
+                _OPEN,
             )
         except RunNotFound:
             return self.require_run(meta.run_id)

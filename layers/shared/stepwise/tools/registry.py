@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +30,14 @@ class ToolRegistry:
     say what the sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
     """
 
-    def __init__(self, tools: Iterable[Tool], *, redactor: Redactor | None = None, notes: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        *,
+        redactor: Redactor | None = None,
+        notes: Iterable[str] = (),
+        approvals: Mapping[str, int] | None = None,
+    ) -> None:
         self._tools: dict[str, Tool] = {}
         for each in tools:
             name = each.spec.name
@@ -39,6 +46,11 @@ class ToolRegistry:
             self._tools[name] = each
         self.redactor = redactor if redactor is not None else Redactor()
         self.notes = list(notes)
+        self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
+
+    def approval_timeout(self, name: str) -> int | None:
+        """How long a call of the tool `name` waits for approval, or None when it runs without one."""
+        return self._approvals.get(name)
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -74,11 +86,17 @@ class ToolRegistry:
             raise ConfigError(
                 f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
             )
-        return ToolRegistry([each for name, each in self._tools.items() if name in allowed], redactor=self.redactor)
+        return ToolRegistry(
+            [each for name, each in self._tools.items() if name in allowed],
+            redactor=self.redactor,
+            approvals=self._approvals,
+        )
 
     def with_tools(self, extra: Iterable[Tool]) -> ToolRegistry:
         """This registry with ``extra`` tools after its own (a profile's `find_tools`); same redactor."""
-        return ToolRegistry([*self._tools.values(), *extra], redactor=self.redactor, notes=self.notes)
+        return ToolRegistry(
+            [*self._tools.values(), *extra], redactor=self.redactor, notes=self.notes, approvals=self._approvals
+        )
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -125,8 +143,8 @@ def build_tool_registry(
                 tools = [
                     HttpTool(api, endpoint, http_client=client, secret_resolver=resolver) for endpoint in api.tools
                 ]
-            for tool in tools:
-                collected.add(tool, f"api {api.url}")
+            for tool, endpoint in zip(tools, api.tools, strict=True):
+                collected.add(tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint))
     if config.openapi:
         # only a configuration with OpenAPI sources loads the importer
         from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
@@ -138,7 +156,7 @@ def build_tool_registry(
                     source, loader=loader, http_client=client, secret_resolver=resolver
                 )
             for tool in imported:
-                collected.add(tool, f"openapi {source.describe()}")
+                collected.add(tool, f"openapi {source.describe()}", approval=source.approval_timeout())
             collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
         # only a configuration with MCP servers loads the MCP client
@@ -147,20 +165,25 @@ def build_tool_registry(
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
         for remote in remote_tools:
-            collected.add(remote, f"mcp {server.describe()}")
+            collected.add(remote, f"mcp {server.describe()}", approval=server.approval_timeout())
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:
             raise ConfigError(f"builtin: unknown tool {name!r}; built-in tools: {', '.join(available)}")
         collected.add(available[name], "builtin")
-    for each in load_python_tools(config.python, config_dir=config_dir):
-        collected.add(each, f"python module {each.function.__module__}")
+    modules = {entry.module: entry for entry in config.python_modules()}
+    for each in load_python_tools(list(modules), config_dir=config_dir):
+        module = each.function.__module__
+        rule = modules.get(module)
+        collected.add(each, f"python module {module}", approval=rule.approval_timeout() if rule else None)
     # Specs over the size limit are trimmed or left out after every source is in, so a name clash is
     # still found between tools a trim would leave out.
     fitted, budget_notes = held_to_budget(collected.tools, config.max_schema_bytes)
     if budget_notes:
         logger.info("tool schemas trimmed or left out", extra={"changed": len(budget_notes)})
-    return ToolRegistry(fitted, redactor=resolver.redactor, notes=collected.notes + budget_notes)
+    return ToolRegistry(
+        fitted, redactor=resolver.redactor, notes=collected.notes + budget_notes, approvals=collected.approvals
+    )
 
 
 @contextmanager
@@ -184,11 +207,14 @@ class _CollectedTools:
     def __init__(self) -> None:
         self.tools: list[Tool] = []
         self.notes: list[str] = []
+        self.approvals: dict[str, int] = {}
         self._owners: dict[str, str] = {}
 
-    def add(self, tool: Tool, source: str) -> None:
+    def add(self, tool: Tool, source: str, *, approval: int | None = None) -> None:
         name = tool.spec.name
         if name in self._owners:
             raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
         self._owners[name] = source
         self.tools.append(tool)
+        if approval is not None:
+            self.approvals[name] = approval

@@ -34,13 +34,14 @@ from stepwise.local.asl.paths import JsonPath
 from stepwise.local.asl.templates import PayloadTemplate
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+LAMBDA_INVOKE_WAIT = LAMBDA_INVOKE + ".waitForTaskToken"
+TASK_TOKEN_PATH = "$$.Task.Token"
 _LAMBDA_PARAMETERS = {"FunctionName", "Payload", "Qualifier", "InvocationType", "ClientContext", "LogType"}
 # Fields AWS accepts that this engine does not implement: refused by name rather than ignored.
 _UNSUPPORTED_FIELDS = {
-    "Arguments", "Output", "Assign", "Credentials", "HeartbeatSeconds", "HeartbeatSecondsPath",
-    "TimeoutSecondsPath", "ItemReader", "ResultWriter", "ItemBatcher", "ToleratedFailurePercentage",
-    "ToleratedFailurePercentagePath", "ToleratedFailureCount", "ToleratedFailureCountPath",
-    "Label", "Items", "Branches",
+    "Arguments", "Output", "Assign", "Credentials", "ItemReader", "ResultWriter", "ItemBatcher",
+    "ToleratedFailurePercentage", "ToleratedFailurePercentagePath", "ToleratedFailureCount",
+    "ToleratedFailureCountPath", "Label", "Items", "Branches",
 }  # fmt: skip
 
 
@@ -112,12 +113,21 @@ class _Recoverable(_Flowing):
 
 
 class TaskState(_Recoverable):
-    """A Task state; the only resource is the optimised Lambda integration (`lambda:invoke`)."""
+    """A Task state: the optimised Lambda integration, request-response (`lambda:invoke`) or callback
+    (`lambda:invoke.waitForTaskToken`, which waits for SendTaskSuccess or SendTaskFailure)."""
 
     type: Literal["Task"]
     resource: str
     parameters: Template = None
     timeout_seconds: int | None = Field(None, ge=1)
+    timeout_seconds_path: ReferencePath = None
+    heartbeat_seconds: int | None = Field(None, ge=1)
+    heartbeat_seconds_path: ReferencePath = None
+
+    @property
+    def waits_for_token(self) -> bool:
+        """True for the callback pattern: the task ends when its token is answered, not when it returns."""
+        return self.resource == LAMBDA_INVOKE_WAIT
 
     @model_validator(mode="before")
     @classmethod
@@ -125,8 +135,10 @@ class TaskState(_Recoverable):
         resource = raw.get("Resource") if isinstance(raw, dict) else None
         if resource is None:
             return raw
-        if resource != LAMBDA_INVOKE:
-            raise AslUnsupportedError(f"Resource {resource!r} is not supported; only {LAMBDA_INVOKE}")
+        if resource not in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT):
+            raise AslUnsupportedError(
+                f"Resource {resource!r} is not supported; only {LAMBDA_INVOKE} and {LAMBDA_INVOKE_WAIT}"
+            )
         parameters = raw.get("Parameters")
         keys = {key.removesuffix(".$") for key in parameters} if isinstance(parameters, dict) else set()
         if "FunctionName" not in keys:
@@ -139,7 +151,27 @@ class TaskState(_Recoverable):
             "RequestResponse"
         ):
             raise AslUnsupportedError("only InvocationType RequestResponse is supported")
+        if resource == LAMBDA_INVOKE_WAIT and TASK_TOKEN_PATH not in json.dumps(parameters):
+            # as Step Functions refuses it: nobody could ever answer the task
+            raise AslDefinitionError(f"a .waitForTaskToken task must pass {TASK_TOKEN_PATH} in its Parameters")
+        heartbeat = {"HeartbeatSeconds", "HeartbeatSecondsPath"} & set(raw)
+        if heartbeat and resource != LAMBDA_INVOKE_WAIT:
+            raise AslUnsupportedError(f"{sorted(heartbeat)[0]} is supported on .waitForTaskToken tasks only")
         return raw
+
+    @model_validator(mode="after")
+    def _one_of_each_timeout(self) -> TaskState:
+        if self.timeout_seconds is not None and self.timeout_seconds_path is not None:
+            raise AslDefinitionError("give TimeoutSeconds or TimeoutSecondsPath, not both")
+        if self.heartbeat_seconds is not None and self.heartbeat_seconds_path is not None:
+            raise AslDefinitionError("give HeartbeatSeconds or HeartbeatSecondsPath, not both")
+        if (
+            self.heartbeat_seconds is not None
+            and self.timeout_seconds is not None
+            and self.heartbeat_seconds >= self.timeout_seconds
+        ):
+            raise AslDefinitionError("HeartbeatSeconds must be smaller than TimeoutSeconds")
+        return self
 
 
 class MapState(_Recoverable):

@@ -8,20 +8,18 @@ through an injected `sleep`, so tests control both.
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import re
 import threading
 import time
-import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from email.utils import format_datetime
 from typing import Any, Literal, NoReturn
 
+from stepwise.local.asl.callbacks import TaskTokens
 from stepwise.local.asl.choice import parse_timestamp
 from stepwise.local.asl.definition import (
     ChoiceState,
@@ -36,10 +34,11 @@ from stepwise.local.asl.definition import (
     load_definition,
 )
 from stepwise.local.asl.errors import InvalidExecutionInput, RuntimeFailure, StatesFailure
-from stepwise.local.asl.lambda_integration import LambdaInvoker, call_function, invoke_result
+from stepwise.local.asl.lambda_integration import LambdaInvoker
 from stepwise.local.asl.processing import MAX_PAYLOAD_BYTES, check_payload_size, dynamic_text, place, select
 from stepwise.local.asl.recovery import backoff_seconds, find_catcher, find_retrier
 from stepwise.local.asl.results import ExecutionResult, StateEvent
+from stepwise.local.asl.task_state import TaskRunner
 
 # Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
 _NAME = re.compile(r"[^\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]{1,80}")
@@ -108,6 +107,8 @@ class LocalStateMachine:
         self.name = name
         self.arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{name}"
         self._execution_arn_prefix = f"arn:aws:states:{region}:{account_id}:execution:{name}:"
+        self.task_tokens = TaskTokens()
+        """The tokens of callback tasks waiting for SendTaskSuccess or SendTaskFailure."""
         self._runtime = _Runtime(
             invoker, retry_interval_scale, sleep, clock, listener, max_workers, rng or random.Random()
         )
@@ -135,7 +136,7 @@ class LocalStateMachine:
         return _Execution(self, self._runtime, name, json.loads(text), stop or threading.Event()).run()
 
 
-class _Execution:
+class _Execution(TaskRunner):
     """One run of the machine; owns its history and its context object."""
 
     def __init__(
@@ -303,27 +304,6 @@ class _Execution:
         if state.result_selector is not None:
             result = state.result_selector.render(result, context)
         return select(state.output_path, place(state.result_path, data, result), context)
-
-    def run_task(self, state: TaskState, data: Any, context: Any) -> Any:
-        effective = select(state.input_path, data, context)
-        parameters = state.parameters.render(effective, context) if state.parameters else {}
-        function_name = parameters.get("FunctionName")
-        if not isinstance(function_name, str):
-            raise RuntimeFailure(f"FunctionName must be a string, got {function_name!r}")
-        started = self.runtime.now()
-        failure: StatesFailure | None = None
-        try:
-            returned = call_function(self.runtime.invoker, function_name, copy.deepcopy(parameters.get("Payload", {})))
-        except StatesFailure as exc:
-            failure = exc
-        finished = self.runtime.now()
-        # A handler cannot be interrupted in process: an attempt that ends late counts as timed out.
-        if state.timeout_seconds is not None and (finished - started).total_seconds() > state.timeout_seconds:
-            raise StatesFailure("States.Timeout", f"The task did not finish within {state.timeout_seconds} seconds")
-        if failure is not None:
-            raise failure
-        result = invoke_result(returned, str(uuid.uuid4()), format_datetime(finished, usegmt=True))
-        return self.finish(state, data, result, context)
 
     def run_map(self, state: MapState, data: Any, context: dict[str, Any]) -> Any:
         effective = select(state.input_path, data, context)

@@ -9,13 +9,15 @@ from stepwise.local.asl.definition import Catcher, Retrier
 
 # Step Functions never retries or catches these, even with States.ALL.
 _TERMINAL_ERRORS = {"States.Runtime", "States.DataLimitExceeded"}
+_HEARTBEAT_TIMEOUT = "States.HeartbeatTimeout"
 
 
 def error_matches(error_equals: Sequence[str], error: str | None) -> bool:
     """Whether an `ErrorEquals` list covers `error`.
 
     `States.ALL` covers every error but the terminal ones; `States.TaskFailed` covers every error but
-    those and `States.Timeout`.
+    those and the timeouts; `States.Timeout` also covers `States.HeartbeatTimeout` (a task that stopped
+    sending heartbeats timed out, as the service reports it).
     """
     if error in _TERMINAL_ERRORS:
         return False
@@ -23,6 +25,8 @@ def error_matches(error_equals: Sequence[str], error: str | None) -> bool:
         return True
     if "States.ALL" in error_equals:
         return True
+    if error == _HEARTBEAT_TIMEOUT:
+        return "States.Timeout" in error_equals
     return "States.TaskFailed" in error_equals and error != "States.Timeout"
 
 

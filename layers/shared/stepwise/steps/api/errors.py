@@ -7,7 +7,9 @@ Status codes, consistently:
 - 404 `not_found`: no such route, or no run with that id visible to the caller.
 - 409 `idempotency_conflict` / `idempotency_in_progress`: an `Idempotency-Key` reused with another
   body, or while its first request is still being handled.
-- 409 `run_ended`: a run asked to be cancelled had already ended.
+- 409 `run_ended`: a run asked to be cancelled (or a call of it approved) had already ended.
+- 409 `approval_not_pending`: a tool call asked to be approved or denied is not waiting for it (already
+  answered, or its wait timed out).
 - 413 `payload_too_large`: the body is over `api.max_body_bytes`.
 - 415 `unsupported_media_type`: a body that is not sent as `application/json`.
 - 422 `invalid_request`: JSON that does not validate: wrong types, unknown fields, empty input, too
@@ -40,7 +42,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from stepwise.errors import StoreTransientError
 from stepwise.models.api import ErrorBody, ErrorResponse
 from stepwise.observability import logger
-from stepwise.steps.executions import ExecutionStartFailed
+from stepwise.steps.executions import CallbackFailed, ExecutionStartFailed
 
 _MAX_PROBLEMS_IN_MESSAGE = 3
 # Where a request parameter came from, as Powertools' validation names it; body fields need no prefix.
@@ -99,6 +101,13 @@ class RunEnded(ApiError):
 
     status = 409
     type = "run_ended"
+
+
+class ApprovalNotPending(ApiError):
+    """The tool call is not waiting for approval: answered already, or its wait ended."""
+
+    status = 409
+    type = "approval_not_pending"
 
 
 class PayloadTooLarge(ApiError):
@@ -206,6 +215,8 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
         return Unavailable("the run store is busy or unreachable; retry")
     if isinstance(exc, ExecutionStartFailed):
         return Unavailable("the run could not be started; retry")
+    if isinstance(exc, CallbackFailed):
+        return Unavailable("the answer could not be given to Step Functions; retry")
     if isinstance(exc, NotFoundError):
         return NotFound("no such route")
     logger.exception("unexpected error", extra={"error_type": type(exc).__name__})

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from stepwise.models.api import RunEvents
-from stepwise.models.run import StepRecord
+from stepwise.models.run import OPEN_STATUSES, StepRecord
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.runs import reported_status, trace_step
@@ -100,7 +100,7 @@ def run_events(
     # META first: a step stored after this read is delivered next time, never lost between the two reads
     meta = visible_run(store, run_id, owner)
     status, _ = reported_status(meta, now=runtime.clock(), grace_seconds=grace_seconds)
-    ended = status not in ("QUEUED", "RUNNING")
+    ended = status not in OPEN_STATUSES
     # Steps before the cursor's iteration were delivered; its own iteration may still hold some that were not
     stored = store.list_steps(run_id, since_iteration=start[0])
     fresh = [step for step in deliverable_steps(stored, ended=ended) if _position(step) > start]

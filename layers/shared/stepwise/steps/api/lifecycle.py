@@ -14,7 +14,7 @@ import json
 import re
 
 from stepwise.models.api import RunList, RunListItem, RunView
-from stepwise.models.run import RunStatus, RunSummary
+from stepwise.models.run import OPEN_STATUSES, RunStatus, RunSummary
 from stepwise.observability import logger, metrics
 from stepwise.steps.api.errors import InvalidRequest, RunEnded
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -77,7 +77,7 @@ def list_runs(
 
     def shown_status(summary: RunSummary) -> RunStatus:
         # A listing reports what GET /v1/runs/{id} would: a run lost past its deadline is TIMED_OUT.
-        if summary.status in ("QUEUED", "RUNNING") and now > summary.deadline + grace:
+        if summary.status in OPEN_STATUSES and now > summary.deadline + grace:
             return "TIMED_OUT"
         return summary.status
 

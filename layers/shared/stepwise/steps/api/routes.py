@@ -22,6 +22,7 @@ from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
+    ApprovalRequest,
     ErrorResponse,
     RunAccepted,
     RunEvents,
@@ -31,6 +32,7 @@ from stepwise.models.api import (
 )
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
 from stepwise.models.run import RunStatus
+from stepwise.steps.api.approvals import answer_approval
 from stepwise.steps.api.chat import complete_chat, completion_events, list_models
 from stepwise.steps.api.chat_stream import ChatStreamStart, start_chat_stream, streams_as_it_runs
 from stepwise.steps.api.errors import (
@@ -43,6 +45,7 @@ from stepwise.steps.api.errors import (
 )
 from stepwise.steps.api.events import run_events
 from stepwise.steps.api.lifecycle import cancel_run, list_runs
+from stepwise.steps.api.openapi_schemas import CHUNK_EVENT_SCHEMA, STEP_EVENT_SCHEMA
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
@@ -59,32 +62,13 @@ DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 # The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
 MAX_BODY_DEPTH = 32
-# One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
-# (each event, not the stream as a whole).
-_CHUNK_EVENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "data": {"type": "string", "description": "A `chat.completion.chunk` as JSON; the last event is `[DONE]`."}
-    },
-}
-
-_STEP_EVENT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["data"],
-    "properties": {
-        "event": {"type": "string", "enum": ["step", "end"]},
-        "id": {"type": "string", "description": "The cursor after this step (on the last step of a read)."},
-        "data": {"type": "string", "description": "The step as JSON; for `end`, the run id and final status."},
-    },
-}
-
 # (method, API Gateway resource path) of every route; template.yaml declares the same ones.
 ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs"),
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
+    ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
@@ -95,7 +79,8 @@ _ERROR_DESCRIPTIONS = {
     400: "The body is not JSON.",
     401: "No caller identity.",
     404: "No such run visible to the caller.",
-    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended.",
+    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended; or the "
+    "tool call is not waiting for approval.",
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",
@@ -295,7 +280,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                 "`event: step` as it is stored, then `event: end`.",
                 "content": {
                     content_types.APPLICATION_JSON: {"model": RunEvents},
-                    EVENT_STREAM: {"schema": _STEP_EVENT_SCHEMA},
+                    EVENT_STREAM: {"schema": STEP_EVENT_SCHEMA},
                 },
             },
             **_error_responses(401, 404, 422),
@@ -334,6 +319,30 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         return cancel_run(services.get(), owner=owner, run_reference=run_id)
 
     @app.post(
+        "/v1/runs/<run_id>/approvals/<call_id>",
+        summary="Approve or deny a tool call",
+        description="Answer a tool call the run paused for approval (status WAITING_APPROVAL, listed in the "
+        "run's `pending_approvals`): approved, the tool runs; denied, it does not and the model reads the "
+        "reason. 409 when the call is not waiting (already answered, timed out) or the run ended.",
+        responses={
+            **_success_response(200, "The run, going on (RUNNING once no call waits).", RunView),
+            **_error_responses(400, 401, 404, 409, 413, 415, 422, 503),
+        },
+        tags=["runs"],
+    )
+    def post_approval(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        call_id: Annotated[
+            str, Path(min_length=1, max_length=128, description="The call's id, as `pending_approvals` lists it.")
+        ],
+        body: ApprovalRequest,
+    ) -> RunView:
+        event = app.current_event
+        owner = request_owner(event)
+        _require_json(event)
+        return answer_approval(services.get(), owner=owner, run_reference=run_id, call_id=call_id, request=body)
+
+    @app.post(
         "/v1/chat/completions",
         summary="OpenAI-compatible chat completion",
         description="Start a run on the conversation and wait for its answer; `stream: true` answers with "
@@ -343,7 +352,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                 "description": "The agent's answer.",
                 "content": {
                     content_types.APPLICATION_JSON: {"model": ChatCompletion},
-                    EVENT_STREAM: {"schema": _CHUNK_EVENT_SCHEMA},
+                    EVENT_STREAM: {"schema": CHUNK_EVENT_SCHEMA},
                 },
             },
             **_error_responses(400, 401, 413, 415, 422, 502, 503, 504),

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.intent import extract_question, route_profile
-from stepwise.models.api import InputMessage, RunAccepted, RunRequest, RunView, TraceStep
+from stepwise.models.api import InputMessage, PendingApproval, RunAccepted, RunRequest, RunView, TraceStep
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions, RunStatus, StepRecord
 from stepwise.observability import logger, metrics
@@ -22,6 +23,7 @@ from stepwise.steps.api.services import ApiServices
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run, execution_input
+from stepwise.store import ConversationStore
 
 OBSERVATION_SUMMARY_CHARS = 500
 
@@ -255,6 +257,22 @@ def trace_step(record: StepRecord) -> TraceStep:
     return TraceStep(**fields, tool=record.action, observation=observation)
 
 
+def pending_approvals(store: ConversationStore, run_id: str) -> list[PendingApproval]:
+    """The run's tool calls waiting for approval, as `GET /v1/runs/{id}` shows them (never the token)."""
+    return [
+        PendingApproval(
+            call_id=approval.call_id,
+            tool=approval.tool,
+            arguments=approval.arguments,
+            iteration=approval.iteration,
+            requested_at=approval.requested_at,
+            timeout_at=datetime.fromtimestamp(approval.timeout_at, UTC).isoformat(timespec="seconds"),
+        )
+        for approval in store.approvals.list(run_id)
+        if approval.pending
+    ]
+
+
 def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace: bool) -> RunView:
     """`GET /v1/runs/{run_id}`: the run as stored, read from DynamoDB only; 404 unless `owner` owns it."""
     store = services.runtime.store
@@ -288,4 +306,5 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         cancelled_by=meta.cancelled_by,
         cancelled_at=meta.cancelled_at,
         trace=[trace_step(step) for step in steps] if steps is not None else None,
+        pending_approvals=pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
     )

@@ -1,0 +1,118 @@
+"""Approving or denying a tool call paused for approval: `POST /v1/runs/{run_id}/approvals/{call_id}`.
+
+The answer is stored first — a conditional update, so of two answers only one wins — then given to
+Step Functions with the call's task token: SendTaskSuccess to approve, SendTaskFailure (`ApprovalDenied`,
+the reason as cause) to deny. If the wait ended before the token was answered (it timed out, the run was
+stopped) the answer is undone, the call is not run and the answer is refused with 409; if Step Functions
+could not be reached, the answer is undone too, so it can be sent again.
+"""
+
+from __future__ import annotations
+
+from stepwise.errors import ApprovalDenied
+from stepwise.models.api import ApprovalRequest, RunView
+from stepwise.models.approval import Approval
+from stepwise.observability import logger, metrics
+from stepwise.steps.api.errors import ApprovalNotPending, NotFound, RunEnded
+from stepwise.steps.api.ownership import parse_run_reference, visible_run
+from stepwise.steps.api.runs import describe_run, reported_status
+from stepwise.steps.api.services import ApiServices
+from stepwise.steps.executions import CallbackFailed, TaskTokenGone
+from stepwise.store import ConversationStore
+from stepwise.store.approvals import ApprovalNotPending as StoredAnswerFirst
+
+
+def _not_pending(run_id: str, approval: Approval) -> ApprovalNotPending:
+    return ApprovalNotPending(
+        f"call {approval.call_id} of run {run_id} is not waiting for approval: it was {approval.status}",
+        details={"run_id": run_id, "call_id": approval.call_id, "status": approval.status},
+    )
+
+
+# A wait resumed under a new token (a restarted local engine) between reading the call and answering it
+_TOKEN_CHANGES_TOLERATED = 3
+
+
+def _store_answer(
+    store: ConversationStore, run_id: str, approval: Approval, request: ApprovalRequest, owner: str
+) -> Approval:
+    """Store the answer for the call's current token; 409 once someone else's answer (or a timeout) won."""
+    for _ in range(_TOKEN_CHANGES_TOLERATED):
+        try:
+            return store.approvals.answer(
+                approval, "approved" if request.approved else "denied", reason=request.reason, by=owner
+            )
+        except StoredAnswerFirst as first:
+            if not first.approval.pending:
+                raise _not_pending(run_id, first.approval) from None
+            approval = first.approval
+    raise _not_pending(run_id, approval)
+
+
+def _send(services: ApiServices, answered: Approval, request: ApprovalRequest) -> None:
+    if request.approved:
+        services.executions.send_task_success(answered.task_token, {"approved": True, "reason": request.reason})
+    else:
+        services.executions.send_task_failure(
+            answered.task_token, error=ApprovalDenied.__name__, cause=request.reason or ""
+        )
+
+
+def _deliver(services: ApiServices, run_id: str, approval: Approval, request: ApprovalRequest, owner: str) -> None:
+    """Store the answer, then give it to Step Functions with the call's token; undone if it did not arrive.
+
+    A token Step Functions no longer knows means the wait ended first (ToolInvoke then records the call
+    as timed out and does not run it: 409), or a restarted local engine resumed it under a new token, to
+    which the answer is sent again.
+    """
+    store = services.runtime.store
+    for _ in range(_TOKEN_CHANGES_TOLERATED):
+        answered = _store_answer(store, run_id, approval, request, owner)
+        try:
+            _send(services, answered, request)
+            return
+        except TaskTokenGone:
+            store.approvals.reopen(answered)
+        except CallbackFailed:
+            store.approvals.reopen(answered)
+            raise
+        current = store.approvals.get(run_id, answered.iteration, answered.index)
+        if current is None or not current.pending or current.task_token == answered.task_token:
+            break
+        approval = current
+    raise ApprovalNotPending(
+        f"call {approval.call_id} of run {run_id} is no longer waiting for approval: its wait ended",
+        details={"run_id": run_id, "call_id": approval.call_id, "status": "timed_out"},
+    )
+
+
+def answer_approval(
+    services: ApiServices, *, owner: str, run_reference: str, call_id: str, request: ApprovalRequest
+) -> RunView:
+    """Approve or deny the call `call_id` of the run, then show the run.
+
+    404 when the run is not the caller's or has no such call waiting or answered; 409 when the run has
+    ended or the call is not waiting (answered already, timed out); 503 when Step Functions could not
+    be told (nothing is recorded then).
+    """
+    store = services.runtime.store
+    run_id = parse_run_reference(run_reference)
+    meta = visible_run(store, run_id, owner)
+    if meta.is_terminal:
+        status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+        raise RunEnded(
+            f"run {run_id} already ended {status}; there is no call to approve",
+            details={"run_id": run_id, "status": status},
+        )
+    calls = [approval for approval in store.approvals.list(run_id) if approval.call_id == call_id]
+    if not calls:
+        raise NotFound(f"run {run_id} has no tool call {call_id} that needed approval")
+    # a model may reuse a call id in a later iteration: the one waiting, else the latest
+    approval = next((each for each in reversed(calls) if each.pending), calls[-1])
+    if not approval.pending:
+        raise _not_pending(run_id, approval)
+    _deliver(services, run_id, approval, request, owner)
+    store.approvals.mark_running_unless_waiting(run_id)
+    metrics.add_metric(name="ApprovalsAnswered", unit="Count", value=1)
+    logger.info("approval answered", extra={"run_id": run_id, "call_id": call_id, "approved": request.approved})
+    return describe_run(services, owner=owner, run_reference=run_id, trace=False)

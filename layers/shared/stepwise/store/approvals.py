@@ -1,0 +1,251 @@
+"""Tool calls paused for approval: one `APPROVAL#<iteration>#<index>` item per call, and META's status.
+
+The item is written by the wait-for-approval task (with the task token that answers it), answered by the
+API with a conditional update (pending -> approved or denied, so a second answer loses), and settled by
+ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions). META
+is `WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are
+conditional on those statuses, so they never reopen an ended run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from stepwise.models.approval import Approval, ApprovalStatus
+from stepwise.models.messages import ToolCall
+from stepwise.store import keys
+from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+
+APPROVAL_PREFIX = "APPROVAL#"
+
+
+class ApprovalNotPending(Exception):
+    """The call's approval was answered (or settled) first; `approval` is as it is now."""
+
+    def __init__(self, approval: Approval) -> None:
+        super().__init__(f"the approval of call {approval.call_id} is already {approval.status}")
+        self.approval = approval
+
+
+def approval_sk(iteration: int, index: int) -> str:
+    """Sort key of the approval of the `index`-th call of an iteration."""
+    return f"{APPROVAL_PREFIX}{iteration:04d}#{index:02d}"
+
+
+def _to_approval(item: dict[str, Any]) -> Approval:
+    fields = {key: value for key, value in item.items() if key not in ("pk", "sk", "expires_at")}
+    fields["arguments"] = json.loads(fields.get("arguments") or "{}")
+    return Approval.model_validate(fields)
+
+
+def _conditional_failed(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+class ApprovalStore:
+    """Approval items and the run's waiting status, on the conversation table."""
+
+    def __init__(self, call: Callable[..., dict[str, Any]], table_name: str, *, now_iso: Callable[[], str]) -> None:
+        self._call = call
+        self._table = table_name
+        self._now_iso = now_iso
+
+    def _key(self, run_id: str, iteration: int, index: int) -> dict[str, Any]:
+        return serialize_item({"pk": keys.run_pk(run_id), "sk": approval_sk(iteration, index)})
+
+    def get(self, run_id: str, iteration: int, index: int) -> Approval | None:
+        """The approval of one call, read consistently, or None."""
+        item = self._call(
+            "get_item", TableName=self._table, Key=self._key(run_id, iteration, index), ConsistentRead=True
+        ).get("Item")
+        return _to_approval(deserialize_item(item)) if item else None
+
+    def list(self, run_id: str) -> list[Approval]:
+        """Every approval of a run, in call order (one Query; a run has few)."""
+        approvals: list[Approval] = []
+        start: dict[str, Any] | None = None
+        while True:
+            response = self._call(
+                "query",
+                TableName=self._table,
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={
+                    ":pk": serialize_value(keys.run_pk(run_id)),
+                    ":prefix": serialize_value(APPROVAL_PREFIX),
+                },
+                ConsistentRead=True,
+                **({"ExclusiveStartKey": start} if start else {}),
+            )
+            approvals += [_to_approval(deserialize_item(item)) for item in response.get("Items", [])]
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return approvals
+
+    def request(
+        self,
+        run_id: str,
+        iteration: int,
+        index: int,
+        call: ToolCall,
+        *,
+        token: str,
+        now: float,
+        timeout_at: float,
+        expires_at: int,
+    ) -> Approval:
+        """Store the call as waiting with `token` until `timeout_at`; a call already waiting (a replayed
+        wait) takes the new token and wait, unless its first wait has run out by `now`; one already
+        answered, or run out, is returned as it is."""
+        item = {
+            "pk": keys.run_pk(run_id),
+            "sk": approval_sk(iteration, index),
+            "run_id": run_id,
+            "iteration": iteration,
+            "index": index,
+            "call_id": call.id,
+            "tool": call.name,
+            "arguments": json.dumps(call.arguments),
+            "status": "pending",
+            "task_token": token,
+            "requested_at": self._now_iso(),
+            "timeout_at": timeout_at,
+            "expires_at": expires_at,
+        }
+        try:
+            self._call(
+                "put_item",
+                TableName=self._table,
+                Item=serialize_item(item),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+            return _to_approval(item)
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+        try:
+            response = self._call(
+                "update_item",
+                TableName=self._table,
+                Key=self._key(run_id, iteration, index),
+                UpdateExpression="SET task_token = :token, timeout_at = :timeout_at",
+                ConditionExpression="#status = :pending AND timeout_at > :now",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":token": serialize_value(token),
+                    ":timeout_at": serialize_value(timeout_at),
+                    ":pending": serialize_value("pending"),
+                    ":now": serialize_value(now),
+                },
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+            answered = self.get(run_id, iteration, index)
+            assert answered is not None  # the put found it, and approvals are never deleted
+            return answered
+        return _to_approval(deserialize_item(response["Attributes"]))
+
+    def answer(
+        self, approval: Approval, status: ApprovalStatus, *, reason: str | None, by: str | None = None
+    ) -> Approval:
+        """Record the answer if the call still waits with the same token; `ApprovalNotPending` otherwise."""
+        sets: dict[str, Any] = {"status": status, "answered_at": self._now_iso()}
+        if reason is not None:
+            sets["reason"] = reason
+        if by is not None:
+            sets["answered_by"] = by
+        return self._update(approval, sets, "#status = :pending AND task_token = :token", approval.task_token)
+
+    def reopen(self, approval: Approval) -> None:
+        """Undo an answer Step Functions could not be told (so the caller may try again)."""
+        names = ["reason", "answered_by", "answered_at"]
+        try:
+            self._call(
+                "update_item",
+                TableName=self._table,
+                Key=self._key(approval.run_id, approval.iteration, approval.index),
+                UpdateExpression="SET #status = :pending REMOVE " + ", ".join(names),
+                ConditionExpression="#status = :answered AND task_token = :token",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues={
+                    ":pending": serialize_value("pending"),
+                    ":answered": serialize_value(approval.status),
+                    ":token": serialize_value(approval.task_token),
+                },
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+
+    def settle(
+        self, approval: Approval, status: ApprovalStatus, *, reason: str | None, overrule: bool = False
+    ) -> Approval:
+        """Record how a wait ended outside the API (timed out, or answered straight to Step Functions), if
+        nobody answered first, or whatever was answered with `overrule` (the wait timed out before the
+        answer reached Step Functions, which told the API so); returns the approval as it then stands."""
+        sets: dict[str, Any] = {"status": status, "answered_at": self._now_iso()}
+        if reason is not None:
+            sets["reason"] = reason
+        try:
+            return self._update(approval, sets, "attribute_exists(sk)" if overrule else "#status = :pending", None)
+        except ApprovalNotPending as first:
+            return first.approval
+
+    def _update(self, approval: Approval, sets: dict[str, Any], condition: str, token: str | None) -> Approval:
+        names = {"#status": "status"} | {f"#{key}": key for key in sets}
+        values = {f":{key}": serialize_value(value) for key, value in sets.items()}
+        if ":pending" in condition:
+            values[":pending"] = serialize_value("pending")
+        if token is not None:
+            values[":token"] = serialize_value(token)
+        try:
+            response = self._call(
+                "update_item",
+                TableName=self._table,
+                Key=self._key(approval.run_id, approval.iteration, approval.index),
+                UpdateExpression="SET " + ", ".join(f"#{key} = :{key}" for key in sets),
+                ConditionExpression=f"attribute_exists(pk) AND {condition}",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+            current = self.get(approval.run_id, approval.iteration, approval.index)
+            raise ApprovalNotPending(current or approval) from None
+        return _to_approval(deserialize_item(response["Attributes"]))
+
+    def _set_status(self, run_id: str, status: str, allowed: tuple[str, ...]) -> bool:
+        values = {f":from{index}": serialize_value(each) for index, each in enumerate(allowed)}
+        try:
+            self._call(
+                "update_item",
+                TableName=self._table,
+                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                UpdateExpression="SET #status = :status, updated_at = :now",
+                ConditionExpression=f"attribute_exists(pk) AND #status IN ({', '.join(values)})",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=values
+                | {":status": serialize_value(status), ":now": serialize_value(self._now_iso())},
+            )
+        except ClientError as exc:
+            if not _conditional_failed(exc):
+                raise
+            return False
+        return True
+
+    def mark_waiting(self, run_id: str) -> bool:
+        """META to WAITING_APPROVAL, unless the run ended (or is not yet RUNNING); False when not changed."""
+        return self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING", "WAITING_APPROVAL"))
+
+    def mark_running_unless_waiting(self, run_id: str) -> bool:
+        """META back to RUNNING when no call of the run waits for approval any more."""
+        if any(approval.pending for approval in self.list(run_id)):
+            return False
+        return self._set_status(run_id, "RUNNING", ("WAITING_APPROVAL",))

@@ -1,0 +1,95 @@
+"""Approvals in the store against moto: one answer wins, a replayed wait takes the new token, and the
+run's status follows whether a call still waits."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.store import ConversationStore
+from stepwise.store.approvals import ApprovalNotPending
+from tests.integration.test_store import make_meta
+
+CALL = ToolCall(id="call_1_0", name="transfer", arguments={"amount": 5})
+
+
+@pytest.fixture
+def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
+    client, table = dynamodb_table
+    created = ConversationStore(client, table, clock=lambda: datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+    created.create_run(make_meta("run1"), [ChatMessage(role="user", content="pay")])
+    created.begin_iteration("run1", 1)
+    return created
+
+
+def _request(store: ConversationStore, token: str, *, now: float = 1_900_000_000.0) -> Any:
+    return store.approvals.request(
+        "run1", 1, 0, CALL, token=token, now=now, timeout_at=now + 600, expires_at=2_000_000_000
+    )
+
+
+def test_a_waiting_call_marks_the_run_waiting_until_it_is_answered(store: ConversationStore) -> None:
+    # Given a call stored as waiting, and the run marked so
+    approval = _request(store, "token-1")
+    store.approvals.mark_waiting("run1")
+    waiting = store.require_run("run1").status
+    # When it is approved and no other call waits
+    store.approvals.answer(approval, "approved", reason="fine", by="alice")
+    store.approvals.mark_running_unless_waiting("run1")
+    # Then the run was WAITING_APPROVAL, and is RUNNING again with the answer stored
+    assert (waiting, store.require_run("run1").status) == ("WAITING_APPROVAL", "RUNNING")
+    [stored] = store.approvals.list("run1")
+    assert (stored.status, stored.reason, stored.answered_by, stored.arguments) == (
+        "approved",
+        "fine",
+        "alice",
+        {"amount": 5},
+    )
+
+
+def test_of_two_answers_only_the_first_is_stored(store: ConversationStore) -> None:
+    # Given a waiting call answered once
+    approval = _request(store, "token-1")
+    store.approvals.answer(approval, "denied", reason="no")
+    # When it is answered again / Then the second answer is refused with the approval as it stands
+    with pytest.raises(ApprovalNotPending) as second:
+        store.approvals.answer(approval, "approved", reason=None)
+    assert second.value.approval.status == "denied"
+
+
+def test_a_replayed_wait_takes_the_new_token_and_an_answered_one_is_kept(store: ConversationStore) -> None:
+    # Given a call waiting with one token
+    _request(store, "token-1")
+    # When its wait is replayed (a restarted engine) with another token
+    replayed = _request(store, "token-2")
+    # Then it waits with the new token; once answered, a further replay returns the answer untouched
+    assert (replayed.status, replayed.task_token) == ("pending", "token-2")
+    store.approvals.answer(replayed, "approved", reason=None)
+    assert _request(store, "token-3").status == "approved"
+
+
+def test_a_replayed_wait_after_its_time_ran_out_keeps_the_old_token(store: ConversationStore) -> None:
+    # Given a call waiting 600 s with one token
+    _request(store, "token-1", now=1_900_000_000.0)
+    # When its wait is replayed after those 600 s
+    replayed = _request(store, "token-2", now=1_900_000_601.0)
+    # Then it is returned as it was, so the wait can be settled as timed out rather than begin again
+    assert (replayed.status, replayed.task_token, replayed.timeout_at) == ("pending", "token-1", 1_900_000_600.0)
+
+
+def test_an_answer_that_lost_to_a_timeout_is_overruled(store: ConversationStore) -> None:
+    # Given a call whose answer was stored but reached Step Functions after its wait timed out
+    answered = store.approvals.answer(_request(store, "token-1"), "approved", reason=None)
+    # When ToolInvoke settles it as timed out, overruling / Then the stored outcome is the timeout
+    assert store.approvals.settle(answered, "timed_out", reason=None, overrule=True).status == "timed_out"
+
+
+def test_the_run_status_is_never_reopened_once_the_run_ended(store: ConversationStore) -> None:
+    # Given a run that ended
+    store.finish_run(store.require_run("run1"), "SUCCEEDED", stop_reason="final_answer", answer="done")
+    # When a late wait tries to mark it waiting / Then nothing changes
+    assert store.approvals.mark_waiting("run1") is False
+    assert store.require_run("run1").status == "SUCCEEDED"
