@@ -117,7 +117,7 @@ class ToolInvokeEvent(BaseModel, defer_build=True):
     approval: Any = None
 
 
-class ApprovalWaitEvent(BaseModel):
+class ApprovalWaitEvent(BaseModel, defer_build=True):
     """The wait-for-approval task of one Map item: the call, and the task token that answers it."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
