@@ -20,7 +20,6 @@ from botocore.exceptions import ClientError
 from stepwise.errors import RunNotFound
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (
-    FinalRoundReason,
     RunError,
     RunMeta,
     RunStatus,
@@ -172,15 +171,6 @@ class ConversationStore:
             run_id,
             {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
             "attribute_exists(pk) AND #status IN (:queued, :running, :waiting) AND #iteration <= :iteration",
-            _OPEN,
-        )
-
-    def set_final_round(self, run_id: str, reason: FinalRoundReason) -> RunMeta:
-        """Record why the run's next model call is its last."""
-        return self._update_meta(
-            run_id,
-            {"final_round_reason": reason, "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting)",
             _OPEN,
         )
 

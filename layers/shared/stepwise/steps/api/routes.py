@@ -13,9 +13,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
-from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from pydantic import BaseModel
 
 from stepwise.json_limits import JsonLimitExceeded, load_json
 from stepwise.models.api import (
@@ -23,7 +21,6 @@ from stepwise.models.api import (
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ApprovalRequest,
-    ErrorResponse,
     RunAccepted,
     RunEvents,
     RunList,
@@ -45,18 +42,18 @@ from stepwise.steps.api.errors import (
 )
 from stepwise.steps.api.events import run_events
 from stepwise.steps.api.lifecycle import cancel_run, list_runs
-from stepwise.steps.api.openapi_schemas import CHUNK_EVENT_SCHEMA, STEP_EVENT_SCHEMA
+from stepwise.steps.api.openapi_schemas import (
+    CHUNK_EVENT_SCHEMA,
+    STEP_EVENT_SCHEMA,
+    error_responses,
+    openapi_document,
+    success_response,
+)
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
 from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
-API_TITLE = "Stepwise"
-API_VERSION = "1.0.0"
-API_DESCRIPTION = (
-    "A ReAct agent service: start a run, poll it by id, or wait for its answer through the "
-    "OpenAI-compatible chat completions facade."
-)
 EVENT_STREAM = "text/event-stream"
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -74,35 +71,6 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
 )
-
-_ERROR_DESCRIPTIONS = {
-    400: "The body is not JSON.",
-    401: "No caller identity.",
-    404: "No such run visible to the caller.",
-    409: "Idempotency-Key reused with another body, or still in progress; or the run already ended; or the "
-    "tool call is not waiting for approval.",
-    413: "The body is over the configured limit.",
-    415: "The body was not sent as application/json.",
-    422: "The request does not validate; details.errors names each field.",
-    502: "The run ended FAILED or TIMED_OUT.",
-    503: "Step Functions or DynamoDB could not take the request; retry.",
-    504: "The run did not finish in time; details.run_id can be polled.",
-}
-
-
-def _success_response(status: int, description: str, model: type[BaseModel]) -> dict[int, OpenAPIResponse]:
-    # Powertools documents the return type only for routes without `responses`; these routes list theirs.
-    return {status: {"description": description, "content": {content_types.APPLICATION_JSON: {"model": model}}}}
-
-
-def _error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
-    return {
-        status: {
-            "description": _ERROR_DESCRIPTIONS[status],
-            "content": {content_types.APPLICATION_JSON: {"model": ErrorResponse}},
-        }
-        for status in statuses
-    }
 
 
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
@@ -164,27 +132,6 @@ def _base_path(event: APIGatewayProxyEvent) -> str:
     return context_path[: -len(path)] if path and context_path.endswith(path) else ""
 
 
-def openapi_document(app: APIGatewayRestResolver) -> dict[str, Any]:
-    """The OpenAPI document of the routes registered on `app`."""
-    # Powertools' OpenAPI models (a hundred pydantic models) are built only for the document, which few
-    # requests ask for; importing them at module level cost every cold start of the API tens of ms
-    from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer
-
-    document: dict[str, Any] = json.loads(
-        app.get_openapi_json_schema(
-            title=API_TITLE,
-            version=API_VERSION,
-            description=API_DESCRIPTION,
-            security_schemes={
-                "api_key": APIKey.model_validate({"in": APIKeyIn.header, "name": "x-api-key"}),
-                "bearer": HTTPBearer(description="The same API key, as OpenAI clients send it."),
-            },
-            security=[{"api_key": []}, {"bearer": []}],
-        )
-    )
-    return document
-
-
 def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None:
     """Register the API's routes and its error handling on `app`; `services` are built on first use."""
     register_error_handlers(app)
@@ -196,8 +143,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         summary="Start a run",
         description="Classify the question, store the run (QUEUED) and start its execution; poll `poll_url`.",
         responses={
-            **_success_response(202, "The run is stored and its execution started.", RunAccepted),
-            **_error_responses(400, 401, 409, 413, 415, 422, 503),
+            **success_response(202, "The run is stored and its execution started.", RunAccepted),
+            **error_responses(400, 401, 409, 413, 415, 422, 503),
         },
         tags=["runs"],
     )
@@ -232,8 +179,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         description="The run's status and, once it ended, its answer; `trace=true` adds its steps. "
         "`run_id` may also be the execution ARN.",
         responses={
-            **_success_response(200, "The run as stored: status, and its outcome once it ended.", RunView),
-            **_error_responses(401, 404, 422),
+            **success_response(200, "The run as stored: status, and its outcome once it ended.", RunView),
+            **error_responses(401, 404, 422),
         },
         tags=["runs"],
     )
@@ -250,8 +197,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         description="The caller's runs, newest first, optionally of one status or one session; "
         "pass `next_cursor` back as `cursor` for the next page.",
         responses={
-            **_success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
-            **_error_responses(401, 422),
+            **success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
+            **error_responses(401, 422),
         },
         tags=["runs"],
     )
@@ -283,7 +230,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                     EVENT_STREAM: {"schema": STEP_EVENT_SCHEMA},
                 },
             },
-            **_error_responses(401, 404, 422),
+            **error_responses(401, 404, 422),
         },
         tags=["runs"],
     )
@@ -309,8 +256,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         description="Record the run CANCELLED (who, when) and stop its execution; a step already running "
         "finishes, but nothing it produces moves the run on. 409 when the run had already ended.",
         responses={
-            **_success_response(200, "The run, now CANCELLED.", RunView),
-            **_error_responses(401, 404, 409, 422),
+            **success_response(200, "The run, now CANCELLED.", RunView),
+            **error_responses(401, 404, 409, 422),
         },
         tags=["runs"],
     )
@@ -325,8 +272,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "run's `pending_approvals`): approved, the tool runs; denied, it does not and the model reads the "
         "reason. 409 when the call is not waiting (already answered, timed out) or the run ended.",
         responses={
-            **_success_response(200, "The run, going on (RUNNING once no call waits).", RunView),
-            **_error_responses(400, 401, 404, 409, 413, 415, 422, 503),
+            **success_response(200, "The run, going on (RUNNING once no call waits).", RunView),
+            **error_responses(400, 401, 404, 409, 413, 415, 422, 503),
         },
         tags=["runs"],
     )
@@ -355,7 +302,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                     EVENT_STREAM: {"schema": CHUNK_EVENT_SCHEMA},
                 },
             },
-            **_error_responses(400, 401, 413, 415, 422, 502, 503, 504),
+            **error_responses(400, 401, 413, 415, 422, 502, 503, 504),
         },
         tags=["chat"],
     )
@@ -381,7 +328,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "/v1/models",
         summary="The agent profiles, as OpenAI models",
         description="Each profile a chat completion's `model` may name to select it.",
-        responses={**_success_response(200, "The profiles.", ModelList), **_error_responses(401)},
+        responses={**success_response(200, "The profiles.", ModelList), **error_responses(401)},
         tags=["chat"],
     )
     def get_models() -> ModelList:
