@@ -16,6 +16,7 @@ from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
 from tests.support.openai_server import FakeOpenAIServer
+from tests.support.ports import refused_port
 
 
 def test_a_missing_event_file_is_one_line_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -91,12 +92,6 @@ def test_run_json_prints_only_the_run_on_stdout_and_its_logs_on_stderr(
     assert '"level"' in completed.stderr
 
 
-def _closed_loopback_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _run_with(environment: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "stepwise.cli", "run", "hi"],
@@ -136,16 +131,16 @@ def test_run_without_aws_credentials_says_in_one_line_how_to_configure_a_model(t
 
 def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_line(tmp_path: Path) -> None:
     # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
-    port = _closed_loopback_port()
-    environment = _without_aws(tmp_path) | {
-        "STEPWISE_DEFAULT_MODEL": "openai",
-        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-        "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
-    }
-    # When a question is run
-    completed = _run_with(environment)
-    # Then one line names the endpoint that cannot be reached and how to configure a model
-    assert completed.returncode == 2
-    (line,) = completed.stderr.splitlines()
-    assert f"127.0.0.1:{port} cannot be reached" in line
-    assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
+    with refused_port() as port:
+        environment = _without_aws(tmp_path) | {
+            "STEPWISE_DEFAULT_MODEL": "openai",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
+        }
+        # When a question is run
+        completed = _run_with(environment)
+        # Then one line names the endpoint that cannot be reached and how to configure a model
+        assert completed.returncode == 2
+        (line,) = completed.stderr.splitlines()
+        assert f"127.0.0.1:{port} cannot be reached" in line
+        assert "AWS credentials" in line and "OPENAI_BASE_URL" in line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from stepwise.local.dynamodb_local import DATABASE_FILE, DynamoDBLocal, LocalSto
 from stepwise.local.environment import LocalEnvironment
 from stepwise.steps.runtime import dynamodb_client
 from tests.e2e.conftest import ConfigWriter, react_answer, scripted_model
+from tests.support.tool_server import ScriptableToolServer
 
 
 def test_a_run_stored_before_a_restart_is_found_after_it(tmp_path: Path, write_config: ConfigWriter) -> None:
@@ -41,6 +43,32 @@ def test_a_run_stored_before_a_restart_is_found_after_it(tmp_path: Path, write_c
     # Then the run, its answer and its whole conversation are there
     assert (found.status, found.answer) == ("SUCCEEDED", "Still here.")
     assert [message.role for message in messages] == ["user", "assistant"]
+
+
+def _released_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_engine_whose_port_was_taken_first_starts_on_another_and_sends_the_taker_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given another server that took the port the engine is given first (as a parallel test or any program
+    # can between the port being picked free and the engine binding it)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "local")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "local")
+    with ScriptableToolServer() as taker:
+        ports = iter([taker.port, _released_port()])
+        # When the engine starts
+        with DynamoDBLocal(tmp_path / "data", free_port=lambda: next(ports)) as engine:
+            tables = dynamodb_client(
+                Settings(table_name="runs", dynamodb_endpoint_url=engine.endpoint_url)
+            ).list_tables()["TableNames"]
+        # Then it serves on the other port, and the server that took the first one never got a request
+        assert not engine.endpoint_url.endswith(f":{taker.port}")
+        assert tables == []
+        assert taker.requests == []
 
 
 def _journal_mode(database: Path, *, set_to: str | None = None) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from typing import Any
@@ -14,6 +13,7 @@ from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.ports import refused_port
 
 API_KEY = "sk-test-0123456789abcdef"
 PROMPT = "What is the weather in Paris today?"
@@ -323,11 +323,9 @@ def test_a_slow_response_past_the_timeout_is_transient(openai_server: FakeOpenAI
 
 def test_an_unreachable_server_is_transient() -> None:
     # Given a loopback port nobody listens on
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     # When the model is called, then the connection failure is transient
     with (
+        refused_port() as port,
         openai_model(f"http://127.0.0.1:{port}/v1") as model,
         pytest.raises(LLMTransientError, match=r"request failed \(ConnectError\)"),
     ):

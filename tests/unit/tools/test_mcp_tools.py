@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from tests.support.mcp_server import LoopbackMcpServer
+from tests.support.ports import refused_port
 from tests.unit.tools.config_builders import call
 
 SERVER_TOKEN = "mcp-token-5d1e9a7c44"
@@ -222,11 +222,9 @@ def test_a_model_argument_schema_is_inlined_without_references(mcp_server: Loopb
 
 def test_an_unreachable_server_is_a_config_error_naming_it() -> None:
     # Given an MCP URL on a loopback port nobody listens on
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{probe.getsockname()[1]}/mcp"
-    # When the registry is built
-    with pytest.raises(ConfigError) as error:
+    with refused_port() as port, pytest.raises(ConfigError) as error:
+        url = f"http://127.0.0.1:{port}/mcp"
+        # When the registry is built
         build({"url": url, "internal": True, "timeoutSeconds": 2})
     # Then the error names the server and says listing failed
     assert str(error.value).startswith(f"mcp {url}: the tools could not be listed: ")

