@@ -42,7 +42,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
 from stepwise.observability import logger
-from stepwise.steps.api import ROUTES
+from stepwise.steps.api.route_table import ROUTES
 from stepwise.streaming.answers import (
     Event,
     HttpResponse,

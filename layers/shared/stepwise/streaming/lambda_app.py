@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -148,13 +149,28 @@ async def _read_body(receive: Any) -> bytes:
 
 
 def app_from_environment(environ: Mapping[str, str]) -> StreamingApp:
-    """The app of `functions/stream`: the API's resolver and the stream routes, on services built lazily."""
+    """The app of `functions/stream`: the API's resolver and the stream routes, on services built lazily.
+
+    The resolver (Powertools' event handler, the API's routes and models) is built by the first request
+    that reaches the API function: a streamed run's events never do, so an instance that serves only
+    those never loads it.
+    """
     services = api.services_from_environment(environ)
-    resolver = api.RequestScopedResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
-    api.register_routes(resolver, services)
+    resolver: list[ApiHandler] = []
+    building = threading.Lock()
+
+    def handler(event: Event, context: Any) -> Any:
+        with building:
+            if not resolver:
+                built = api.RequestScopedResolver(
+                    enable_validation=True, json_body_deserializer=api.json_body_reader(services)
+                )
+                api.register_routes(built, services)
+                resolver.append(built.resolve)
+        return resolver[0](event, context)
 
     def routes_for(invoke: Callable[[Event], Any]) -> list[StreamRoute]:
         runtime = services.get().runtime
         return [events_stream_route(runtime), chat_stream_route(runtime, invoke)]
 
-    return StreamingApp(resolver.resolve, routes_for)
+    return StreamingApp(handler, routes_for)

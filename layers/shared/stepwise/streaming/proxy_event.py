@@ -12,7 +12,7 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from stepwise.steps.api import ROUTES
+from stepwise.steps.api.route_table import ROUTES
 
 
 def _resource_pattern(resource: str) -> re.Pattern[str]:

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from stepwise.steps.api.resolver import RequestScopedResolver
-    from stepwise.steps.api.routes import ROUTES, json_body_reader, openapi_document, register_routes
+    from stepwise.steps.api.route_table import ROUTES
+    from stepwise.steps.api.routes import json_body_reader, openapi_document, register_routes
     from stepwise.steps.api.services import ApiServices, LazyServices, services_from_environment
 
 _MODULE_OF = {
     "RequestScopedResolver": "resolver",
-    "ROUTES": "routes",
+    "ROUTES": "route_table",
     "json_body_reader": "routes",
     "openapi_document": "routes",
     "register_routes": "routes",

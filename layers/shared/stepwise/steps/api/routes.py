@@ -59,18 +59,6 @@ DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
 # The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
 MAX_BODY_DEPTH = 32
-# (method, API Gateway resource path) of every route; template.yaml declares the same ones.
-ROUTES: tuple[tuple[str, str], ...] = (
-    ("POST", "/v1/runs"),
-    ("GET", "/v1/runs"),
-    ("GET", "/v1/runs/{run_id}"),
-    ("POST", "/v1/runs/{run_id}/cancel"),
-    ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
-    ("GET", "/v1/runs/{run_id}/events"),
-    ("POST", "/v1/chat/completions"),
-    ("GET", "/v1/models"),
-    ("GET", "/v1/openapi.json"),
-)
 
 
 def json_body_reader(services: LazyServices) -> Callable[[str], Any]:

@@ -1,0 +1,18 @@
+"""The (method, API Gateway resource path) of every API route, with no imports.
+
+Kept apart from `routes` (Powertools' resolver, the API models) so that what only needs the table, the
+streaming function's proxy events and the local HTTP front, does not load the whole API to read it.
+"""
+
+# template.yaml declares the same ones.
+ROUTES: tuple[tuple[str, str], ...] = (
+    ("POST", "/v1/runs"),
+    ("GET", "/v1/runs"),
+    ("GET", "/v1/runs/{run_id}"),
+    ("POST", "/v1/runs/{run_id}/cancel"),
+    ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
+    ("GET", "/v1/runs/{run_id}/events"),
+    ("POST", "/v1/chat/completions"),
+    ("GET", "/v1/models"),
+    ("GET", "/v1/openapi.json"),
+)
