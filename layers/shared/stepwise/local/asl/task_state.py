@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Callable
 from datetime import datetime
 from email.utils import format_datetime
 from typing import TYPE_CHECKING, Any
@@ -35,14 +36,10 @@ class TaskRunner:
     machine: LocalStateMachine
     runtime: _Runtime
     base_context: dict[str, Any]
-
-    def check_deadline(self) -> None:
-        """Raise if the execution was stopped or ran past its own timeout."""
-        raise NotImplementedError
-
-    def finish(self, state: TaskState, data: Any, result: Any, context: Any) -> Any:
-        """ResultSelector, ResultPath and OutputPath."""
-        raise NotImplementedError
+    # Provided by the execution this is mixed into: raise if it was stopped or ran past its own timeout;
+    # and apply a state's ResultSelector, ResultPath and OutputPath.
+    check_deadline: Callable[[], None]
+    finish: Callable[[TaskState, Any, Any, Any], Any]
 
     def run_task(self, state: TaskState, data: Any, context: Any) -> Any:
         effective = select(state.input_path, data, context)
