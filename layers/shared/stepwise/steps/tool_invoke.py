@@ -61,20 +61,16 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     with runtime.spans.tool(name=call.name, call_id=call.id) as span:
         observation = invoker.invoke(call)
         span.observed(observation)
-    message = ChatMessage(role="tool", content=observation.content, tool_call_id=call.id, name=call.name)
-    step = StepRecord(
-        iteration=event.iteration,
-        kind="tool",
-        n=event.index,
-        action=call.name,
-        call_id=call.id,
-        arguments=call.arguments,
-        observation=observation.content[:_SUMMARY_CHARS],
+    _store_observation(
+        event,
+        stored.meta,
+        call,
+        runtime,
+        content=observation.content,
         ok=observation.ok,
-        latency_ms=observation.latency_ms,
         error=observation.error,
+        latency_ms=observation.latency_ms,
     )
-    runtime.store.record_message(stored.meta, event.iteration, observation_slot(event.index), message, step)
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
     metrics.add_metric(name="ToolCalls", unit="Count", value=1)
@@ -99,19 +95,8 @@ def _record_refusal(
 ) -> ToolInvokeResult:
     """Store the observation of a call that was not approved; the tool is not called."""
     content = verdict.observation(call, event.call.approval_timeout_seconds)
-    message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
-    step = StepRecord(
-        iteration=event.iteration,
-        kind="tool",
-        n=event.index,
-        action=call.name,
-        call_id=call.id,
-        arguments=call.arguments,
-        observation=content[:_SUMMARY_CHARS],
-        ok=False,
-        error=f"approval {verdict.status.replace('_', ' ')}",
-    )
-    runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)
+    error = f"approval {verdict.status.replace('_', ' ')}"
+    _store_observation(event, run, call, runtime, content=content, ok=False, error=error)
     logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
     return ToolInvokeResult(call_id=call.id, ok=False)
 
@@ -122,3 +107,31 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     if isinstance(event, dict) and "task_token" in event:
         return await_approval(parse_event(ApprovalWaitEvent, event), runtime)
     return tool_invoke(parse_event(ToolInvokeEvent, event), runtime).model_dump()
+
+
+def _store_observation(
+    event: ToolInvokeEvent,
+    run: RunRef,
+    call: ToolCall,
+    runtime: StepRuntime,
+    *,
+    content: str,
+    ok: bool,
+    error: str | None,
+    latency_ms: float | None = None,
+) -> None:
+    """Commit the call's observation message, with its trace step, in the call's slot."""
+    message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
+    step = StepRecord(
+        iteration=event.iteration,
+        kind="tool",
+        n=event.index,
+        action=call.name,
+        call_id=call.id,
+        arguments=call.arguments,
+        observation=content[:_SUMMARY_CHARS],
+        ok=ok,
+        latency_ms=latency_ms,
+        error=error,
+    )
+    runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)
