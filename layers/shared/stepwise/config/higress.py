@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.config.intent import HIGRESS_SINGLE_CATEGORY, IntentConfig
 from stepwise.errors import ConfigError
+from stepwise.validation_problems import describe_problems
 
 MODEL_NAME = "higress"
 PROFILE_NAME = "default"
@@ -143,7 +144,8 @@ def higress_intent_placement(raw: Mapping[str, Any], *, source: str = "<config>"
     try:
         IntentConfig.model_validate(raw)
     except ValidationError as exc:
-        return f"{source}: a Higress ai-intent plugin configuration ({where}); as the intent section: {_problems(exc)}"
+        problems = describe_problems(exc)
+        return f"{source}: a Higress ai-intent plugin configuration ({where}); as the intent section: {problems}"
     return f"{source}: a Higress ai-intent plugin configuration, valid as Stepwise's intent section: {where}"
 
 
@@ -152,7 +154,7 @@ def higress_to_stepwise(raw: Mapping[str, Any], *, source: str = "<config>") -> 
     try:
         agent = HigressAgentConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: {_problems(exc)}") from None
+        raise ConfigError(f"{source}: {describe_problems(exc)}") from None
     apis: list[dict[str, Any]] = []
     openapi: list[dict[str, Any]] = []
     for index, entry in enumerate(agent.apis):
@@ -217,7 +219,7 @@ def _openapi_source(entry: dict[str, Any], label: str) -> dict[str, Any]:
     try:
         api = HigressApi.model_validate(entry)
     except ValidationError as exc:
-        raise ConfigError(f"{label}: {_problems(exc)}") from None
+        raise ConfigError(f"{label}: {describe_problems(exc)}") from None
     provider = api.api_provider
     # deferred: the runtime imports this module to read its configuration, and needs no tools for that
     from stepwise.tools.openapi.loader import parse_document
@@ -256,9 +258,3 @@ def _origin(domain: str, port: int) -> str:
     if port == 80:
         return f"http://{domain}"
     return f"https://{domain}" if port == 443 else f"https://{domain}:{port}"
-
-
-def _problems(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or '(top level)'}: {error['msg']}" for error in exc.errors()
-    )

@@ -15,6 +15,7 @@ from stepwise.config.llm import ModelConfig, ModelPrices
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.models.run import RunLimits
+from stepwise.validation_problems import describe_problems
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -206,10 +207,7 @@ class StepwiseConfig(BaseModel):
         try:
             return cls.model_validate(resolved)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
-            )
-            raise ConfigError(f"{source}: {problems}") from None
+            raise ConfigError(f"{source}: {describe_problems(exc, top_level='<root>')}") from None
 
 
 def _substitute_environment(value: Any, environ: Mapping[str, str], source: str) -> Any:

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.local.asl.errors import AslDefinitionError
+from stepwise.validation_problems import describe_problems
 
 
 class TemplateError(ValueError):
@@ -256,7 +257,7 @@ def _function(
     try:
         fields = _FunctionProperties.model_validate(resolved)
     except ValidationError as exc:
-        raise TemplateError(f"function {logical_id}: {_reasons(exc)}") from None
+        raise TemplateError(f"function {logical_id}: {describe_problems(exc, top_level='')}") from None
     variables = fields.environment.get("Variables") or {}
     if not isinstance(variables, dict):
         raise TemplateError(f"function {logical_id}: Environment.Variables must be a mapping")
@@ -276,13 +277,9 @@ def _state_machine(logical_id: str, properties: dict[str, Any], base: Path) -> S
     try:
         fields = _StateMachineProperties.model_validate(properties)
     except ValidationError as exc:
-        raise TemplateError(f"state machine {logical_id}: {_reasons(exc)}") from None
+        raise TemplateError(f"state machine {logical_id}: {describe_problems(exc, top_level='')}") from None
     return StateMachineDefinition(
         logical_id=logical_id,
         definition_path=(base / fields.definition_uri).resolve(),
         substitutions=fields.definition_substitutions,
     )
-
-
-def _reasons(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors())

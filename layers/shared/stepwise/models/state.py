@@ -13,6 +13,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.run import FinalRoundReason, RunMeta
+from stepwise.validation_problems import describe_problems
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
@@ -178,7 +179,6 @@ def parse_event(model: type[ModelT], event: Any) -> ModelT:
     try:
         return model.model_validate(event)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in err['loc']) or '<event>'}: {err['msg']}" for err in exc.errors()
-        )
-        raise InvalidStateEvent(f"invalid {model.__name__} event: {problems}") from None
+        raise InvalidStateEvent(
+            f"invalid {model.__name__} event: {describe_problems(exc, top_level='<event>')}"
+        ) from None

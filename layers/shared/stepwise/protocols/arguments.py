@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.protocols.lenient_json import load_lenient
+from stepwise.validation_problems import describe_problems
 
 # Keys are compared after `normalise_key`, so "Action Input", "action_input" and "actionInput" are one key.
 NAME_KEYS = ("action", "tool", "toolname", "name", "function", "动作", "行动")
@@ -176,5 +177,5 @@ def tool_calls(
         built = [ToolCall(id=call_id, name=name, arguments=arguments) for call_id, name, arguments in calls]
         return ToolCalls(calls=built, thought=thought.strip(), note=note)
     except ValidationError as exc:
-        problem = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in exc.errors())
+        problem = describe_problems(exc, top_level="")
         return ParseError(message=f"Your tool call could not be used ({problem}).")

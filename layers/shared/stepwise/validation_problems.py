@@ -1,4 +1,5 @@
-"""Describing a pydantic `ValidationError` by field and reason only, never by the offending value."""
+"""Describing a pydantic `ValidationError` by field and reason only, never by the offending value (every
+boundary that validates with pydantic words its errors this way)."""
 
 from __future__ import annotations
 
