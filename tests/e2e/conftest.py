@@ -14,6 +14,7 @@ from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.asl import StateEvent
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 ConfigWriter = Callable[..., Path]
 
@@ -88,6 +89,22 @@ def get_tool(name: str, path: str, **properties: str) -> dict[str, Any]:
             "required": list(properties),
         },
     }
+
+
+# The chat-stream suites' slow final answer: long enough that a step is seen before the run ends.
+SLOW_ANSWER_SECONDS = 2.0
+
+
+def script_tool_then_slow_answer(server: FakeOpenAIServer, answer: str) -> None:
+    """The model calls a tool at once, then takes its time to answer."""
+    server.enqueue(body=chat_completion(tool_calls=[{"name": "current_time", "arguments": {}}]))
+    server.enqueue(body=chat_completion(content=answer), delay_seconds=SLOW_ANSWER_SECONDS)
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
 
 
 @pytest.fixture

@@ -16,17 +16,10 @@ import pytest
 from openai import OpenAI
 
 from stepwise.local.server import LocalApi
-from tests.e2e.conftest import native_assistant_config, serve
-from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.e2e.conftest import native_assistant_config, script_tool_then_slow_answer, serve
+from tests.support.openai_server import FakeOpenAIServer
 
-SLOW_ANSWER_SECONDS = 2.0
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
-
-
-@pytest.fixture(scope="module")
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -34,12 +27,6 @@ def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory
     config = native_assistant_config(model_server.base_url, timeout_seconds=10)
     with serve(config, Path(tmp_path_factory.mktemp("chat-stream"))) as served:
         yield served
-
-
-def script_tool_then_slow_answer(server: FakeOpenAIServer, answer: str) -> None:
-    """The model calls a tool at once, then takes its time to answer."""
-    server.enqueue(body=chat_completion(tool_calls=[{"name": "current_time", "arguments": {}}]))
-    server.enqueue(body=chat_completion(content=answer), delay_seconds=SLOW_ANSWER_SECONDS)
 
 
 def sse_data(line: str) -> dict[str, Any] | None:

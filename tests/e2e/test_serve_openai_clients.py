@@ -52,12 +52,6 @@ class CityWeather(BaseModel):
 
 
 @pytest.fixture(scope="module")
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
     config = native_assistant_config(
         model_server.base_url,

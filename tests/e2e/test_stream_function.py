@@ -20,18 +20,11 @@ import pytest
 from stepwise.local.lambda_runtime import load_handler
 from stepwise.local.server import LocalApi
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.conftest import native_assistant_config, serve
+from tests.e2e.conftest import native_assistant_config, script_tool_then_slow_answer, serve
 from tests.support.asgi_server import served_on_loopback
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
-SLOW_ANSWER_SECONDS = 2.0
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
-
-
-@pytest.fixture(scope="module")
-def model_server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
@@ -53,12 +46,6 @@ def gateway_context(api_key_id: str) -> dict[str, str]:
     """The header the Web Adapter adds: the request context API Gateway filled in after the authorizer."""
     context = {"stage": "prod", "identity": {"apiKeyId": api_key_id, "sourceIp": "203.0.113.9"}}
     return {"x-amzn-request-context": json.dumps(context)}
-
-
-def script_tool_then_slow_answer(server: FakeOpenAIServer, answer: str) -> None:
-    """The model calls a tool at once, then takes its time to answer."""
-    server.enqueue(body=chat_completion(tool_calls=[{"name": "current_time", "arguments": {}}]))
-    server.enqueue(body=chat_completion(content=answer), delay_seconds=SLOW_ANSWER_SECONDS)
 
 
 def start_run(api: LocalApi, key: str) -> str:
