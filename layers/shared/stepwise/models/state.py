@@ -104,8 +104,8 @@ class StatePayload(BaseModel, defer_build=True):
     run: RunContext | None = None
 
 
-class ToolInvokeEvent(BaseModel, defer_build=True):
-    """One item of the ToolInvoke Map: the run, the iteration, and the call to make."""
+class _MapItemEvent(BaseModel, defer_build=True):
+    """What every task of one ToolInvoke Map item is given: the run, the iteration, and the call."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -113,20 +113,19 @@ class ToolInvokeEvent(BaseModel, defer_build=True):
     iteration: int = Field(ge=1, le=10_000)
     index: int = Field(ge=0, le=63)
     call: CallRef
+
+
+class ToolInvokeEvent(_MapItemEvent, defer_build=True):
+    """One item of the ToolInvoke Map: the run, the iteration, and the call to make."""
+
     # What the wait for approval ended with: SendTaskSuccess's output, or the error a Catch put here
     # (`{"Error", "Cause"}`: a denial, a timeout). Absent for calls that need no approval.
     approval: Any = None
 
 
-class ApprovalWaitEvent(BaseModel, defer_build=True):
+class ApprovalWaitEvent(_MapItemEvent, defer_build=True):
     """The wait-for-approval task of one Map item: the call, and the task token that answers it."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    run_id: str = Field(pattern=RUN_ID_PATTERN)
-    iteration: int = Field(ge=1, le=10_000)
-    index: int = Field(ge=0, le=63)
-    call: CallRef
     task_token: str = Field(min_length=1, max_length=2048)
 
 
