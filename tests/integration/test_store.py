@@ -12,6 +12,7 @@ from botocore.stub import Stubber
 from stepwise.errors import RunNotFound, StoreTransientError
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import RunMeta, RunUsage, StepRecord
+from stepwise.steps.api.events import deliverable_steps
 from stepwise.store import ConversationStore
 
 
@@ -102,6 +103,10 @@ def test_the_trace_lists_model_parse_and_tool_steps_in_step_order(store: Convers
 
 def tool_step(iteration: int) -> StepRecord:
     return StepRecord(iteration=iteration, kind="tool", n=0)
+
+
+def llm_step(iteration: int) -> StepRecord:
+    return StepRecord(iteration=iteration, kind="llm")
 
 
 def test_a_cached_conversation_reads_only_what_is_new_and_stays_complete(
@@ -278,3 +283,33 @@ def test_the_trace_since_an_iteration_leaves_out_the_iterations_before_it(store:
     steps = store.list_steps("run1", since_iteration=2)
     # Then it holds iteration 2 and every later one, in order, and nothing before
     assert [step.iteration for step in steps] == [2, 10]
+
+
+def test_a_trace_read_while_an_iteration_is_stored_delivers_a_prefix_of_the_trace(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a run, and a whole iteration (model call, decision, tool call, next model call) that the
+    # state machine stores between the two Queries of a trace read
+    client, _ = dynamodb_table
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    queries = 0
+
+    def store_an_iteration_before_the_second_query(**_: Any) -> None:
+        nonlocal queries
+        queries += 1
+        if queries != 2:
+            return
+        store.record_message(meta, 1, 0, ChatMessage(role="assistant", content="a"), llm_step(1))
+        store.record_decision(meta, StepRecord(iteration=1, kind="parse", calls=[{"id": "c"}]), [])
+        store.record_message(meta, 1, 1, ChatMessage(role="tool", content="o", tool_call_id="c"), tool_step(1))
+        store.record_message(meta, 2, 0, ChatMessage(role="assistant", content="b"), llm_step(2))
+
+    client.meta.events.register("before-call.dynamodb.Query", store_an_iteration_before_the_second_query)
+    # When a follower reads the trace then, and again once everything is stored
+    during = deliverable_steps(store.list_steps("run1"), ended=False)
+    after = deliverable_steps(store.list_steps("run1"), ended=False)
+    # Then what it could deliver during the writes is a prefix of the trace: no step is skipped by a cursor
+    kinds = [(step.kind, step.iteration) for step in after]
+    assert kinds == [("llm", 1), ("parse", 1), ("tool", 1), ("llm", 2)]
+    assert [(step.kind, step.iteration) for step in during] == kinds[: len(during)]

@@ -38,3 +38,17 @@ def test_an_ended_run_delivers_every_step() -> None:
     steps = steps_of_an_iteration_with_two_parallel_calls(tools_stored=(1,))
     # When the deliverable steps are taken / Then nothing is held back
     assert [step.kind for step in deliverable_steps(steps, ended=True)] == ["llm", "parse", "tool"]
+
+
+def test_steps_after_a_model_call_whose_decision_was_not_read_wait() -> None:
+    # Given a read that found an iteration's model call, its tool call and the next model call, but not
+    # the decision between them (stored after the read's Query of decisions)
+    steps = [
+        StepRecord(iteration=1, kind="llm"),
+        StepRecord(iteration=1, kind="tool", n=0),
+        StepRecord(iteration=2, kind="llm"),
+    ]
+    # When the deliverable steps are taken while the run goes on
+    delivered = deliverable_steps(steps, ended=False)
+    # Then only the model call goes out, so a cursor past the later steps cannot skip the decision
+    assert [(step.kind, step.iteration) for step in delivered] == [("llm", 1)]

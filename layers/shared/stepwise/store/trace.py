@@ -72,7 +72,12 @@ class TraceReader:
     def list_steps(
         self, run_id: str, *, iteration: int | None = None, since_iteration: int | None = None
     ) -> list[StepRecord]:
-        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after."""
+        """The trace of a run in order; only the steps of one `iteration`, or of `since_iteration` and after.
+
+        The decisions are read before the messages. A run stores each iteration's model message before its
+        decision, so a decision this read finds always comes with its model message; what was stored between
+        the two Queries can only add messages that follow a decision not found (see `events.deliverable_steps`).
+        """
         pk = keys.run_pk(run_id)
         if iteration is not None:
             message_prefix, step_prefix = keys.message_prefix(iteration), keys.step_prefix(iteration)
@@ -82,8 +87,8 @@ class TraceReader:
         if since_iteration is not None:
             # a follower that delivered earlier iterations reads what is new, not the whole trace again
             message_start, step_start = keys.message_prefix(since_iteration), keys.step_prefix(since_iteration)
+        step_items = list(self._query(_from(pk, step_prefix, step_start, _DECISIONS)))
         message_items = self._query(_from(pk, message_prefix, message_start, _TRACE))
-        step_items = self._query(_from(pk, step_prefix, step_start, _DECISIONS))
         return _ordered(message_items, step_items)
 
     def run_record(self, run_id: str) -> RunRecord:

@@ -65,23 +65,28 @@ def decode_events_cursor(cursor: str) -> Position:
 
 
 def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecord]:
-    """The steps in the order they happen, up to the first iteration whose tool calls are not all stored.
+    """The steps in the order they happen, up to the first one that may still have a gap before it.
 
-    Once the run ended nothing more will be stored, so every step is deliverable.
+    Two gaps are held back while the run goes on: an iteration whose tool calls are not all stored (they
+    run in parallel), and everything after a model call whose decision the read did not find (the trace
+    reads decisions before messages, so messages stored between its two Queries can follow a decision it
+    missed). Once the run ended nothing more will be stored, so every step is deliverable.
     """
     ordered = sorted(steps, key=_position)
     if ended:
         return ordered
-    expected = {step.iteration: len(step.calls or []) for step in ordered if step.kind == "parse"}
+    decided = {step.iteration: len(step.calls or []) for step in ordered if step.kind == "parse"}
     stored: dict[int, int] = {}
     for step in ordered:
         if step.kind == "tool":
             stored[step.iteration] = stored.get(step.iteration, 0) + 1
     delivered: list[StepRecord] = []
     for step in ordered:
-        if step.kind == "tool" and stored.get(step.iteration, 0) < expected.get(step.iteration, 0):
+        if step.kind == "tool" and stored.get(step.iteration, 0) < decided.get(step.iteration, 0):
             break
         delivered.append(step)
+        if step.kind == "llm" and step.iteration not in decided:
+            break
     return delivered
 
 
