@@ -2,11 +2,13 @@
 
 Each run takes 3 iterations with a scripted model that answers in 200 ms. The ideal is what the model's
 latency alone would take with the local engine's execution slots all busy: ceil(runs / slots) waves of
-3 x 200 ms. The server (API, Step Functions endpoint, engine, handlers) runs in this process, as
-`stepwise serve` does; the clients and the tool API run in a child process (`load_client`), and DynamoDB
-Local in its own JVM. One warm-up wave (a burst of `EXECUTION_SLOTS` runs) is run first and not counted:
-it pays the one-off costs a long-running server pays once (the API function's instances being imported,
-the JVM compiling DynamoDB Local's hot paths). CPU is the process CPU time taken during the burst, per run.
+3 x 200 ms. The server (API, Step Functions endpoint, engine) runs in this process, as `stepwise serve`
+does, and the state machine's handlers in its Lambda worker processes (or in this process with 0 workers);
+the clients and the tool API run in a child process (`load_client`), and DynamoDB Local in its own JVM.
+One warm-up wave (a burst of `EXECUTION_SLOTS` runs) is run first and not counted: it pays the one-off
+costs a long-running server pays once (the API function's instances being imported, the JVM compiling
+DynamoDB Local's hot paths, the workers importing the handlers). CPU is the process CPU time taken during
+the burst, per run: serve's counts its worker processes.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ from bench.harness import scripted_config
 from bench.load_client import BurstFigures, serve_load
 from stepwise.local.dynamodb_local import DynamoDBLocal
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
-from stepwise.local.server import LocalApi
+from stepwise.local.server import DEFAULT_LAMBDA_WORKERS, LocalApi
 
 RUNS = 200
 ITERATIONS = 3
 MODEL_LATENCY_MS = 200
 EXECUTION_SLOTS = 32
-STORES = ("moto", "dynamodb-local")
+# (store, Lambda worker processes): the old store, then DynamoDB Local with the handlers in the server's own
+# process (`stepwise serve --workers 0`) and in worker processes (the default).
+SETUPS = (("moto", DEFAULT_LAMBDA_WORKERS), ("dynamodb-local", 0), ("dynamodb-local", DEFAULT_LAMBDA_WORKERS))
 
 
 @dataclass(frozen=True)
@@ -59,8 +63,8 @@ def _process_cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def burst(store: str, runs: int = RUNS) -> str:
-    """The burst against `store`, after a warm-up wave; one table row."""
+def burst(store: str, workers: int, runs: int = RUNS) -> str:
+    """The burst against `store` with `workers` Lambda worker processes, after a warm-up wave; one table row."""
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
     load = context.Process(target=serve_load, args=(child,), name="bench-load", daemon=True)
@@ -75,13 +79,16 @@ def burst(store: str, runs: int = RUNS) -> str:
                 dynamodb_endpoint_url=endpoint.endpoint_url,
                 retry_interval_scale=0.0,
                 max_concurrent_executions=EXECUTION_SLOTS,
+                lambda_workers=workers,
             ) as local:
                 parent.send((local.url, EXECUTION_SLOTS))
                 parent.recv()
-                serve_cpu, store_cpu = time.process_time(), _store_cpu(endpoint)
+                serve_cpu, store_cpu = _serve_cpu(local), _store_cpu(endpoint)
+                client_cpu = _process_cpu_seconds(load.pid) if load.pid else 0.0
                 parent.send((local.url, runs))
                 figures: BurstFigures = parent.recv()
-                serve_cpu, store_cpu = time.process_time() - serve_cpu, _store_cpu(endpoint) - store_cpu
+                serve_cpu, store_cpu = _serve_cpu(local) - serve_cpu, _store_cpu(endpoint) - store_cpu
+                client_cpu = (_process_cpu_seconds(load.pid) if load.pid else 0.0) - client_cpu
         parent.send(None)
     finally:
         load.join(timeout=10)
@@ -91,9 +98,16 @@ def burst(store: str, runs: int = RUNS) -> str:
     wall = figures.wall_seconds
     store_column = f"{store_cpu * 1000 / runs:.0f}" if endpoint.pid is not None else "(in serve)"
     return (
-        f"| {store} | {runs} | {figures.succeeded} | {figures.accepted_seconds:.1f} | {wall:.1f} | {ideal:.1f} "
-        f"| {wall / ideal:.1f}x | {runs / wall:.1f} | {serve_cpu * 1000 / runs:.0f} | {store_column} |"
+        f"| {store} | {workers} | {runs} | {figures.succeeded} | {figures.accepted_seconds:.1f} | {wall:.1f} "
+        f"| {ideal:.1f} | {wall / ideal:.1f}x | {runs / wall:.1f} | {serve_cpu * 1000 / runs:.0f} | {store_column} "
+        f"| {client_cpu * 1000 / runs:.0f} |"
     )
+
+
+def _serve_cpu(local: LocalApi) -> float:
+    """CPU seconds of the server so far: this process and its Lambda worker processes."""
+    workers = local.environment.workers
+    return time.process_time() + sum(_process_cpu_seconds(pid) for pid in (workers.pids if workers else []))
 
 
 def _store_cpu(endpoint: _Store) -> float:
@@ -101,15 +115,15 @@ def _store_cpu(endpoint: _Store) -> float:
 
 
 def main() -> None:
-    """The burst against the old store (moto in memory) and the new one (DynamoDB Local), one row each."""
+    """The burst against the old store (moto in memory) and the new one (DynamoDB Local), one row per setup."""
     print(
         f"`stepwise serve` throughput: {RUNS} concurrent runs of {ITERATIONS} iterations, {MODEL_LATENCY_MS} ms model, "
         f"{EXECUTION_SLOTS} execution slots, after a warm-up wave of {EXECUTION_SLOTS} runs"
     )
     print(
-        "| store | runs | succeeded | all accepted after s | wall s | ideal s | wall / ideal | runs/s "
-        "| serve CPU ms/run | store CPU ms/run |"
+        "| store | Lambda workers | runs | succeeded | all accepted after s | wall s | ideal s | wall / ideal | runs/s "
+        "| serve CPU ms/run | store CPU ms/run | client and tools CPU ms/run |"
     )
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    for store in STORES:
-        print(burst(store), flush=True)
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for store, workers in SETUPS:
+        print(burst(store, workers), flush=True)

@@ -93,7 +93,8 @@ def write_tools(config_dir: Path) -> Path:
 def served(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> Iterator[tuple[LocalApi, Path]]:
     config_dir = tmp_path_factory.mktemp("approvals")
     ledger = write_tools(config_dir)
-    with serve(approval_config(model.base_url), config_dir) as api:
+    # The steps run in Lambda worker processes, as `stepwise serve` runs them by default: a callback crosses processes
+    with serve(approval_config(model.base_url), config_dir, lambda_workers=2) as api:
         yield api, ledger
 
 

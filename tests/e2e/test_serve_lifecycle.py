@@ -53,7 +53,8 @@ CONFIG = api_config(
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    with serve(CONFIG, tmp_path_factory.mktemp("lifecycle")) as served:
+    # The steps run in Lambda worker processes, as `stepwise serve` runs them by default
+    with serve(CONFIG, tmp_path_factory.mktemp("lifecycle"), lambda_workers=2) as served:
         yield served
 
 

@@ -25,6 +25,7 @@ from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.lambda_workers import LambdaWorkers
 from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ChatMessage
@@ -50,6 +51,7 @@ class LocalEnvironment:
         retry_interval_scale: float = 1.0,
         listener: Callable[[StateEvent], None] | None = None,
         extra_environment: Mapping[str, str] | None = None,
+        lambda_workers: int = 0,
     ) -> None:
         self.project_root = project_root
         self.template = SamTemplate.load(project_root / "template.yaml")
@@ -61,6 +63,9 @@ class LocalEnvironment:
         self._listener = listener
         self._extra_environment = dict(extra_environment or {})
         self._saved_environment: dict[str, str | None] = {}
+        self._worker_count = lambda_workers
+        # With workers, the engine's invocations run in their processes (`lambda_workers.py`); without, here.
+        self.workers: LambdaWorkers | None = None
         # moto's backend is global to the process: an in-memory store gets a table of its own by default
         default_name = DEFAULT_TABLE_NAME if dynamodb_endpoint_url else f"stepwise-memory-{uuid.uuid4().hex[:8]}"
         self.table_name = table_name or default_name
@@ -98,6 +103,9 @@ class LocalEnvironment:
             self.__exit__(None, None, None)
             raise
         self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
+        if self._worker_count:
+            # started once the environment is set: each worker inherits it
+            self.workers = LambdaWorkers(self.project_root / "template.yaml", workers=self._worker_count).start()
         machine = self.template.state_machine()
         definition = self.template.render_definition(machine, self._resolve_reference)
         self.state_machine = LocalStateMachine(
@@ -110,7 +118,9 @@ class LocalEnvironment:
         return self
 
     def invoke(self, function_name: str, payload: Any) -> Any:
-        """Invoke a function (logical id or ARN) in-process, as Lambda would."""
+        """Invoke a function (logical id or ARN) as Lambda would: in a worker process, or in this one."""
+        if self.workers is not None:
+            return self.workers(function_name, payload)
         try:
             return self.invoker(function_name, payload)
         finally:
@@ -133,6 +143,8 @@ class LocalEnvironment:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        if self.workers is not None:
+            self.workers.stop()
         for name, value in self._saved_environment.items():
             if value is None:
                 os.environ.pop(name, None)

@@ -126,7 +126,7 @@ def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callabl
         return function
 
 
-def _lambda_json(value: Any) -> Any:
+def lambda_json(value: Any) -> Any:
     """The Lambda Python runtime serialises Decimal (as DynamoDB returns numbers) as a JSON number."""
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
@@ -174,7 +174,7 @@ class LocalLambdaInvoker:
             raise UnknownFunctionError(logical_id, list(self.template.functions))
         handler = load_handler(function.code_uri, function.handler, module_prefix=self.module_prefix + logical_id)
         try:
-            event_copy = json.loads(json.dumps(event, default=_lambda_json))
+            event_copy = json.loads(json.dumps(event, default=lambda_json))
         except (TypeError, ValueError) as exc:
             raise TaskError("Lambda.InvalidRequestContentException", f"Could not parse request body: {exc}") from None
         context = LocalLambdaContext(
@@ -185,7 +185,7 @@ class LocalLambdaInvoker:
         )
         result = handler(event_copy, context)
         try:
-            return json.loads(json.dumps(result, default=_lambda_json))
+            return json.loads(json.dumps(result, default=lambda_json))
         except (TypeError, ValueError) as exc:
             message = f"Unable to marshal response: {exc}"
             cause = {"errorMessage": message, "errorType": "Runtime.MarshalError", "stackTrace": []}

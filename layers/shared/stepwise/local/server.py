@@ -48,6 +48,8 @@ __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_ev
 
 API_FUNCTION = "ApiFunction"
 DEFAULT_PORT = 8080
+# Measured on 2 cores (docs/performance.md, "Where a burst's time goes"): the handlers' CPU on the other core.
+DEFAULT_LAMBDA_WORKERS = 2
 
 
 class LocalApi:
@@ -72,6 +74,7 @@ class LocalApi:
         workflow_type: str = "STANDARD",
         front_limits: FrontLimits | None = None,
         stream_routes: list[StreamRoute] | None = None,
+        lambda_workers: int = 0,
     ) -> None:
         self._config_dir = config_dir
         self._config_file = config_file
@@ -82,6 +85,7 @@ class LocalApi:
         self._retry_interval_scale = retry_interval_scale
         self._max_api_instances = max_api_instances
         self._workflow_type = workflow_type
+        self._lambda_workers = lambda_workers
         self._example_api = ExampleToolApi() if demo else None
         self._endpoint = StepFunctionsEndpoint(max_concurrent_executions=max_concurrent_executions)
         self._front_limits = front_limits
@@ -152,6 +156,7 @@ class LocalApi:
             table_name=self._table_name,
             retry_interval_scale=self._retry_interval_scale,
             extra_environment=extra_environment,
+            lambda_workers=self._lambda_workers,
         )
         try:
             self.environment.__enter__()
@@ -195,6 +200,13 @@ def add_serve_command(subparsers: Any) -> None:
         default="STANDARD",
         help="as the template parameter: EXPRESS makes chat completions use StartSyncExecution",
     )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULT_LAMBDA_WORKERS,
+        help="processes that run the state machine's Lambda invocations, as Lambda's containers do; "
+        f"0 runs them in the server's own process (default {DEFAULT_LAMBDA_WORKERS})",
+    )
     serve.set_defaults(handler=command_serve)
 
 
@@ -212,6 +224,10 @@ def ensure_port_free(port: int) -> None:
 
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
+    if args.workers < 0:
+        from stepwise.cli import UsageError  # deferred: the CLI imports this module
+
+        raise UsageError(f"--workers must be 0 or more, got {args.workers}")
     ensure_port_free(args.port)
     if args.demo:
         config_dir, config_file = PROJECT_ROOT / "config", "demo.yaml"
@@ -228,6 +244,7 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             dynamodb_endpoint_url=endpoint_url,
             table_name=args.table_name,
             workflow_type=args.workflow_type,
+            lambda_workers=args.workers,
         ) as stack,
     ):
         print(f"stepwise serve: {stack.url} · config {config_dir / config_file} · Ctrl-C stops", file=out)

@@ -31,14 +31,24 @@ DYNAMODB_MAX_POOL_CONNECTIONS = 64
 
 def dynamodb_client(settings: Settings) -> Any:
     """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
+    import platform
+
     import boto3  # deferred: keeps the handler module's import (cold start) light
+    import botocore
     from botocore.config import Config
 
+    config = Config(
+        max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS,
+        # botocore rebuilds its User-Agent header, sanitising every component, twice per request unless
+        # one is given: 13% of the steps' CPU in a `stepwise serve` burst (docs/performance.md).
+        user_agent=f"Boto3/{boto3.__version__} md/Botocore#{botocore.__version__} ua/2.1 "
+        f"lang/python#{platform.python_version()} app/stepwise",
+        # The store builds every request from models pydantic has checked; botocore's second check of each
+        # request cost 5% of that CPU. A malformed one is still refused, by DynamoDB (ValidationException).
+        parameter_validation=False,
+    )
     return boto3.client(
-        "dynamodb",
-        region_name=settings.aws_region,
-        endpoint_url=settings.dynamodb_endpoint_url,
-        config=Config(max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS),
+        "dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url, config=config
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextvars
+import functools
+import json
 import threading
 import time
 from dataclasses import dataclass
@@ -34,6 +36,21 @@ class _Outcome:
     failure: BaseException | None = None
 
 
+@functools.lru_cache(maxsize=1024)
+def _validator_for(schema_text: str) -> Draft202012Validator | None:
+    """A validator for the parameter schema `schema_text` (JSON), or None when it is not a valid schema.
+
+    Kept for the container's life: a ToolInvoke step builds a new invoker per call, and checking the schema
+    against the metaschema at every call was 5% of a `stepwise serve` burst's CPU (docs/performance.md).
+    """
+    schema = json.loads(schema_text)
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError:
+        return None
+    return Draft202012Validator(schema)
+
+
 class ToolInvoker:
     """Runs tool calls for the ToolInvoke step and never raises.
 
@@ -60,8 +77,6 @@ class ToolInvoker:
         self._max_observation_chars = max_observation_chars
         self._redactor = redactor if redactor is not None else registry.redactor
         self._max_call_seconds = max_call_seconds
-        self._validators: dict[str, Draft202012Validator] = {}
-        self._validators_lock = threading.Lock()
 
     def invoke(self, call: ToolCall) -> ToolObservation:
         """Run one call and describe its outcome; never raises."""
@@ -103,17 +118,10 @@ class ToolInvoker:
         raise ToolError(f"invalid arguments for {name}: {problems}")
 
     def _validator(self, name: str, found: Tool) -> Draft202012Validator:
-        with self._validators_lock:
-            validator = self._validators.get(name)
-            if validator is None:
-                schema = found.spec.parameters
-                try:
-                    Draft202012Validator.check_schema(schema)
-                except SchemaError:
-                    raise ToolError(f"tool {name} has an invalid parameter schema") from None
-                validator = Draft202012Validator(schema)
-                self._validators[name] = validator
-            return validator
+        validator = _validator_for(json.dumps(found.spec.parameters, sort_keys=True))
+        if validator is None:
+            raise ToolError(f"tool {name} has an invalid parameter schema")
+        return validator
 
     def _call_with_cap(self, found: Tool, arguments: dict[str, Any]) -> ToolResult:
         outcome = _Outcome()
