@@ -53,6 +53,17 @@ def test_an_iteration_limit_out_of_bounds_is_one_line(value: str, capsys: pytest
     assert len(error.splitlines()) == 1 and "--max-iterations" in error
 
 
+@pytest.mark.parametrize("value", ["-1", "two"])
+def test_a_worker_count_below_zero_or_not_a_number_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # When serve is given an impossible --workers
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--workers", value], out=io.StringIO())
+    # Then it exits 2 with one line naming the option, before anything starts
+    error = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert len(error.splitlines()) == 1 and "--workers" in error
+
+
 def test_a_busy_port_is_one_line_saying_how_to_choose_another(capsys: pytest.CaptureFixture[str]) -> None:
     with socket.socket() as taken:
         # Given a port another program listens on

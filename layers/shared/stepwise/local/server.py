@@ -202,12 +202,23 @@ def add_serve_command(subparsers: Any) -> None:
     )
     serve.add_argument(
         "--workers",
-        type=int,
+        type=worker_count,
         default=DEFAULT_LAMBDA_WORKERS,
         help="processes that run the state machine's Lambda invocations, as Lambda's containers do; "
         f"0 runs them in the server's own process (default {DEFAULT_LAMBDA_WORKERS})",
     )
     serve.set_defaults(handler=command_serve)
+
+
+def worker_count(text: str) -> int:
+    """`--workers`: a whole number, 0 or more (argparse reports a bad one in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
 
 
 def ensure_port_free(port: int) -> None:
@@ -224,10 +235,6 @@ def ensure_port_free(port: int) -> None:
 
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
-    if args.workers < 0:
-        from stepwise.cli import UsageError  # deferred: the CLI imports this module
-
-        raise UsageError(f"--workers must be 0 or more, got {args.workers}")
     ensure_port_free(args.port)
     if args.demo:
         config_dir, config_file = PROJECT_ROOT / "config", "demo.yaml"
