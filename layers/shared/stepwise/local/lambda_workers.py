@@ -100,6 +100,7 @@ class _Worker:
             self.process.wait(timeout=_STOP_SECONDS)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
         for future in self.pending.values():
             future.set_exception(_lost(self.process))
         self.pending.clear()
