@@ -6,10 +6,7 @@ import contextvars
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, relevance
+from typing import TYPE_CHECKING, Any
 
 from stepwise.credentials import Redactor
 from stepwise.errors import ToolError
@@ -20,6 +17,13 @@ from stepwise.tools.base import Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    # jsonschema (a third of ToolInvoke's import) is loaded when a call's arguments are first checked: a
+    # ToolInvoke that waits for an approval, replays a stored observation or records a denied call never
+    # checks any, and neither does a handler that only builds the tool list (LLMCall, the API).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
 DEFAULT_MAX_CALL_SECONDS = 60.0
@@ -96,6 +100,8 @@ class ToolInvoker:
         return self._call_with_cap(found, call.arguments)
 
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
+        from jsonschema.exceptions import relevance
+
         errors = sorted(self._validator(name, found).iter_errors(arguments), key=relevance, reverse=True)
         if not errors:
             return
@@ -103,6 +109,9 @@ class ToolInvoker:
         raise ToolError(f"invalid arguments for {name}: {problems}")
 
     def _validator(self, name: str, found: Tool) -> Draft202012Validator:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
         with self._validators_lock:
             validator = self._validators.get(name)
             if validator is None:

@@ -26,8 +26,8 @@ from pydantic import BaseModel
 from stepwise.models.api import ErrorBody, ErrorResponse
 from stepwise.models.chat_api import ChatCompletionChunk, ChatCompletionRequest, ChunkChoice, ChunkDelta
 from stepwise.steps.api.chat import chat_completion_of, completion_events, queue_chat_run
-from stepwise.steps.api.errors import ApiError
 from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keepalive, follow_run
+from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.runtime import StepRuntime

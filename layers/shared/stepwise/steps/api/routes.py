@@ -50,7 +50,8 @@ from stepwise.steps.api.openapi_schemas import (
     success_response,
 )
 from stepwise.steps.api.ownership import request_owner
-from stepwise.steps.api.runs import accept_run, describe_run
+from stepwise.steps.api.run_views import describe_run
+from stepwise.steps.api.runs import accept_run
 from stepwise.steps.api.services import LazyServices
 from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
