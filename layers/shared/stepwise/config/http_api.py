@@ -21,8 +21,6 @@ fills the path and every other argument goes to the query string (GET, DELETE) o
 body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for every parameter.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from typing import Any, Literal
@@ -227,7 +225,7 @@ class HttpToolConfig(BaseModel):
         return schema
 
     @model_validator(mode="after")
-    def _path_and_schema_agree(self, info: ValidationInfo) -> HttpToolConfig:
+    def _path_and_schema_agree(self, info: ValidationInfo) -> "HttpToolConfig":
         where = f"tool {self.tool_name}"
         if self.path and not self.path.startswith("/"):
             raise ValueError(f"{where}: path must start with '/'")

@@ -6,8 +6,6 @@ Higress `ai-intent` gateway plugin pasted as it is (`scene:`, an `llm:` block of
 `keyFrom:`, camelCase keys, numbers written as strings, and even the older `scene.category: "A|B|C"`).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal, Self
 

@@ -4,8 +4,6 @@ Every model forbids unknown fields, so a typo in a profile fails loudly with the
 being silently ignored. `ModelConfig` is the discriminated union a profile's `model:` entry is read into.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -157,7 +155,7 @@ class ScriptedModelConfig(BaseModel):
     prices: ModelPrices | None = None
 
     @model_validator(mode="after")
-    def _check_one_source(self) -> ScriptedModelConfig:
+    def _check_one_source(self) -> "ScriptedModelConfig":
         if (self.script is None) == (self.scenarios is None):
             raise ValueError("give exactly one of 'script' (a file) or 'scenarios' (inline)")
         return self

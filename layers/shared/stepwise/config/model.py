@@ -1,7 +1,5 @@
 """The Stepwise configuration file: models, tools, agent profiles, intent classification and routing."""
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Mapping
@@ -43,7 +41,7 @@ class ProfileLimits(RunLimits):
     max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
 
     @model_validator(mode="after")
-    def _fits_the_execution_history(self) -> ProfileLimits:
+    def _fits_the_execution_history(self) -> "ProfileLimits":
         most = AGENT_LOOP.most_iterations(self.max_parallel_calls)
         if self.max_iterations > most:
             events = AGENT_LOOP.events_per_run(self.max_iterations, self.max_parallel_calls)
@@ -70,7 +68,7 @@ class ToolSearch(BaseModel):
     results: int = Field(default=5, ge=1, le=20)
 
     @model_validator(mode="after")
-    def _room_for_results(self) -> ToolSearch:
+    def _room_for_results(self) -> "ToolSearch":
         if self.results >= self.threshold:
             raise ValueError(
                 f"results ({self.results}) must be below threshold ({self.threshold}): find_tools takes a place"
@@ -131,7 +129,7 @@ class AgentProfile(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _check_tool_choice_names_an_allowed_tool(self) -> AgentProfile:
+    def _check_tool_choice_names_an_allowed_tool(self) -> "AgentProfile":
         choice = self.tool_choice
         named = choice is not None and choice not in TOOL_CHOICE_MODES
         if named and self.tools is not None and choice not in self.tools:
@@ -165,7 +163,7 @@ class StepwiseConfig(BaseModel):
     api: ApiLimits = Field(default_factory=ApiLimits)
 
     @model_validator(mode="after")
-    def _references_resolve(self) -> StepwiseConfig:
+    def _references_resolve(self) -> "StepwiseConfig":
         if self.default_profile not in self.profiles:
             raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles")
         for name, profile in self.profiles.items():
@@ -196,7 +194,7 @@ class StepwiseConfig(BaseModel):
     @classmethod
     def from_mapping(
         cls, raw: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
-    ) -> StepwiseConfig:
+    ) -> "StepwiseConfig":
         """Validate a parsed configuration, substituting `${env:NAME}` and `${env:NAME:-default}` first.
 
         Errors name the source, the field and the reason.

@@ -4,8 +4,6 @@ Sampling fields are those of OpenAI's API; which ones reach the model depends on
 (see `stepwise.llm`), and `docs/http-api.md` lists what each provider takes and what is ignored.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator

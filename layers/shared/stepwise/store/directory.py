@@ -6,8 +6,6 @@ the session's own partition, whose sort keys are ordered the same way, then thei
 Either way the position in the listing is a `run_order`, so one cursor format serves both.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from typing import Any
 

@@ -1,7 +1,5 @@
 """What the store returns besides domain models: the items of one iteration, session turns, run references."""
 
-from __future__ import annotations
-
 from typing import Protocol
 
 from pydantic import BaseModel
