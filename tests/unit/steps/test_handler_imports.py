@@ -35,7 +35,8 @@ HEAVY = (
 STATE_HANDLERS = ("format", "iteration_guard", "llm_call", "parse", "tool_invoke")
 
 # Imports a handler as Lambda does, then (with "first-use") builds what its first invocation builds
-# from the configuration, and prints the heavy modules loaded by each stage.
+# from the configuration (the tool list: LLMCall, Parse and Format resolve the run's agent with it,
+# ToolInvoke calls from it), and prints the heavy modules loaded by each stage.
 _PROBE = """
 import importlib.util, json, sys
 heavy = json.loads(sys.argv[2])
@@ -48,8 +49,7 @@ if hasattr(app, "services"):
 elif hasattr(app, "runtime"):
     runtime = app.runtime.get()
     runtime.config
-    if sys.argv[1].endswith("tool_invoke/app.py"):
-        runtime.tools()
+    runtime.tools()
 loaded["first-use"] = sorted(name for name in heavy if name in sys.modules)
 print(json.dumps(loaded))
 """
@@ -125,7 +125,7 @@ def test_a_state_handler_imports_no_tracing_sdk_client_or_configuration(handler:
 @pytest.mark.parametrize("handler", STATE_HANDLERS)
 def test_the_default_configuration_loads_only_pyyaml_into_a_state_handler(handler: str) -> None:
     # Given a state handler and config/stepwise.yaml (Bedrock by default, built-in tools, no MCP, no intent)
-    # When its first invocation reads the configuration (ToolInvoke: and builds its tools)
+    # When its first invocation reads the configuration and builds the tool list
     loaded = _loaded(handler)["first-use"]
 
     # Then PyYAML is the only addition: the model URLs are checked without httpx, no MCP or OpenAPI code,
