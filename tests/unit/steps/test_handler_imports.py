@@ -68,6 +68,18 @@ built = "jsonschema" in sys.modules
 observation = ToolInvoker(registry).invoke(ToolCall(id="c1", name="calculator", arguments={"expression": "2 + 3"}))
 print(json.dumps({"tools built": built, "call checked": "jsonschema" in sys.modules, "ok": observation.ok}))
 """
+# What one route of the API needs and another does not: each route's logic, and idempotency (keyed starts).
+API_ROUTE_LOGIC = (
+    "aws_lambda_powertools.utilities.idempotency",
+    "stepwise.intent",
+    "stepwise.steps.api.approvals",
+    "stepwise.steps.api.chat",
+    "stepwise.steps.api.chat_stream",
+    "stepwise.steps.api.events",
+    "stepwise.steps.api.lifecycle",
+    "stepwise.steps.api.run_views",
+    "stepwise.steps.api.runs",
+)
 # What a streamed run's events need, and what they never do: Powertools' event handler (the API's
 # resolver, built by the first request passed on to it), the chat facade, starting runs, idempotency.
 STREAM_UNNEEDED = (
@@ -165,6 +177,16 @@ def test_the_api_handler_import_leaves_out_the_openapi_models_and_the_classifier
 
     # Then Powertools' OpenAPI models (for GET /v1/openapi.json), the intent classifier, the HTTP client,
     # jsonschema and the tracing SDK are not loaded
+    assert loaded == []
+
+
+def test_the_api_handler_import_leaves_out_each_routes_logic_and_idempotency() -> None:
+    # Given the API handler
+    # When a fresh interpreter imports it
+    loaded = _loaded("api", API_ROUTE_LOGIC)["import"]
+
+    # Then no route's logic is loaded (each route loads its own when first asked for), nor Powertools'
+    # idempotency (loaded by the first start that carries an Idempotency-Key)
     assert loaded == []
 
 

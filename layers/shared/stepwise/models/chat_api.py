@@ -244,3 +244,12 @@ class ModelList(BaseModel, defer_build=True):
 
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class ChatStreamStart(BaseModel, defer_build=True):
+    """What the API function answers (202) to a marked streamed request: the run and the chunks' ids."""
+
+    run_id: str
+    model: str
+    created: int
+    include_usage: bool

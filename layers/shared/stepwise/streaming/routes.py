@@ -75,7 +75,8 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
             return None
         # loaded by the first streamed chat: an instance that only streams run events never needs the chat
         # facade (its models, the run start, the answer's chunks)
-        from stepwise.steps.api.chat_stream import STREAM_MARK, ChatStreamStart, chat_chunks
+        from stepwise.models.chat_api import ChatStreamStart
+        from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
         answer = invoke(marked)

@@ -34,11 +34,6 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyPersistenceLayerError,
-    IdempotencyValidationError,
-)
 
 from stepwise.errors import StoreTransientError
 from stepwise.models.api import ErrorBody, ErrorResponse
@@ -126,11 +121,7 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
         return InvalidJson("the body is not UTF-8 encoded JSON")
     if isinstance(exc, RequestValidationError):
         return _from_validation(exc)
-    if isinstance(exc, IdempotencyValidationError):
-        return IdempotencyConflict("this Idempotency-Key was already used with another request body")
-    if isinstance(exc, IdempotencyAlreadyInProgressError):
-        return IdempotencyInProgress("the first request with this Idempotency-Key is still being handled; retry")
-    if isinstance(exc, IdempotencyPersistenceLayerError | StoreTransientError):
+    if isinstance(exc, StoreTransientError):
         return Unavailable("the run store is busy or unreachable; retry")
     if isinstance(exc, ExecutionStartFailed):
         return Unavailable("the run could not be started; retry")

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from stepwise.steps.api.problems import IdempotencyConflict, IdempotencyInProgress, Unavailable
+
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
 
@@ -77,12 +79,28 @@ class IdempotentStarts:
     ) -> dict[str, Any]:
         """Call `start` unless this owner already used `key`; then return the first call's response.
 
-        Raises Powertools' `IdempotencyValidationError` when `body` differs from the first request's,
-        and `IdempotencyAlreadyInProgressError` while the first request is still being handled.
+        Raises `IdempotencyConflict` (409) when `body` differs from the first request's,
+        `IdempotencyInProgress` (409) while the first request is still being handled, and `Unavailable`
+        (503) when the idempotency records cannot be read or written.
         """
         config, start_once = self._idempotent_start()
+        from aws_lambda_powertools.utilities.idempotency.exceptions import (
+            IdempotencyAlreadyInProgressError,
+            IdempotencyPersistenceLayerError,
+            IdempotencyValidationError,
+        )
+
         if lambda_context is not None:
             # Lets Powertools expire an in-progress record of an invocation that timed out.
             config.register_lambda_context(lambda_context)
-        response: dict[str, Any] = start_once(request={"owner": owner, "key": key, "body": body}, start=start)
+        try:
+            response: dict[str, Any] = start_once(request={"owner": owner, "key": key, "body": body}, start=start)
+        except IdempotencyValidationError:
+            raise IdempotencyConflict("this Idempotency-Key was already used with another request body") from None
+        except IdempotencyAlreadyInProgressError:
+            raise IdempotencyInProgress(
+                "the first request with this Idempotency-Key is still being handled; retry"
+            ) from None
+        except IdempotencyPersistenceLayerError:
+            raise Unavailable("the run store is busy or unreachable; retry") from None
         return response
