@@ -68,6 +68,25 @@ built = "jsonschema" in sys.modules
 observation = ToolInvoker(registry).invoke(ToolCall(id="c1", name="calculator", arguments={"expression": "2 + 3"}))
 print(json.dumps({"tools built": built, "call checked": "jsonschema" in sys.modules, "ok": observation.ok}))
 """
+# Imports a handler, then prints the project's pydantic models whose validator its import built.
+_BUILT_PROBE = """
+import importlib.util, json, sys
+from pydantic import BaseModel
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+seen, built = set(), []
+pending = [BaseModel]
+while pending:
+    for model in pending.pop().__subclasses__():
+        if model not in seen:
+            seen.add(model)
+            pending.append(model)
+            validator = model.__dict__.get("__pydantic_validator__")
+            if model.__module__.startswith("stepwise.") and type(validator).__name__ == "SchemaValidator":
+                built.append(f"{model.__module__}.{model.__qualname__}")
+print(json.dumps(sorted(built)))
+"""
 # What one route of the API needs and another does not: each route's logic, and idempotency (keyed starts).
 API_ROUTE_LOGIC = (
     "aws_lambda_powertools.utilities.idempotency",
@@ -207,3 +226,29 @@ def test_the_streaming_function_import_leaves_out_the_api_resolver_and_the_chat_
     # Then Powertools' event handler and event classes, the chat facade, run starts (intent, idempotency)
     # and the heavy modules are not loaded: a streamed chat or a passed-on request loads them
     assert loaded == []
+
+
+@pytest.mark.parametrize("handler", (*STATE_HANDLERS, "api", "stream"))
+def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_stored_item(handler: str) -> None:
+    # Given a handler
+    # When a fresh interpreter imports it
+    result = subprocess.run(
+        [sys.executable, "-c", _BUILT_PROBE, str(PROJECT_ROOT / "functions" / handler / "app.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(),
+    )
+    built = json.loads(result.stdout.strip().splitlines()[-1])
+
+    # Then of the configuration only the settings and the root (whose schema holds every section) are
+    # built, the root only where the first invocation reads the file; no stored item's or API body's model
+    families = (
+        "stepwise.config.",
+        "stepwise.store.",
+        "stepwise.models.run.",
+        "stepwise.models.api.",
+        "stepwise.models.chat_api.",
+    )
+    root = [] if handler == "iteration_guard" else ["stepwise.config.model.StepwiseConfig"]
+    assert [name for name in built if name.startswith(families)] == [*root, "stepwise.config.settings.Settings"]

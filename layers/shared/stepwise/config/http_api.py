@@ -77,7 +77,11 @@ ArgumentLocation = Literal["path", "query", "header", "body"]
 
 # Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
 SCHEMAS_CHECKED = "schemas_checked"
-TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
+# `defer_build`: a section is validated as part of `StepwiseConfig`, whose schema (built at import) holds
+# it; its own validator is built only if something validates it alone.
+TOOL_MODEL_CONFIG = ConfigDict(
+    extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True, defer_build=True
+)
 
 
 # How long a tool call marked `requires_approval` waits for an answer before it is denied, by default and

@@ -25,6 +25,8 @@ class _ConfigModel(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        # validated as part of `StepwiseConfig`, whose schema holds it: no validator of its own until used alone
+        defer_build=True,
         alias_generator=to_camel,
         populate_by_name=True,
         loc_by_alias=False,

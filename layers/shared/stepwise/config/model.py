@@ -36,7 +36,7 @@ _OUTPUT_TYPES = ("object", "array")
 class ProfileLimits(RunLimits):
     """Limits of a profile: those copied into each run, plus the per-iteration ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
 
@@ -62,7 +62,7 @@ class ToolSearch(BaseModel):
     profile still runs (see `stepwise.steps.tool_offer`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     threshold: int = Field(default=32, ge=2, le=MAX_TOOLS_PER_REQUEST)
     results: int = Field(default=5, ge=1, le=20)
@@ -87,7 +87,7 @@ class ToolSearch(BaseModel):
 class AgentProfile(BaseModel):
     """An agent: which model, what it is told, which tools it may use, and its limits."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer concisely."
@@ -140,7 +140,7 @@ class AgentProfile(BaseModel):
 class ApiLimits(BaseModel):
     """Bounds of the HTTP API."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_body_bytes: int = Field(default=262_144, ge=1024)
     max_messages: int = Field(default=50, ge=1, le=90)
@@ -151,7 +151,9 @@ class ApiLimits(BaseModel):
 class StepwiseConfig(BaseModel):
     """The whole configuration file."""
 
-    # literal API keys may sit in the file: never echo input values in validation errors
+    # literal API keys may sit in the file: never echo input values in validation errors. Built at import,
+    # since every function but IterationGuard validates its file on its first invocation; the sections'
+    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone.
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     models: dict[str, ModelConfig]

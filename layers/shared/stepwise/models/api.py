@@ -227,7 +227,7 @@ class ApprovalRequest(StrictRequest):
     )
 
 
-class PendingApproval(BaseModel):
+class PendingApproval(BaseModel, defer_build=True):
     """A tool call waiting for approval: what would run, and until when it waits."""
 
     call_id: str

@@ -93,7 +93,7 @@ class RunLimits(BaseModel, defer_build=True):
         return self.model_copy(update=updates)
 
 
-class RunBudget(BaseModel):
+class RunBudget(BaseModel, defer_build=True):
     """Caps a request may set on its run, over its profile's: tokens, and cost at the model's prices."""
 
     model_config = ConfigDict(extra="forbid", strict=True)

@@ -24,7 +24,8 @@ EXAMINED_PER_RESULT = 5
 _BATCH_GET_LIMIT = 100
 
 
-class RunPage(BaseModel):
+# Built on first use: only a listing of runs (GET /v1/runs) makes pages.
+class RunPage(BaseModel, defer_build=True):
     """One page of a listing; `next_after` is the `run_order` to continue below, None at the end."""
 
     runs: list[RunSummary]
