@@ -43,7 +43,7 @@ def test_the_same_key_with_another_body_is_a_conflict(dynamodb_table: tuple[Any,
 def test_the_same_key_while_its_first_start_runs_is_in_progress(dynamodb_table: tuple[Any, str]) -> None:
     # Given a start that is still running when the same key arrives again (the retry of a slow request)
     starts = IdempotentStarts(*dynamodb_table)
-    seen: list[Exception] = []
+    seen: list[IdempotencyInProgress] = []
 
     def slow_start() -> dict[str, Any]:
         try:
