@@ -192,6 +192,40 @@ def test_a_denied_call_is_not_run_and_the_model_reads_the_reason(
     assert "denied" in observation and "eve is not a customer" in observation
 
 
+def test_two_calls_of_one_reply_wait_together_and_each_answer_decides_its_own_call(
+    served: tuple[LocalApi, Path], model: FakeOpenAIServer
+) -> None:
+    # Given a run whose model asks, in one reply, to transfer 3 to ann and 4 to max
+    api, ledger = served
+    client = caller(api, "two-calls")
+    calls = [
+        {"id": "call_pay_ann", "name": "transfer", "arguments": {"amount": 3, "to": "ann"}},
+        {"id": "call_pay_max", "name": "transfer", "arguments": {"amount": 4, "to": "max"}},
+    ]
+    model.enqueue(body=chat_completion(tool_calls=calls))
+    model.enqueue(body=chat_completion(content="Paid ann only."))
+    run_id = start(client, "pay ann 3 and max 4")
+    # When the run is read once both wait
+    paused = poll(client, run_id, lambda run: len(run.get("pending_approvals") or []) == 2)
+    # Then both calls are pending with their own arguments
+    assert {each["call_id"]: each["arguments"]["to"] for each in paused["pending_approvals"]} == {
+        "call_pay_ann": "ann",
+        "call_pay_max": "max",
+    }
+    # When the second is denied, and then the first approved
+    denied = client.post(f"/v1/runs/{run_id}/approvals/call_pay_max", json={"approved": False, "reason": "no"})
+    still_waiting = client.get(f"/v1/runs/{run_id}").json()
+    approved = client.post(f"/v1/runs/{run_id}/approvals/call_pay_ann", json={"approved": True})
+    # Then the run waited for both answers, only the approved transfer ran, and the model read both outcomes
+    assert (denied.status_code, approved.status_code) == (200, 200)
+    assert [each["call_id"] for each in still_waiting["pending_approvals"]] == ["call_pay_ann"]
+    done = finished(client, run_id)
+    assert (done["status"], done["answer"]) == ("SUCCEEDED", "Paid ann only.")
+    assert "3 ann" in ledger_lines(ledger) and "4 max" not in ledger_lines(ledger)
+    sent, refused = tool_messages(model)
+    assert sent == "sent 3 to ann" and "denied" in refused
+
+
 def test_an_unanswered_call_is_denied_when_its_wait_times_out(
     served: tuple[LocalApi, Path], model: FakeOpenAIServer
 ) -> None:

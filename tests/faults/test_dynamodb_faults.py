@@ -180,3 +180,53 @@ def test_a_step_delivered_twice_at_once_stores_its_result_once(
     # Then every run succeeded with each message and each trace step stored once
     assert duplicating.deliveries >= RUNS_PER_SCENARIO
     settle(request.node, scenario, verdicts)
+
+
+class FaultedUntilEntered:
+    """Every request faulted until the execution enters `state` (as the listener sees it), then none."""
+
+    def __init__(self, listener: RecordingListener, state: str, fault: Fault) -> None:
+        self.listener = listener
+        self.state = state
+        self.fault = fault
+        self.entered_before = listener.entered().count(state)
+
+    def __call__(self, number: int) -> Fault:
+        """`fault` until the state is entered once more than when the schedule was made."""
+        return Fault.FORWARD if self.listener.entered().count(self.state) > self.entered_before else self.fault
+
+
+def test_an_outage_through_format_failures_retries_is_recorded_from_the_execution_end(
+    proxy: FaultyDynamoDBProxy,
+    parcels_api: ScriptableToolServer,
+    config_dir: Path,
+    start_environment: EnvironmentStarter,
+    request: pytest.FixtureRequest,
+) -> None:
+    # Given a store throttled from the run's first step until its execution reaches the Fail state, past
+    # every retry of the steps and of FormatFailure (the SDK held to one attempt, so that is quick)
+    scenario = "DynamoDB: outage through FormatFailure's retries (recorded at the execution's end)"
+    environment, listener = start_environment(
+        parcels_config(config_dir, parcels_api),
+        dynamodb_endpoint_url=proxy.url,
+        extra_environment={"AWS_MAX_ATTEMPTS": "1"},
+    )
+    expected = ExpectedRun(
+        conversation=(question(QUESTION),), status="FAILED", stop_reason="error", error_type="StoreTransientError"
+    )
+    # When questions are asked
+    verdicts = [
+        ask_and_judge(
+            environment,
+            QUESTION,
+            expected,
+            during=lambda: armed(proxy, FaultedUntilEntered(listener, "Failed", Fault.THROTTLE)),
+        )
+        for _ in range(RUNS_PER_SCENARIO)
+    ]
+    # Then FormatFailure could record none of them, and each run is FAILED with the error its execution
+    # ended with, recorded by the execution-ended rule
+    assert listener.entered().count("Failed") == RUNS_PER_SCENARIO
+    caught = [event for event in listener.events if event.state == "FormatFailure" and event.type == "caught"]
+    assert len(caught) == RUNS_PER_SCENARIO
+    settle(request.node, scenario, verdicts)

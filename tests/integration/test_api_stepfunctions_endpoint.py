@@ -254,3 +254,40 @@ def test_stopping_an_execution_that_ended_keeps_its_outcome(serve: Serve) -> Non
     executions(endpoint, machine).stop("run-1", cause="too late")
     # Then it is still SUCCEEDED
     assert sfn.describe_execution(executionArn=arn)["status"] == "SUCCEEDED"
+
+
+def test_an_execution_stopped_by_stop_execution_is_reported_ended_aborted() -> None:
+    # Given an execution whose first task is running, on an endpoint that reports ended executions
+    work = CountingWork()
+    work.released.clear()
+    machine = LocalStateMachine(TWO_TASK_MACHINE, work, name="agent")
+    ended: list[tuple[str, str, str]] = []
+    with StepFunctionsEndpoint(max_concurrent_executions=1) as endpoint:
+        endpoint.attach(machine, on_end=lambda result, text: ended.append((result.name, result.status, text)))
+        starter = executions(endpoint, machine)
+        arn = starter.start("run-1", {"n": 1})
+        assert work.begun.wait(timeout=10)
+        # When StopExecution stops it and its running task finishes
+        starter.stop("run-1", cause="stopped from the console")
+        work.released.set()
+        described_when_done(client(endpoint), arn)
+    # Then its end was reported once, ABORTED, with its input, as EventBridge would get it
+    assert ended == [("run-1", "ABORTED", '{"n": 1}')]
+
+
+def test_an_execution_the_endpoint_shutdown_interrupts_is_not_reported_ended() -> None:
+    # Given an execution whose first task is running, on an endpoint that reports ended executions
+    work = CountingWork()
+    work.released.clear()
+    machine = LocalStateMachine(TWO_TASK_MACHINE, work, name="agent")
+    ended: list[str] = []
+    endpoint = StepFunctionsEndpoint(max_concurrent_executions=1).start()
+    endpoint.attach(machine, on_end=lambda result, text: ended.append(result.status))
+    executions(endpoint, machine).start("run-1", {"n": 1})
+    assert work.begun.wait(timeout=10)
+    # When the endpoint itself stops (serve's shutdown) while the task finishes
+    threading.Timer(0.1, work.released.set).start()
+    drained = endpoint.stop(drain_seconds=10)
+    # Then nothing was reported: its run stays open for the next start to resume
+    assert drained is True
+    assert ended == []

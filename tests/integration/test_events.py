@@ -23,6 +23,7 @@ STATE_EVENTS = {
     "tool_invoke_denied.json": "ToolInvokeFunction",
     "format.json": "FormatFunction",
     "format_failure.json": "FormatFunction",
+    "execution_ended.json": "ExecutionEndedFunction",
 }
 
 
@@ -45,7 +46,7 @@ def without_spend(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_every_state_event_file_has_a_function() -> None:
-    # Given the files in events/ that are not API Gateway events
+    # Given the files in events/ that are not API Gateway events (state events and the execution-ended one)
     files = {path.name for path in EVENTS.glob("*.json") if not path.name.startswith("api_")}
     # Then each one is fed to a function by the tests below
     assert files == set(STATE_EVENTS)
@@ -119,3 +120,15 @@ def test_the_format_failure_event_records_the_failed_run(demo_environment: Local
     assert result["status"] == "FAILED"
     assert meta.error is not None and meta.error.type == "LLMPermanentError"
     assert "HTTP 400" in meta.error.message
+
+
+def test_the_execution_ended_event_records_a_run_its_execution_left_open(demo_environment: LocalEnvironment) -> None:
+    # Given the run the event names, still open
+    seed_run(demo_environment)
+    # When the execution-ended event (FAILED, as EventBridge delivers it) is fed
+    result = demo_environment.invoke("ExecutionEndedFunction", event("execution_ended.json"))
+    # Then the run is FAILED with the execution's error and its message
+    meta = demo_environment.runtime.store.require_run(RUN_ID)
+    assert result == {"run_id": RUN_ID, "status": "FAILED", "recorded": True}
+    assert meta.error is not None and meta.error.type == "StoreTransientError"
+    assert "ProvisionedThroughputExceededException" in meta.error.message

@@ -6,6 +6,8 @@ from typing import Any
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.run_recovery import resume_input
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import StepRecord
 from tests.integration.conftest import RUN_ID, start_demo_run
 
 
@@ -33,3 +35,33 @@ def test_a_resumed_run_carries_the_spend_of_the_iterations_before_the_one_it_res
     assert resumed["iteration"] == 2
     assert resumed["run"]["spend"] == last_call["run"]["spend"]
     assert resumed["run"]["spend"]["input_tokens"] > 0
+
+
+def test_a_run_resumes_at_its_latest_stored_iteration_not_the_one_meta_last_recorded(
+    demo_environment: LocalEnvironment,
+) -> None:
+    # Given a run whose two iterations are stored, while META still says iteration 1 (it is written
+    # only at the first iteration and at the end)
+    run_two_iterations(demo_environment)
+    meta = demo_environment.runtime.store.require_run(RUN_ID)
+    assert meta.iteration == 1
+    # When the payload to resume it is rebuilt from the store
+    resumed = resume_input(meta, demo_environment.runtime)
+    # Then it re-enters iteration 2, not 1: the first iteration is not replayed
+    assert resumed["iteration"] == 1
+
+
+def test_a_resumed_run_keeps_its_count_of_consecutive_parse_errors(demo_environment: LocalEnvironment) -> None:
+    # Given a run whose iteration-1 decision was its second parse error in a row, and whose iteration-2
+    # model message is stored
+    start_demo_run(demo_environment)
+    store = demo_environment.runtime.store
+    meta = store.begin_iteration(RUN_ID, 1)
+    unreadable = ChatMessage(role="assistant", content="no action")
+    store.record_message(meta, 1, 0, unreadable, StepRecord(iteration=1, kind="llm"))
+    store.record_decision(meta, StepRecord(iteration=1, kind="parse", decision="parse_error", parse_errors=2), [])
+    store.record_message(meta, 2, 0, unreadable, StepRecord(iteration=2, kind="llm"))
+    # When the payload to resume it is rebuilt
+    resumed = resume_input(store.require_run(RUN_ID), demo_environment.runtime)
+    # Then iteration 2 is replayed knowing two parse errors came before it, so max_parse_errors still holds
+    assert (resumed["iteration"], resumed["parse_errors"]) == (1, 2)

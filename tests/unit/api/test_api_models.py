@@ -83,6 +83,16 @@ def test_a_chat_completion_request_accepts_the_openai_sampling_fields() -> None:
             "tools.0.function.name",
             id="client tool name",
         ),
+        pytest.param(
+            {"tools": [{"type": "function", "function": {"name": "find_tools"}}]},
+            "tools",
+            id="client tool named as the tool search",
+        ),
+        pytest.param(
+            {"tools": [{"type": "function", "function": {"name": "get"}}] * 2},
+            "tools",
+            id="two client tools of one name",
+        ),
         pytest.param({"stop": ["a", "b", "c", "d", "e"]}, "stop", id="more than four stops"),
         pytest.param({"response_format": {"type": "xml"}}, "response_format", id="unknown response format"),
         pytest.param({"logit_bias": {"50256": 200}}, "logit_bias", id="bias out of range"),

@@ -66,6 +66,7 @@ def test_the_api_key_header_wins_over_an_argument_header_of_the_same_name_in_any
         ("GET", {"a": {"in": "header", "name": "Host"}}, "the Host header is set by the HTTP client"),
         ("GET", {"a": {"in": "path"}}, "only a {placeholder} of the path is bound to the path"),
         ("GET", {"a": {"in": "body"}}, "a GET request has no body"),
+        ("GET", {"a": {"in": "query", "multiSegment": True}}, "multi_segment applies to a path argument only"),
         ("POST", {"a": {"in": "body"}, "b": {"in": "body", "name": "b"}}, "a is the whole body"),
     ],
 )

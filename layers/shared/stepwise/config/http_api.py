@@ -178,7 +178,9 @@ class ArgumentBinding(BaseModel):
     JSON body (any JSON value); with a name it is one field of a JSON object body. ``style`` and
     ``explode`` follow OpenAPI for query arrays and objects: ``form`` + explode repeats an array's name
     (``?id=1&id=2``) and spreads an object's fields (``?a=1&b=2``); without explode both are joined with
-    commas; ``deepObject`` writes ``name[field]=value``.
+    commas; ``deepObject`` writes ``name[field]=value``. ``multi_segment`` (GitHub's
+    ``x-multi-segment``) lets a path argument span segments: its ``/`` are sent as they are, each segment
+    between them escaped (a file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``.
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -187,6 +189,7 @@ class ArgumentBinding(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=256)
     style: Literal["form", "deepObject"] = "form"
     explode: bool = True
+    multi_segment: bool = Field(default=False, alias="multiSegment")
 
 
 class HttpToolConfig(BaseModel):
@@ -268,6 +271,8 @@ class HttpToolConfig(BaseModel):
                 raise ValueError(f"{at}: {name} is not a property of parameter")
             if (binding.location == "path") != (name in placeholders):
                 raise ValueError(f"{at}: only a {{placeholder}} of the path is bound to the path, and always is")
+            if binding.multi_segment and binding.location != "path":
+                raise ValueError(f"{at}: multi_segment applies to a path argument only")
             if binding.location == "body" and self.method == "GET":
                 raise ValueError(f"{at}: a GET request has no body")
             if binding.location == "header":

@@ -26,8 +26,6 @@ Language = Literal["en", "zh"]
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 # OpenAI refuses a request with more tools than this; no request Stepwise builds has more.
 MAX_TOOLS_PER_REQUEST = 128
-# The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools).
-FIND_TOOLS = "find_tools"
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # The structured output is stored as the run's `output`, a JSON object or array.
 _OUTPUT_TYPES = ("object", "array")

@@ -12,6 +12,7 @@ time.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Callable, Mapping
@@ -24,6 +25,7 @@ from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
+from stepwise.local.execution_events import ExecutionEndPublisher, execution_rules
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
@@ -68,6 +70,7 @@ class LocalEnvironment:
         self.dynamodb: Any
         self.invoker: LocalLambdaInvoker
         self.state_machine: LocalStateMachine
+        self._publisher: ExecutionEndPublisher
 
     def __enter__(self) -> LocalEnvironment:
         if self._endpoint is None:
@@ -107,6 +110,11 @@ class LocalEnvironment:
             retry_interval_scale=self._retry_interval_scale,
             listener=self._listener,
         )
+        self._publisher = ExecutionEndPublisher(
+            execution_rules(self.template, {machine.logical_id: self.state_machine.arn}),
+            self.invoke,
+            state_machine_arn=self.state_machine.arn,
+        )
         return self
 
     def invoke(self, function_name: str, payload: Any) -> Any:
@@ -117,6 +125,10 @@ class LocalEnvironment:
             # Metrics are disabled locally, but Powertools keeps them until 100 pile up and then prints
             # them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.
             metrics.clear_metrics()
+
+    def execution_ended(self, result: ExecutionResult, input_text: str) -> None:
+        """Deliver an ended execution's status change to the template's matching rules, as EventBridge does."""
+        self._publisher(result, input_text)
 
     def _resolve_reference(self, value: Any) -> str:
         # text chosen on the workflow type (the wait for approval), as CloudFormation would choose it
@@ -196,7 +208,10 @@ class LocalEnvironment:
 
     def execute(self, run_id: str) -> ExecutionResult:
         """Run the state machine for an already created run, to its end."""
-        return self.state_machine.start_execution(run_id, execution_input(run_id))
+        document = execution_input(run_id)
+        result = self.state_machine.start_execution(run_id, document)
+        self.execution_ended(result, json.dumps(document))
+        return result
 
     def ask(self, question: str, **options: Any) -> tuple[RunMeta, ExecutionResult]:
         """Create a run and execute it; returns the run as stored at the end and the execution."""

@@ -19,7 +19,12 @@ _ITERATION_STEPS = ("IterationGuardFunction", "LLMCallFunction", "ParseFunction"
 
 
 def _run_id(event: dict[str, Any]) -> str | None:
-    run_id = event.get("run_id") or (event.get("pathParameters") or {}).get("run_id")
+    """The run a state event, an API request or an execution's status change (named by its run) is about."""
+    run_id = (
+        event.get("run_id")
+        or (event.get("pathParameters") or {}).get("run_id")
+        or (event.get("detail") or {}).get("name")
+    )
     return run_id if isinstance(run_id, str) else None
 
 

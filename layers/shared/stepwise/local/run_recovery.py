@@ -2,11 +2,13 @@
 
 On AWS an execution outlives any process; locally it lives in the process of `stepwise serve` (or
 `stepwise run`), so a crash or a stop leaves its run open. The state payload between states is small
-and derivable from META: a run at iteration N re-enters IterationGuard as if iteration N-1 had just
-ended. Every step of iteration N is idempotent (the model's message, the Parse decision and each
-observation are conditional puts, and a step whose result is stored calls nothing again), so replaying
-the iteration continues from its last committed step and stores no message twice. A run whose deadline
-has passed cannot go on: it ends TIMED_OUT with the reason stored.
+and derivable from the stored items: a run whose latest stored step is in iteration N (META records the
+iteration only at the first and at the end) re-enters IterationGuard as if iteration N-1 had just ended,
+with N-1's count of consecutive parse errors and the spend before N. Every step of iteration N is
+idempotent (the model's message, the Parse decision and each observation are conditional puts, and a
+step whose result is stored calls nothing again), so replaying the iteration continues from its last
+committed step and stores no message twice. A run whose deadline has passed cannot go on: it ends
+TIMED_OUT with the reason stored.
 """
 
 from __future__ import annotations
@@ -34,19 +36,23 @@ class Recovery:
 
 
 def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
-    """The state machine's input that continues `meta` from the start of its current iteration.
+    """The state machine's input that continues `meta` from the start of its latest iteration.
 
-    The payload's run context is rebuilt from META, and its spend from the stored trace (read once, here),
-    so a token or cost budget still holds after the restart; each replayed LLMCall adds its stored call.
+    The payload's run context is rebuilt from META, and its spend and parse-error count from the stored
+    trace (read once, here), so a token or cost budget and `max_parse_errors` still hold after the
+    restart; each replayed LLMCall adds its stored call.
     """
     if meta.iteration == 0:
         return execution_input(meta.run_id)
     steps = runtime.store.list_steps(meta.run_id)
-    spend = spend_before(meta.profile, steps, meta.iteration, runtime)
+    iteration = max([meta.iteration, *(step.iteration for step in steps)])
+    spend = spend_before(meta.profile, steps, iteration, runtime)
+    previous = next((step for step in steps if step.kind == "parse" and step.iteration == iteration - 1), None)
     return StatePayload(
         run_id=meta.run_id,
-        iteration=meta.iteration - 1,
+        iteration=iteration - 1,
         next="continue",
+        parse_errors=(previous.parse_errors or 0) if previous is not None else 0,
         run=RunContext.from_meta(meta).model_copy(update={"spend": spend}),
     ).model_dump()
 

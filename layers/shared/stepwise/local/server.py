@@ -161,7 +161,7 @@ class LocalApi:
         if self.environment.state_machine.arn != state_machine_arn:
             self.__exit__(None, None, None)
             raise RuntimeError(f"the local engine serves {self.environment.state_machine.arn}, not {state_machine_arn}")
-        self._endpoint.attach(self.environment.state_machine)
+        self._endpoint.attach(self.environment.state_machine, on_end=self.environment.execution_ended)
         self.recovery = self.environment.recover_open_runs(self._endpoint.resume_execution)
 
     def _stop_services(self) -> None:

@@ -93,6 +93,7 @@ class StepFunctionsEndpoint:
 
     def __init__(self, *, max_concurrent_executions: int = DEFAULT_MAX_CONCURRENT_EXECUTIONS) -> None:
         self._machine: LocalStateMachine | None = None
+        self._on_end: Callable[[ExecutionResult, str], None] | None = None
         self._executions: dict[str, _Execution] = {}
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent_executions, thread_name_prefix="local-execution")
@@ -114,9 +115,17 @@ class StepFunctionsEndpoint:
             raise RuntimeError("the Step Functions endpoint is not started")
         return self._serving.url
 
-    def attach(self, machine: LocalStateMachine) -> None:
-        """Serve `machine`; requests before this answer StateMachineDoesNotExist."""
+    def attach(
+        self, machine: LocalStateMachine, *, on_end: Callable[[ExecutionResult, str], None] | None = None
+    ) -> None:
+        """Serve `machine`; requests before this answer StateMachineDoesNotExist.
+
+        `on_end` gets each execution's result and input once it has ended, as Step Functions sends the
+        status change to EventBridge; not an execution this endpoint's own shutdown interrupted, whose run
+        the next start resumes.
+        """
         self._machine = machine
+        self._on_end = on_end
 
     def start(self) -> StepFunctionsEndpoint:
         """Listen on a free loopback port."""
@@ -206,7 +215,10 @@ class StepFunctionsEndpoint:
             execution.stopped_at = datetime.now(UTC)
             return
         with self._lock:
+            interrupted = execution.stop.is_set() and execution.status == "RUNNING"
             execution.finish(result)
+        if self._on_end is not None and not interrupted:
+            self._on_end(result, execution.input_text)
 
     def start_execution(self, request: dict[str, Any]) -> dict[str, Any]:
         """StartExecution: begin in the background; answer at once."""

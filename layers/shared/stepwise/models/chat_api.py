@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stepwise.models.api import InputMessage, Metadata, StrictRequest, check_conversation
+from stepwise.models.messages import FIND_TOOLS
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
@@ -122,6 +123,17 @@ class ChatCompletionRequest(StrictRequest):
     @classmethod
     def _ends_with_question(cls, value: list[InputMessage]) -> list[InputMessage]:
         return check_conversation(value)
+
+    @field_validator("tools")
+    @classmethod
+    def _tool_names(cls, value: list[ClientTool] | None) -> list[ClientTool] | None:
+        names = [tool.function.name for tool in value or []]
+        if FIND_TOOLS in names:
+            raise ValueError(f"{FIND_TOOLS} is the name of Stepwise's own tool search; give the tool another name")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"each tool needs its own name; {', '.join(repeated)} is given more than once")
+        return value
 
     @field_validator("stop")
     @classmethod

@@ -33,6 +33,11 @@ class ChatMessage(BaseModel):
     name: str | None = None
 
 
+# The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools); no
+# other tool may have its name.
+FIND_TOOLS = "find_tools"
+
+
 class ToolSpec(BaseModel):
     """What a model is told about a tool: its name, purpose and JSON-schema parameters."""
 

@@ -20,9 +20,9 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from stepwise.config.model import FIND_TOOLS, ToolSearch
+from stepwise.config.model import ToolSearch
 from stepwise.errors import ConfigError
-from stepwise.models.messages import ToolSpec
+from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from stepwise.config.model import FIND_TOOLS
 from stepwise.errors import ToolError
-from stepwise.models.messages import ToolSpec
+from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.base import ToolResult
 from stepwise.tools.tool_budget import shorten_description
 

@@ -1,8 +1,10 @@
 """A tool that calls one endpoint of a configured HTTP API, with every guard in `guards` applied.
 
 Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
-``#``, ``@`` or ``/`` stay inside their segment); the rest go where the endpoint's ``bindings`` say
-(query, header, a JSON body field or the whole JSON body), by default to the query string (GET, DELETE)
+``#``, ``@`` or ``/`` stay inside their segment; a ``multi_segment`` one keeps its ``/`` and has each
+segment encoded, dot segments included, so it cannot climb out of the endpoint's path); the rest go
+where the endpoint's ``bindings`` say (query, header, a JSON body field or the whole JSON body), by
+default to the query string (GET, DELETE)
 or a JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any.
 The API key is resolved at call time, so a rotated secret is used once its cache expires, and it always
 wins over an argument of the same name.
@@ -118,7 +120,10 @@ class HttpTool:
         raise ToolError(f"refused to follow more than {self._max_redirects} redirects")
 
     def _first_request(self, arguments: dict[str, Any]) -> _Request:
-        path = PATH_PLACEHOLDER.sub(lambda match: _path_segment(match.group(1), arguments), self._endpoint.path)
+        bindings = self._endpoint.bindings
+        path = PATH_PLACEHOLDER.sub(
+            lambda match: _path_value(match.group(1), arguments, bindings.get(match.group(1))), self._endpoint.path
+        )
         url = httpx.URL(f"{self._api.url}{path}")
         self._check_inside_base(url)
         path_names = set(self._endpoint.path_parameters)
@@ -274,15 +279,22 @@ class _Request:
     json_body: Any
 
 
-def _path_segment(name: str, arguments: dict[str, Any]) -> str:
+def _path_value(name: str, arguments: dict[str, Any], binding: ArgumentBinding | None) -> str:
     value = arguments.get(name)
     if value is None:
         raise ToolError(f"invalid arguments: path parameter {name} is missing")
     text = _as_text(value)
     if not text:
         raise ToolError(f"invalid arguments: path parameter {name} is empty")
-    if set(text) == {"."}:
-        # "." and ".." are dot segments that URL normalisation would resolve; encode them as data.
+    if binding is not None and binding.multi_segment:
+        return "/".join(_path_segment(segment) for segment in text.split("/"))
+    return _path_segment(text)
+
+
+def _path_segment(text: str) -> str:
+    if text and set(text) == {"."}:
+        # "." and ".." are dot segments that URL normalisation would resolve (climbing out of the
+        # endpoint's path with a multi-segment argument); encode them as data.
         return "%2E" * len(text)
     return quote(text, safe="")
 

@@ -128,6 +128,30 @@ def test_issues_create_sends_the_issue_as_a_json_body(
     assert sent.json() == issue
 
 
+def test_a_file_path_goes_into_the_contents_path_with_its_slashes(
+    github: TracedImport, real_api_server: ScriptableToolServer
+) -> None:
+    # When the model reads a file in a folder (the path parameter GitHub marks x-multi-segment, as its own
+    # hypermedia writes it: contents_url ends in /contents/{+path})
+    observation, sent = sent_by(
+        real_api_server, github.registry, "repos_get-content", owner="octocat", repo="Hello-World", path="docs/a b.md"
+    )
+    # Then the folders are path segments, each one escaped, not one %2F-encoded segment
+    assert observation.ok
+    assert sent.path == "/repos/octocat/Hello-World/contents/docs/a%20b.md"
+
+
+def test_a_file_path_cannot_climb_out_of_the_contents_path(
+    github: TracedImport, real_api_server: ScriptableToolServer
+) -> None:
+    # When the model names a path with dot segments that would resolve to another endpoint
+    _, sent = sent_by(
+        real_api_server, github.registry, "repos_get-content", owner="octocat", repo="Hello-World", path="../../../user"
+    )
+    # Then the request still goes to the contents endpoint, the dot segments sent as data
+    assert sent.path == "/repos/octocat/Hello-World/contents/%2E%2E/%2E%2E/%2E%2E/user"
+
+
 def test_include_by_tag_offers_only_that_tags_operations(import_real: ImportReal) -> None:
     # When only the operations tagged issues are imported
     registry = import_real(DOCUMENT, include={"tags": ["issues"]})

@@ -229,7 +229,9 @@ class _EndpointBuilder:
         self._properties[argument] = schema
         if required:
             self._required.append(argument)
-        if location != "path":
+        if location == "path" and parameter.get("x-multi-segment") is True:
+            self._bindings[argument] = ArgumentBinding.model_validate({"in": "path", "multi_segment": True})
+        elif location != "path":
             style = "deepObject" if parameter.get("style") == "deepObject" else "form"
             explode = parameter.get("explode", style == "form") is not False
             self._bindings[argument] = ArgumentBinding.model_validate(

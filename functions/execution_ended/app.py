@@ -1,0 +1,19 @@
+"""ExecutionEnded: an execution that ended FAILED, TIMED_OUT or ABORTED without recording its run records it."""
+
+import os
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from stepwise.observability import logger, metrics, tracer
+from stepwise.steps import execution_ended as step
+from stepwise.steps.runtime import runtime_from_environment
+
+runtime = runtime_from_environment(os.environ)
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return step.handle(event, runtime.get())

@@ -1,0 +1,127 @@
+"""ExecutionEnded on a moto table: an execution that ended without recording its run records it, once.
+
+The events are shaped as the Step Functions guide's "EventBridge for execution status changes" page shows
+them (events/execution_ended.json is the FAILED one).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepwise.config.model import StepwiseConfig
+from stepwise.errors import InvalidStateEvent
+from stepwise.models.messages import ChatMessage
+from stepwise.steps.execution_ended import handle
+from stepwise.steps.runs import create_run
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store import ConversationStore
+from tests.conftest import PROJECT_ROOT
+
+FAILED_EVENT = json.loads((PROJECT_ROOT / "events" / "execution_ended.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def runtime(dynamodb_table: tuple[Any, str], tmp_path: Path) -> StepRuntime:
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {"m": {"provider": "scripted", "scenarios": [{"turns": [{"content": "unused"}]}]}},
+            "profiles": {"default": {"model": "m"}},
+        },
+        environ={},
+    )
+    client, table_name = dynamodb_table
+    return StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table_name))
+
+
+def open_run(runtime: StepRuntime) -> str:
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="q")], owner="alice", profile="default")
+    return meta.run_id
+
+
+def status_change(run_id: str, status: str, **detail: Any) -> dict[str, Any]:
+    """The FAILED sample event, for another run and status (the execution is named by its run)."""
+    base = FAILED_EVENT["detail"] | {"name": run_id, "status": status, "input": json.dumps({"run_id": run_id})}
+    return FAILED_EVENT | {"detail": {key: value for key, value in (base | detail).items() if value is not None}}
+
+
+def requests_made(runtime: StepRuntime, dynamodb_table: tuple[Any, str]) -> list[str]:
+    """The DynamoDB operations the store sends from now on, in order."""
+    client, _ = dynamodb_table
+    operations: list[str] = []
+    client.meta.events.register("before-call.dynamodb", lambda model, **_: operations.append(model.name))
+    return operations
+
+
+def test_a_run_its_failed_execution_left_open_is_recorded_failed_with_the_execution_error(
+    runtime: StepRuntime,
+) -> None:
+    # Given a run still open whose execution ended FAILED
+    run_id = open_run(runtime)
+    # When the status change arrives
+    result = handle(status_change(run_id, "FAILED"), runtime)
+    # Then the run is FAILED with the error and message the execution ended with
+    meta = runtime.store.require_run(run_id)
+    assert result == {"run_id": run_id, "status": "FAILED", "recorded": True}
+    assert meta.error is not None and meta.error.type == "StoreTransientError"
+    assert meta.error.message.startswith("DynamoDB did not answer")
+
+
+def test_a_run_whose_execution_timed_out_is_recorded_timed_out(runtime: StepRuntime) -> None:
+    # Given a run still open whose execution ran past the state machine's TimeoutSeconds
+    run_id = open_run(runtime)
+    # When the TIMED_OUT status change arrives (it carries no error of its own)
+    handle(status_change(run_id, "TIMED_OUT", error=None, cause=None), runtime)
+    # Then the run is TIMED_OUT, and says the execution ended before its run was recorded
+    meta = runtime.store.require_run(run_id)
+    assert meta.status == "TIMED_OUT"
+    assert meta.error is not None and meta.error.type == "States.Timeout"
+    assert "before its run was recorded" in meta.error.message
+
+
+def test_a_run_whose_execution_was_stopped_outside_the_api_is_cancelled_by_stop_execution(
+    runtime: StepRuntime,
+) -> None:
+    # Given a run still open whose execution someone stopped from the console
+    run_id = open_run(runtime)
+    # When the ABORTED status change arrives
+    handle(status_change(run_id, "ABORTED", error=None, cause=None), runtime)
+    # Then the run is CANCELLED, by StopExecution
+    meta = runtime.store.require_run(run_id)
+    assert (meta.status, meta.cancelled_by) == ("CANCELLED", "StopExecution")
+
+
+def test_a_run_that_already_has_its_outcome_is_left_as_it_is_after_one_read(
+    runtime: StepRuntime, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a run FormatFailure already recorded, as before every Fail state
+    run_id = open_run(runtime)
+    handle(status_change(run_id, "FAILED", error="LLMPermanentError", cause="first"), runtime)
+    operations = requests_made(runtime, dynamodb_table)
+    # When another status change for it arrives (EventBridge delivers at least once)
+    result = handle(status_change(run_id, "ABORTED", error=None, cause=None), runtime)
+    # Then nothing changes and the only request was the read of its META
+    meta = runtime.store.require_run(run_id)
+    assert result == {"run_id": run_id, "status": "FAILED", "recorded": False}
+    assert (meta.status, meta.error.type if meta.error else None) == ("FAILED", "LLMPermanentError")
+    assert operations[:1] == ["GetItem"] and operations.count("UpdateItem") == 0
+
+
+def test_an_execution_of_no_stored_run_changes_nothing(runtime: StepRuntime) -> None:
+    # Given no run stored under the execution's name
+    # When its status change arrives
+    result = handle(status_change("f" * 32, "FAILED"), runtime)
+    # Then nothing is recorded
+    assert result == {"run_id": "f" * 32, "status": None, "recorded": False}
+    assert runtime.store.get_run("f" * 32) is None
+
+
+def test_an_event_that_is_not_an_execution_status_change_is_refused_naming_the_field(runtime: StepRuntime) -> None:
+    # Given an EventBridge event of another kind
+    event = FAILED_EVENT | {"detail-type": "Scheduled Event"}
+    # When it is handled / Then it is refused, naming detail-type
+    with pytest.raises(InvalidStateEvent, match="detail-type"):
+        handle(event, runtime)
