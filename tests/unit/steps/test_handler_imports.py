@@ -228,7 +228,7 @@ def test_the_streaming_function_import_leaves_out_the_api_resolver_and_the_chat_
     assert loaded == []
 
 
-@pytest.mark.parametrize("handler", (*STATE_HANDLERS, "api", "stream"))
+@pytest.mark.parametrize("handler", (*STATE_HANDLERS, "execution_ended", "api", "stream"))
 def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_stored_item(handler: str) -> None:
     # Given a handler
     # When a fresh interpreter imports it
