@@ -52,7 +52,7 @@ def _run_question(
     from stepwise.local.environment import LocalEnvironment
     from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
-    from stepwise.steps.api.errors import ApiError
+    from stepwise.steps.api.problems import ApiError
 
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)

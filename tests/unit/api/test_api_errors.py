@@ -7,10 +7,6 @@ import json
 import pytest
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
 
 from stepwise.errors import StoreTransientError
 from stepwise.steps.api.errors import (
@@ -40,8 +36,6 @@ def validation_error(*errors: dict[str, object]) -> RequestValidationError:
             "invalid_request",
             id="validation",
         ),
-        pytest.param(IdempotencyValidationError(), 409, "idempotency_conflict", id="idempotency conflict"),
-        pytest.param(IdempotencyAlreadyInProgressError(), 409, "idempotency_in_progress", id="in progress"),
         pytest.param(StoreTransientError("throttled"), 503, "unavailable", id="store busy"),
         pytest.param(ExecutionStartFailed("Step Functions ExecutionLimitExceeded"), 503, "unavailable", id="start"),
         pytest.param(NotFoundError(), 404, "not_found", id="no route"),

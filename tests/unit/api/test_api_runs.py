@@ -7,7 +7,8 @@ import pytest
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import StepRecord
 from stepwise.steps.api.errors import InvalidRequest
-from stepwise.steps.api.runs import OBSERVATION_SUMMARY_CHARS, describe_run, plan_run, trace_step
+from stepwise.steps.api.run_views import OBSERVATION_SUMMARY_CHARS, describe_run, trace_step
+from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
 from tests.unit.api.conftest import ApiWorld, api_config
 

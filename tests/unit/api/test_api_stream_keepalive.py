@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from itertools import islice
 
-from stepwise.steps.api.chat_stream import ChatStreamStart, chat_chunks
+from stepwise.models.chat_api import ChatStreamStart
+from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.events import KEEPALIVE_FRAME, Keepalive, event_stream, follow_run
 from tests.unit.api.conftest import ApiWorld
 

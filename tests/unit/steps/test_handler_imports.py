@@ -3,8 +3,10 @@ configuration (config/stepwise.yaml), in a fresh interpreter.
 
 Modules a handler does not need stay unloaded: no tracing SDK while in-process tracing is off, no MCP
 client, OpenAPI importer or HTTP client unless the configuration has such tools, no JSON Schema
-validator outside ToolInvoke (which checks every call's arguments) unless a profile asks for
-structured output. The times are printed by `make bench`; these tests count modules.
+validator until ToolInvoke checks a call's arguments (a wait for approval, a replay or a denied call
+checks none) or a profile asks for structured output; the streaming function loads neither Powertools'
+event handler nor the chat facade until a request needs them. The times are printed by `make bench`;
+these tests count modules.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ HEAVY = (
 STATE_HANDLERS = ("format", "iteration_guard", "llm_call", "parse", "tool_invoke")
 
 # Imports a handler as Lambda does, then (with "first-use") builds what its first invocation builds
-# from the configuration, and prints the heavy modules loaded by each stage.
+# from the configuration (the tool list: LLMCall, Parse and Format resolve the run's agent with it,
+# ToolInvoke calls from it), and prints the heavy modules loaded by each stage.
 _PROBE = """
 import importlib.util, json, sys
 heavy = json.loads(sys.argv[2])
@@ -43,18 +46,76 @@ spec.loader.exec_module(app)
 loaded = {"import": sorted(name for name in heavy if name in sys.modules)}
 if hasattr(app, "services"):
     app.services.get()
-else:
+elif hasattr(app, "runtime"):
     runtime = app.runtime.get()
     runtime.config
-    if sys.argv[1].endswith("tool_invoke/app.py"):
-        runtime.tools()
+    runtime.tools()
 loaded["first-use"] = sorted(name for name in heavy if name in sys.modules)
 print(json.dumps(loaded))
 """
 
 
-def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
-    environment = (
+# ToolInvoke's tools, then one call through the guarded invoker; prints whether jsonschema was loaded at each.
+_CALL_PROBE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+from stepwise.models.messages import ToolCall
+from stepwise.tools import ToolInvoker
+registry = app.runtime.get().tools()
+built = "jsonschema" in sys.modules
+observation = ToolInvoker(registry).invoke(ToolCall(id="c1", name="calculator", arguments={"expression": "2 + 3"}))
+print(json.dumps({"tools built": built, "call checked": "jsonschema" in sys.modules, "ok": observation.ok}))
+"""
+# Imports a handler, then prints the project's pydantic models whose validator its import built.
+_BUILT_PROBE = """
+import importlib.util, json, sys
+from pydantic import BaseModel
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+seen, built = set(), []
+pending = [BaseModel]
+while pending:
+    for model in pending.pop().__subclasses__():
+        if model not in seen:
+            seen.add(model)
+            pending.append(model)
+            validator = model.__dict__.get("__pydantic_validator__")
+            if model.__module__.startswith("stepwise.") and type(validator).__name__ == "SchemaValidator":
+                built.append(f"{model.__module__}.{model.__qualname__}")
+print(json.dumps(sorted(built)))
+"""
+# What one route of the API needs and another does not: each route's logic, and idempotency (keyed starts).
+API_ROUTE_LOGIC = (
+    "aws_lambda_powertools.utilities.idempotency",
+    "stepwise.intent",
+    "stepwise.steps.api.approvals",
+    "stepwise.steps.api.chat",
+    "stepwise.steps.api.chat_stream",
+    "stepwise.steps.api.events",
+    "stepwise.steps.api.lifecycle",
+    "stepwise.steps.api.run_views",
+    "stepwise.steps.api.runs",
+)
+# What a streamed run's events need, and what they never do: Powertools' event handler (the API's
+# resolver, built by the first request passed on to it), the chat facade, starting runs, idempotency.
+STREAM_UNNEEDED = (
+    "aws_lambda_powertools.event_handler",
+    "aws_lambda_powertools.utilities.data_classes",
+    "aws_lambda_powertools.utilities.idempotency",
+    "stepwise.models.chat_api",
+    "stepwise.steps.api.chat",
+    "stepwise.steps.api.chat_stream",
+    "stepwise.steps.api.errors",
+    "stepwise.steps.api.runs",
+    "stepwise.intent",
+)
+
+
+def _environment() -> dict[str, str]:
+    return (
         os.environ
         | LOCAL_ENVIRONMENT
         | {
@@ -66,13 +127,16 @@ def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[st
             "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
+
+
+def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
     app = PROJECT_ROOT / "functions" / handler / "app.py"
     result = subprocess.run(
         [sys.executable, "-c", _PROBE, str(app), json.dumps(modules)],
         capture_output=True,
         text=True,
         check=True,
-        env=environment,
+        env=_environment(),
     )
     loaded: dict[str, list[str]] = json.loads(result.stdout.strip().splitlines()[-1])
     return loaded
@@ -84,19 +148,36 @@ def test_a_state_handler_imports_no_tracing_sdk_client_or_configuration(handler:
     # When a fresh interpreter imports it (a cold start's init)
     loaded = _loaded(handler)["import"]
 
-    # Then only ToolInvoke, which checks every call's arguments against the tool's schema, has jsonschema;
-    # the configuration (PyYAML) is read on the first invocation
-    assert loaded == (["jsonschema"] if handler == "tool_invoke" else [])
+    # Then none of them is loaded: the configuration (PyYAML) is read on the first invocation, and
+    # ToolInvoke loads jsonschema when it first checks a call's arguments
+    assert loaded == []
 
 
 @pytest.mark.parametrize("handler", STATE_HANDLERS)
 def test_the_default_configuration_loads_only_pyyaml_into_a_state_handler(handler: str) -> None:
     # Given a state handler and config/stepwise.yaml (Bedrock by default, built-in tools, no MCP, no intent)
-    # When its first invocation reads the configuration (ToolInvoke: and builds its tools)
+    # When its first invocation reads the configuration and builds the tool list
     loaded = _loaded(handler)["first-use"]
 
-    # Then PyYAML is the only addition: the model URLs are checked without httpx, no MCP or OpenAPI code
-    assert loaded == (["jsonschema", "yaml"] if handler == "tool_invoke" else ["yaml"])
+    # Then PyYAML is the only addition: the model URLs are checked without httpx, no MCP or OpenAPI code,
+    # and building the tools compiles no argument schema
+    assert loaded == ["yaml"]
+
+
+def test_tool_invoke_loads_jsonschema_when_it_checks_a_calls_arguments() -> None:
+    # Given ToolInvoke's tools built from config/stepwise.yaml, as its first invocation builds them
+    # When the invoker runs a call of the calculator
+    result = subprocess.run(
+        [sys.executable, "-c", _CALL_PROBE, str(PROJECT_ROOT / "functions" / "tool_invoke" / "app.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(),
+    )
+    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+
+    # Then jsonschema was not loaded by the tools and is loaded by the check of the call's arguments
+    assert loaded == {"tools built": False, "call checked": True, "ok": True}
 
 
 def test_tool_invoke_loads_no_protocol_and_no_agent_resolution() -> None:
@@ -118,6 +199,16 @@ def test_the_api_handler_import_leaves_out_the_openapi_models_and_the_classifier
     assert loaded == []
 
 
+def test_the_api_handler_import_leaves_out_each_routes_logic_and_idempotency() -> None:
+    # Given the API handler
+    # When a fresh interpreter imports it
+    loaded = _loaded("api", API_ROUTE_LOGIC)["import"]
+
+    # Then no route's logic is loaded (each route loads its own when first asked for), nor Powertools'
+    # idempotency (loaded by the first start that carries an Idempotency-Key)
+    assert loaded == []
+
+
 def test_the_default_configuration_loads_only_pyyaml_into_the_api() -> None:
     # Given the API handler and config/stepwise.yaml, which has no intent section
     # When its first request builds the services
@@ -125,3 +216,39 @@ def test_the_default_configuration_loads_only_pyyaml_into_the_api() -> None:
 
     # Then no classifier or HTTP client is built: PyYAML, to read the configuration, is the only addition
     assert loaded == ["yaml"]
+
+
+def test_the_streaming_function_import_leaves_out_the_api_resolver_and_the_chat_facade() -> None:
+    # Given the streaming function, whose every request but a passed-on one is a streamed run's events
+    # When a fresh interpreter imports it
+    loaded = _loaded("stream", (*HEAVY, *STREAM_UNNEEDED))["import"]
+
+    # Then Powertools' event handler and event classes, the chat facade, run starts (intent, idempotency)
+    # and the heavy modules are not loaded: a streamed chat or a passed-on request loads them
+    assert loaded == []
+
+
+@pytest.mark.parametrize("handler", (*STATE_HANDLERS, "execution_ended", "api", "stream"))
+def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_stored_item(handler: str) -> None:
+    # Given a handler
+    # When a fresh interpreter imports it
+    result = subprocess.run(
+        [sys.executable, "-c", _BUILT_PROBE, str(PROJECT_ROOT / "functions" / handler / "app.py")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(),
+    )
+    built = json.loads(result.stdout.strip().splitlines()[-1])
+
+    # Then of the configuration only the settings and the root (whose schema holds every section) are
+    # built, the root only where the first invocation reads the file; no stored item's or API body's model
+    families = (
+        "stepwise.config.",
+        "stepwise.store.",
+        "stepwise.models.run.",
+        "stepwise.models.api.",
+        "stepwise.models.chat_api.",
+    )
+    root = [] if handler == "iteration_guard" else ["stepwise.config.model.StepwiseConfig"]
+    assert [name for name in built if name.startswith(families)] == [*root, "stepwise.config.settings.Settings"]

@@ -21,8 +21,6 @@ fills the path and every other argument goes to the query string (GET, DELETE) o
 body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for every parameter.
 """
 
-from __future__ import annotations
-
 import json
 import re
 from typing import Any, Literal
@@ -79,7 +77,11 @@ ArgumentLocation = Literal["path", "query", "header", "body"]
 
 # Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
 SCHEMAS_CHECKED = "schemas_checked"
-TOOL_MODEL_CONFIG = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True)
+# `defer_build`: a section is validated as part of `StepwiseConfig`, whose schema (built at import) holds
+# it; its own validator is built only if something validates it alone.
+TOOL_MODEL_CONFIG = ConfigDict(
+    extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True, defer_build=True
+)
 
 
 # How long a tool call marked `requires_approval` waits for an answer before it is denied, by default and
@@ -230,7 +232,7 @@ class HttpToolConfig(BaseModel):
         return schema
 
     @model_validator(mode="after")
-    def _path_and_schema_agree(self, info: ValidationInfo) -> HttpToolConfig:
+    def _path_and_schema_agree(self, info: ValidationInfo) -> "HttpToolConfig":
         where = f"tool {self.tool_name}"
         if self.path and not self.path.startswith("/"):
             raise ValueError(f"{where}: path must start with '/'")

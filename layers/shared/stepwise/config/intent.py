@@ -6,8 +6,6 @@ Higress `ai-intent` gateway plugin pasted as it is (`scene:`, an `llm:` block of
 `keyFrom:`, camelCase keys, numbers written as strings, and even the older `scene.category: "A|B|C"`).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal, Self
 
@@ -27,6 +25,8 @@ class _ConfigModel(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        # validated as part of `StepwiseConfig`, whose schema holds it: no validator of its own until used alone
+        defer_build=True,
         alias_generator=to_camel,
         populate_by_name=True,
         loc_by_alias=False,

@@ -4,8 +4,6 @@ Every model forbids unknown fields, so a typo in a profile fails loudly with the
 being silently ignored. `ModelConfig` is the discriminated union a profile's `model:` entry is read into.
 """
 
-from __future__ import annotations
-
 import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
@@ -19,7 +17,7 @@ from stepwise.credentials import check_redactable_literal
 class ModelCapabilities(BaseModel):
     """What a model supports, so protocols and providers only use features that exist."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     native_tools: bool = False
     parallel_tools: bool = False
@@ -30,7 +28,7 @@ class ModelCapabilities(BaseModel):
 class ModelPrices(BaseModel):
     """What a model's tokens cost, in US dollars per million, as its provider bills them."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
@@ -47,7 +45,7 @@ class OpenAIModelConfig(BaseModel):
     It is excluded from `repr` so a logged config never shows it.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     provider: Literal["openai"]
     base_url: str
@@ -79,7 +77,7 @@ class OpenAIModelConfig(BaseModel):
 class BedrockModelConfig(BaseModel):
     """A model on Amazon Bedrock, called through the Converse API."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     provider: Literal["bedrock"]
     model_id: str = Field(min_length=1)
@@ -94,7 +92,7 @@ class BedrockModelConfig(BaseModel):
 class ScriptToolCall(BaseModel):
     """A native tool call a scripted turn returns."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(min_length=1, max_length=128)
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -103,7 +101,7 @@ class ScriptToolCall(BaseModel):
 class ScriptUsage(BaseModel):
     """Token counts a scripted turn reports instead of the length-based estimate."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
@@ -112,7 +110,7 @@ class ScriptUsage(BaseModel):
 class ScriptTurn(BaseModel):
     """One reply of a scripted model: text, native tool calls, or both."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     content: str = ""
     tool_calls: list[ScriptToolCall] = Field(default_factory=list)
@@ -126,7 +124,7 @@ class ScriptScenario(BaseModel):
     A scenario without `match` is the default, played when no other scenario matches.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     match: str | None = None
     turns: list[ScriptTurn] = Field(min_length=1)
@@ -148,7 +146,7 @@ class ScriptedModelConfig(BaseModel):
     `script` is a path relative to the configuration directory. Exactly one of the two is given.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     provider: Literal["scripted"]
     script: str | None = Field(default=None, min_length=1)
@@ -157,7 +155,7 @@ class ScriptedModelConfig(BaseModel):
     prices: ModelPrices | None = None
 
     @model_validator(mode="after")
-    def _check_one_source(self) -> ScriptedModelConfig:
+    def _check_one_source(self) -> "ScriptedModelConfig":
         if (self.script is None) == (self.scenarios is None):
             raise ValueError("give exactly one of 'script' (a file) or 'scenarios' (inline)")
         return self

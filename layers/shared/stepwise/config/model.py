@@ -1,7 +1,5 @@
 """The Stepwise configuration file: models, tools, agent profiles, intent classification and routing."""
 
-from __future__ import annotations
-
 import os
 import re
 from collections.abc import Mapping
@@ -36,12 +34,12 @@ _OUTPUT_TYPES = ("object", "array")
 class ProfileLimits(RunLimits):
     """Limits of a profile: those copied into each run, plus the per-iteration ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
 
     @model_validator(mode="after")
-    def _fits_the_execution_history(self) -> ProfileLimits:
+    def _fits_the_execution_history(self) -> "ProfileLimits":
         most = AGENT_LOOP.most_iterations(self.max_parallel_calls)
         if self.max_iterations > most:
             events = AGENT_LOOP.events_per_run(self.max_iterations, self.max_parallel_calls)
@@ -62,13 +60,13 @@ class ToolSearch(BaseModel):
     profile still runs (see `stepwise.steps.tool_offer`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     threshold: int = Field(default=32, ge=2, le=MAX_TOOLS_PER_REQUEST)
     results: int = Field(default=5, ge=1, le=20)
 
     @model_validator(mode="after")
-    def _room_for_results(self) -> ToolSearch:
+    def _room_for_results(self) -> "ToolSearch":
         if self.results >= self.threshold:
             raise ValueError(
                 f"results ({self.results}) must be below threshold ({self.threshold}): find_tools takes a place"
@@ -87,7 +85,7 @@ class ToolSearch(BaseModel):
 class AgentProfile(BaseModel):
     """An agent: which model, what it is told, which tools it may use, and its limits."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer concisely."
@@ -129,7 +127,7 @@ class AgentProfile(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _check_tool_choice_names_an_allowed_tool(self) -> AgentProfile:
+    def _check_tool_choice_names_an_allowed_tool(self) -> "AgentProfile":
         choice = self.tool_choice
         named = choice is not None and choice not in TOOL_CHOICE_MODES
         if named and self.tools is not None and choice not in self.tools:
@@ -140,7 +138,7 @@ class AgentProfile(BaseModel):
 class ApiLimits(BaseModel):
     """Bounds of the HTTP API."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_body_bytes: int = Field(default=262_144, ge=1024)
     max_messages: int = Field(default=50, ge=1, le=90)
@@ -151,7 +149,9 @@ class ApiLimits(BaseModel):
 class StepwiseConfig(BaseModel):
     """The whole configuration file."""
 
-    # literal API keys may sit in the file: never echo input values in validation errors
+    # literal API keys may sit in the file: never echo input values in validation errors. Built at import,
+    # since every function but IterationGuard validates its file on its first invocation; the sections'
+    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone.
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     models: dict[str, ModelConfig]
@@ -163,7 +163,7 @@ class StepwiseConfig(BaseModel):
     api: ApiLimits = Field(default_factory=ApiLimits)
 
     @model_validator(mode="after")
-    def _references_resolve(self) -> StepwiseConfig:
+    def _references_resolve(self) -> "StepwiseConfig":
         if self.default_profile not in self.profiles:
             raise ValueError(f"default_profile '{self.default_profile}' is not one of the profiles")
         for name, profile in self.profiles.items():
@@ -194,7 +194,7 @@ class StepwiseConfig(BaseModel):
     @classmethod
     def from_mapping(
         cls, raw: Any, *, source: str = "<config>", environ: Mapping[str, str] | None = None
-    ) -> StepwiseConfig:
+    ) -> "StepwiseConfig":
         """Validate a parsed configuration, substituting `${env:NAME}` and `${env:NAME:-default}` first.
 
         Errors name the source, the field and the reason.

@@ -1,7 +1,5 @@
 """Settings read once from the environment by each handler; logic receives them, never `os.environ`."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
@@ -45,7 +43,7 @@ class Settings(BaseModel):
         return self.config_dir / self.config_file
 
     @classmethod
-    def from_environ(cls, environ: Mapping[str, str]) -> Settings:
+    def from_environ(cls, environ: Mapping[str, str]) -> "Settings":
         """Read the settings from environment variables (names in `_ENVIRONMENT_NAMES`)."""
         values = {field: environ[name] for field, name in _ENVIRONMENT_NAMES.items() if environ.get(name)}
         try:

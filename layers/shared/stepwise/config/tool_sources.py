@@ -28,8 +28,6 @@ URL, OpenAPI source, MCP URL), the tool and the field. Inputs are hidden from py
 (pydantic applies the outermost model's setting).
 """
 
-from __future__ import annotations
-
 import re
 from typing import Any, Literal
 
@@ -96,7 +94,7 @@ class OperationFilter(BaseModel):
     operations: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _names_something(self) -> OperationFilter:
+    def _names_something(self) -> "OperationFilter":
         if not self.tags and not self.operations:
             raise ValueError("name at least one tag or operation")
         return self
@@ -140,7 +138,7 @@ class OpenApiSourceConfig(ApprovalRule):
         return None if url is None else validated_http_url(url, what="baseUrl")
 
     @model_validator(mode="after")
-    def _one_known_source(self) -> OpenApiSourceConfig:
+    def _one_known_source(self) -> "OpenApiSourceConfig":
         if (self.source is None) == (self.document is None):
             raise ValueError("give exactly one of 'source' (a file, s3:// or https:// URL) or 'document' (inline)")
         source = self.source or ""
@@ -199,7 +197,7 @@ class McpServerConfig(ApprovalRule):
         return None if url is None else validated_http_url(url)
 
     @model_validator(mode="after")
-    def _one_way_to_reach(self) -> McpServerConfig:
+    def _one_way_to_reach(self) -> "McpServerConfig":
         if (self.url is None) == (self.command is None):
             raise ValueError(
                 "give exactly one of 'url' (an HTTP server) or 'command' (a stdio server run as a subprocess)"
@@ -303,7 +301,7 @@ class ToolsConfig(BaseModel):
         return [PythonModuleConfig(module=entry) if isinstance(entry, str) else entry for entry in self.python]
 
     @model_validator(mode="after")
-    def _unique_tool_names(self) -> ToolsConfig:
+    def _unique_tool_names(self) -> "ToolsConfig":
         # OpenAPI and MCP tool names are known only once imported; the registry checks those.
         owner: dict[str, str] = {}
         for api in self.apis:

@@ -6,8 +6,6 @@ coerced. Limits that depend on the deployment (number of messages, input size) a
 configuration (`api:`) and checked by `stepwise.steps.api`, not here.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -99,7 +97,7 @@ class InputMessage(StrictRequest):
         return "\n".join(part.text for part in self.content)
 
     @model_validator(mode="after")
-    def _fields_fit_the_role(self) -> InputMessage:
+    def _fields_fit_the_role(self) -> "InputMessage":
         if self.role == "tool" and self.tool_call_id is None:
             raise ValueError("a tool message needs the tool_call_id it answers")
         if self.tool_calls and self.role != "assistant":
@@ -174,7 +172,7 @@ class RunRequest(StrictRequest):
         return None if value is None else check_conversation(value)
 
     @model_validator(mode="after")
-    def _one_question(self) -> RunRequest:
+    def _one_question(self) -> "RunRequest":
         if (self.input is None) == (self.messages is None):
             raise ValueError("give exactly one of input or messages")
         return self
@@ -229,7 +227,7 @@ class ApprovalRequest(StrictRequest):
     )
 
 
-class PendingApproval(BaseModel):
+class PendingApproval(BaseModel, defer_build=True):
     """A tool call waiting for approval: what would run, and until when it waits."""
 
     call_id: str

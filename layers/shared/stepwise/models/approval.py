@@ -1,7 +1,5 @@
 """A tool call paused for approval, as the store holds it (`APPROVAL#<iteration>#<index>` under the run)."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field

@@ -4,8 +4,6 @@ Sampling fields are those of OpenAI's API; which ones reach the model depends on
 (see `stepwise.llm`), and `docs/http-api.md` lists what each provider takes and what is ignored.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -258,3 +256,12 @@ class ModelList(BaseModel, defer_build=True):
 
     object: Literal["list"] = "list"
     data: list[ModelCard]
+
+
+class ChatStreamStart(BaseModel, defer_build=True):
+    """What the API function answers (202) to a marked streamed request: the run and the chunks' ids."""
+
+    run_id: str
+    model: str
+    created: int
+    include_usage: bool

@@ -1,7 +1,5 @@
 """The one typed "next step" a parsed completion yields: tool calls, a final answer, or a parse error."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field

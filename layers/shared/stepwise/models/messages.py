@@ -4,8 +4,6 @@ Stored messages are canonical (OpenAI-like roles, tool calls with parsed argumen
 renders them into what its model expects and parses the model's answer back.
 """
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field

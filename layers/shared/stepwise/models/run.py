@@ -1,7 +1,5 @@
 """A run as the store holds it: its META record, its trace steps, and its usage counters."""
 
-from __future__ import annotations
-
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -40,7 +38,7 @@ class RunUsage(BaseModel, defer_build=True):
     cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
 
     @classmethod
-    def from_steps(cls, steps: list[StepRecord]) -> RunUsage:
+    def from_steps(cls, steps: list["StepRecord"]) -> "RunUsage":
         """What a run consumed, summed from its trace: model calls (loop and formatting) and tool calls."""
         model_steps = [step for step in steps if step.kind in ("llm", "format") and step.latency_ms is not None]
         tool_steps = [step for step in steps if step.kind == "tool"]
@@ -83,7 +81,7 @@ class RunLimits(BaseModel, defer_build=True):
     max_total_tokens: int | None = Field(default=None, ge=1, description="Input and output tokens of the run.")
     max_cost_usd: float | None = Field(default=None, gt=0, description="At the prices of the profile's model.")
 
-    def within(self, budget: RunBudget | None) -> RunLimits:
+    def within(self, budget: "RunBudget | None") -> "RunLimits":
         """These limits with a request's budget applied: the tighter of each cap wins."""
         if budget is None:
             return self
@@ -95,7 +93,7 @@ class RunLimits(BaseModel, defer_build=True):
         return self.model_copy(update=updates)
 
 
-class RunBudget(BaseModel):
+class RunBudget(BaseModel, defer_build=True):
     """Caps a request may set on its run, over its profile's: tokens, and cost at the model's prices."""
 
     model_config = ConfigDict(extra="forbid", strict=True)

@@ -5,8 +5,6 @@ arguments and observations live in the store. Every state handler validates its 
 models; a malformed event is an `InvalidStateEvent` naming the field.
 """
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -70,7 +68,7 @@ class RunContext(BaseModel, defer_build=True):
     spend: RunSpend = Field(default_factory=RunSpend)
 
     @classmethod
-    def from_meta(cls, meta: RunMeta) -> RunContext:
+    def from_meta(cls, meta: RunMeta) -> "RunContext":
         """The context of the run `meta` describes."""
         return cls(
             profile=meta.profile,

@@ -6,8 +6,6 @@ the session's own partition, whose sort keys are ordered the same way, then thei
 Either way the position in the listing is a `run_order`, so one cursor format serves both.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +24,8 @@ EXAMINED_PER_RESULT = 5
 _BATCH_GET_LIMIT = 100
 
 
-class RunPage(BaseModel):
+# Built on first use: only a listing of runs (GET /v1/runs) makes pages.
+class RunPage(BaseModel, defer_build=True):
     """One page of a listing; `next_after` is the `run_order` to continue below, None at the end."""
 
     runs: list[RunSummary]

@@ -1,7 +1,5 @@
 """What the store returns besides domain models: the items of one iteration, session turns, run references."""
 
-from __future__ import annotations
-
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -19,7 +17,8 @@ class RunRef(Protocol):
     def expires_at(self) -> int: ...
 
 
-class IterationItems(BaseModel):
+# Built on first use, as the state handlers read an iteration: the API and the streaming function never do.
+class IterationItems(BaseModel, defer_build=True):
     """The items of one iteration a step asked for, read in a single batch; None when not stored."""
 
     meta: RunMeta | None = None

@@ -16,12 +16,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-
-from stepwise.steps.api.chat_stream import STREAM_MARK, ChatStreamStart, chat_chunks
-from stepwise.steps.api.errors import ApiError
 from stepwise.steps.api.events import event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.api.problems import ApiError
 from stepwise.steps.runtime import StepRuntime
 from stepwise.streaming.answers import Event, HttpResponse, StreamRoute, error_answer, proxy_response
 
@@ -56,7 +53,7 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
         if EVENT_STREAM not in _header(event, "accept"):
             return None
         try:
-            owner = request_owner(APIGatewayProxyEvent(event))
+            owner = request_owner(event)
             reads = follow_run(
                 runtime,
                 owner=owner,
@@ -76,12 +73,17 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
     def route(event: Event) -> HttpResponse | None:
         if event.get("httpMethod") != "POST" or event.get("resource") != CHAT_RESOURCE or not _asks_to_stream(event):
             return None
+        # loaded by the first streamed chat: an instance that only streams run events never needs the chat
+        # facade (its models, the run start, the answer's chunks)
+        from stepwise.models.chat_api import ChatStreamStart
+        from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks
+
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
         answer = invoke(marked)
         if not isinstance(answer, dict) or answer.get("statusCode") != 202:
             return proxy_response(answer)
         start = ChatStreamStart.model_validate_json(answer.get("body") or "")
-        owner = request_owner(APIGatewayProxyEvent(event))
+        owner = request_owner(event)
         body = chat_chunks(runtime, owner=owner, start=start)
         return HttpResponse(200, list(_SSE_HEADERS), body)
 

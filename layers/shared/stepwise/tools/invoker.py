@@ -8,10 +8,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError, ValidationError, relevance
+from typing import TYPE_CHECKING, Any
 
 from stepwise.credentials import Redactor
 from stepwise.errors import ToolError
@@ -22,6 +19,13 @@ from stepwise.tools.base import Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    # jsonschema (a third of ToolInvoke's import) is loaded when a call's arguments are first checked: a
+    # ToolInvoke that waits for an approval, replays a stored observation or records a denied call never
+    # checks any, and neither does a handler that only builds the tool list (LLMCall, the API).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
 
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
 DEFAULT_MAX_CALL_SECONDS = 60.0
@@ -41,8 +45,11 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     """A validator for the parameter schema `schema_text` (JSON), or None when it is not a valid schema.
 
     Kept for the container's life: a ToolInvoke step builds a new invoker per call, and checking the schema
-    against the metaschema at every call was 5% of a `stepwise serve` burst's CPU (docs/performance.md).
+    against the metaschema at every call was 6% of a `stepwise serve` burst's CPU (docs/performance.md).
     """
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     schema = json.loads(schema_text)
     try:
         Draft202012Validator.check_schema(schema)
@@ -111,6 +118,8 @@ class ToolInvoker:
         return self._call_with_cap(found, call.arguments)
 
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
+        from jsonschema.exceptions import relevance
+
         errors = sorted(self._validator(name, found).iter_errors(arguments), key=relevance, reverse=True)
         if not errors:
             return

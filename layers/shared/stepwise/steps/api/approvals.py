@@ -13,9 +13,9 @@ from stepwise.errors import ApprovalDenied
 from stepwise.models.api import ApprovalRequest, RunView
 from stepwise.models.approval import Approval
 from stepwise.observability import logger, metrics
-from stepwise.steps.api.errors import ApprovalNotPending, NotFound, RunEnded
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
-from stepwise.steps.api.runs import describe_run, reported_status
+from stepwise.steps.api.problems import ApprovalNotPending, NotFound, RunEnded
+from stepwise.steps.api.run_views import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
 from stepwise.store import ConversationStore

@@ -35,7 +35,7 @@ from stepwise.models.chat_api import (
 )
 from stepwise.models.messages import SamplingOptions, ToolSpec
 from stepwise.models.run import RunMeta, RunOptions
-from stepwise.steps.api.errors import GatewayTimeout, RunFailed
+from stepwise.steps.api.problems import GatewayTimeout, RunFailed
 from stepwise.steps.api.runs import (
     chat_messages,
     create_queued_run,

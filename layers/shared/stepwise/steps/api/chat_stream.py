@@ -21,28 +21,24 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from pydantic import BaseModel
 
 from stepwise.models.api import ErrorBody, ErrorResponse
-from stepwise.models.chat_api import ChatCompletionChunk, ChatCompletionRequest, ChunkChoice, ChunkDelta
+from stepwise.models.chat_api import (
+    ChatCompletionChunk,
+    ChatCompletionRequest,
+    ChatStreamStart,
+    ChunkChoice,
+    ChunkDelta,
+)
 from stepwise.steps.api.chat import chat_completion_of, completion_events, queue_chat_run
-from stepwise.steps.api.errors import ApiError
 from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keepalive, follow_run
+from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.runtime import StepRuntime
 
 STREAM_MARK = "stepwiseStreamsChat"
 STEP_FIELD = "stepwise_step"
-
-
-class ChatStreamStart(BaseModel):
-    """What the API function answers (202) to a marked streamed request: the run and the chunks' ids."""
-
-    run_id: str
-    model: str
-    created: int
-    include_usage: bool
 
 
 def streams_as_it_runs(event: APIGatewayProxyEvent, services: ApiServices) -> bool:

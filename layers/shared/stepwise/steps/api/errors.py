@@ -1,4 +1,5 @@
-"""Every error the API answers with, and the one place where exceptions become HTTP responses.
+"""Every error the API answers with (raised as the exceptions of `problems`), and the one place where
+exceptions become HTTP responses.
 
 Status codes, consistently:
 
@@ -33,138 +34,51 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
     RequestUnsupportedContentType,
     RequestValidationError,
 )
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyPersistenceLayerError,
-    IdempotencyValidationError,
-)
 
 from stepwise.errors import StoreTransientError
 from stepwise.models.api import ErrorBody, ErrorResponse
 from stepwise.observability import logger
+from stepwise.steps.api.problems import (
+    ApiError,
+    ApprovalNotPending,
+    GatewayTimeout,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    InvalidJson,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    RunEnded,
+    RunFailed,
+    Unauthorized,
+    Unavailable,
+    UnsupportedMediaType,
+)
 from stepwise.steps.executions import CallbackFailed, ExecutionStartFailed
 
-_MAX_PROBLEMS_IN_MESSAGE = 3
+__all__ = [
+    "ApiError",
+    "ApprovalNotPending",
+    "GatewayTimeout",
+    "IdempotencyConflict",
+    "IdempotencyInProgress",
+    "InvalidJson",
+    "InvalidRequest",
+    "NotFound",
+    "PayloadTooLarge",
+    "RunEnded",
+    "RunFailed",
+    "Unauthorized",
+    "Unavailable",
+    "UnsupportedMediaType",
+    "as_api_error",
+    "error_response",
+    "is_json_content_type",
+    "register_error_handlers",
+]
+
 # Where a request parameter came from, as Powertools' validation names it; body fields need no prefix.
 _PARAMETER_SOURCES = {"query": "query parameter", "header": "header", "path": "path parameter"}
-
-
-class ApiError(Exception):
-    """An error with its HTTP status, stable `type` and details; raise it anywhere in the API logic."""
-
-    status = 500
-    type = "internal_error"
-
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.details = details or {}
-
-
-class InvalidJson(ApiError):
-    """The body is not a JSON document."""
-
-    status = 400
-    type = "invalid_json"
-
-
-class Unauthorized(ApiError):
-    """No caller identity in the request context."""
-
-    status = 401
-    type = "unauthorized"
-
-
-class NotFound(ApiError):
-    """No such route, or no run with that id that the caller may see."""
-
-    status = 404
-    type = "not_found"
-
-
-class IdempotencyConflict(ApiError):
-    """An Idempotency-Key already used with another body."""
-
-    status = 409
-    type = "idempotency_conflict"
-
-
-class IdempotencyInProgress(ApiError):
-    """An Idempotency-Key whose first request is still being handled."""
-
-    status = 409
-    type = "idempotency_in_progress"
-
-
-class RunEnded(ApiError):
-    """The run cannot be cancelled: it had already ended."""
-
-    status = 409
-    type = "run_ended"
-
-
-class ApprovalNotPending(ApiError):
-    """The tool call is not waiting for approval: answered already, or its wait ended."""
-
-    status = 409
-    type = "approval_not_pending"
-
-
-class PayloadTooLarge(ApiError):
-    """The body is over the configured limit."""
-
-    status = 413
-    type = "payload_too_large"
-
-
-class UnsupportedMediaType(ApiError):
-    """The body was not sent as JSON."""
-
-    status = 415
-    type = "unsupported_media_type"
-
-    def __init__(self, content_type: str) -> None:
-        super().__init__(f"send the body as JSON with Content-Type: application/json, not {content_type}")
-
-
-class InvalidRequest(ApiError):
-    """The request is JSON but not a valid request; `problems` are (field, reason) pairs."""
-
-    status = 422
-    type = "invalid_request"
-
-    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
-        shown = "; ".join(f"{field}: {reason}" for field, reason in problems[:_MAX_PROBLEMS_IN_MESSAGE])
-        more = len(problems) - _MAX_PROBLEMS_IN_MESSAGE
-        message = f"invalid request: {shown}" + (f" (and {more} more)" if more > 0 else "")
-        errors = [{"field": field, "reason": reason} for field, reason in problems]
-        super().__init__(message, details={"errors": errors})
-
-    @classmethod
-    def of(cls, field: str, reason: str) -> InvalidRequest:
-        """One problem with one field."""
-        return cls([(field, reason)])
-
-
-class RunFailed(ApiError):
-    """A run awaited synchronously ended without an answer."""
-
-    status = 502
-    type = "run_failed"
-
-
-class Unavailable(ApiError):
-    """A service the API depends on could not take the request."""
-
-    status = 503
-    type = "unavailable"
-
-
-class GatewayTimeout(ApiError):
-    """A run awaited synchronously is still going; the caller can poll it."""
-
-    status = 504
-    type = "timeout"
 
 
 def _field_name(location: Sequence[Any]) -> str:
@@ -207,11 +121,7 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
         return InvalidJson("the body is not UTF-8 encoded JSON")
     if isinstance(exc, RequestValidationError):
         return _from_validation(exc)
-    if isinstance(exc, IdempotencyValidationError):
-        return IdempotencyConflict("this Idempotency-Key was already used with another request body")
-    if isinstance(exc, IdempotencyAlreadyInProgressError):
-        return IdempotencyInProgress("the first request with this Idempotency-Key is still being handled; retry")
-    if isinstance(exc, IdempotencyPersistenceLayerError | StoreTransientError):
+    if isinstance(exc, StoreTransientError):
         return Unavailable("the run store is busy or unreachable; retry")
     if isinstance(exc, ExecutionStartFailed):
         return Unavailable("the run could not be started; retry")

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 
 from stepwise.models.api import RunEvents
 from stepwise.models.run import OPEN_STATUSES, StepRecord
-from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
-from stepwise.steps.api.runs import reported_status, trace_step
+from stepwise.steps.api.problems import InvalidRequest
+from stepwise.steps.api.run_views import reported_status, trace_step
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
 from stepwise.steps.runtime import StepRuntime
 

@@ -16,9 +16,9 @@ import re
 from stepwise.models.api import RunList, RunListItem, RunView
 from stepwise.models.run import OPEN_STATUSES, RunStatus, RunSummary
 from stepwise.observability import logger, metrics
-from stepwise.steps.api.errors import InvalidRequest, RunEnded
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
-from stepwise.steps.api.runs import describe_run, reported_status
+from stepwise.steps.api.problems import InvalidRequest, RunEnded
+from stepwise.steps.api.run_views import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStopFailed

@@ -8,20 +8,24 @@ for a run gets 404, exactly as for a run that does not exist, so run ids cannot 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import unquote
-
-from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from stepwise.models.api import RUN_ID_PATTERN
 from stepwise.models.run import RunMeta
-from stepwise.steps.api.errors import InvalidRequest, NotFound, Unauthorized
+from stepwise.steps.api.problems import InvalidRequest, NotFound, Unauthorized
 from stepwise.store import ConversationStore
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
 
 
-def request_owner(event: APIGatewayProxyEvent) -> str:
-    """The caller's identity: API key id, else IAM user ARN, else IAM caller; 401 when there is none."""
+def request_owner(event: Mapping[str, Any]) -> str:
+    """The caller's identity: API key id, else IAM user ARN, else IAM caller; 401 when there is none.
+
+    `event` is the proxy event, as a dict or Powertools' `APIGatewayProxyEvent` (a mapping of it): the
+    streaming function reads it without loading Powertools' event classes.
+    """
     identity = (event.get("requestContext") or {}).get("identity") or {}
     owner = identity.get("apiKeyId") or identity.get("userArn") or identity.get("caller")
     if not owner:

@@ -27,11 +27,8 @@ from stepwise.models.api import (
     RunRequest,
     RunView,
 )
-from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ModelList
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelList
 from stepwise.models.run import RunStatus
-from stepwise.steps.api.approvals import answer_approval
-from stepwise.steps.api.chat import complete_chat, completion_events, list_models
-from stepwise.steps.api.chat_stream import ChatStreamStart, start_chat_stream, streams_as_it_runs
 from stepwise.steps.api.errors import (
     InvalidJson,
     InvalidRequest,
@@ -40,8 +37,6 @@ from stepwise.steps.api.errors import (
     is_json_content_type,
     register_error_handlers,
 )
-from stepwise.steps.api.events import run_events
-from stepwise.steps.api.lifecycle import cancel_run, list_runs
 from stepwise.steps.api.openapi_schemas import (
     CHUNK_EVENT_SCHEMA,
     STEP_EVENT_SCHEMA,
@@ -50,7 +45,6 @@ from stepwise.steps.api.openapi_schemas import (
     success_response,
 )
 from stepwise.steps.api.ownership import request_owner
-from stepwise.steps.api.runs import accept_run, describe_run
 from stepwise.steps.api.services import LazyServices
 from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
@@ -121,7 +115,12 @@ def _base_path(event: APIGatewayProxyEvent) -> str:
 
 
 def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None:
-    """Register the API's routes and its error handling on `app`; `services` are built on first use."""
+    """Register the API's routes and its error handling on `app`; `services` are built on first use.
+
+    Each route imports its logic when it is first asked for: a container that serves only polls never
+    loads how runs are started, approved or cancelled, nor the chat facade. The models stay imported, as
+    the routes' OpenAPI description and validation are declared with them.
+    """
     register_error_handlers(app)
     app.use([refuse_unencodable_parameters])
 
@@ -147,6 +146,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             ),
         ] = None,
     ) -> Response[RunAccepted]:
+        from stepwise.steps.api.runs import accept_run
+
         event = app.current_event
         owner = request_owner(event)
         _require_json(event)
@@ -176,6 +177,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         run_id: str,
         trace: Annotated[bool, Query(description="Add the run's steps (thoughts, tool calls, observations).")] = False,
     ) -> RunView:
+        from stepwise.steps.api.run_views import describe_run
+
         owner = request_owner(app.current_event)
         return describe_run(services.get(), owner=owner, run_reference=run_id, trace=trace)
 
@@ -200,6 +203,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             str | None, Query(min_length=1, max_length=512, description="`next_cursor` of the previous page.")
         ] = None,
     ) -> RunList:
+        from stepwise.steps.api.lifecycle import list_runs
+
         owner = request_owner(app.current_event)
         return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
 
@@ -228,6 +233,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
             str | None, Query(min_length=1, max_length=256, description="`next_cursor` of the previous answer.")
         ] = None,
     ) -> RunEvents:
+        from stepwise.steps.api.events import run_events
+
         owner = request_owner(app.current_event)
         current = services.get()
         return run_events(
@@ -250,6 +257,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         tags=["runs"],
     )
     def post_cancel(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
+        from stepwise.steps.api.lifecycle import cancel_run
+
         owner = request_owner(app.current_event)
         return cancel_run(services.get(), owner=owner, run_reference=run_id)
 
@@ -272,6 +281,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         ],
         body: ApprovalRequest,
     ) -> RunView:
+        from stepwise.steps.api.approvals import answer_approval
+
         event = app.current_event
         owner = request_owner(event)
         _require_json(event)
@@ -295,6 +306,9 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         tags=["chat"],
     )
     def post_chat_completion(body: ChatCompletionRequest) -> Response[ChatCompletion | ChatStreamStart | str]:
+        from stepwise.steps.api.chat import complete_chat, completion_events
+        from stepwise.steps.api.chat_stream import start_chat_stream, streams_as_it_runs
+
         event = app.current_event
         owner = request_owner(event)
         _require_json(event)
@@ -320,6 +334,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         tags=["chat"],
     )
     def get_models() -> ModelList:
+        from stepwise.steps.api.chat import list_models
+
         request_owner(app.current_event)
         return list_models(services.get().config)
 

@@ -1,4 +1,4 @@
-"""Starting runs and reading them back: the logic of `POST /v1/runs` and `GET /v1/runs/{run_id}`.
+"""Starting runs: the logic of `POST /v1/runs` (reading them back is `run_views`).
 
 A request is checked whole before anything is written (`plan_run`); only then is its intent
 classified, its META and opening messages stored (QUEUED), and its execution started under the run id.
@@ -8,24 +8,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.intent import extract_question, route_profile
-from stepwise.models.api import InputMessage, PendingApproval, RunAccepted, RunRequest, RunView, TraceStep
+from stepwise.models.api import InputMessage, RunAccepted, RunRequest
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions, RunStatus, StepRecord
+from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions
 from stepwise.observability import logger, metrics
-from stepwise.steps.api.errors import InvalidRequest
-from stepwise.steps.api.ownership import parse_run_reference, visible_run
+from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.services import ApiServices
-from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run, execution_input
-from stepwise.store import ConversationStore
-
-OBSERVATION_SUMMARY_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -234,77 +228,3 @@ def accept_run(
         owner=owner, key=idempotency_key, body=request_body, start=start, lambda_context=lambda_context
     )
     return RunAccepted.model_validate(response)
-
-
-def reported_status(meta: RunMeta, *, now: float, grace_seconds: float) -> tuple[RunStatus, RunError | None]:
-    """The status to report: a run still open `grace_seconds` past its deadline was lost, so TIMED_OUT."""
-    if not meta.is_terminal and now > meta.deadline + grace_seconds:
-        overdue = round(now - meta.deadline)
-        error = RunError(
-            type="RunLost",
-            message=f"the run was still {meta.status} {overdue} s after its deadline; its execution ended without it",
-        )
-        return "TIMED_OUT", error
-    return meta.status, meta.error
-
-
-def trace_step(record: StepRecord) -> TraceStep:
-    """A stored trace step as the API shows it, with the observation cut to a summary."""
-    observation = record.observation
-    if observation is not None and len(observation) > OBSERVATION_SUMMARY_CHARS:
-        observation = observation[:OBSERVATION_SUMMARY_CHARS] + "…"
-    fields = record.model_dump(exclude={"action", "observation"})
-    return TraceStep(**fields, tool=record.action, observation=observation)
-
-
-def pending_approvals(store: ConversationStore, run_id: str) -> list[PendingApproval]:
-    """The run's tool calls waiting for approval, as `GET /v1/runs/{id}` shows them (never the token)."""
-    return [
-        PendingApproval(
-            call_id=approval.call_id,
-            tool=approval.tool,
-            arguments=approval.arguments,
-            iteration=approval.iteration,
-            requested_at=approval.requested_at,
-            timeout_at=datetime.fromtimestamp(approval.timeout_at, UTC).isoformat(timespec="seconds"),
-        )
-        for approval in store.approvals.list(run_id)
-        if approval.pending
-    ]
-
-
-def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace: bool) -> RunView:
-    """`GET /v1/runs/{run_id}`: the run as stored, read from DynamoDB only; 404 unless `owner` owns it."""
-    store = services.runtime.store
-    run_id = parse_run_reference(run_reference)
-    meta = visible_run(store, run_id, owner)
-    status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
-    steps = store.list_steps(run_id) if trace else None
-    # META holds the usage once the run ended; while it runs, the trace (if read anyway) gives it so far
-    usage = (
-        priced_usage(meta.profile, steps, services.runtime)
-        if steps is not None and not meta.is_terminal
-        else meta.usage
-    )
-    return RunView(
-        run_id=meta.run_id,
-        status=status,
-        profile=meta.profile,
-        intent=meta.intent,
-        intent_outcome=meta.intent_outcome,
-        session_id=meta.session_id,
-        metadata=meta.metadata,
-        created_at=meta.created_at,
-        updated_at=meta.updated_at,
-        iterations=meta.iteration,
-        stop_reason=meta.stop_reason,
-        answer=meta.answer,
-        output=meta.output,
-        output_error=meta.output_error,
-        usage=usage,
-        error=error,
-        cancelled_by=meta.cancelled_by,
-        cancelled_at=meta.cancelled_at,
-        trace=[trace_step(step) for step in steps] if steps is not None else None,
-        pending_approvals=pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
-    )

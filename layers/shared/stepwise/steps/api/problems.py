@@ -1,0 +1,130 @@
+"""The errors the API answers with, as exceptions its logic raises: each has its HTTP status and `type`.
+
+Kept apart from `errors` (which turns exceptions into Powertools responses) so that what raises them, the
+streaming function's routes above all, does not load Powertools' event handler to do so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+_MAX_PROBLEMS_IN_MESSAGE = 3
+
+
+class ApiError(Exception):
+    """An error with its HTTP status, stable `type` and details; raise it anywhere in the API logic."""
+
+    status = 500
+    type = "internal_error"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class InvalidJson(ApiError):
+    """The body is not a JSON document."""
+
+    status = 400
+    type = "invalid_json"
+
+
+class Unauthorized(ApiError):
+    """No caller identity in the request context."""
+
+    status = 401
+    type = "unauthorized"
+
+
+class NotFound(ApiError):
+    """No such route, or no run with that id that the caller may see."""
+
+    status = 404
+    type = "not_found"
+
+
+class IdempotencyConflict(ApiError):
+    """An Idempotency-Key already used with another body."""
+
+    status = 409
+    type = "idempotency_conflict"
+
+
+class IdempotencyInProgress(ApiError):
+    """An Idempotency-Key whose first request is still being handled."""
+
+    status = 409
+    type = "idempotency_in_progress"
+
+
+class RunEnded(ApiError):
+    """The run cannot be cancelled: it had already ended."""
+
+    status = 409
+    type = "run_ended"
+
+
+class ApprovalNotPending(ApiError):
+    """The tool call is not waiting for approval: answered already, or its wait ended."""
+
+    status = 409
+    type = "approval_not_pending"
+
+
+class PayloadTooLarge(ApiError):
+    """The body is over the configured limit."""
+
+    status = 413
+    type = "payload_too_large"
+
+
+class UnsupportedMediaType(ApiError):
+    """The body was not sent as JSON."""
+
+    status = 415
+    type = "unsupported_media_type"
+
+    def __init__(self, content_type: str) -> None:
+        super().__init__(f"send the body as JSON with Content-Type: application/json, not {content_type}")
+
+
+class InvalidRequest(ApiError):
+    """The request is JSON but not a valid request; `problems` are (field, reason) pairs."""
+
+    status = 422
+    type = "invalid_request"
+
+    def __init__(self, problems: Sequence[tuple[str, str]]) -> None:
+        shown = "; ".join(f"{field}: {reason}" for field, reason in problems[:_MAX_PROBLEMS_IN_MESSAGE])
+        more = len(problems) - _MAX_PROBLEMS_IN_MESSAGE
+        message = f"invalid request: {shown}" + (f" (and {more} more)" if more > 0 else "")
+        errors = [{"field": field, "reason": reason} for field, reason in problems]
+        super().__init__(message, details={"errors": errors})
+
+    @classmethod
+    def of(cls, field: str, reason: str) -> InvalidRequest:
+        """One problem with one field."""
+        return cls([(field, reason)])
+
+
+class RunFailed(ApiError):
+    """A run awaited synchronously ended without an answer."""
+
+    status = 502
+    type = "run_failed"
+
+
+class Unavailable(ApiError):
+    """A service the API depends on could not take the request."""
+
+    status = 503
+    type = "unavailable"
+
+
+class GatewayTimeout(ApiError):
+    """A run awaited synchronously is still going; the caller can poll it."""
+
+    status = 504
+    type = "timeout"
