@@ -1,7 +1,9 @@
 """Counts DynamoDB requests, the bytes writes send and reads receive, and the time spent waiting on them.
 
-Hooked on botocore's events (before-call, before-send, after-call) of boto3's default session, so it
-sees every client the handlers create after it is installed, at the wire, without touching their code.
+Hooked on botocore's events (before-call, after-call) of boto3's default session, so it sees every
+client the handlers create after it is installed, at the wire, without touching their code. A request
+is counted once per call the code makes: an attempt the SDK repeats after a dropped connection (a busy
+machine) is the SDK's, not the code's, and would make the counts depend on the load.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ class DynamoDBMeter:
         session = boto3.DEFAULT_SESSION
         assert session is not None
         session.events.register("before-call.dynamodb", self._start)
-        session.events.register("before-send.dynamodb", self._count)
         session.events.register("after-call.dynamodb", self._stop)
         self.installed = True
         return self
@@ -46,12 +47,16 @@ class DynamoDBMeter:
         session = boto3.DEFAULT_SESSION
         if session is not None and self.installed:
             session.events.unregister("before-call.dynamodb", self._start)
-            session.events.unregister("before-send.dynamodb", self._count)
             session.events.unregister("after-call.dynamodb", self._stop)
         self.installed = False
 
-    def _start(self, **_: Any) -> None:
+    def _start(self, model: Any, params: dict[str, Any], **_: Any) -> None:
         self._started.at = time.perf_counter()
+        body = params.get("body") or b""
+        with self._lock:
+            self.calls[model.name] += 1
+            if model.name in WRITE_OPERATIONS:
+                self.bytes_written += len(body.encode() if isinstance(body, str) else body)
 
     def _stop(self, http_response: Any = None, model: Any = None, **_: Any) -> None:
         elapsed = time.perf_counter() - getattr(self._started, "at", time.perf_counter())
@@ -61,13 +66,6 @@ class DynamoDBMeter:
             self.seconds += elapsed
             if is_read:
                 self.bytes_read += len(body)
-
-    def _count(self, request: Any, **_: Any) -> None:
-        operation = str(request.headers.get("X-Amz-Target", b"")).split(".")[-1].strip("'")
-        with self._lock:
-            self.calls[operation] += 1
-            if operation in WRITE_OPERATIONS:
-                self.bytes_written += len(request.body or b"")
 
     def reset(self) -> None:
         """Forget what was counted."""
