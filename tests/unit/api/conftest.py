@@ -87,7 +87,6 @@ def world(dynamodb_table: tuple[Any, str]) -> Iterator[ApiWorld]:
             runtime=runtime,
             executions=StepFunctionsExecutions(stepfunctions, STATE_MACHINE_ARN),
             idempotency=IdempotentStarts(client, table),
-            classifier=None,
             sleep=fake_time.sleep,
             monotonic=fake_time.clock,
         )

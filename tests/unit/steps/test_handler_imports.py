@@ -87,6 +87,38 @@ while pending:
                 built.append(f"{model.__module__}.{model.__qualname__}")
 print(json.dumps(sorted(built)))
 """
+# The API handler answers events/api_get_run.json for a run stored in moto; prints its status and whether
+# the configuration (its models, its reader) was loaded to answer it. (moto itself imports PyYAML.)
+_POLL_PROBE = """
+import importlib.util, json, sys
+from moto import mock_aws
+with mock_aws():
+    import boto3
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    keys = [("pk", "HASH"), ("sk", "RANGE")]
+    client.create_table(
+        TableName="imports", BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": name, "KeyType": kind} for name, kind in keys],
+        AttributeDefinitions=[{"AttributeName": name, "AttributeType": "S"} for name, _ in keys],
+    )
+    spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    from stepwise.models.messages import ChatMessage
+    from stepwise.models.run import RunMeta
+    from stepwise.store import ConversationStore
+    meta = RunMeta(run_id="0123456789abcdef0123456789abcdef", owner="a1b2c3d4e5", profile="default",
+                   deadline=2e9, created_at="2026-11-23T10:00:00.000Z", updated_at="2026-11-23T10:00:00.000Z",
+                   expires_at=2000000000)
+    ConversationStore(client, "imports").create_run(meta, [ChatMessage(role="user", content="q")])
+    event = json.load(open(sys.argv[2] + "/events/api_get_run.json"))
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "ApiFunction", 512, "r1"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
+    response = app.lambda_handler(event, Context())
+    loaded = [name for name in ("stepwise.config.model", "stepwise.config.loading") if name in sys.modules]
+    print(json.dumps({"status": response["statusCode"], "loaded": loaded}))
+"""
 # What one route of the API needs and another does not: each route's logic, and idempotency (keyed starts).
 API_ROUTE_LOGIC = (
     "aws_lambda_powertools.utilities.idempotency",
@@ -209,13 +241,30 @@ def test_the_api_handler_import_leaves_out_each_routes_logic_and_idempotency() -
     assert loaded == []
 
 
-def test_the_default_configuration_loads_only_pyyaml_into_the_api() -> None:
-    # Given the API handler and config/stepwise.yaml, which has no intent section
+def test_the_api_services_are_built_without_reading_the_configuration() -> None:
+    # Given the API handler and config/stepwise.yaml
     # When its first request builds the services
-    loaded = _loaded("api")["first-use"]
+    loaded = _loaded("api", (*HEAVY, "stepwise.config.model"))["first-use"]
 
-    # Then no classifier or HTTP client is built: PyYAML, to read the configuration, is the only addition
-    assert loaded == ["yaml"]
+    # Then neither the configuration (its models, PyYAML) nor a classifier or HTTP client is loaded: the
+    # route that needs them loads them
+    assert loaded == []
+
+
+def test_polling_a_run_never_loads_the_configuration() -> None:
+    # Given a stored run, and the API handler in a fresh interpreter
+    # When it answers the sample GET /v1/runs/{run_id} event, a client's poll
+    result = subprocess.run(
+        [sys.executable, "-c", _POLL_PROBE, str(PROJECT_ROOT / "functions" / "api" / "app.py"), str(PROJECT_ROOT)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_environment(),
+    )
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    # Then it answered 200 without loading the configuration's models or reading its file: a container
+    # that only serves polls never pays for them
+    assert answer == {"status": 200, "loaded": []}
 
 
 def test_the_streaming_function_import_leaves_out_the_api_resolver_and_the_chat_facade() -> None:
@@ -250,5 +299,7 @@ def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_st
         "stepwise.models.api.",
         "stepwise.models.chat_api.",
     )
-    root = [] if handler == "iteration_guard" else ["stepwise.config.model.StepwiseConfig"]
+    # the API and the streaming function read the file only for the routes that need it (not to read a
+    # run), so their import builds none
+    root = [] if handler in ("iteration_guard", "api", "stream") else ["stepwise.config.model.StepwiseConfig"]
     assert [name for name in built if name.startswith(families)] == [*root, "stepwise.config.settings.Settings"]

@@ -7,7 +7,7 @@ no local special case.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -61,10 +61,26 @@ class StepFunctionsExecutions:
     and should have a read timeout no longer than the caller can wait.
     """
 
-    def __init__(self, client: Any, state_machine_arn: str | None, *, sync_client: Any = None) -> None:
+    def __init__(
+        self,
+        client: Any,
+        state_machine_arn: str | None,
+        *,
+        sync_client: Any = None,
+        sync_client_factory: Callable[[], Any] | None = None,
+    ) -> None:
         self._client = client
-        self._sync_client = sync_client if sync_client is not None else client
+        self._sync_client = sync_client
+        self._sync_client_factory = sync_client_factory
         self._state_machine_arn = state_machine_arn
+
+    @property
+    def _sync(self) -> Any:
+        # built on the first synchronous start: its read timeout comes from the configuration, which a
+        # container that only reads runs never loads
+        if self._sync_client is None:
+            self._sync_client = self._sync_client_factory() if self._sync_client_factory else self._client
+        return self._sync_client
 
     @property
     def state_machine_arn(self) -> str:
@@ -74,8 +90,11 @@ class StepFunctionsExecutions:
         return self._state_machine_arn
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, sync_timeout_seconds: float) -> StepFunctionsExecutions:
-        """Clients for the configured endpoint (AWS when `stepfunctions_endpoint_url` is unset)."""
+    def from_settings(
+        cls, settings: Settings, *, sync_timeout_seconds: float | Callable[[], float]
+    ) -> StepFunctionsExecutions:
+        """Clients for the configured endpoint (AWS when `stepfunctions_endpoint_url` is unset); the
+        synchronous one is built when first used, with the timeout (or what `sync_timeout_seconds` returns)."""
         import boto3  # deferred: keeps the handler module's import (cold start) light
         from botocore.config import Config
 
@@ -88,18 +107,22 @@ class StepFunctionsExecutions:
             endpoint_url=endpoint,
             config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
         )
-        sync_client = boto3.client(
-            "stepfunctions",
-            region_name=settings.aws_region,
-            endpoint_url=endpoint,
-            config=Config(
-                inject_host_prefix=host_prefix,
-                read_timeout=sync_timeout_seconds,
-                connect_timeout=min(_SYNC_CONNECT_TIMEOUT_SECONDS, sync_timeout_seconds),
-                retries={"mode": "standard", "total_max_attempts": 1},
-            ),
-        )
-        return cls(client, settings.state_machine_arn, sync_client=sync_client)
+
+        def sync_client() -> Any:
+            timeout = sync_timeout_seconds() if callable(sync_timeout_seconds) else sync_timeout_seconds
+            return boto3.client(
+                "stepfunctions",
+                region_name=settings.aws_region,
+                endpoint_url=endpoint,
+                config=Config(
+                    inject_host_prefix=host_prefix,
+                    read_timeout=timeout,
+                    connect_timeout=min(_SYNC_CONNECT_TIMEOUT_SECONDS, timeout),
+                    retries={"mode": "standard", "total_max_attempts": 1},
+                ),
+            )
+
+        return cls(client, settings.state_machine_arn, sync_client_factory=sync_client)
 
     def start(self, run_id: str, execution_input: dict[str, Any]) -> str:
         """Start the execution named `run_id`; returns its ARN. `ExecutionStartFailed` when it cannot."""
@@ -148,7 +171,7 @@ class StepFunctionsExecutions:
         goes on, and its outcome is recorded in the store as usual.
         """
         try:
-            response = self._sync_client.start_sync_execution(
+            response = self._sync.start_sync_execution(
                 stateMachineArn=self.state_machine_arn, name=run_id, input=json.dumps(execution_input)
             )
         except ReadTimeoutError as exc:

@@ -8,18 +8,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import TypeAdapter
-
-from stepwise.config.llm import BedrockModelConfig, ModelConfig, OpenAIModelConfig
-from stepwise.config.model import StepwiseConfig
 from stepwise.config.settings import Settings
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
 
 if TYPE_CHECKING:
-    # imported when an `intent:` section asks for a classifier: the classifier, its model clients
-    # (httpx) and PyYAML are no part of a cold start without one
+    # The configuration is read by the first route that needs it: reading a run (the polls) needs none.
+    # The classifier, its model clients (httpx) and PyYAML are imported when an `intent:` section asks
+    # for a classifier.
+    from stepwise.config.model import StepwiseConfig
     from stepwise.intent import IntentClassifier
     from stepwise.llm.base import ChatModel
 
@@ -35,35 +33,52 @@ class ApiServices:
     runtime: StepRuntime
     executions: StepFunctionsExecutions
     idempotency: IdempotentStarts
-    classifier: IntentClassifier | None
+    classifier_factory: Callable[[], IntentClassifier | None] = lambda: None
     workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     ttl_days: int = 30
     lost_run_grace_seconds: float = LOST_RUN_GRACE_SECONDS
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
 
+    def __post_init__(self) -> None:
+        self._classifier: list[IntentClassifier | None] = []
+        self._classifier_lock = threading.Lock()
+
     @property
     def config(self) -> StepwiseConfig:
         """The loaded configuration."""
         return self.runtime.config
 
+    @property
+    def classifier(self) -> IntentClassifier | None:
+        """The intent classifier the configuration describes (None without one), built on first use."""
+        with self._classifier_lock:
+            if not self._classifier:
+                self._classifier.append(self.classifier_factory())
+            return self._classifier[0]
+
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiServices:
-        """Load the configuration and connect DynamoDB and Step Functions, as a container does at cold start."""
+        """Connect DynamoDB and Step Functions, as a container does at cold start; the configuration, the
+        synchronous Step Functions client and the classifier are built by the first request that needs them."""
         runtime = StepRuntime.from_settings(settings)
         return cls(
             runtime=runtime,
             executions=StepFunctionsExecutions.from_settings(
-                settings, sync_timeout_seconds=runtime.config.api.sync_timeout_seconds
+                settings, sync_timeout_seconds=lambda: runtime.config.api.sync_timeout_seconds
             ),
             idempotency=IdempotentStarts(dynamodb_client(settings), settings.table_name),
-            classifier=build_intent_classifier(runtime),
+            classifier_factory=lambda: build_intent_classifier(runtime),
             workflow_type=settings.workflow_type,
             ttl_days=settings.run_ttl_days,
         )
 
 
 def _classifier_model(runtime: StepRuntime) -> ChatModel | None:
+    from pydantic import TypeAdapter
+
+    from stepwise.config.llm import BedrockModelConfig, ModelConfig, OpenAIModelConfig
+
     intent = runtime.config.intent
     if intent is None or intent.mode != "llm":
         return None
