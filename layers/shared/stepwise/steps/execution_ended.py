@@ -19,10 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stepwise.models.state import RUN_ID_PATTERN, FailureEvent, TaskFailure, parse_event
+from stepwise.models.state import RUN_ID_PATTERN, parse_event
 from stepwise.observability import logger, metrics
-from stepwise.steps.budgets import priced_usage
-from stepwise.steps.format import format_failure
+from stepwise.steps.run_outcomes import record_cancellation, record_failure
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.directory import RunAlreadyEnded
 
@@ -93,18 +92,15 @@ def record_execution_end(event: ExecutionStatusChange, runtime: StepRuntime) -> 
         extra={"run_id": meta.run_id, "execution_status": detail.status},
     )
     if detail.status == "ABORTED":
-        usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
         try:
-            cancelled = runtime.store.directory.cancel_run(meta.run_id, by=STOPPED_BY, usage=usage)
+            cancelled = record_cancellation(meta, runtime, by=STOPPED_BY)
         except RunAlreadyEnded as ended:
             return ExecutionEndOutcome(run_id=meta.run_id, status=ended.meta.status, recorded=False)
         return ExecutionEndOutcome(run_id=meta.run_id, status=cancelled.status, recorded=True)
     error = "States.Timeout" if detail.status == "TIMED_OUT" else detail.error or "States.Runtime"
     cause = detail.cause or f"the execution ended {detail.status} before its run was recorded"
-    failure = FailureEvent(run_id=meta.run_id, error=TaskFailure(Error=error, Cause=cause))
-    format_failure(failure, runtime)
-    final = runtime.store.require_run(meta.run_id)
-    return ExecutionEndOutcome(run_id=meta.run_id, status=final.status, recorded=True)
+    finished = record_failure(meta, error, cause, runtime)
+    return ExecutionEndOutcome(run_id=meta.run_id, status=finished.status, recorded=True)
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:

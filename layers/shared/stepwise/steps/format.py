@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, RunStatus, StopReason
+from stepwise.models.run import RunMeta, StopReason
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.observability import logger, metrics
 from stepwise.steps.agent import agent_for
 from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
+from stepwise.steps.run_outcomes import record_failure
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 
@@ -87,32 +87,10 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     return FormatResult(run_id=finished.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
 
 
-def _failure_message(error: str, cause: str | None) -> str:
-    """The readable part of a Step Functions error cause (Lambda puts a JSON document there)."""
-    if not cause:
-        return error
-    try:
-        decoded = json.loads(cause)
-    except json.JSONDecodeError:
-        return cause
-    if isinstance(decoded, dict) and decoded.get("errorMessage"):
-        return str(decoded["errorMessage"])
-    return cause
-
-
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     """Record a run as FAILED (or TIMED_OUT) with the error that ended it, so it never stays RUNNING."""
     meta = runtime.store.require_run(event.run_id)
-    error = RunError(type=event.error.Error, message=_failure_message(event.error.Error, event.error.Cause))
-    status: RunStatus = "TIMED_OUT" if event.error.Error == "States.Timeout" else "FAILED"
-    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
-    finished = runtime.store.finish_run(
-        meta, status, stop_reason="error", error=error, usage=usage, iteration=event.iteration
-    )
-    metrics.add_metric(name="RunsFailed", unit="Count", value=1)
-    if finished.status == status:
-        record_run_ended(status, "error", usage, finished.iteration)
-    logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
+    record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
 
 

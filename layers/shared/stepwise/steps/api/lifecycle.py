@@ -15,14 +15,13 @@ import re
 
 from stepwise.models.api import RunList, RunListItem, RunView
 from stepwise.models.run import OPEN_STATUSES, RunStatus, RunSummary
-from stepwise.observability import logger, metrics
+from stepwise.observability import logger
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest, RunEnded
 from stepwise.steps.api.run_views import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
-from stepwise.steps.budgets import priced_usage
 from stepwise.steps.executions import ExecutionStopFailed
-from stepwise.steps.run_metrics import record_run_ended
+from stepwise.steps.run_outcomes import record_cancellation
 from stepwise.store import RunAlreadyEnded
 
 CURSOR_VERSION = 1
@@ -103,9 +102,7 @@ def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
     run_id = parse_run_reference(run_reference)
     meta = visible_run(services.runtime.store, run_id, owner)
     try:
-        # what the run spent until now; a step still running is not counted
-        usage = priced_usage(meta.profile, services.runtime.store.list_steps(run_id), services.runtime)
-        cancelled = services.runtime.store.directory.cancel_run(run_id, by=owner, usage=usage)
+        record_cancellation(meta, services.runtime, by=owner)
     except RunAlreadyEnded as ended:
         status, _ = reported_status(
             ended.meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds
@@ -114,8 +111,6 @@ def cancel_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
             f"run {run_id} already ended {ended.meta.status}; there is nothing to cancel",
             details={"run_id": run_id, "status": status},
         ) from None
-    metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
-    record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
     # Express executions cannot be stopped (StopExecution is Standard-only); their next step ends them.
     if services.workflow_type == "STANDARD":
         try:

@@ -1,0 +1,57 @@
+"""Recording a run's failure or cancellation on META, with what it spent, once.
+
+FormatFailure records a caught error, ExecutionEnded an execution that ended without recording its
+run, and the API's cancel route a cancellation; each write is conditional on the run being open, so
+the first outcome wins and the run-ended metrics are counted by the write that recorded it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from stepwise.models.run import RunError, RunMeta, RunStatus
+from stepwise.observability import logger, metrics
+from stepwise.steps.budgets import priced_usage
+from stepwise.steps.run_metrics import record_run_ended
+from stepwise.steps.runtime import StepRuntime
+
+
+def failure_message(error: str, cause: str | None) -> str:
+    """The readable part of a Step Functions error cause (Lambda puts a JSON document there)."""
+    if not cause:
+        return error
+    try:
+        decoded = json.loads(cause)
+    except json.JSONDecodeError:
+        return cause
+    if isinstance(decoded, dict) and decoded.get("errorMessage"):
+        return str(decoded["errorMessage"])
+    return cause
+
+
+def record_failure(
+    meta: RunMeta, error_name: str, cause: str | None, runtime: StepRuntime, *, iteration: int | None = None
+) -> RunMeta:
+    """Record the run FAILED (TIMED_OUT for `States.Timeout`) with the error that ended it; returns META
+    as stored, which holds the outcome recorded first if another write won."""
+    error = RunError(type=error_name, message=failure_message(error_name, cause))
+    status: RunStatus = "TIMED_OUT" if error_name == "States.Timeout" else "FAILED"
+    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
+    finished = runtime.store.finish_run(
+        meta, status, stop_reason="error", error=error, usage=usage, iteration=iteration
+    )
+    metrics.add_metric(name="RunsFailed", unit="Count", value=1)
+    if finished.status == status:
+        record_run_ended(status, "error", usage, finished.iteration)
+    logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
+    return finished
+
+
+def record_cancellation(meta: RunMeta, runtime: StepRuntime, *, by: str) -> RunMeta:
+    """Record the run CANCELLED by `by` with what it spent until now (a step still running is not
+    counted); `RunAlreadyEnded` if it ended first."""
+    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
+    cancelled = runtime.store.directory.cancel_run(meta.run_id, by=by, usage=usage)
+    metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
+    record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
+    return cancelled
