@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -40,22 +41,15 @@ class ApiServices:
     sleep: Callable[[float], None] = time.sleep
     monotonic: Callable[[], float] = time.monotonic
 
-    def __post_init__(self) -> None:
-        self._classifier: list[IntentClassifier | None] = []
-        self._classifier_lock = threading.Lock()
-
     @property
     def config(self) -> StepwiseConfig:
         """The loaded configuration."""
         return self.runtime.config
 
-    @property
+    @functools.cached_property
     def classifier(self) -> IntentClassifier | None:
         """The intent classifier the configuration describes (None without one), built on first use."""
-        with self._classifier_lock:
-            if not self._classifier:
-                self._classifier.append(self.classifier_factory())
-            return self._classifier[0]
+        return self.classifier_factory()
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiServices:
