@@ -125,3 +125,37 @@ def test_an_event_that_is_not_an_execution_status_change_is_refused_naming_the_f
     # When it is handled / Then it is refused, naming detail-type
     with pytest.raises(InvalidStateEvent, match="detail-type"):
         handle(event, runtime)
+
+
+GUIDE_EVENTS = json.loads(
+    (PROJECT_ROOT / "tests" / "fixtures" / "stepfunctions" / "execution-status-change-events.json").read_text(
+        encoding="utf-8"
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("status", "recorded"), [("FAILED", "FAILED"), ("TIMED_OUT", "TIMED_OUT"), ("ABORTED", "CANCELLED")]
+)
+def test_the_developer_guides_own_events_record_the_run_the_execution_is_named_for(
+    runtime: StepRuntime, status: str, recorded: str
+) -> None:
+    # Given a run stored under the name of the guide's execution, still open
+    create_run(
+        runtime,
+        messages=[ChatMessage(role="user", content="q")],
+        owner="alice",
+        profile="default",
+        run_id="execution-name",
+    )
+    # When the guide's event for that status arrives (no error, no cause, an input that names no run)
+    result = handle(GUIDE_EVENTS[status], runtime)
+    # Then the run is found by the execution's name and recorded
+    assert result == {"run_id": "execution-name", "status": recorded, "recorded": True}
+
+
+@pytest.mark.parametrize("status", ["RUNNING", "SUCCEEDED"])
+def test_the_developer_guides_other_events_are_refused_naming_the_status(runtime: StepRuntime, status: str) -> None:
+    # When an event the template's rule never sends arrives / Then it is refused, naming detail.status
+    with pytest.raises(InvalidStateEvent, match=r"detail\.status"):
+        handle(GUIDE_EVENTS[status], runtime)
