@@ -66,12 +66,17 @@ def test_a_failing_target_does_not_change_the_execution() -> None:
     # Given a target that fails
     rules = execution_rules(SamTemplate.load(PROJECT_ROOT / "template.yaml"), {"AgentStateMachine": MACHINE_ARN})
 
+    attempted: list[str] = []
+
     def failing(function: str, event: Any) -> Any:
+        attempted.append(function)
         raise RuntimeError("the store is down")
 
     publisher = ExecutionEndPublisher(rules, failing, state_machine_arn=MACHINE_ARN)
-    # When an execution's end is published / Then nothing is raised to the execution
+    # When an execution's end is published
     publisher(ended("FAILED"), "{}")
+    # Then the target was invoked once and its failure was not raised to the execution
+    assert attempted == ["ExecutionEndedFunction"]
 
 
 def test_patterns_match_exact_values_at_any_depth() -> None:
