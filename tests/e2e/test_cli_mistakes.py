@@ -155,3 +155,119 @@ def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_lin
         (line,) = completed.stderr.splitlines()
         assert f"127.0.0.1:{port} cannot be reached" in line
         assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
+
+
+# The console script users run (as `python -m stepwise.cli`, the CLI module would be loaded twice).
+STEPWISE = str(Path(sys.executable).with_name("stepwise"))
+
+
+def _stepwise(*arguments: str) -> subprocess.CompletedProcess[str]:
+    """The `stepwise` command as a user runs it, in its own process."""
+    return subprocess.run(
+        [STEPWISE, *arguments],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("port", ["99999", "-1"])
+def test_a_port_outside_the_tcp_range_is_one_line_naming_the_option(port: str) -> None:
+    # When serve is given a port no socket can have
+    completed = _stepwise("serve", "--port", port)
+    # Then it exits 2 with one line naming the option and its range, before anything starts
+    assert completed.returncode == 2
+    (line,) = completed.stderr.splitlines()
+    assert "--port" in line and "0..65535" in line
+
+
+def test_a_table_name_dynamodb_refuses_is_one_line_naming_the_option() -> None:
+    # When demo is given a table name with a space and a '!'
+    completed = _stepwise("demo", "--table-name", "bad name!")
+    # Then it exits 2 with one line naming the option and the rule, before any store starts
+    assert completed.returncode == 2
+    (line,) = completed.stderr.splitlines()
+    assert "--table-name" in line and "3 to 255" in line
+
+
+def test_a_data_dir_that_is_a_file_is_one_line_naming_the_option(tmp_path: Path) -> None:
+    # Given a regular file
+    taken = tmp_path / "a-file"
+    taken.write_text("", encoding="utf-8")
+    # When demo is asked to keep its store there
+    completed = _stepwise("demo", "--data-dir", str(taken))
+    # Then it exits 2 with one line naming the option and why
+    assert completed.returncode == 2
+    assert completed.stderr.splitlines() == [f"stepwise: --data-dir {taken}: not a folder"]
+
+
+def test_a_data_dir_that_cannot_be_created_is_one_line_naming_the_option(tmp_path: Path) -> None:
+    # Given a folder path under a regular file
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    impossible = tmp_path / "a-file" / "store"
+    # When demo is asked to keep its store there
+    completed = _stepwise("demo", "--data-dir", str(impossible))
+    # Then it exits 2 with one line naming the option and the system's reason
+    assert completed.returncode == 2
+    assert completed.stderr.splitlines() == [
+        f"stepwise: --data-dir {impossible}: cannot create the folder: Not a directory"
+    ]
+
+
+def test_a_reader_of_stdout_that_goes_away_ends_the_command_quietly(
+    dynamodb_local: str, unique_table_name: str
+) -> None:
+    # Given a pipe for stdout whose reader is gone before anything is written (`stepwise demo | true`)
+    reader, writer = os.pipe()
+    os.close(reader)
+    # When the demo runs into it
+    try:
+        completed = subprocess.run(
+            [
+                *(STEPWISE, "demo"),
+                *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+            ],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=PROJECT_ROOT,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    # Then it stops with a shell's SIGPIPE status and no traceback
+    assert completed.returncode == 141
+    assert "Traceback" not in completed.stderr and "BrokenPipeError" not in completed.stderr
+
+
+def test_invoking_an_unknown_function_does_not_suggest_seeding_a_run(
+    dynamodb_local: str, unique_table_name: str
+) -> None:
+    # When invoke names a function template.yaml does not have
+    completed = _stepwise(
+        *("invoke", "NoSuchFunction", "-e", "events/parse.json"),
+        *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+    )
+    # Then the error names the function, and no hint about --seed-run follows it
+    assert completed.returncode == 1
+    assert "Function not found: NoSuchFunction" in completed.stdout
+    assert "--seed-run" not in completed.stderr
+
+
+def test_invoking_a_step_event_whose_run_is_not_stored_suggests_seeding_it(
+    dynamodb_local: str, unique_table_name: str
+) -> None:
+    # When a step event is invoked against a store without the run it names
+    completed = _stepwise(
+        *("invoke", "ParseFunction", "-e", "events/parse.json"),
+        *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+    )
+    # Then the error names the missing run, and one line says how to build it first
+    assert completed.returncode == 1
+    assert json.loads(completed.stdout)["errorType"] == "RunNotFound"
+    assert (
+        completed.stderr.splitlines()[-1] == "stepwise: a step event needs its run stored; --seed-run builds it first"
+    )

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from stepwise.errors import StepwiseError
+from stepwise.errors import RunNotFound, StepwiseError
 from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
 from stepwise.models.run import RunLimits
 
 DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
+# A shell's exit status for a process ended by SIGPIPE (128 + 13): what `stepwise demo | head` reports.
+BROKEN_PIPE_EXIT = 141
 
 
 def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool) -> int:
@@ -196,7 +199,7 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
             result = local.environment.invoke(args.logical_id, event)
         except Exception as exc:
             print(json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc)}), file=out)
-            if not args.seed_run:
+            if isinstance(exc, RunNotFound) and not args.seed_run:
                 print("stepwise: a step event needs its run stored; --seed-run builds it first", file=sys.stderr)
             return 1
         print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
@@ -267,6 +270,11 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     except StepwiseError as exc:
         print(f"stepwise: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # stdout's reader went away (`stepwise demo | head`): stop quietly. stdout then points at /dev/null
+        # so the interpreter's last flush of it does not fail again on exit (as Python's signal docs advise).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return BROKEN_PIPE_EXIT
     return code
 
 

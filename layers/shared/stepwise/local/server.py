@@ -48,6 +48,7 @@ __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_ev
 
 API_FUNCTION = "ApiFunction"
 DEFAULT_PORT = 8080
+MAX_PORT = 65535
 # Measured on 2 cores (docs/performance.md, "Where a burst's time goes"): the handlers' CPU on the other core.
 DEFAULT_LAMBDA_WORKERS = 2
 
@@ -190,7 +191,9 @@ class LocalApi:
 def add_serve_command(subparsers: Any) -> None:
     """Register `stepwise serve` on the CLI's subcommands."""
     serve = subparsers.add_parser("serve", help="serve the HTTP API on 127.0.0.1, as API Gateway does")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--port", type=port_number, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})"
+    )
     serve.add_argument("--demo", action="store_true", help="serve config/demo.yaml with the example tool API")
     serve.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
     add_store_arguments(serve)
@@ -218,6 +221,17 @@ def worker_count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def port_number(text: str) -> int:
+    """`--port`: a TCP port, 0 (any free one) to 65535 (argparse reports a bad one in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..{MAX_PORT}")
     return value
 
 
