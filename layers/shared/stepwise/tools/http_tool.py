@@ -2,7 +2,7 @@
 
 Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
 ``#``, ``@`` or ``/`` stay inside their segment; a ``multi_segment`` one keeps its ``/`` and has each
-segment encoded, dot segments included, so it cannot climb out of the endpoint's path); the rest go
+segment encoded; a ``.`` or ``..`` segment is refused, so no value climbs out of the endpoint's path); the rest go
 where the endpoint's ``bindings`` say (query, header, a JSON body field or the whole JSON body), by
 default to the query string (GET, DELETE)
 or a JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any.
@@ -290,17 +290,12 @@ def _path_value(name: str, arguments: dict[str, Any], binding: ArgumentBinding |
     text = _as_text(value)
     if not text:
         raise ToolError(f"invalid arguments: path parameter {name} is empty")
-    if binding is not None and binding.multi_segment:
-        return "/".join(_path_segment(segment) for segment in text.split("/"))
-    return _path_segment(text)
-
-
-def _path_segment(text: str) -> str:
-    if text and set(text) == {"."}:
-        # "." and ".." are dot segments that URL normalisation would resolve (climbing out of the
-        # endpoint's path with a multi-segment argument); encode them as data.
-        return "%2E" * len(text)
-    return quote(text, safe="")
+    segments = text.split("/") if binding is not None and binding.multi_segment else [text]
+    if any(segment in (".", "..") for segment in segments):
+        # Dot segments are resolved by URL normalisation (RFC 3986, nginx), even percent-encoded, so
+        # they would climb out of the endpoint's path on the server; no encoding makes them data.
+        raise ToolError(f"invalid arguments: path parameter {name} must not contain '.' or '..' segments")
+    return "/".join(quote(segment, safe="") for segment in segments)
 
 
 def _query_pairs(name: str, value: object, binding: ArgumentBinding | None) -> list[tuple[str, str]]:
