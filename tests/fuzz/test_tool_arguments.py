@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -148,12 +147,13 @@ def tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolsUnderTest]:
         {"toolName": "place_order", "method": "POST", "path": "/orders", "parameter": ORDER_SCHEMA},
     ]
     bookings: list[dict[str, Any]] = []
-    with ScriptableToolServer() as server, httpx.Client(follow_redirects=False, trust_env=False) as client:
+    with ScriptableToolServer() as server:
         config = parse_tools_config({"apis": [{"url": server.url, "internal": True, "tools": api_tools}]})
-        http_tools = build_tool_registry(config, config_dir=Path(tmp_path_factory.mktemp("tools")), http_client=client)
+        http_tools = build_tool_registry(config, config_dir=Path(tmp_path_factory.mktemp("tools")))
         every_tool: list[Tool] = [found for name in http_tools.names() if (found := http_tools.get(name)) is not None]
         registry = ToolRegistry([*every_tool, recording_booking_tool(bookings)])
         yield ToolsUnderTest(ToolInvoker(registry), server, bookings)
+        http_tools.close()
 
 
 def tool_call(name: str, arguments: dict[str, Any]) -> ToolCall:

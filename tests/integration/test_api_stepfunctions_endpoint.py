@@ -291,3 +291,21 @@ def test_an_execution_the_endpoint_shutdown_interrupts_is_not_reported_ended() -
     # Then nothing was reported: its run stays open for the next start to resume
     assert drained is True
     assert ended == []
+
+
+def test_an_execution_the_engine_cannot_run_is_reported_ended_failed() -> None:
+    # Given an engine that breaks on every execution (its listener fails, as a trace printer whose pipe
+    # closed does), on an endpoint that reports ended executions
+    def broken_listener(event: Any) -> None:
+        raise BrokenPipeError("the trace's reader went away")
+
+    machine = LocalStateMachine(WAITING_MACHINE, Work(), name="agent", listener=broken_listener)
+    ended: list[tuple[str, str | None, str]] = []
+    with StepFunctionsEndpoint(max_concurrent_executions=1) as endpoint:
+        endpoint.attach(machine, on_end=lambda result, text: ended.append((result.status, result.error, text)))
+        # When an execution is started
+        arn = executions(endpoint, machine).start("run-1", {"n": 1})
+        described = described_when_done(client(endpoint), arn)
+    # Then it is described FAILED and its end is reported, so the run it carries is recorded as ended
+    assert (described["status"], described["error"]) == ("FAILED", "States.Runtime")
+    assert ended == [("FAILED", "States.Runtime", '{"n": 1}')]

@@ -1,4 +1,4 @@
-"""Fixtures for tool tests: loopback tool servers, an HTTP client, and an invoker builder."""
+"""Fixtures for tool tests: loopback tool servers, per-origin HTTP clients, and an invoker builder."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import parse_tools_config
 from stepwise.credentials import SecretResolver
-from stepwise.tools import ToolInvoker, build_tool_registry
+from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
+from stepwise.tools.http_clients import ClientsByOrigin
 from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker
 
@@ -31,15 +31,17 @@ def attacker_server() -> Iterator[ScriptableToolServer]:
 
 
 @pytest.fixture
-def http_client() -> Iterator[httpx.Client]:
-    """The client tools send with; closed after the test."""
-    with httpx.Client(follow_redirects=False, trust_env=False) as client:
-        yield client
+def http_clients() -> Iterator[ClientsByOrigin]:
+    """The per-origin clients tools send with; closed after the test."""
+    clients = ClientsByOrigin()
+    yield clients
+    clients.close()
 
 
 @pytest.fixture
-def make_invoker(http_client: httpx.Client, tmp_path: Path) -> MakeInvoker:
-    """Build an invoker from raw configuration, the way the ToolInvoke step will."""
+def make_invoker(tmp_path: Path) -> Iterator[MakeInvoker]:
+    """Build an invoker from raw configuration, the way the ToolInvoke step will; registries closed after."""
+    built: list[ToolRegistry] = []
 
     def build(
         raw_config: dict[str, Any],
@@ -51,9 +53,11 @@ def make_invoker(http_client: httpx.Client, tmp_path: Path) -> MakeInvoker:
         registry = build_tool_registry(
             parse_tools_config(raw_config),
             config_dir=config_dir or tmp_path,
-            http_client=http_client,
             secret_resolver=secret_resolver,
         )
+        built.append(registry)
         return ToolInvoker(registry, **invoker_options)
 
-    return build
+    yield build
+    for registry in built:
+        registry.close()

@@ -6,7 +6,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import parse_tools_config
@@ -61,12 +60,12 @@ def test_convert_currency_uses_the_fixed_rates(example_invoker: ToolInvoker) -> 
     }
 
 
-def test_the_example_tools_config_describes_both_tools(tmp_path: Path, http_client: httpx.Client) -> None:
+def test_the_example_tools_config_describes_both_tools(tmp_path: Path) -> None:
     # Given the example configuration for some URL
     config = parse_tools_config({"apis": [example_tools_config("http://127.0.0.1:9")]})
 
     # When a registry is built from it
-    registry = build_tool_registry(config, config_dir=tmp_path, http_client=http_client)
+    registry = build_tool_registry(config, config_dir=tmp_path)
 
     # Then it offers the two demo tools with their required arguments
     specs = {spec.name: spec for spec in registry.specs()}

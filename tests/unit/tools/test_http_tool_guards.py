@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import ApiConfig
 from stepwise.credentials import SecretResolver
 from stepwise.tools.guards import TargetRefused, refusal_reason
+from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tool_server import Redirect, ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint
@@ -89,14 +89,14 @@ def test_the_cloud_metadata_address_is_refused(make_invoker: MakeInvoker) -> Non
 
 
 def test_a_name_that_also_resolves_to_a_private_address_is_refused(
-    http_client: httpx.Client, tool_server: ScriptableToolServer
+    http_clients: ClientsByOrigin, tool_server: ScriptableToolServer
 ) -> None:
     # Given a host name whose DNS answer mixes a public and a private address
     api = ApiConfig.model_validate(api_entry("http://rebind.test/v1", [endpoint("fetch", "/resource")], internal=False))
     tool = HttpTool(
         api,
         api.tools[0],
-        http_client=http_client,
+        http_clients=http_clients,
         secret_resolver=SecretResolver(),
         host_resolver=lambda host, port: ["93.184.216.34", "10.0.0.7"],
     )

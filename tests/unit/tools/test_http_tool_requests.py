@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import ApiConfig
 from stepwise.credentials import SecretResolver
+from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tool_server import ScriptableToolServer
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint, string_properties
@@ -141,7 +141,7 @@ def test_the_api_key_in_the_query_wins_over_an_argument_of_the_same_name(
 
 
 def test_a_non_internal_api_connects_to_the_checked_address_with_the_original_host_header(
-    tool_server: ScriptableToolServer, http_client: httpx.Client
+    tool_server: ScriptableToolServer, http_clients: ClientsByOrigin
 ) -> None:
     # Given a named host whose first address refuses connections and second is the tool server,
     # with an address policy that admits loopback (as a public address would be admitted)
@@ -151,7 +151,7 @@ def test_a_non_internal_api_connects_to_the_checked_address_with_the_original_ho
     tool = HttpTool(
         api,
         api.tools[0],
-        http_client=http_client,
+        http_clients=http_clients,
         secret_resolver=SecretResolver(),
         host_resolver=lambda host, port: ["127.0.0.2", "127.0.0.1"] if host == "tools.test" else [],
         address_policy=lambda address: None,

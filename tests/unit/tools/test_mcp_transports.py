@@ -10,8 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from mcp.server.mcpserver import MCPServer
+from moto import mock_aws
 
 from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
@@ -95,6 +97,36 @@ def test_a_stdio_server_that_exits_at_once_is_reported_with_what_it_wrote() -> N
     # Then the error names the command line and quotes its stderr
     assert str(error.value).startswith(f"mcp {sys.executable} -c ")
     assert str(error.value).endswith("it wrote: no such server here")
+
+
+def failing_with_env(name: str) -> dict[str, Any]:
+    """A stdio entry whose command writes the value of its environment variable ``name`` to stderr and exits."""
+    script = f"import os, sys; sys.exit('auth failed for token ' + os.environ[{name!r}])"
+    return {"command": sys.executable, "args": ["-c", script]}
+
+
+def test_a_literal_env_credential_is_redacted_from_the_quoted_stderr() -> None:
+    # Given a stdio server given its token in env, which writes it to stderr and exits
+    entry = {**failing_with_env("GH_TOKEN"), "env": {"GH_TOKEN": "ghp_literal-token-4d9e1a"}}
+    # When the registry is built
+    with pytest.raises(ConfigError) as error:
+        build(entry)
+    # Then the quoted stderr holds the redaction mark, not the token
+    assert str(error.value).endswith("it wrote: auth failed for token ***")
+
+
+def test_an_env_value_may_be_an_ssm_reference_resolved_and_redacted() -> None:
+    # Given a token stored in SSM and a stdio server given the reference in env
+    with mock_aws():
+        boto3.client("ssm", region_name="us-east-1").put_parameter(
+            Name="/stepwise/gh-token", Value="ghp_from-ssm-7c21b0", Type="SecureString"
+        )
+        entry = {**failing_with_env("GH_TOKEN"), "env": {"GH_TOKEN": "ssm:/stepwise/gh-token"}}
+        # When the registry is built
+        with pytest.raises(ConfigError) as error:
+            build(entry)
+    # Then the server received the stored token (it wrote something redacted), which is not quoted
+    assert str(error.value).endswith("it wrote: auth failed for token ***")
 
 
 def test_a_stdio_command_that_does_not_exist_is_reported_as_not_started(tmp_path: Path) -> None:

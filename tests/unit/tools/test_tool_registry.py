@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import parse_tools_config
@@ -107,16 +106,14 @@ def test_an_unknown_builtin_is_a_config_error(config_dir: Path) -> None:
         build_tool_registry(parse_tools_config({"builtin": ["web_search"]}), config_dir=config_dir)
 
 
-def test_a_python_tool_with_the_name_of_an_http_tool_is_a_config_error(
-    config_dir: Path, http_client: httpx.Client
-) -> None:
+def test_a_python_tool_with_the_name_of_an_http_tool_is_a_config_error(config_dir: Path) -> None:
     # Given an API tool named shout and a deployer module that also defines shout
     module = write_module(config_dir, DEPLOYER_MODULE)
     raw = {"apis": [api_entry("https://api.example.com", [endpoint("shout", "/shout")])], "python": [module]}
 
     # When the registry is built, then the clash is named with both sources
     with pytest.raises(ConfigError, match=f"python module {module}: tool shout is already defined by api"):
-        build_tool_registry(parse_tools_config(raw), config_dir=config_dir, http_client=http_client)
+        build_tool_registry(parse_tools_config(raw), config_dir=config_dir)
 
 
 def test_a_module_missing_from_the_config_directory_is_a_config_error(config_dir: Path) -> None:

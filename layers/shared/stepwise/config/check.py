@@ -23,7 +23,7 @@ from stepwise.config.model import ToolSearch
 from stepwise.credentials import SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
-from stepwise.tools.registry import build_tool_registry, default_http_client
+from stepwise.tools.registry import build_tool_registry
 
 
 @dataclass(frozen=True)
@@ -99,14 +99,10 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
     """Validate the file and build its tools as a container would; `ConfigError` at the first problem."""
     loaded = read_config_file(path, environ=environ)
     config, kind, notes = loaded.config, loaded.kind, loaded.notes
-    with default_http_client() as http_client:
-        registry = build_tool_registry(
-            config.tools,
-            config_dir=path.resolve().parent,
-            http_client=http_client,
-            secret_resolver=SecretResolver(),
-            s3_client=s3_client,
-        )
+    registry = build_tool_registry(
+        config.tools, config_dir=path.resolve().parent, secret_resolver=SecretResolver(), s3_client=s3_client
+    )
+    registry.close()
     profiles: dict[str, ProfileTools] = {}
     for name, profile in config.profiles.items():
         try:

@@ -209,11 +209,21 @@ class StepFunctionsEndpoint:
     def _run(self, machine: LocalStateMachine, execution: _Execution) -> None:
         try:
             result = machine.start_execution(execution.name, json.loads(execution.input_text), stop=execution.stop)
-        except Exception as exc:  # the engine itself broke: report it as the service would, as a failure
+        except Exception as exc:
+            # The engine itself broke: a failure, reported and delivered as the service reports one, so that
+            # the run is recorded as ended (ExecutionEnded) rather than left open.
             logger.exception("local execution failed to run", extra={"execution": execution.name})
-            execution.status, execution.error, execution.cause = "FAILED", "States.Runtime", str(exc)
-            execution.stopped_at = datetime.now(UTC)
-            return
+            result = ExecutionResult(
+                execution_arn=execution.arn,
+                name=execution.name,
+                status="FAILED",
+                output=None,
+                error="States.Runtime",
+                cause=str(exc),
+                started_at=execution.started_at,
+                stopped_at=datetime.now(UTC),
+                history=[],
+            )
         with self._lock:
             interrupted = execution.stop.is_set() and execution.status == "RUNNING"
             execution.finish(result)

@@ -157,7 +157,6 @@ class StepRuntime:
                 self._tools = build_tool_registry(
                     self.config.tools,
                     config_dir=self.config_dir,
-                    http_client=self._http_client,
                     secret_resolver=resolver,
                 )
             return self._tools

@@ -11,7 +11,8 @@ wins over an argument of the same name.
 
 For APIs that are not ``internal``, the host is resolved once, checked, and the connection is made to
 that very address (with the original Host header and TLS server name), so a second DNS answer cannot
-slip in a private address between the check and the connection.
+slip in a private address between the check and the connection. Connections come from the origin's own
+client (`ClientsByOrigin`), never one opened for another host at the same address.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from stepwise.tools.guards import (
     refusal_reason,
     system_resolver,
 )
+from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_response import DeadlinePassed, describe_body, error_snippet, read_capped_body
 from stepwise.tools.request_body import encoded_body
 
@@ -62,7 +64,7 @@ class HttpTool:
         api: ApiConfig,
         endpoint: HttpToolConfig,
         *,
-        http_client: httpx.Client,
+        http_clients: ClientsByOrigin,
         secret_resolver: SecretResolver,
         host_resolver: HostResolver = system_resolver,
         address_policy: AddressPolicy = refusal_reason,
@@ -70,7 +72,7 @@ class HttpTool:
     ) -> None:
         self._api = api
         self._endpoint = endpoint
-        self._client = http_client
+        self._clients = http_clients
         self._secrets = secret_resolver
         self._host_resolver = host_resolver
         self._address_policy = address_policy
@@ -226,7 +228,9 @@ class HttpTool:
         content: bytes | None = None
         if json_body is not _NO_BODY:
             content, request_headers["Content-Type"] = encoded_body(json_body, self._endpoint.body_encoding)
-        request = self._client.build_request(
+        # Redirects stay on this origin, so the origin's own client serves every request of a call.
+        client = self._clients.client_for(self._origin)
+        request = client.build_request(
             method,
             connect_url,
             headers=request_headers,
@@ -234,7 +238,7 @@ class HttpTool:
             timeout=httpx.Timeout(remaining),
             extensions=extensions,
         )
-        return self._client.send(request, stream=True, follow_redirects=False)
+        return client.send(request, stream=True, follow_redirects=False)
 
     def _redirect_target(self, current: httpx.URL, location: str) -> httpx.URL:
         try:

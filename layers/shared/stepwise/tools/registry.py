@@ -20,7 +20,7 @@ from stepwise.tools.tool_budget import held_to_budget
 if TYPE_CHECKING:
     # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
     # a ToolInvoke container with built-in or Python tools only never needs them (cold start)
-    import httpx
+    from stepwise.tools.http_clients import ClientFactory, ClientsByOrigin
 
 
 class ToolRegistry:
@@ -37,6 +37,7 @@ class ToolRegistry:
         redactor: Redactor | None = None,
         notes: Iterable[str] = (),
         approvals: Mapping[str, int] | None = None,
+        http_clients: ClientsByOrigin | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
         for each in tools:
@@ -47,6 +48,12 @@ class ToolRegistry:
         self.redactor = redactor if redactor is not None else Redactor()
         self.notes = list(notes)
         self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
+        self._http_clients = http_clients
+
+    def close(self) -> None:
+        """Close the HTTP clients this registry's tools connect with (registries derived from it share them)."""
+        if self._http_clients is not None:
+            self._http_clients.close()
 
     def approval_timeout(self, name: str) -> int | None:
         """How long a call of the tool `name` waits for approval, or None when it runs without one."""
@@ -90,12 +97,17 @@ class ToolRegistry:
             [each for name, each in self._tools.items() if name in allowed],
             redactor=self.redactor,
             approvals=self._approvals,
+            http_clients=self._http_clients,
         )
 
     def with_tools(self, extra: Iterable[Tool]) -> ToolRegistry:
         """This registry with ``extra`` tools after its own (a profile's `find_tools`); same redactor."""
         return ToolRegistry(
-            [*self._tools.values(), *extra], redactor=self.redactor, notes=self.notes, approvals=self._approvals
+            [*self._tools.values(), *extra],
+            redactor=self.redactor,
+            notes=self.notes,
+            approvals=self._approvals,
+            http_clients=self._http_clients,
         )
 
     def __len__(self) -> int:
@@ -105,22 +117,11 @@ class ToolRegistry:
         return name in self._tools
 
 
-def default_http_client() -> httpx.Client:
-    """The client HTTP tools use when none is given.
-
-    Redirects are followed by the tool itself, after its origin check. Proxy settings from the
-    environment are ignored because the tool connects to the address it has checked.
-    """
-    import httpx
-
-    return httpx.Client(follow_redirects=False, trust_env=False)
-
-
 def build_tool_registry(
     config: ToolsConfig,
     *,
     config_dir: Path,
-    http_client: httpx.Client | None = None,
+    http_client_factory: ClientFactory | None = None,
     secret_resolver: SecretResolver | None = None,
     s3_client: Any = None,
 ) -> ToolRegistry:
@@ -130,34 +131,38 @@ def build_tool_registry(
     made on first use — or https) and MCP servers are asked for their tools here, once per container.
     Raises `ConfigError` for a document that cannot be imported, an MCP server that cannot be listed, an
     unknown built-in, a Python module that cannot be loaded, or a tool name used twice across sources.
-    Secrets are not fetched here but at call time (and then cached).
+    Secrets are not fetched here but at call time (and then cached). HTTP tools connect with one client
+    per origin, made by ``http_client_factory`` (default: `default_http_client`) on first use and closed
+    by the registry's `close`.
     """
     resolver = secret_resolver if secret_resolver is not None else SecretResolver()
     collected = _CollectedTools()
+    clients: ClientsByOrigin | None = None
     if config.apis or config.openapi:
+        from stepwise.tools.http_clients import ClientsByOrigin, default_http_client
         from stepwise.tools.http_tool import HttpTool
 
-        client = http_client if http_client is not None else default_http_client()
+        clients = ClientsByOrigin(http_client_factory or default_http_client)
         for index, api in enumerate(config.apis):
             with _unusable_as(f"tools.apis.{index}"):
                 tools = [
-                    HttpTool(api, endpoint, http_client=client, secret_resolver=resolver) for endpoint in api.tools
+                    HttpTool(api, endpoint, http_clients=clients, secret_resolver=resolver) for endpoint in api.tools
                 ]
             for tool, endpoint in zip(tools, api.tools, strict=True):
                 collected.add(tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint))
-    if config.openapi:
-        # only a configuration with OpenAPI sources loads the importer
-        from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
+        if config.openapi:
+            # only a configuration with OpenAPI sources loads the importer
+            from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
 
-        loader = DocumentLoader(config_dir=config_dir, http_client=client, s3_client=s3_client)
-        for index, source in enumerate(config.openapi):
-            with _unusable_as(f"tools.openapi.{index}"):
-                imported, notes = import_openapi_tools(
-                    source, loader=loader, http_client=client, secret_resolver=resolver
-                )
-            for tool in imported:
-                collected.add(tool, f"openapi {source.describe()}", approval=source.approval_timeout())
-            collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
+            loader = DocumentLoader(config_dir=config_dir, s3_client=s3_client)
+            for index, source in enumerate(config.openapi):
+                with _unusable_as(f"tools.openapi.{index}"):
+                    imported, notes = import_openapi_tools(
+                        source, loader=loader, http_clients=clients, secret_resolver=resolver
+                    )
+                for tool in imported:
+                    collected.add(tool, f"openapi {source.describe()}", approval=source.approval_timeout())
+                collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
         # only a configuration with MCP servers loads the MCP client
         from stepwise.tools.mcp import load_mcp_tools
@@ -182,7 +187,11 @@ def build_tool_registry(
     if budget_notes:
         logger.info("tool schemas trimmed or left out", extra={"changed": len(budget_notes)})
     return ToolRegistry(
-        fitted, redactor=resolver.redactor, notes=collected.notes + budget_notes, approvals=collected.approvals
+        fitted,
+        redactor=resolver.redactor,
+        notes=collected.notes + budget_notes,
+        approvals=collected.approvals,
+        http_clients=clients,
     )
 
 

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from stepwise.config.tool_sources import parse_tools_config
@@ -27,7 +26,7 @@ ImportReal = Callable[..., ToolRegistry]
 
 
 @pytest.fixture
-def import_source(http_client: httpx.Client) -> ImportSource:
+def import_source() -> ImportSource:
     """Build a registry from one ``openapi:`` entry; documents are read from the fixtures directory."""
 
     def build(
@@ -40,7 +39,6 @@ def import_source(http_client: httpx.Client) -> ImportSource:
         return build_tool_registry(
             parse_tools_config({"openapi": [entry]}),
             config_dir=config_dir,
-            http_client=http_client,
             secret_resolver=secret_resolver,
             s3_client=s3_client,
         )
@@ -70,18 +68,19 @@ def import_real(
     keywords (``include``, ``exclude``) go into the source's entry.
     """
     directory = tmp_path_factory.mktemp("real-openapi")
-    with httpx.Client(follow_redirects=False, trust_env=False) as client:
+    built: list[ToolRegistry] = []
 
-        def build(name: str, **entry: Any) -> ToolRegistry:
-            document = directory / name
-            if not document.exists():
-                document.write_bytes(gzip.decompress((REAL / f"{name}.gz").read_bytes()))
-            source = {"source": name, "baseUrl": real_api_server.url, "internal": True, **entry}
-            return build_tool_registry(
-                parse_tools_config({"openapi": [source]}), config_dir=directory, http_client=client
-            )
+    def build(name: str, **entry: Any) -> ToolRegistry:
+        document = directory / name
+        if not document.exists():
+            document.write_bytes(gzip.decompress((REAL / f"{name}.gz").read_bytes()))
+        source = {"source": name, "baseUrl": real_api_server.url, "internal": True, **entry}
+        built.append(build_tool_registry(parse_tools_config({"openapi": [source]}), config_dir=directory))
+        return built[-1]
 
-        yield build
+    yield build
+    for registry in built:
+        registry.close()
 
 
 def sent_by(

@@ -181,7 +181,7 @@ def test_schemas_that_expand_beyond_the_size_limit_are_refused(import_source: Im
     assert message == "openapi inline document: operation bomb: the schemas are larger than 20000 nodes"
 
 
-def test_an_imported_name_that_another_source_already_uses_is_refused(http_client: Any) -> None:
+def test_an_imported_name_that_another_source_already_uses_is_refused() -> None:
     # Given a built-in calculator and a document with an operation called calculator
     paths = {"/calc": {"get": {"operationId": "calculator"}}}
     config = parse_tools_config(
@@ -189,7 +189,7 @@ def test_an_imported_name_that_another_source_already_uses_is_refused(http_clien
     )
     # When the registry is built
     with pytest.raises(ConfigError) as error:
-        build_tool_registry(config, config_dir=FIXTURES, http_client=http_client)
+        build_tool_registry(config, config_dir=FIXTURES)
     # Then the error names both sources
     assert str(error.value) == "builtin: tool calculator is already defined by openapi inline document"
 

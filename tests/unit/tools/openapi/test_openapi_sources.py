@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import httpx
 import pytest
 import yaml
 from moto import mock_aws
@@ -57,9 +56,7 @@ def test_a_missing_s3_object_is_a_config_error_naming_it(import_source: ImportSo
     assert str(error.value) == f"openapi s3://{BUCKET}/specs/missing.yaml: cannot read the S3 object: NoSuchKey"
 
 
-def test_a_url_is_fetched_once_for_every_source_that_names_it(
-    tool_server: ScriptableToolServer, http_client: httpx.Client
-) -> None:
+def test_a_url_is_fetched_once_for_every_source_that_names_it(tool_server: ScriptableToolServer) -> None:
     # Given a server publishing the document, named by two sources with different filters
     tool_server.on("/specs/weather.json", Json(weather_document()))
     url = f"{tool_server.url}/specs/weather.json"
@@ -72,7 +69,7 @@ def test_a_url_is_fetched_once_for_every_source_that_names_it(
         }
     )
     # When the registry is built
-    registry = build_tool_registry(config, config_dir=FIXTURES, http_client=http_client)
+    registry = build_tool_registry(config, config_dir=FIXTURES)
     # Then the document was fetched once and both sources' tools exist
     assert [request.path for request in tool_server.requests] == ["/specs/weather.json"]
     assert registry.names() == ["get_weather_now", "get_weather_daily_json", "placeDetails"]

@@ -9,7 +9,8 @@ Guards: the server's host is checked before every session (loopback, private and
 are refused unless the server is ``internal``); the SDK itself follows redirects only within the
 endpoint's origin; the SSE event size is capped. The credential is resolved per session, so a rotated
 secret is picked up when its cache expires. A stdio server is started for the session and stopped
-after it (by the SDK); what it writes to stderr is kept and its end quoted when the session fails.
+after it (by the SDK); its ``env`` values are resolved like credentials and known to the redactor before
+it starts, and what it writes to stderr is kept and its end quoted (redacted) when the session fails.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import anyio
 import httpx
 
 from stepwise.config.tool_sources import McpServerConfig
-from stepwise.credentials import Redactor, SecretResolver, SecretUnavailable
+from stepwise.credentials import MIN_REDACTED_LENGTH, Redactor, SecretReference, SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
     AddressPolicy,
@@ -120,7 +121,7 @@ class McpClient:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             parameters = StdioServerParameters(
-                command=config.command or "", args=config.args, env=config.env or None, cwd=config.cwd
+                command=config.command or "", args=config.args, env=self._environment() or None, cwd=config.cwd
             )
             return stdio_client(parameters, errlog=server_stderr)
         self._check_target()
@@ -155,6 +156,25 @@ class McpClient:
             http_client(headers=headers, timeout=httpx2.Timeout(config.timeout_seconds))
         )
         return streamable_http_client(url, http_client=http, max_sse_event_size=config.max_response_bytes)
+
+    def _environment(self) -> dict[str, str]:
+        """A stdio server's ``env``, each value resolved (literal, ``ssm:``, ``secretsmanager:``) and redacted.
+
+        ``env`` is where a stdio server's credential goes, and the server's stderr is quoted in errors, so
+        every value is known to the redactor before the process starts. A literal shorter than
+        `MIN_REDACTED_LENGTH` (``TZ: UTC``) is a setting, not a credential: redacting it would mangle text.
+        """
+        environment: dict[str, str] = {}
+        for name, value in self.config.env.items():
+            reference = SecretReference.parse(value)
+            if reference.source == "literal" and len(value) < MIN_REDACTED_LENGTH:
+                environment[name] = value
+                continue
+            try:
+                environment[name] = self._secrets.resolve(value)
+            except SecretUnavailable as exc:
+                raise ToolError(f"env {name} of this MCP server is unavailable: {exc}") from None
+        return environment
 
     def _check_target(self) -> None:
         if self.config.internal:

@@ -4,8 +4,8 @@ Each selected operation becomes one tool: its name from ``operationId`` (else me
 description from ``summary``/``description``, its arguments one JSON-schema object of the path, query
 and header parameters plus the JSON request body under ``body``::
 
-    loader = DocumentLoader(config_dir=config_dir, http_client=client)
-    tools = import_openapi_tools(source, loader=loader, http_client=client, secret_resolver=resolver)
+    loader = DocumentLoader(config_dir=config_dir)
+    tools = import_openapi_tools(source, loader=loader, http_clients=ClientsByOrigin(), secret_resolver=resolver)
 """
 
 from stepwise.tools.openapi.importer import base_url_for, import_openapi_tools, openapi_api_config

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 from pydantic import ValidationError
 
 from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, HttpToolConfig, validated_http_url
@@ -16,6 +15,7 @@ from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
 from stepwise.observability import logger
 from stepwise.tools.guards import HostResolver, system_resolver
+from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.openapi.loader import DocumentLoader, LoadedDocument
 from stepwise.tools.openapi.operations import endpoint_for, list_operations, select_operations, unique_names
@@ -41,7 +41,7 @@ def import_openapi_tools(
     source: OpenApiSourceConfig,
     *,
     loader: DocumentLoader,
-    http_client: httpx.Client,
+    http_clients: ClientsByOrigin,
     secret_resolver: SecretResolver,
     host_resolver: HostResolver = system_resolver,
 ) -> tuple[list[HttpTool], list[str]]:
@@ -53,7 +53,7 @@ def import_openapi_tools(
     imported = openapi_api_config(source, loader.load(source))
     api = imported.api
     tools = [
-        HttpTool(api, endpoint, http_client=http_client, secret_resolver=secret_resolver, host_resolver=host_resolver)
+        HttpTool(api, endpoint, http_clients=http_clients, secret_resolver=secret_resolver, host_resolver=host_resolver)
         for endpoint in api.tools
     ]
     return tools, imported.notes
