@@ -138,9 +138,11 @@ def test_the_list_filters_by_session_and_shows_no_other_callers_session_runs(api
     ]
 
 
-def test_a_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: LocalApi) -> None:
+# base64 of a non-JSON text, and of JSON documents that are not objects: `[1]` and `1`
+@pytest.mark.parametrize("cursor", ["bm90LWEtY3Vyc29y", "WzFd", "MQ"])
+def test_a_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: LocalApi, cursor: str) -> None:
     # When the list is asked for with a made-up cursor
-    response = caller(api, "alice").get("/v1/runs", params={"cursor": "bm90LWEtY3Vyc29y"})
+    response = caller(api, "alice").get("/v1/runs", params={"cursor": cursor})
     # Then it is 422 naming the cursor
     assert response.status_code == 422
     assert response.json()["error"]["details"]["errors"][0]["field"] == "cursor (query parameter)"

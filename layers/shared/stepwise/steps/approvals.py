@@ -20,6 +20,7 @@ from stepwise.models.state import ApprovalWaitEvent
 from stepwise.observability import logger, metrics
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.store.approvals import ApprovalNotPending as StoredApprovalChanged
 from stepwise.store.keys import observation_slot
 
 _TIMEOUT_ERRORS = ("States.Timeout", "States.HeartbeatTimeout")
@@ -122,21 +123,38 @@ def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None]:
     return "denied", reason if isinstance(reason, str) and reason else None
 
 
+def _settled(approval: Approval, status: ApprovalStatus, reason: str | None, runtime: StepRuntime) -> Approval:
+    approvals = runtime.store.approvals
+    if status == "timed_out":
+        # The wait timed out: an answer stored since came too late to reach Step Functions (the API said
+        # so to whoever gave it), so the call is not run whatever that answer was.
+        return approvals.settle(approval, status, reason=None, overrule=approval.status != "timed_out")
+    if approval.pending:
+        return approvals.settle(approval, status, reason=reason)
+    return approval
+
+
+# The API may undo its answer once between our read and our consume (it did not hear Step Functions took it)
+_CONSUME_ATTEMPTS = 2
+
+
 def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runtime: StepRuntime) -> Verdict:
     """Whether the call may run. The stored answer wins (the API records it before it answers the
-    token); a call still pending takes what the wait ended with, and is recorded so."""
+    token); a call still pending takes what the wait ended with, and is recorded so. The outcome acted
+    on is marked consumed, so the API never undoes an answer that reached Step Functions."""
     approvals = runtime.store.approvals
     approval: Approval | None = approvals.get(run_id, iteration, index)
     if approval is None:
         # the wait never stored the call: it cannot have been approved
         return Verdict(approved=False, status="denied", reason="no approval was requested for this call")
     status, reason = _answer_of(outcome)
-    if status == "timed_out":
-        # The wait timed out: an answer stored since came too late to reach Step Functions (the API said
-        # so to whoever gave it), so the call is not run whatever that answer was.
-        approval = approvals.settle(approval, status, reason=None, overrule=approval.status != "timed_out")
-    elif approval.pending:
-        approval = approvals.settle(approval, status, reason=reason)
+    for _ in range(_CONSUME_ATTEMPTS):
+        approval = _settled(approval, status, reason, runtime)
+        try:
+            approval = approvals.consume(approval)
+            break
+        except StoredApprovalChanged as changed:
+            approval = changed.approval
     approvals.mark_running_unless_waiting(run_id)
     approved = approval.status == "approved"
     metrics.add_metric(name="ApprovalsGranted" if approved else "ApprovalsRefused", unit="Count", value=1)

@@ -18,6 +18,8 @@ Status codes, consistently:
 - 502 `run_failed`: a synchronous run (chat completions) ended FAILED or TIMED_OUT.
 - 503 `unavailable`: Step Functions or DynamoDB could not take the request; retry later.
 - 504 `timeout`: a synchronous run did not finish in time; `details.run_id` says what to poll.
+  502 and 504 carry `x-should-retry: false`: resending would start another run, and the openai SDK
+  (which retries 5xx answers twice by default) obeys that header.
 - 500 `internal_error`: a bug; logged with its traceback.
 
 Messages never quote the caller's input: pydantic's `input` is dropped from validation details.
@@ -133,10 +135,19 @@ def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:
     return ApiError("internal error")
 
 
+# The header OpenAI's SDKs obey over their own retry rules (openai `_base_client._should_retry`).
+_NO_RETRY_HEADERS = {"x-should-retry": "false"}
+
+
 def error_response(error: ApiError) -> Response[dict[str, Any]]:
-    """The HTTP response of an `ApiError`."""
+    """The HTTP response of an `ApiError`; one a resend would start again says not to retry it."""
     body = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
-    return Response(status_code=error.status, content_type=content_types.APPLICATION_JSON, body=body.model_dump())
+    return Response(
+        status_code=error.status,
+        content_type=content_types.APPLICATION_JSON,
+        body=body.model_dump(),
+        headers=dict(_NO_RETRY_HEADERS) if error.resend_starts_again else None,
+    )
 
 
 def register_error_handlers(app: APIGatewayRestResolver) -> None:

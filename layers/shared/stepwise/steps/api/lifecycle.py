@@ -42,7 +42,9 @@ def decode_cursor(cursor: str) -> str:
         document = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
     except (ValueError, binascii.Error, UnicodeError):
         raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
-    position = document.get("after") if isinstance(document, dict) else None
+    if not isinstance(document, dict):
+        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+    position = document.get("after")
     if document.get("v") != CURSOR_VERSION or not isinstance(position, str) or not _RUN_ORDER.fullmatch(position):
         raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
     return position

@@ -17,6 +17,9 @@ class ApiError(Exception):
 
     status = 500
     type = "internal_error"
+    # True when the request started work that goes on: resending it would start that work again (a new
+    # run), so the answer tells clients that retry 5xx answers on their own (the openai SDK) not to.
+    resend_starts_again = False
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -114,6 +117,7 @@ class RunFailed(ApiError):
 
     status = 502
     type = "run_failed"
+    resend_starts_again = True
 
 
 class Unavailable(ApiError):
@@ -128,3 +132,4 @@ class GatewayTimeout(ApiError):
 
     status = 504
     type = "timeout"
+    resend_starts_again = True
