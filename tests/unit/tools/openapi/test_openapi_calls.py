@@ -126,6 +126,18 @@ def test_a_header_argument_with_a_line_break_is_refused_before_sending(
     assert tool_server.requests == []
 
 
+def test_a_header_argument_that_is_not_ascii_is_refused_naming_the_header(
+    import_source: ImportSource, tool_server: ScriptableToolServer
+) -> None:
+    # Given the imported pet store
+    invoker = invoker_for(import_source, PETSTORE, f"{tool_server.url}/v2", **PETSTORE_WITHOUT_UPLOAD)
+    # When the request id holds a character HTTP headers cannot carry as text
+    observation = invoker.invoke(call("listPets", **{"X-Request-ID": "café"}))
+    # Then nothing is sent and the observation names the header and the reason
+    assert observation.error == "invalid arguments: header X-Request-ID must be ASCII text"
+    assert tool_server.requests == []
+
+
 def test_arguments_that_break_the_imported_schema_are_returned_to_the_model_naming_the_field(
     import_source: ImportSource, tool_server: ScriptableToolServer
 ) -> None:

@@ -152,6 +152,46 @@ def test_an_operation_that_cannot_be_offered_is_skipped_with_its_reason_by_defau
     ]
 
 
+MALFORMED_SCHEMAS = [
+    pytest.param({"allOf": [{"type": "object"}, {"type": 5}]}, id="a number for a type in allOf"),
+    pytest.param(
+        {"allOf": [{"properties": [1]}, {"properties": {"x": {"type": "string"}}}]}, id="a list for properties in allOf"
+    ),
+]
+
+
+@pytest.mark.parametrize("schema", MALFORMED_SCHEMAS)
+def test_an_operation_with_a_malformed_schema_is_skipped_naming_it(
+    import_source: ImportSource, schema: dict[str, Any]
+) -> None:
+    # Given a document whose one operation has a body schema the OpenAPI schema does not allow, beside a sound one
+    paths = {
+        "/a": {"post": {"operationId": "a", "requestBody": json_body(schema)}},
+        "/ok": {"get": {"operationId": "ok"}},
+    }
+    # When it is imported
+    registry = import_source({"baseUrl": BASE, "document": document(paths)})
+    # Then the sound operation is offered and the malformed one is left out with a note naming it
+    assert registry.names() == ["ok"]
+    assert len(registry.notes) == 1
+    assert ": skipped operation a: a malformed part of its description (" in registry.notes[0]
+
+
+@pytest.mark.parametrize("schema", MALFORMED_SCHEMAS)
+def test_an_operation_with_a_malformed_schema_fails_the_import_naming_it_when_asked(
+    import_source: ImportSource, schema: dict[str, Any]
+) -> None:
+    # Given the same document, with unsupported operations failing the import
+    paths = {
+        "/a": {"post": {"operationId": "a", "requestBody": json_body(schema)}},
+        "/ok": {"get": {"operationId": "ok"}},
+    }
+    # When it is imported, then the error names the operation and says its description is malformed
+    assert "operation a: a malformed part of its description (" in import_error(
+        import_source, {"document": document(paths)}
+    )
+
+
 @pytest.mark.parametrize(
     ("chosen", "reason"),
     [
