@@ -33,12 +33,19 @@ class Verdict:
     approved: bool
     status: ApprovalStatus
     reason: str | None = None
+    # False when no person refused the call: its wait failed, or the workflow cannot wait for an answer
+    by_approver: bool = True
 
     def observation(self, call: ToolCall, timeout_seconds: int | None) -> str:
         """What the model reads instead of the tool's result."""
         if self.status == "timed_out":
             waited = f" within {timeout_seconds} seconds" if timeout_seconds else ""
             return f"The call to {call.name} was not run: nobody approved it{waited}. Go on without its result."
+        if not self.by_approver:
+            return (
+                f"The call to {call.name} was not run: it needs approval, and none could be obtained: {self.reason}. "
+                "Go on without its result."
+            )
         because = f" Reason given: {self.reason}" if self.reason else " No reason was given."
         return f"The call to {call.name} was not run: the approver denied it.{because} Go on without its result."
 
@@ -105,22 +112,23 @@ def await_approval(event: ApprovalWaitEvent, runtime: StepRuntime) -> dict[str, 
     return {"call_id": call.id, "waiting": True}
 
 
-def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None]:
-    """How a wait ended, from what reached ToolInvoke: SendTaskSuccess's output or a caught error."""
+def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None, bool]:
+    """How a wait ended, from what reached ToolInvoke (SendTaskSuccess's output or a caught error): the
+    status, the reason, and whether a person gave it."""
     if isinstance(outcome, dict) and "Error" in outcome:
         error, cause = outcome.get("Error"), outcome.get("Cause")
         if error in _TIMEOUT_ERRORS:
-            return "timed_out", None
+            return "timed_out", None, True
         if error == ApprovalDenied.__name__:
-            return "denied", cause if isinstance(cause, str) and cause else None
-        return "denied", f"the wait for approval failed ({error})"
+            return "denied", cause if isinstance(cause, str) and cause else None, True
+        return "denied", f"the wait for approval failed ({error})", False
     if isinstance(outcome, dict) and "Payload" in outcome:
         # a plain invocation's result: an Express workflow, which cannot wait for a callback
-        return "denied", "approval needs a Standard workflow; this run's Express workflow cannot wait for one"
+        return "denied", "approval needs a Standard workflow; this run's Express workflow cannot wait for one", False
     if isinstance(outcome, dict) and outcome.get("approved") is True:
-        return "approved", None
+        return "approved", None, True
     reason = outcome.get("reason") if isinstance(outcome, dict) else None
-    return "denied", reason if isinstance(reason, str) and reason else None
+    return "denied", reason if isinstance(reason, str) and reason else None, True
 
 
 def _settled(approval: Approval, status: ApprovalStatus, reason: str | None, runtime: StepRuntime) -> Approval:
@@ -146,8 +154,10 @@ def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runti
     approval: Approval | None = approvals.get(run_id, iteration, index)
     if approval is None:
         # the wait never stored the call: it cannot have been approved
-        return Verdict(approved=False, status="denied", reason="no approval was requested for this call")
-    status, reason = _answer_of(outcome)
+        return Verdict(
+            approved=False, status="denied", reason="no approval was requested for this call", by_approver=False
+        )
+    status, reason, by_approver = _answer_of(outcome)
     for _ in range(_CONSUME_ATTEMPTS):
         approval = _settled(approval, status, reason, runtime)
         try:
@@ -158,4 +168,6 @@ def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runti
     approvals.mark_running_unless_waiting(run_id)
     approved = approval.status == "approved"
     metrics.add_metric(name="ApprovalsGranted" if approved else "ApprovalsRefused", unit="Count", value=1)
-    return Verdict(approved=approved, status=approval.status, reason=approval.reason)
+    # an answer stored through the API is a person's, whatever the wait itself ended with
+    by_approver = by_approver or approval.answered_by is not None
+    return Verdict(approved=approved, status=approval.status, reason=approval.reason, by_approver=by_approver)
