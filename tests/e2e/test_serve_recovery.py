@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,20 @@ class ServeProcess:
 
 
 @pytest.fixture
-def serve_arguments(dynamodb_local: str, unique_table_name: str, tmp_path: Path) -> Iterator[list[str]]:
-    """A config whose model calls a tool twice before answering, on the session's DynamoDB Local."""
+def model_latency_ms() -> int:
+    """How long each of the scripted model's replies takes (a test overrides it to keep a run in flight)."""
+    return MODEL_LATENCY_MS
+
+
+@pytest.fixture
+def serve_arguments(
+    dynamodb_local: str, unique_table_name: str, tmp_path: Path, model_latency_ms: int
+) -> Iterator[list[str]]:
+    """A config whose model calls a tool twice before answering, on the session's DynamoDB Local; chat
+    completions wait for their run as long as the API allows."""
     with ExampleToolApi() as api:
-        config = scripted_config(ITERATIONS, api.url, model_latency_ms=MODEL_LATENCY_MS)
+        config = scripted_config(ITERATIONS, api.url, model_latency_ms=model_latency_ms)
+        config["api"] = {"sync_timeout_seconds": 28}
         (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         yield [
             "--config",
@@ -188,3 +199,58 @@ def test_a_run_left_open_past_its_deadline_ends_timed_out_with_the_reason(
     assert (ended.status, ended.stop_reason) == ("TIMED_OUT", "deadline")
     assert ended.error is not None and "deadline" in ended.error.message
     assert json.loads(ended.model_dump_json())["error"]["type"] == "LocalEngineStopped"
+
+
+SLOW_MODEL_MS = 3000
+CHAT = {"model": "default", "messages": [{"role": "user", "content": "weather in Paris?"}]}
+
+
+@pytest.mark.parametrize("model_latency_ms", [SLOW_MODEL_MS])
+def test_a_chat_waiting_when_serve_stops_is_answered_503_not_to_be_retried(serve_arguments: list[str]) -> None:
+    # Given a chat completion waiting on `stepwise serve` for a run whose model is slow
+    serve = ServeProcess(serve_arguments)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        waiting = pool.submit(httpx.post, f"{serve.url}/v1/chat/completions", json=CHAT, headers=HEADERS, timeout=60)
+        runs = _wait_for_runs(serve.url, 1)
+        # When the server is sent SIGTERM while the chat waits
+        code = serve.end(signal.SIGTERM)
+        answer = waiting.result()
+    # Then the chat is answered 503 in the API's error shape, telling the SDK not to retry (a retry would
+    # start another run), and the server exited 0
+    assert answer.status_code == 503
+    assert answer.headers["x-should-retry"] == "false"
+    assert answer.json()["error"]["type"] == "unavailable"
+    assert code == 0
+    assert len(runs) == 1
+
+
+@pytest.mark.parametrize("model_latency_ms", [SLOW_MODEL_MS])
+def test_a_streamed_chat_open_when_serve_stops_ends_with_an_error_event_and_done(serve_arguments: list[str]) -> None:
+    # Given a streamed chat completion open on `stepwise serve`, its run still in the slow model
+    serve = ServeProcess(serve_arguments)
+    lines: list[str] = []
+    with httpx.stream(
+        "POST", f"{serve.url}/v1/chat/completions", json=CHAT | {"stream": True}, headers=HEADERS, timeout=60
+    ) as response:
+        for line in response.iter_lines():
+            lines += [line] if line else []
+            if len(lines) == 1:
+                # When the server is sent SIGTERM once the stream has begun
+                serve.process.send_signal(signal.SIGTERM)
+    code = serve.process.wait(timeout=60)
+    # Then the stream ended with an error event naming the run, then [DONE], and the server exited 0
+    error = json.loads(lines[-2].removeprefix("data: "))["error"]
+    assert error["type"] == "unavailable"
+    assert lines[0].startswith("data: ") and error["details"]["run_id"] in lines[0]
+    assert lines[-1] == "data: [DONE]"
+    assert code == 0
+
+
+def _wait_for_runs(url: str, count: int) -> list[dict[str, Any]]:
+    """The caller's runs once there are `count` of them."""
+    deadline = time.monotonic() + START_LIMIT_SECONDS
+    while True:
+        runs: list[dict[str, Any]] = httpx.get(f"{url}/v1/runs", headers=HEADERS, timeout=10).json()["runs"]
+        if len(runs) >= count or time.monotonic() > deadline:
+            return runs
+        time.sleep(0.1)

@@ -92,6 +92,7 @@ class Raw:
     body: bytes
     content_type: str = "application/json"
     status: int = 200
+    content_encoding: str | None = None
 
 
 @dataclass(frozen=True)
@@ -255,7 +256,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         elif isinstance(behaviour, Binary):
             self._reply(200, behaviour.data, behaviour.content_type)
         elif isinstance(behaviour, Raw):
-            self._reply(behaviour.status, behaviour.body, behaviour.content_type)
+            encoding = {"Content-Encoding": behaviour.content_encoding} if behaviour.content_encoding else None
+            self._reply(behaviour.status, behaviour.body, behaviour.content_type, extra_headers=encoding)
         elif isinstance(behaviour, Redirect):
             self._reply(behaviour.status, b"", "text/plain", extra_headers={"Location": behaviour.location})
         else:

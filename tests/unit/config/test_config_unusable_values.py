@@ -72,6 +72,26 @@ def test_a_file_nested_ten_thousand_deep_is_a_config_error_naming_the_limit(
     )
 
 
+def test_a_file_whose_yaml_aliases_expand_past_the_limit_is_a_config_error_naming_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration of a few hundred bytes whose nested aliases stand for over a million values
+    path = tmp_path / "bomb.yaml"
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 10)}]" for level in range(1, 6)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    # When it is checked
+    code, _ = check(path)
+
+    # Then it fails with one line naming the file and its YAML aliases
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"stepwise config check: {path}: the YAML aliases of the file expand it to more than 1000000 values "
+        "(the limit against alias bombs)\n"
+    )
+
+
 def test_a_file_nested_past_the_limit_but_readable_names_its_depth(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

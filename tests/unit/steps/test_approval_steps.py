@@ -136,3 +136,29 @@ def test_a_call_that_needs_approval_never_runs_without_a_stored_one(
     # Then the tool is not run
     assert result.ok is False
     assert not (config_dir / "launched.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reason"),
+    [
+        ({"Error": "States.TaskFailed", "Cause": "the wait task failed"}, "the wait for approval failed"),
+        ({"Payload": {"call_id": "x", "waiting": True}}, "approval needs a Standard workflow"),
+    ],
+    ids=["the wait failed", "an Express workflow"],
+)
+def test_a_call_refused_without_a_person_answering_does_not_tell_the_model_an_approver_denied_it(
+    dynamodb_table: tuple[Any, str], config_dir: Path, outcome: dict[str, Any], reason: str
+) -> None:
+    # Given the call, stored as waiting by its wait-for-approval task
+    clock = Clock(seconds_left=300)
+    runtime = runtime_for(dynamodb_table, config_dir, clock)
+    payload = parsed(runtime, clock)
+    item = {"run_id": payload.run_id, "iteration": payload.iteration, "index": 0, "call": payload.calls[0]}
+    await_approval(ApprovalWaitEvent.model_validate(item | {"task_token": "token-1"}), runtime)
+    # When ToolInvoke receives a wait that ended with no person's answer
+    tool_invoke(ToolInvokeEvent.model_validate(item | {"approval": outcome}), runtime)
+    # Then the tool never ran, and the model reads that no approval could be obtained, and why
+    observation = runtime.store.list_messages(payload.run_id)[-1].content
+    assert not (config_dir / "launched.txt").exists()
+    assert "approver" not in observation
+    assert "needs approval, and none could be obtained" in observation and reason in observation

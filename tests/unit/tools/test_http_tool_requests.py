@@ -26,7 +26,6 @@ def files_api(server: ScriptableToolServer, **settings: Any) -> dict[str, Any]:
         ("../../admin", "/v1/files/..%2F..%2Fadmin"),
         ("a?b#c", "/v1/files/a%3Fb%23c"),
         ("x@evil.com", "/v1/files/x%40evil.com"),
-        ("..", "/v1/files/%2E%2E"),
         ("//attacker.example/x", "/v1/files/%2F%2Fattacker.example%2Fx"),
     ],
 )
@@ -43,6 +42,22 @@ def test_path_arguments_are_encoded_into_one_segment(
     assert observation.ok, observation.error
     assert [request.path for request in tool_server.requests] == [expected_path]
     assert tool_server.requests[0].raw_query == ""
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_a_dot_segment_path_argument_is_refused_naming_the_parameter(
+    make_invoker: MakeInvoker, tool_server: ScriptableToolServer, name: str
+) -> None:
+    # Given a tool whose path has a {name} placeholder
+    invoker = make_invoker(files_api(tool_server))
+
+    # When the model passes a dot segment, which a server would resolve even percent-encoded
+    observation = invoker.invoke(call("read_file", name=name))
+
+    # Then the call fails naming the parameter and the reason, and nothing is sent
+    assert not observation.ok
+    assert observation.error == "invalid arguments: path parameter name must not contain '.' or '..' segments"
+    assert tool_server.requests == []
 
 
 def test_get_sends_the_other_arguments_as_a_query_string(

@@ -100,6 +100,26 @@ def test_an_unresolvable_reference_is_an_observation_naming_the_reference(
     assert observation.error is not None and "ssm:/stepwise/missing could not be resolved" in observation.error
 
 
+@pytest.mark.parametrize("location", ["header", "bearer", "query"])
+def test_a_key_stored_with_a_final_newline_is_refused_naming_the_parameter_not_the_value(
+    aws: None, make_invoker: MakeInvoker, tool_server: ScriptableToolServer, location: str
+) -> None:
+    # Given an API whose key is an SSM parameter stored from a file, with its final newline
+    boto3.client("ssm", region_name=REGION).put_parameter(
+        Name="/stepwise/from-file", Value=f"{CANARY}\n", Type="SecureString"
+    )
+    invoker = make_invoker(echo_api(tool_server, {"in": location, "name": "X-Key", "value": "ssm:/stepwise/from-file"}))
+
+    # When the tool is called
+    observation = invoker.invoke(call("echo"))
+
+    # Then nothing was sent, and the observation names the parameter and the reason, without the key
+    assert tool_server.requests == []
+    assert observation.error is not None
+    assert "secret ssm:/stepwise/from-file holds a line break or NUL" in observation.error
+    assert CANARY not in observation.error
+
+
 def test_a_missing_json_key_is_reported_without_the_secret(aws: None) -> None:
     # Given a secret that is a JSON object without the requested key
     resolver = SecretResolver()

@@ -180,7 +180,8 @@ class ArgumentBinding(BaseModel):
     (``?id=1&id=2``) and spreads an object's fields (``?a=1&b=2``); without explode both are joined with
     commas; ``deepObject`` writes ``name[field]=value``. ``multi_segment`` (GitHub's
     ``x-multi-segment``) lets a path argument span segments: its ``/`` are sent as they are, each segment
-    between them escaped (a file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``.
+    between them escaped (a file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``. A
+    ``.`` or ``..`` segment is refused either way: servers resolve it even when percent-encoded.
     """
 
     model_config = TOOL_MODEL_CONFIG

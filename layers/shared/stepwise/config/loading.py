@@ -19,6 +19,7 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
 from stepwise.text_policy import clean_value, locate_unencodable, replacement_note
+from stepwise.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 
 # A configuration is a few kilobytes; a file far bigger is a mistake (a data file named by accident).
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -36,9 +37,10 @@ class LoadedConfig:
 def read_config_file(path: Path, *, environ: Mapping[str, str] | None = None) -> LoadedConfig:
     """Read and validate a YAML or JSON configuration file; `ConfigError` names the file, field and reason.
 
-    The file is held to `MAX_CONFIG_BYTES` and `MAX_JSON_DEPTH` levels of nesting, like every other
-    document the service parses. Text that cannot be encoded (a `"\\ud800"` escape, say) is replaced by
-    the text policy, and a note says where.
+    The file is held to `MAX_CONFIG_BYTES`, `MAX_JSON_DEPTH` levels of nesting and YAML aliases that
+    expand it to at most `MAX_EXPANDED_VALUES` values, like every other document the service parses.
+    Text that cannot be encoded (a `"\\ud800"` escape, say) is replaced by the text policy, and a note
+    says where.
     """
     try:
         size = path.stat().st_size
@@ -46,12 +48,13 @@ def read_config_file(path: Path, *, environ: Mapping[str, str] | None = None) ->
             raise ConfigError(f"{path}: the file is {size} bytes; the limit is {MAX_CONFIG_BYTES}")
         text = path.read_text(encoding="utf-8")
         raw = yaml.safe_load(text)
+        check_alias_expansion(raw, what="the file")
         check_depth(value_depth(raw), what="the file")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except JsonLimitExceeded as exc:
+    except (JsonLimitExceeded, AliasExpansionExceeded) as exc:
         raise ConfigError(f"{path}: {exc}") from None
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply to read; the limit is {MAX_JSON_DEPTH} levels") from None

@@ -10,10 +10,14 @@ connections alive, and bounds connections (`limit_concurrency`: 503 beyond). Wha
   opening (or of the previous response) is closed (`_HeadTimeoutProtocol`), and a body that stops
   arriving for that long is answered 408.
 - **Idle timeout**: a keep-alive connection idle for `idle_timeout_seconds` is closed (uvicorn's own).
-- **Bounded workers, two pools**: handlers are synchronous, so each request runs on a thread of a
-  bounded pool. Requests that wait for a run (`waiting_route`: chat completions) have a pool of their
-  own and are answered 503 at once when it is full, so they never hold the workers other routes need,
+- **Bounded workers, two kinds**: handlers are synchronous, so each request runs on a thread of a
+  bounded pool. Requests that wait for a run (`waiting_route`: chat completions) have slots of their
+  own and are answered 503 at once when all are taken, so they never hold the workers other routes need,
   and a waiting request starts at once, within its documented sync timeout.
+- **Stopping**: `stop` ends what waits on a run at once: a waiting request is answered 503 (with
+  `x-should-retry: false`, since a retried chat completion would start another run) and a stream ends
+  with its route's `closing` chunk. Their threads are daemons, so one still polling a run the stopped
+  engine will not move does not hold the process's exit.
 - **405** for a method no route has (TRACE, CONNECT, ...), with an `Allow` header.
 
 **Streaming hook.** A route may answer with a body produced over time: `stream_routes` are callables
@@ -28,10 +32,11 @@ generator may block (poll the store, sleep) without stalling other connections. 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +51,7 @@ from stepwise.steps.api.route_table import ROUTES
 from stepwise.streaming.answers import (
     Event,
     HttpResponse,
+    StreamInterrupted,
     StreamRoute,
     error_answer,
     next_chunk,
@@ -56,6 +62,7 @@ from stepwise.streaming.answers import (
 __all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
+_STOPPING_CHECK_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -123,8 +130,8 @@ class ApiFront:
         self._waiting_route = waiting_route
         self.stream_routes = list(stream_routes)
         self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="api-worker")
-        self._waiting_pool = ThreadPoolExecutor(self.limits.waiting_workers, thread_name_prefix="api-waiting")
         self._waiting_slots = threading.BoundedSemaphore(self.limits.waiting_workers)
+        self._stopping = threading.Event()
         # bound here, so a busy port fails the caller at once (an OSError naming the address)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -174,13 +181,14 @@ class ApiFront:
         return self
 
     def stop(self) -> None:
-        """Stop accepting connections; requests in progress get a short grace period."""
+        """Stop accepting connections; requests in progress get a short grace period, and those waiting
+        on a run are answered at once."""
+        self._stopping.set()
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(_STOP_SECONDS * 2)
         self._socket.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
-        self._waiting_pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> ApiFront:
         return self.start()
@@ -262,7 +270,10 @@ class ApiFront:
             message = f"all {self.limits.waiting_workers} slots for waiting requests are busy; retry, or poll a run"
             return error_answer(503, "unavailable", message, retry_after="1")
         try:
-            return proxy_response(await loop.run_in_executor(self._waiting_pool, self._waiting_handler, event))
+            return proxy_response(await self._unless_stopping(_on_daemon_thread(self._waiting_handler, event)))
+        except StreamInterrupted:
+            message = "the server is stopping before the run ended; the run goes on when it starts again: GET /v1/runs"
+            return error_answer(503, "unavailable", message, x_should_retry="false")
         finally:
             self._waiting_slots.release()
 
@@ -270,7 +281,44 @@ class ApiFront:
         await send_answer(send, method, answer, self._next_chunk)
 
     async def _next_chunk(self, iterator: Iterator[bytes]) -> bytes | None:
-        return await asyncio.get_running_loop().run_in_executor(self._waiting_pool, next_chunk, iterator)
+        chunk: bytes | None = await self._unless_stopping(_on_daemon_thread(next_chunk, iterator))
+        return chunk
+
+    async def _unless_stopping(self, waiting: Awaitable[Any]) -> Any:
+        """What `waiting` gives, or `StreamInterrupted` as soon as the front is stopping."""
+        future = asyncio.ensure_future(waiting)
+        while True:
+            done, _ = await asyncio.wait({future}, timeout=_STOPPING_CHECK_SECONDS)
+            if done:
+                return future.result()
+            if self._stopping.is_set():
+                raise StreamInterrupted
+
+
+async def _on_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
+    """`function(*args)` on a daemon thread of its own (it may block on a run for as long as it waits)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def run() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (function(*args), None)
+        except Exception as exc:
+            outcome = (None, exc)
+        # the loop is closed when the front stopped before this call ended: nobody waits for it any more
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=run, name="api-waiting", daemon=True).start()
+    return await future
 
 
 def chat_is_waiting(method: str, resource: str) -> bool:

@@ -26,6 +26,9 @@ class Approval(BaseModel, defer_build=True):
     timeout_at: float
     answered_by: str | None = None
     answered_at: str | None = None
+    # set by ToolInvoke once it acts on the outcome: from then on it stands, and an answer the API cannot
+    # confirm having sent is known to have arrived
+    consumed_at: str | None = None
 
     @property
     def pending(self) -> bool:

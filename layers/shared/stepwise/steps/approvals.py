@@ -20,6 +20,7 @@ from stepwise.models.state import ApprovalWaitEvent
 from stepwise.observability import logger, metrics
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.store.approvals import ApprovalNotPending as StoredApprovalChanged
 from stepwise.store.keys import observation_slot
 
 _TIMEOUT_ERRORS = ("States.Timeout", "States.HeartbeatTimeout")
@@ -32,12 +33,19 @@ class Verdict:
     approved: bool
     status: ApprovalStatus
     reason: str | None = None
+    # False when no person refused the call: its wait failed, or the workflow cannot wait for an answer
+    by_approver: bool = True
 
     def observation(self, call: ToolCall, timeout_seconds: int | None) -> str:
         """What the model reads instead of the tool's result."""
         if self.status == "timed_out":
             waited = f" within {timeout_seconds} seconds" if timeout_seconds else ""
             return f"The call to {call.name} was not run: nobody approved it{waited}. Go on without its result."
+        if not self.by_approver:
+            return (
+                f"The call to {call.name} was not run: it needs approval, and none could be obtained: {self.reason}. "
+                "Go on without its result."
+            )
         because = f" Reason given: {self.reason}" if self.reason else " No reason was given."
         return f"The call to {call.name} was not run: the approver denied it.{because} Go on without its result."
 
@@ -104,40 +112,62 @@ def await_approval(event: ApprovalWaitEvent, runtime: StepRuntime) -> dict[str, 
     return {"call_id": call.id, "waiting": True}
 
 
-def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None]:
-    """How a wait ended, from what reached ToolInvoke: SendTaskSuccess's output or a caught error."""
+def _answer_of(outcome: Any) -> tuple[ApprovalStatus, str | None, bool]:
+    """How a wait ended, from what reached ToolInvoke (SendTaskSuccess's output or a caught error): the
+    status, the reason, and whether a person gave it."""
     if isinstance(outcome, dict) and "Error" in outcome:
         error, cause = outcome.get("Error"), outcome.get("Cause")
         if error in _TIMEOUT_ERRORS:
-            return "timed_out", None
+            return "timed_out", None, True
         if error == ApprovalDenied.__name__:
-            return "denied", cause if isinstance(cause, str) and cause else None
-        return "denied", f"the wait for approval failed ({error})"
+            return "denied", cause if isinstance(cause, str) and cause else None, True
+        return "denied", f"the wait for approval failed ({error})", False
     if isinstance(outcome, dict) and "Payload" in outcome:
         # a plain invocation's result: an Express workflow, which cannot wait for a callback
-        return "denied", "approval needs a Standard workflow; this run's Express workflow cannot wait for one"
+        return "denied", "approval needs a Standard workflow; this run's Express workflow cannot wait for one", False
     if isinstance(outcome, dict) and outcome.get("approved") is True:
-        return "approved", None
+        return "approved", None, True
     reason = outcome.get("reason") if isinstance(outcome, dict) else None
-    return "denied", reason if isinstance(reason, str) and reason else None
+    return "denied", reason if isinstance(reason, str) and reason else None, True
+
+
+def _settled(approval: Approval, status: ApprovalStatus, reason: str | None, runtime: StepRuntime) -> Approval:
+    approvals = runtime.store.approvals
+    if status == "timed_out":
+        # The wait timed out: an answer stored since came too late to reach Step Functions (the API said
+        # so to whoever gave it), so the call is not run whatever that answer was.
+        return approvals.settle(approval, status, reason=None, overrule=approval.status != "timed_out")
+    if approval.pending:
+        return approvals.settle(approval, status, reason=reason)
+    return approval
+
+
+# The API may undo its answer once between our read and our consume (it did not hear Step Functions took it)
+_CONSUME_ATTEMPTS = 2
 
 
 def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runtime: StepRuntime) -> Verdict:
     """Whether the call may run. The stored answer wins (the API records it before it answers the
-    token); a call still pending takes what the wait ended with, and is recorded so."""
+    token); a call still pending takes what the wait ended with, and is recorded so. The outcome acted
+    on is marked consumed, so the API never undoes an answer that reached Step Functions."""
     approvals = runtime.store.approvals
     approval: Approval | None = approvals.get(run_id, iteration, index)
     if approval is None:
         # the wait never stored the call: it cannot have been approved
-        return Verdict(approved=False, status="denied", reason="no approval was requested for this call")
-    status, reason = _answer_of(outcome)
-    if status == "timed_out":
-        # The wait timed out: an answer stored since came too late to reach Step Functions (the API said
-        # so to whoever gave it), so the call is not run whatever that answer was.
-        approval = approvals.settle(approval, status, reason=None, overrule=approval.status != "timed_out")
-    elif approval.pending:
-        approval = approvals.settle(approval, status, reason=reason)
+        return Verdict(
+            approved=False, status="denied", reason="no approval was requested for this call", by_approver=False
+        )
+    status, reason, by_approver = _answer_of(outcome)
+    for _ in range(_CONSUME_ATTEMPTS):
+        approval = _settled(approval, status, reason, runtime)
+        try:
+            approval = approvals.consume(approval)
+            break
+        except StoredApprovalChanged as changed:
+            approval = changed.approval
     approvals.mark_running_unless_waiting(run_id)
     approved = approval.status == "approved"
     metrics.add_metric(name="ApprovalsGranted" if approved else "ApprovalsRefused", unit="Count", value=1)
-    return Verdict(approved=approved, status=approval.status, reason=approval.reason)
+    # an answer stored through the API is a person's, whatever the wait itself ended with
+    by_approver = by_approver or approval.answered_by is not None
+    return Verdict(approved=approved, status=approval.status, reason=approval.reason, by_approver=by_approver)

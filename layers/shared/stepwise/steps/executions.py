@@ -6,6 +6,7 @@ no local special case.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,11 @@ from stepwise.errors import ConfigError, StepwiseError
 
 # StartSyncExecution returns when the run ends; a failed attempt must not be repeated behind our back.
 _SYNC_CONNECT_TIMEOUT_SECONDS = 5
+# SendTaskSuccess/Failure must end well within the API function's 29 s timeout (template.yaml): an answer
+# stored but neither sent nor undone when the Lambda is killed is lost. At most 2 x (3 + 5) s.
+_CALLBACK_CONNECT_TIMEOUT_SECONDS = 3
+_CALLBACK_READ_TIMEOUT_SECONDS = 5
+_CALLBACK_MAX_ATTEMPTS = 2
 
 
 class ExecutionStartFailed(StepwiseError):
@@ -58,7 +64,8 @@ class StepFunctionsExecutions:
     """Starts executions of one state machine.
 
     `client` starts asynchronous executions; `sync_client` (by default `client`) runs synchronous ones
-    and should have a read timeout no longer than the caller can wait.
+    and should have a read timeout no longer than the caller can wait; the client `callback_client_factory`
+    builds (by default `client`) answers task tokens and should end sooner than the API function's timeout.
     """
 
     def __init__(
@@ -68,10 +75,12 @@ class StepFunctionsExecutions:
         *,
         sync_client: Any = None,
         sync_client_factory: Callable[[], Any] | None = None,
+        callback_client_factory: Callable[[], Any] | None = None,
     ) -> None:
         self._client = client
         self._sync_client = sync_client
         self._sync_client_factory = sync_client_factory
+        self._callback_client_factory = callback_client_factory
         self._state_machine_arn = state_machine_arn
 
     @property
@@ -81,6 +90,11 @@ class StepFunctionsExecutions:
         if self._sync_client is None:
             self._sync_client = self._sync_client_factory() if self._sync_client_factory else self._client
         return self._sync_client
+
+    @functools.cached_property
+    def _callbacks(self) -> Any:
+        # built on the first answer: most containers never answer a token
+        return self._callback_client_factory() if self._callback_client_factory else self._client
 
     @property
     def state_machine_arn(self) -> str:
@@ -94,7 +108,8 @@ class StepFunctionsExecutions:
         cls, settings: Settings, *, sync_timeout_seconds: float | Callable[[], float]
     ) -> StepFunctionsExecutions:
         """Clients for the configured endpoint (AWS when `stepfunctions_endpoint_url` is unset); the
-        synchronous one is built when first used, with the timeout (or what `sync_timeout_seconds` returns)."""
+        synchronous one is built when first used, with the timeout (or what `sync_timeout_seconds` returns),
+        and so is the bounded one that answers task tokens."""
         import boto3  # deferred: keeps the handler module's import (cold start) light
         from botocore.config import Config
 
@@ -108,21 +123,38 @@ class StepFunctionsExecutions:
             config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
         )
 
-        def sync_client() -> Any:
-            timeout = sync_timeout_seconds() if callable(sync_timeout_seconds) else sync_timeout_seconds
+        def bounded_client(*, read_timeout: float, connect_timeout: float, attempts: int) -> Any:
             return boto3.client(
                 "stepfunctions",
                 region_name=settings.aws_region,
                 endpoint_url=endpoint,
                 config=Config(
                     inject_host_prefix=host_prefix,
-                    read_timeout=timeout,
-                    connect_timeout=min(_SYNC_CONNECT_TIMEOUT_SECONDS, timeout),
-                    retries={"mode": "standard", "total_max_attempts": 1},
+                    read_timeout=read_timeout,
+                    connect_timeout=connect_timeout,
+                    retries={"mode": "standard", "total_max_attempts": attempts},
                 ),
             )
 
-        return cls(client, settings.state_machine_arn, sync_client_factory=sync_client)
+        def sync_client() -> Any:
+            timeout = sync_timeout_seconds() if callable(sync_timeout_seconds) else sync_timeout_seconds
+            return bounded_client(
+                read_timeout=timeout, connect_timeout=min(_SYNC_CONNECT_TIMEOUT_SECONDS, timeout), attempts=1
+            )
+
+        def callback_client() -> Any:
+            return bounded_client(
+                read_timeout=_CALLBACK_READ_TIMEOUT_SECONDS,
+                connect_timeout=_CALLBACK_CONNECT_TIMEOUT_SECONDS,
+                attempts=_CALLBACK_MAX_ATTEMPTS,
+            )
+
+        return cls(
+            client,
+            settings.state_machine_arn,
+            sync_client_factory=sync_client,
+            callback_client_factory=callback_client,
+        )
 
     def start(self, run_id: str, execution_input: dict[str, Any]) -> str:
         """Start the execution named `run_id`; returns its ARN. `ExecutionStartFailed` when it cannot."""
@@ -157,12 +189,12 @@ class StepFunctionsExecutions:
     def send_task_success(self, token: str, output: dict[str, Any]) -> None:
         """Answer a waiting callback task with `output`; `TaskTokenGone` or `CallbackFailed` when it fails."""
         with _callback_errors():
-            self._client.send_task_success(taskToken=token, output=json.dumps(output))
+            self._callbacks.send_task_success(taskToken=token, output=json.dumps(output))
 
     def send_task_failure(self, token: str, *, error: str, cause: str) -> None:
         """Fail a waiting callback task with `error` and `cause` (what a Catch of the machine then sees)."""
         with _callback_errors():
-            self._client.send_task_failure(taskToken=token, error=error, cause=cause)
+            self._callbacks.send_task_failure(taskToken=token, error=error, cause=cause)
 
     def start_sync(self, run_id: str, execution_input: dict[str, Any]) -> SyncExecutionResult:
         """Run the execution named `run_id` to its end (Express workflows only).

@@ -2,15 +2,16 @@
 
 The item is written by the wait-for-approval task (with the task token that answers it), answered by the
 API with a conditional update (pending -> approved or denied, so a second answer loses), and settled by
-ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions). META
-is `WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are
-conditional on those statuses, so they never reopen an ended run.
+ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions).
+ToolInvoke marks the outcome it acts on consumed, after which the API never undoes the answer. META is
+`WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are conditional
+on those statuses, so they never reopen an ended run.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -159,10 +160,16 @@ class ApprovalStore:
             sets["reason"] = reason
         if by is not None:
             sets["answered_by"] = by
-        return self._update(approval, sets, "#status = :pending AND task_token = :token", approval.task_token)
+        return self._update(
+            approval, sets, "#status = :pending AND task_token = :token", {":token": approval.task_token}
+        )
 
-    def reopen(self, approval: Approval) -> None:
-        """Undo an answer Step Functions could not be told (so the caller may try again)."""
+    def reopen(self, approval: Approval) -> Approval | None:
+        """Undo an answer Step Functions could not be told (so the caller may try again); None once undone.
+
+        An answer ToolInvoke has consumed is never undone (Step Functions had it, only its reply was lost),
+        nor one settled otherwise since: the approval is then returned as it stands.
+        """
         names = ["reason", "answered_by", "answered_at"]
         try:
             self._call(
@@ -170,7 +177,7 @@ class ApprovalStore:
                 TableName=self._table,
                 Key=self._key(approval.run_id, approval.iteration, approval.index),
                 UpdateExpression="SET #status = :pending REMOVE " + ", ".join(names),
-                ConditionExpression="#status = :answered AND task_token = :token",
+                ConditionExpression="#status = :answered AND task_token = :token AND attribute_not_exists(consumed_at)",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues={
                     ":pending": serialize_value("pending"),
@@ -181,6 +188,18 @@ class ApprovalStore:
         except ClientError as exc:
             if not _conditional_failed(exc):
                 raise
+            return self.get(approval.run_id, approval.iteration, approval.index) or approval
+        return None
+
+    def consume(self, approval: Approval) -> Approval:
+        """Mark the outcome ToolInvoke acts on as consumed, if the approval still stands as `approval` says;
+        `ApprovalNotPending`, with the approval as it now is, when it changed meanwhile (the API undid it)."""
+        return self._update(
+            approval,
+            {"consumed_at": self._now_iso()},
+            "#status = :seen AND task_token = :token",
+            {":seen": approval.status, ":token": approval.task_token},
+        )
 
     def settle(
         self, approval: Approval, status: ApprovalStatus, *, reason: str | None, overrule: bool = False
@@ -192,17 +211,18 @@ class ApprovalStore:
         if reason is not None:
             sets["reason"] = reason
         try:
-            return self._update(approval, sets, "attribute_exists(sk)" if overrule else "#status = :pending", None)
+            return self._update(approval, sets, "attribute_exists(sk)" if overrule else "#status = :pending")
         except ApprovalNotPending as first:
             return first.approval
 
-    def _update(self, approval: Approval, sets: dict[str, Any], condition: str, token: str | None) -> Approval:
+    def _update(
+        self, approval: Approval, sets: dict[str, Any], condition: str, expected: Mapping[str, Any] | None = None
+    ) -> Approval:
         names = {"#status": "status"} | {f"#{key}": key for key in sets}
         values = {f":{key}": serialize_value(value) for key, value in sets.items()}
         if ":pending" in condition:
             values[":pending"] = serialize_value("pending")
-        if token is not None:
-            values[":token"] = serialize_value(token)
+        values |= {name: serialize_value(value) for name, value in (expected or {}).items()}
         try:
             response = self._call(
                 "update_item",

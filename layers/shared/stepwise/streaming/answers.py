@@ -28,6 +28,12 @@ class HttpResponse:
     status: int
     headers: list[tuple[str, str]] = field(default_factory=list)
     body: Body = b""
+    # Written instead of the rest when the server stops before a streamed body's end (`StreamInterrupted`).
+    closing: bytes = b""
+
+
+class StreamInterrupted(Exception):
+    """Raised by a `NextChunk` when the server is stopping: the stream ends with the answer's `closing`."""
 
 
 # Given the API Gateway event of a request: None to pass it on, or the answer to send.
@@ -83,6 +89,10 @@ async def send_answer(send: Any, method: str, answer: HttpResponse, produce: Nex
         await send({"type": "http.response.body", "body": b"" if method == "HEAD" else answer.body})
         return
     await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-    async for chunk in _chunks(answer.body, produce):
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    try:
+        async for chunk in _chunks(answer.body, produce):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    except StreamInterrupted:
+        if answer.closing:
+            await send({"type": "http.response.body", "body": answer.closing, "more_body": True})
     await send({"type": "http.response.body", "body": b""})

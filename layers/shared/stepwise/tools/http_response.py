@@ -5,10 +5,12 @@ from __future__ import annotations
 import codecs
 import json
 import time
+import zlib
 
 import httpx
 
 from stepwise.credentials import Redactor
+from stepwise.errors import ToolError
 from stepwise.json_limits import JsonLimitExceeded, load_json
 
 ERROR_SNIPPET_CHARS = 500
@@ -30,20 +32,56 @@ class DeadlinePassed(Exception):
 
 
 def read_capped_body(response: httpx.Response, *, max_bytes: int, deadline: float) -> tuple[bytes, bool]:
-    """Read at most ``max_bytes`` of a streamed body; say whether more was there.
+    """Read at most ``max_bytes`` of a streamed body, decoded; say whether more was there.
 
-    Reading stops as soon as the cap is passed, so a huge body costs no more than the cap. The
-    ``deadline`` (a `time.monotonic` value) bounds a server that drips bytes slowly enough to dodge
-    the per-read timeout.
+    Reading stops as soon as the cap is passed, so a huge body costs no more than the cap. A gzip or
+    deflate body (from a server that ignores ``Accept-Encoding: identity``) is inflated only as far as
+    the cap, never a whole network chunk at once: a compression bomb costs no more than the cap either.
+    Any other content coding raises `ToolError`. The ``deadline`` (a `time.monotonic` value) bounds a
+    server that drips bytes slowly enough to dodge the per-read timeout.
     """
+    decoder = _BoundedDecoder(response.headers.get("content-encoding", ""))
     body = bytearray()
-    for chunk in response.iter_bytes():
-        body.extend(chunk)
+    for chunk in response.iter_raw():
+        body.extend(decoder.decode(chunk, max_length=max_bytes + 1 - len(body)))
         if len(body) > max_bytes:
             return bytes(body[:max_bytes]), True
         if time.monotonic() > deadline:
             raise DeadlinePassed
     return bytes(body), False
+
+
+class _BoundedDecoder:
+    """Undoes one content coding (none, gzip or deflate), giving out at most ``max_length`` bytes a call."""
+
+    def __init__(self, content_encoding: str) -> None:
+        coding = content_encoding.strip().lower()
+        self._inflater: zlib._Decompress | None = None
+        self._raw_deflate_fallback = False
+        if coding in ("gzip", "x-gzip"):
+            self._inflater = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        elif coding == "deflate":
+            # "deflate" should be zlib-wrapped, but some servers send a raw deflate stream (as httpx allows).
+            self._inflater = zlib.decompressobj()
+            self._raw_deflate_fallback = True
+        elif coding not in ("", "identity"):
+            raise ToolError(f"the response is encoded as {coding!r}, which cannot be read within the size cap")
+
+    def decode(self, data: bytes, *, max_length: int) -> bytes:
+        """Decoded bytes of ``data``; fewer than ``max_length`` means all of it was decoded."""
+        if self._inflater is None:
+            return data
+        try:
+            decoded = self._inflater.decompress(data, max_length)
+        except zlib.error:
+            if not self._raw_deflate_fallback:
+                raise ToolError("the response's compressed body is corrupt") from None
+            self._raw_deflate_fallback = False
+            self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+            return self.decode(data, max_length=max_length)
+        # Only the start of a stream tells a zlib wrapper from raw deflate; later errors are corruption.
+        self._raw_deflate_fallback = False
+        return decoded
 
 
 def describe_body(body: bytes, *, content_type: str, truncated: bool, max_bytes: int, redactor: Redactor) -> str:

@@ -2,7 +2,7 @@
 
 Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
 ``#``, ``@`` or ``/`` stay inside their segment; a ``multi_segment`` one keeps its ``/`` and has each
-segment encoded, dot segments included, so it cannot climb out of the endpoint's path); the rest go
+segment encoded; a ``.`` or ``..`` segment is refused, so no value climbs out of the endpoint's path); the rest go
 where the endpoint's ``bindings`` say (query, header, a JSON body field or the whole JSON body), by
 default to the query string (GET, DELETE)
 or a JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any.
@@ -26,7 +26,7 @@ from urllib.parse import quote
 import httpx
 
 from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
-from stepwise.credentials import SecretResolver, SecretUnavailable
+from stepwise.credentials import SecretReference, SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.base import ToolResult
@@ -48,6 +48,8 @@ _BODY_METHODS = {"POST", "PUT", "PATCH"}
 # No body at all, as opposed to a JSON ``null`` body.
 _NO_BODY = object()
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+# what no HTTP header can carry: a line break would end it (or be refused by the client), NUL is never allowed
+_UNSENDABLE = ("\r", "\n", "\0")
 _DEFAULT_HEADERS = {
     "Accept": "application/json, text/plain;q=0.9, */*;q=0.5",
     # Compressed bodies would be inflated before the size cap applies; ask for them as they are.
@@ -179,9 +181,18 @@ class HttpTool:
 
     def _resolve_key(self, key: ApiKeyConfig) -> str:
         try:
-            return self._secrets.resolve(key.value)
+            secret = self._secrets.resolve(key.value)
         except SecretUnavailable as exc:
             raise ToolError(f"the credential of this API is unavailable: {exc}") from None
+        if any(character in secret for character in _UNSENDABLE):
+            # A parameter stored from a file keeps its final newline; sent, it is a malformed header or a
+            # different key, and the API's refusal would not say why.
+            reference = SecretReference.parse(key.value).describe()
+            raise ToolError(
+                f"the credential of this API cannot be sent: secret {reference} holds a line break or NUL; "
+                "store it without one"
+            )
+        return secret
 
     def _send(
         self,
@@ -290,17 +301,12 @@ def _path_value(name: str, arguments: dict[str, Any], binding: ArgumentBinding |
     text = _as_text(value)
     if not text:
         raise ToolError(f"invalid arguments: path parameter {name} is empty")
-    if binding is not None and binding.multi_segment:
-        return "/".join(_path_segment(segment) for segment in text.split("/"))
-    return _path_segment(text)
-
-
-def _path_segment(text: str) -> str:
-    if text and set(text) == {"."}:
-        # "." and ".." are dot segments that URL normalisation would resolve (climbing out of the
-        # endpoint's path with a multi-segment argument); encode them as data.
-        return "%2E" * len(text)
-    return quote(text, safe="")
+    segments = text.split("/") if binding is not None and binding.multi_segment else [text]
+    if any(segment in (".", "..") for segment in segments):
+        # Dot segments are resolved by URL normalisation (RFC 3986, nginx), even percent-encoded, so
+        # they would climb out of the endpoint's path on the server; no encoding makes them data.
+        raise ToolError(f"invalid arguments: path parameter {name} must not contain '.' or '..' segments")
+    return "/".join(quote(segment, safe="") for segment in segments)
 
 
 def _query_pairs(name: str, value: object, binding: ArgumentBinding | None) -> list[tuple[str, str]]:
@@ -330,8 +336,10 @@ def _merged_headers(from_arguments: dict[str, str], own: dict[str, str]) -> dict
 
 def _header_value(name: str, value: object) -> str:
     text = ",".join(_as_text(item) for item in value) if isinstance(value, list) else _as_text(value)
-    if any(character in text for character in "\r\n\0"):
+    if any(character in text for character in _UNSENDABLE):
         raise ToolError(f"invalid arguments: header {name} must not hold line breaks")
+    if not text.isascii():
+        raise ToolError(f"invalid arguments: header {name} must be ASCII text")
     return text
 
 

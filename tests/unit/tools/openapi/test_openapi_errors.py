@@ -9,6 +9,7 @@ import pytest
 from stepwise.config.tool_sources import parse_tools_config
 from stepwise.errors import ConfigError
 from stepwise.tools import build_tool_registry
+from stepwise.tools.openapi import parse_document
 from tests.unit.tools.openapi.conftest import FIXTURES, ImportSource
 
 BASE = "https://api.example.com"
@@ -22,6 +23,18 @@ def document(paths: dict[str, Any], schemas: dict[str, Any] | None = None) -> di
         "paths": paths,
         "components": {"schemas": schemas or {}},
     }
+
+
+def alias_bomb(levels: int) -> str:
+    """A YAML OpenAPI document of a few hundred bytes whose aliases stand for 10**levels values."""
+    lines = [
+        "openapi: 3.0.0",
+        "info: {title: t, version: '1'}",
+        "paths: {}",
+        "x-a0: &a0 [x, x, x, x, x, x, x, x, x, x]",
+    ]
+    lines += [f"x-a{level}: &a{level} [{', '.join([f'*a{level - 1}'] * 10)}]" for level in range(1, levels)]
+    return "\n".join(lines) + "\n"
 
 
 def json_body(schema: dict[str, Any]) -> dict[str, Any]:
@@ -139,6 +152,46 @@ def test_an_operation_that_cannot_be_offered_is_skipped_with_its_reason_by_defau
     ]
 
 
+MALFORMED_SCHEMAS = [
+    pytest.param({"allOf": [{"type": "object"}, {"type": 5}]}, id="a number for a type in allOf"),
+    pytest.param(
+        {"allOf": [{"properties": [1]}, {"properties": {"x": {"type": "string"}}}]}, id="a list for properties in allOf"
+    ),
+]
+
+
+@pytest.mark.parametrize("schema", MALFORMED_SCHEMAS)
+def test_an_operation_with_a_malformed_schema_is_skipped_naming_it(
+    import_source: ImportSource, schema: dict[str, Any]
+) -> None:
+    # Given a document whose one operation has a body schema the OpenAPI schema does not allow, beside a sound one
+    paths = {
+        "/a": {"post": {"operationId": "a", "requestBody": json_body(schema)}},
+        "/ok": {"get": {"operationId": "ok"}},
+    }
+    # When it is imported
+    registry = import_source({"baseUrl": BASE, "document": document(paths)})
+    # Then the sound operation is offered and the malformed one is left out with a note naming it
+    assert registry.names() == ["ok"]
+    assert len(registry.notes) == 1
+    assert ": skipped operation a: a malformed part of its description (" in registry.notes[0]
+
+
+@pytest.mark.parametrize("schema", MALFORMED_SCHEMAS)
+def test_an_operation_with_a_malformed_schema_fails_the_import_naming_it_when_asked(
+    import_source: ImportSource, schema: dict[str, Any]
+) -> None:
+    # Given the same document, with unsupported operations failing the import
+    paths = {
+        "/a": {"post": {"operationId": "a", "requestBody": json_body(schema)}},
+        "/ok": {"get": {"operationId": "ok"}},
+    }
+    # When it is imported, then the error names the operation and says its description is malformed
+    assert "operation a: a malformed part of its description (" in import_error(
+        import_source, {"document": document(paths)}
+    )
+
+
 @pytest.mark.parametrize(
     ("chosen", "reason"),
     [
@@ -202,4 +255,17 @@ def test_a_source_needs_exactly_one_of_source_or_document(import_source: ImportS
     # Then the error names the entry and the rule
     assert str(error.value) == (
         "tools config: openapi[0]: give exactly one of 'source' (a file, s3:// or https:// URL) or 'document' (inline)"
+    )
+
+
+def test_a_yaml_alias_bomb_is_refused_naming_the_document_and_the_aliases() -> None:
+    # Given a YAML document whose nested aliases expand to over a million values
+    text = alias_bomb(levels=6)
+    # When it is parsed
+    with pytest.raises(ConfigError) as error:
+        parse_document(text, where="bomb.yaml")
+    # Then it is refused, naming the document and its YAML aliases
+    assert str(error.value) == (
+        "openapi bomb.yaml: the YAML aliases of the document expand it to more than 1000000 values "
+        "(the limit against alias bombs)"
     )

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from stepwise.tools import ToolRegistry
+from stepwise.tools import ToolInvoker, ToolRegistry
 from tests.support.tool_server import ScriptableToolServer
+from tests.unit.tools.config_builders import call
 from tests.unit.tools.openapi.conftest import ImportReal, parameters_of, sent_by
 
 DOCUMENT = "github-api-23.0.2.json"
@@ -145,11 +146,13 @@ def test_a_file_path_cannot_climb_out_of_the_contents_path(
     github: TracedImport, real_api_server: ScriptableToolServer
 ) -> None:
     # When the model names a path with dot segments that would resolve to another endpoint
-    _, sent = sent_by(
-        real_api_server, github.registry, "repos_get-content", owner="octocat", repo="Hello-World", path="../../../user"
+    before = len(real_api_server.requests)
+    observation = ToolInvoker(github.registry).invoke(
+        call("repos_get-content", owner="octocat", repo="Hello-World", path="docs/../../../user")
     )
-    # Then the request still goes to the contents endpoint, the dot segments sent as data
-    assert sent.path == "/repos/octocat/Hello-World/contents/%2E%2E/%2E%2E/%2E%2E/user"
+    # Then the call is refused naming the parameter and the reason, and nothing is sent
+    assert observation.error == "invalid arguments: path parameter path must not contain '.' or '..' segments"
+    assert len(real_api_server.requests) == before
 
 
 def test_include_by_tag_offers_only_that_tags_operations(import_real: ImportReal) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from stepwise.errors import ApprovalDenied
 from stepwise.models.api import ApprovalRequest, RunView
 from stepwise.models.approval import Approval
+from stepwise.models.run import RunMeta
 from stepwise.observability import logger, metrics
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import ApprovalNotPending, NotFound, RunEnded
@@ -58,12 +59,30 @@ def _send(services: ApiServices, answered: Approval, request: ApprovalRequest) -
         )
 
 
+def _arrived(kept: Approval | None, answered: Approval) -> bool:
+    """Whether an answer the API could not undo is the one ToolInvoke acted on."""
+    return (
+        kept is not None
+        and kept.consumed_at is not None
+        and (kept.status, kept.task_token) == (answered.status, answered.task_token)
+    )
+
+
+def _run_ended(services: ApiServices, meta: RunMeta) -> RunEnded:
+    status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
+    return RunEnded(
+        f"run {meta.run_id} already ended {status}; there is no call to approve",
+        details={"run_id": meta.run_id, "status": status},
+    )
+
+
 def _deliver(services: ApiServices, run_id: str, approval: Approval, request: ApprovalRequest, owner: str) -> None:
     """Store the answer, then give it to Step Functions with the call's token; undone if it did not arrive.
 
     A token Step Functions no longer knows means the wait ended first (ToolInvoke then records the call
-    as timed out and does not run it: 409), or a restarted local engine resumed it under a new token, to
-    which the answer is sent again.
+    as timed out and does not run it: 409, `run_ended` when the run was stopped), or a restarted local
+    engine resumed it under a new token, to which the answer is sent again. An answer ToolInvoke has
+    consumed did arrive, whatever the reply to it (lost, its retry told the token was gone).
     """
     store = services.runtime.store
     for _ in range(_TOKEN_CHANGES_TOLERATED):
@@ -71,15 +90,18 @@ def _deliver(services: ApiServices, run_id: str, approval: Approval, request: Ap
         try:
             _send(services, answered, request)
             return
-        except TaskTokenGone:
-            store.approvals.reopen(answered)
-        except CallbackFailed:
-            store.approvals.reopen(answered)
-            raise
+        except (TaskTokenGone, CallbackFailed) as failed:
+            if _arrived(store.approvals.reopen(answered), answered):
+                return
+            if isinstance(failed, CallbackFailed):
+                raise
         current = store.approvals.get(run_id, answered.iteration, answered.index)
         if current is None or not current.pending or current.task_token == answered.task_token:
             break
         approval = current
+    meta = store.require_run(run_id)
+    if meta.is_terminal:
+        raise _run_ended(services, meta)
     raise ApprovalNotPending(
         f"call {approval.call_id} of run {run_id} is no longer waiting for approval: its wait ended",
         details={"run_id": run_id, "call_id": approval.call_id, "status": "timed_out"},
@@ -93,17 +115,13 @@ def answer_approval(
 
     404 when the run is not the caller's or has no such call waiting or answered; 409 when the run has
     ended or the call is not waiting (answered already, timed out); 503 when Step Functions could not
-    be told (nothing is recorded then).
+    be told (the answer is undone then, and may be sent again).
     """
     store = services.runtime.store
     run_id = parse_run_reference(run_reference)
     meta = visible_run(store, run_id, owner)
     if meta.is_terminal:
-        status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
-        raise RunEnded(
-            f"run {run_id} already ended {status}; there is no call to approve",
-            details={"run_id": run_id, "status": status},
-        )
+        raise _run_ended(services, meta)
     calls = [approval for approval in store.approvals.list(run_id) if approval.call_id == call_id]
     if not calls:
         raise NotFound(f"run {run_id} has no tool call {call_id} that needed approval")

@@ -101,7 +101,20 @@ def chat_chunks(
     try:
         completion = chat_completion_of(runtime.store, final, model=start.model, created=start.created)
     except ApiError as error:
-        failure = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
-        yield f"data: {failure.model_dump_json()}\n\ndata: [DONE]\n\n".encode()
+        yield _error_event(error.type, error.message, error.details)
         return
     yield completion_events(completion, include_usage=start.include_usage, with_role=False).encode()
+
+
+def _error_event(error_type: str, message: str, details: dict[str, Any]) -> bytes:
+    """An `{"error": ...}` event and `[DONE]`: how a stream ends without an answer, as OpenAI ends one."""
+    failure = ErrorResponse(error=ErrorBody(type=error_type, message=message, details=details))
+    return f"data: {failure.model_dump_json()}\n\ndata: [DONE]\n\n".encode()
+
+
+def stream_cut_short(run_id: str) -> bytes:
+    """How a stream ends when the server stops before its run does: the run goes on when it starts again."""
+    message = (
+        f"the server stopped before the run ended; the run goes on when it starts again: poll GET /v1/runs/{run_id}"
+    )
+    return _error_event("unavailable", message, {"run_id": run_id})

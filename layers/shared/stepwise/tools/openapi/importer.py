@@ -9,7 +9,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import ValidationError
 
-from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, HttpToolConfig, validated_http_url
+from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, ApiKeyConfig, HttpToolConfig, validated_http_url
 from stepwise.config.tool_sources import OpenApiSourceConfig
 from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
@@ -18,7 +18,13 @@ from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.openapi.loader import DocumentLoader, LoadedDocument
-from stepwise.tools.openapi.operations import endpoint_for, list_operations, select_operations, unique_names
+from stepwise.tools.openapi.operations import (
+    Operation,
+    endpoint_for,
+    list_operations,
+    select_operations,
+    unique_names,
+)
 
 _SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
 
@@ -74,7 +80,7 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> O
     skipped: list[str] = []
     for operation in operations:
         try:
-            endpoints.append(endpoint_for(document, operation, where=where, credential=source.api_key))
+            endpoints.append(_readable_endpoint(document, operation, where=where, credential=source.api_key))
         except ConfigError as exc:
             if source.on_unsupported == "fail":
                 raise
@@ -98,6 +104,23 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> O
     except ValidationError as exc:
         reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
         raise ConfigError(f"{where}: {reasons}") from None
+
+
+def _readable_endpoint(
+    document: dict[str, Any], operation: Operation, *, where: str, credential: ApiKeyConfig | None
+) -> HttpToolConfig:
+    """`endpoint_for`, with a malformed part of the document reported as the operation's `ConfigError`.
+
+    The walk expects what the OpenAPI schema allows; a number where a schema goes or a list where a mapping
+    does breaks it before any check could name the problem, and the operation is then as unusable as one a
+    check refuses: skipped, or failing the import, with the operation named.
+    """
+    try:
+        return endpoint_for(document, operation, where=where, credential=credential)
+    except (TypeError, AttributeError, KeyError, IndexError) as exc:
+        raise ConfigError(
+            f"{where}: {operation.label}: a malformed part of its description ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def base_url_for(source: OpenApiSourceConfig, loaded: LoadedDocument, *, where: str) -> str:

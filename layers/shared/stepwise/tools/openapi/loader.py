@@ -23,6 +23,7 @@ from stepwise.json_limits import JsonLimitExceeded, check_depth, load_json, valu
 from stepwise.text_policy import clean_value
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
+from stepwise.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 
 FETCH_TIMEOUT_SECONDS = 10.0
 MAX_FETCH_REDIRECTS = 3
@@ -87,6 +88,7 @@ def _parsed(text: str, max_bytes: int) -> tuple[Any, bool]:
         except ValueError:
             pass  # YAML flow style also starts with a brace
     document = yaml.load(text, Loader=_FastDocumentYamlLoader)  # a SafeLoader: no arbitrary objects
+    check_alias_expansion(document, what="the document")
     check_depth(value_depth(document), max_depth=MAX_DOCUMENT_DEPTH, what="the document")
     return document, True
 
@@ -94,7 +96,8 @@ def _parsed(text: str, max_bytes: int) -> tuple[Any, bool]:
 def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES) -> dict[str, Any]:
     """Parse a JSON or YAML OpenAPI 3.0/3.1 document; `ConfigError` naming ``where`` otherwise.
 
-    The document is held to `MAX_DOCUMENT_DEPTH` levels, and text that cannot be encoded (it would
+    The document is held to `MAX_DOCUMENT_DEPTH` levels and its YAML aliases to `MAX_EXPANDED_VALUES`
+    values once expanded, and text that cannot be encoded (it would
     break every request to the model that offers these tools) is replaced by the text policy.
     """
     try:
@@ -103,7 +106,7 @@ def parse_document(text: str, *, where: str, max_bytes: int = DEFAULT_MAX_DOCUME
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"openapi {where}: not valid JSON or YAML{at}") from None
-    except JsonLimitExceeded as exc:
+    except (JsonLimitExceeded, AliasExpansionExceeded) as exc:
         raise ConfigError(f"openapi {where}: {exc}") from None
     except RecursionError:
         raise ConfigError(f"openapi {where}: nested too deeply; the limit is {MAX_DOCUMENT_DEPTH} levels") from None
