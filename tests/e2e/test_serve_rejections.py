@@ -100,6 +100,7 @@ BAD_REQUESTS = [
     pytest.param("GET", "/v1/runs/abc?trace=maybe", None, {}, 422, "invalid_request", id="bad query parameter"),
     pytest.param("GET", "/v1/nothing-here", None, {}, 404, "not_found", id="no such route"),
     pytest.param("DELETE", "/v1/runs", None, {}, 405, "method_not_allowed", id="a method no route has"),
+    pytest.param("POST", "/v1/models", None, JSON, 405, "method_not_allowed", id="a method the path does not take"),
 ]
 
 

@@ -167,6 +167,27 @@ def test_a_method_no_route_has_is_405_with_allow(front: ApiFront, handler: Handl
     assert handler.calls == 0
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("POST", "/v1/models", ["GET"]),
+        ("GET", "/v1/runs/0123456789abcdef/cancel", ["POST"]),
+        # HEAD and OPTIONS too: API Gateway serves neither on these resources
+        ("HEAD", "/v1/runs", ["GET", "POST"]),
+        ("OPTIONS", "/v1/runs", ["GET", "POST"]),
+    ],
+)
+def test_a_method_a_known_path_does_not_take_is_405_with_that_paths_methods(
+    front: ApiFront, handler: Handler, method: str, path: str, allowed: list[str]
+) -> None:
+    # When a route's path is asked with a method it does not take
+    response = httpx.request(method, f"{front.url}{path}")
+    # Then it is 405, the Allow header names the path's methods, and the handler never ran
+    assert response.status_code == 405
+    assert [name.strip() for name in response.headers["allow"].split(",")] == allowed
+    assert handler.calls == 0
+
+
 def test_handlers_run_on_a_bounded_pool(front: ApiFront, handler: Handler) -> None:
     # Given handlers that block until released
     handler.hold.set()

@@ -18,7 +18,10 @@ connections alive, and bounds connections (`limit_concurrency`: 503 beyond). Wha
   `x-should-retry: false`, since a retried chat completion would start another run) and a stream ends
   with its route's `closing` chunk. Their threads are daemons, so one still polling a run the stopped
   engine will not move does not hold the process's exit.
-- **405** for a method no route has (TRACE, CONNECT, ...), with an `Allow` header.
+- **405** for a method a known path does not take (`POST /v1/models`), or that no route takes (TRACE),
+  with an `Allow` header naming the path's methods (every route's, for an unknown path). HEAD and
+  OPTIONS are such methods: API Gateway serves neither on these resources (no GET-as-HEAD, no CORS), so
+  answering them here would let a client work locally that fails deployed.
 
 **Streaming hook.** A route may answer with a body produced over time: `stream_routes` are callables
 given the API Gateway event of each request (after the checks above) that return None to pass, or an
@@ -58,6 +61,7 @@ from stepwise.streaming.answers import (
     proxy_response,
     send_answer,
 )
+from stepwise.streaming.proxy_event import resource_of
 
 __all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
 _STARTUP_SECONDS = 30.0
@@ -108,7 +112,24 @@ class _HeadTimeoutProtocol(H11Protocol):
             self.timeout_keep_alive_handler()
 
 
-_ROUTE_METHODS = {method for method, _ in ROUTES} | {"HEAD", "OPTIONS"}
+_ROUTE_METHODS = sorted({method for method, _ in ROUTES})
+_METHODS_OF_RESOURCE = {
+    resource: sorted(method for method, path in ROUTES if path == resource) for _, resource in ROUTES
+}
+
+
+def _method_not_allowed(method: str, path: str) -> HttpResponse | None:
+    """405 naming the methods of `path` (of every route, when no route has `path`); None when one takes `method`."""
+    resource, _ = resource_of(path)
+    allowed = _METHODS_OF_RESOURCE.get(resource)
+    if allowed is None:
+        if method in _ROUTE_METHODS:
+            return None  # an unknown path: the API function answers 404
+        return error_answer(405, "method_not_allowed", f"no route takes {method}", allow=", ".join(_ROUTE_METHODS))
+    if method in allowed:
+        return None
+    message = f"{resource} takes {' or '.join(allowed)}, not {method}"
+    return error_answer(405, "method_not_allowed", message, allow=", ".join(allowed))
 
 
 class ApiFront:
@@ -201,10 +222,9 @@ class ApiFront:
         if scope["type"] != "http":
             return
         method = scope["method"]
-        if method not in _ROUTE_METHODS:
-            allowed = ", ".join(sorted(_ROUTE_METHODS))
-            answer = error_answer(405, "method_not_allowed", f"no route takes {method}", allow=allowed)
-            await self._send(send, method, answer)
+        refused = _method_not_allowed(method, scope["path"])
+        if refused is not None:
+            await self._send(send, method, refused)
             return
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
         body = await self._read_body(headers, receive)
