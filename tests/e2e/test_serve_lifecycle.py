@@ -276,6 +276,19 @@ def test_an_events_cursor_the_api_did_not_hand_out_is_refused_naming_it(api: Loc
     assert response.json()["error"]["details"]["errors"][0]["field"] == "after (query parameter)"
 
 
+def test_an_events_cursor_the_api_did_not_hand_out_is_refused_naming_it_when_streamed(api: LocalApi) -> None:
+    # Given a run
+    client = caller(api, "stream-cursor-forger")
+    run_id = post(client, "quick")
+    # When its events are asked for as a stream after a made-up cursor
+    response = client.get(
+        f"/v1/runs/{run_id}/events", params={"after": "eyJ2IjoxLCJwIjpbMV19"}, headers={"accept": "text/event-stream"}
+    )
+    # Then it is 422 naming the cursor, as the JSON answer does
+    assert response.status_code == 422
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "after (query parameter)"
+
+
 def sse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """(event name, decoded data) of each server-sent event, as the lines arrive."""
     name, data = "message", ""

@@ -40,9 +40,11 @@ class StreamInterrupted(Exception):
 StreamRoute = Callable[[Event], HttpResponse | None]
 
 
-def error_answer(status: int, error_type: str, message: str, **headers: str) -> HttpResponse:
-    """An error of the front itself, in the API's `{"error": {...}}` shape."""
-    body = ErrorResponse(error=ErrorBody(type=error_type, message=message, details={}))
+def error_answer(
+    status: int, error_type: str, message: str, *, details: dict[str, Any] | None = None, **headers: str
+) -> HttpResponse:
+    """An error in the API's `{"error": {...}}` shape; `headers` are named in Python (`retry_after`)."""
+    body = ErrorResponse(error=ErrorBody(type=error_type, message=message, details=details or {}))
     pairs = [("content-type", "application/json")] + [
         (name.replace("_", "-"), value) for name, value in headers.items()
     ]

@@ -61,7 +61,7 @@ def events_stream_route(runtime: StepRuntime) -> StreamRoute:
                 after=(event.get("queryStringParameters") or {}).get("after") or None,
             )
         except ApiError as error:
-            return error_answer(error.status, error.type, error.message)
+            return error_answer(error.status, error.type, error.message, details=error.details)
         return HttpResponse(200, list(_SSE_HEADERS), event_stream(reads))
 
     return route
