@@ -65,3 +65,11 @@ def test_a_bad_request_is_an_sdk_error_with_the_reason(client: OpenAI) -> None:
     # Then the SDK raises with the API's error body
     assert refused.value.status_code == 422
     assert "role user" in str(refused.value)
+
+
+def test_a_refused_field_is_where_the_sdk_looks_for_it(client: OpenAI) -> None:
+    # When the SDK sends a temperature the API refuses
+    with pytest.raises(openai.UnprocessableEntityError) as refused:
+        client.chat.completions.create(model="default", messages=[{"role": "user", "content": "Hi"}], temperature=7.5)
+    # Then the SDK's error names the field in `param` and the error's type in `code`
+    assert (refused.value.param, refused.value.code) == ("temperature", "invalid_request")

@@ -90,7 +90,15 @@ def test_the_response_carries_the_status_and_the_error_shape() -> None:
     response = error_response(GatewayTimeout("too slow", details={"run_id": "r1"}))
     # Then the HTTP response has its status and the documented body
     assert response.status_code == 504
-    assert response.body == {"error": {"type": "timeout", "message": "too slow", "details": {"run_id": "r1"}}}
+    assert response.body == {
+        "error": {
+            "type": "timeout",
+            "message": "too slow",
+            "details": {"run_id": "r1"},
+            "code": "timeout",
+            "param": None,
+        }
+    }
 
 
 def test_a_long_list_of_problems_is_summarised_in_the_message_and_complete_in_the_details() -> None:

@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     StringConstraints,
     WithJsonSchema,
+    computed_field,
     field_validator,
     model_validator,
 )
@@ -300,11 +301,29 @@ class RunList(BaseModel, defer_build=True):
 
 
 class ErrorBody(BaseModel, defer_build=True):
-    """What went wrong: a stable `type`, a message for people, and machine-readable details."""
+    """What went wrong: a stable `type`, a message for people, and machine-readable details.
+
+    `code` and `param` are what OpenAI's clients read from an error (the `openai` SDK's `APIError.code`
+    and `.param`): the type again, and the first field a 422 names.
+    """
 
     type: str
     message: str
     details: dict[str, Any] = Field(default_factory=dict)
+
+    @computed_field(description="The same as `type`, where OpenAI's clients look for it.")  # type: ignore[prop-decorator]
+    @property
+    def code(self) -> str:
+        return self.type
+
+    @computed_field(description="The first field a 422 names, where OpenAI's clients look for it.")  # type: ignore[prop-decorator]
+    @property
+    def param(self) -> str | None:
+        errors = self.details.get("errors")
+        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+            field = errors[0].get("field")
+            return field if isinstance(field, str) else None
+        return None
 
 
 class ErrorResponse(BaseModel, defer_build=True):
