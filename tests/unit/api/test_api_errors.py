@@ -12,7 +12,9 @@ from stepwise.errors import StoreTransientError
 from stepwise.steps.api.errors import (
     ApiError,
     GatewayTimeout,
+    IdempotencyInProgress,
     InvalidRequest,
+    Unavailable,
     as_api_error,
     error_response,
     is_json_content_type,
@@ -122,3 +124,15 @@ def test_an_api_error_is_answered_as_it_is() -> None:
     """An error raised by the API's own logic already says how it is answered."""
     error = ApiError("boom")
     assert as_api_error(error) is error
+
+
+@pytest.mark.parametrize(
+    "error",
+    [IdempotencyInProgress("the first request with this key is still being handled"), Unavailable("busy; retry")],
+    ids=["idempotency_in_progress", "unavailable"],
+)
+def test_an_answer_worth_retrying_says_when(error: ApiError) -> None:
+    # When an error the client should send again is answered
+    response = error_response(error)
+    # Then it says how long to wait first
+    assert response.headers["Retry-After"] == "1"

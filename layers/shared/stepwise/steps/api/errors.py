@@ -140,13 +140,17 @@ _NO_RETRY_HEADERS = {"x-should-retry": "false"}
 
 
 def error_response(error: ApiError) -> Response[dict[str, Any]]:
-    """The HTTP response of an `ApiError`; one a resend would start again says not to retry it."""
+    """The HTTP response of an `ApiError`; one a resend would start again says not to retry it, one worth
+    retrying says when (`Retry-After`)."""
     body = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
+    headers = dict(_NO_RETRY_HEADERS) if error.resend_starts_again else {}
+    if error.retry_after_seconds is not None:
+        headers["Retry-After"] = str(error.retry_after_seconds)
     return Response(
         status_code=error.status,
         content_type=content_types.APPLICATION_JSON,
         body=body.model_dump(),
-        headers=dict(_NO_RETRY_HEADERS) if error.resend_starts_again else None,
+        headers=headers or None,
     )
 
 

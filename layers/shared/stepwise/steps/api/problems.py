@@ -20,6 +20,8 @@ class ApiError(Exception):
     # True when the request started work that goes on: resending it would start that work again (a new
     # run), so the answer tells clients that retry 5xx answers on their own (the openai SDK) not to.
     resend_starts_again = False
+    # Seconds a client should wait before sending the same request again (`Retry-After`), when it should.
+    retry_after_seconds: int | None = None
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -60,6 +62,7 @@ class IdempotencyInProgress(ApiError):
 
     status = 409
     type = "idempotency_in_progress"
+    retry_after_seconds = 1
 
 
 class RunEnded(ApiError):
@@ -125,6 +128,7 @@ class Unavailable(ApiError):
 
     status = 503
     type = "unavailable"
+    retry_after_seconds = 1
 
 
 class GatewayTimeout(ApiError):
