@@ -78,6 +78,23 @@ def test_a_busy_port_is_one_line_saying_how_to_choose_another(capsys: pytest.Cap
     assert error.splitlines() == [f"stepwise: cannot listen on 127.0.0.1:{port}: Address already in use; pass --port N"]
 
 
+def test_a_busy_port_is_the_same_one_line_when_run_as_a_module() -> None:
+    with socket.socket() as taken:
+        # Given a port another program listens on
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        # When serve is asked for it through `python -m stepwise.cli` (the module then loads twice)
+        ended = subprocess.run(
+            [sys.executable, "-m", "stepwise.cli", "serve", "--port", str(port)], capture_output=True, text=True
+        )
+    # Then the same one line names the address and the option, with no error class before it
+    assert ended.returncode == 2
+    assert ended.stderr.splitlines() == [
+        f"stepwise: cannot listen on 127.0.0.1:{port}: Address already in use; pass --port N"
+    ]
+
+
 def test_run_json_prints_only_the_run_on_stdout_and_its_logs_on_stderr(
     write_config: ConfigWriter, dynamodb_local: str, unique_table_name: str
 ) -> None:

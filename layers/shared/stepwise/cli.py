@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from stepwise.errors import RunNotFound, StepwiseError
+from stepwise.errors import RunNotFound, StepwiseError, UsageError
 from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
 from stepwise.models.run import RunLimits
 
@@ -110,10 +110,6 @@ def command_run(args: argparse.Namespace, out: TextIO) -> int:
     if reason is not None:
         raise UsageError(reason)
     return _run_question(args, config_path.parent, config_path.name, out)
-
-
-class UsageError(StepwiseError):
-    """A mistake in how the command was called (a missing file, a busy port); printed as one line."""
 
 
 def read_event(path: Path) -> Any:

@@ -56,3 +56,11 @@ class ApprovalDenied(StepwiseError):
 class ApprovalSettled(StepwiseError):
     """A tool call's approval was already answered (or timed out) before the wait began: a replayed
     iteration. The state machine catches it and ToolInvoke acts on the stored answer."""
+
+
+class UsageError(StepwiseError):
+    """A mistake in how a `stepwise` command was called (a missing file, a busy port); printed as one line.
+
+    Here rather than in the CLI module: under `python -m stepwise.cli` that module is loaded twice, and the
+    class the local runtime raised would not be the one the command catches.
+    """

@@ -26,6 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from stepwise.errors import UsageError
 from stepwise.local.api_gateway import (
     DEFAULT_MAX_API_INSTANCES,
     LOCAL_ACCOUNT,
@@ -237,7 +238,6 @@ def port_number(text: str) -> int:
 
 def ensure_port_free(port: int) -> None:
     """Fail at once, in one line, when the port is taken (before the store and the engine start)."""
-    from stepwise.cli import UsageError  # deferred: the CLI imports this module
 
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

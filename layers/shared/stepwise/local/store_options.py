@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from stepwise.errors import UsageError
 from stepwise.local.defaults import DEFAULT_DATA_DIR, DEFAULT_TABLE_NAME
 from stepwise.local.dynamodb_local import DynamoDBLocal
 
@@ -60,7 +61,6 @@ def store_endpoint(args: argparse.Namespace) -> Iterator[str]:
 
 def ensure_data_dir(path: Path) -> None:
     """Create `--data-dir` if missing; `UsageError` naming the option when it cannot be the store's folder."""
-    from stepwise.cli import UsageError  # deferred: the CLI imports this module
 
     if path.exists() and not path.is_dir():
         raise UsageError(f"--data-dir {path}: not a folder")
