@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -172,6 +173,36 @@ def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_lin
         (line,) = completed.stderr.splitlines()
         assert f"127.0.0.1:{port} cannot be reached" in line
         assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
+
+
+def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(tmp_path: Path) -> None:
+    # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
+    with refused_port() as port:
+        environment = _without_aws(tmp_path) | {
+            "STEPWISE_DEFAULT_MODEL": "openai",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+            "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
+        }
+        # When serve starts
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")],
+            env=environment,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert serve.stderr is not None and serve.stdout is not None
+            first_error_line = serve.stderr.readline()
+            banner = serve.stdout.readline()
+        finally:
+            serve.send_signal(signal.SIGTERM)
+            serve.communicate(timeout=60)
+    # Then its first line on stderr says the model cannot be reached and how to configure one, and it serves
+    assert first_error_line.startswith("stepwise serve: warning: ")
+    assert f"127.0.0.1:{port} cannot be reached" in first_error_line and "OPENAI_BASE_URL" in first_error_line
+    assert banner.startswith("stepwise serve: http://127.0.0.1:")
+    assert serve.returncode == 0
 
 
 # The console script users run (as `python -m stepwise.cli`, the CLI module would be loaded twice).

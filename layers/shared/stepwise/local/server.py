@@ -247,6 +247,20 @@ def ensure_port_free(port: int) -> None:
             raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pass --port N") from None
 
 
+def warn_if_no_model(config_path: Path) -> None:
+    """Say on stderr, before anything starts, when the configured model cannot be reached.
+
+    Unlike `stepwise run`, serve starts anyway: the model may come up later, and runs can be read and
+    cancelled meanwhile; but a newcomer's first run would otherwise spend its retries in silence.
+    """
+    from stepwise.config.loading import read_config_file
+    from stepwise.local.model_reach import unreachable_model
+
+    reason = unreachable_model(read_config_file(config_path).config)
+    if reason is not None:
+        print(f"stepwise serve: warning: {reason}", file=sys.stderr, flush=True)
+
+
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
     ensure_port_free(args.port)
@@ -255,6 +269,7 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     else:
         config_path = Path(args.config).resolve()
         config_dir, config_file = config_path.parent, config_path.name
+        warn_if_no_model(config_path)
     with (
         store_endpoint(args) as endpoint_url,
         LocalApi(
