@@ -16,6 +16,7 @@ from tests.e2e.test_serve_recovery import (
     _post,
     _store,
     _wait_until,
+    model_latency_ms,  # noqa: F401  (a fixture serve_arguments uses)
     serve_arguments,  # noqa: F401  (the fixture, for the tests below)
 )
 
