@@ -145,6 +145,15 @@ def _without_aws(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
+def _with_openai_at(tmp_path: Path, port: int) -> dict[str, str]:
+    """No AWS credentials, and the OpenAI-compatible model at a loopback `port`."""
+    return _without_aws(tmp_path) | {
+        "STEPWISE_DEFAULT_MODEL": "openai",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
+    }
+
+
 def test_run_without_aws_credentials_says_in_one_line_how_to_configure_a_model(tmp_path: Path) -> None:
     # Given the default configuration (Bedrock) and no AWS credentials anywhere
     environment = _without_aws(tmp_path)
@@ -161,11 +170,7 @@ def test_run_without_aws_credentials_says_in_one_line_how_to_configure_a_model(t
 def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_line(tmp_path: Path) -> None:
     # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
     with refused_port() as port:
-        environment = _without_aws(tmp_path) | {
-            "STEPWISE_DEFAULT_MODEL": "openai",
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-            "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
-        }
+        environment = _with_openai_at(tmp_path, port)
         # When a question is run
         completed = _run_with(environment)
         # Then one line names the endpoint that cannot be reached and how to configure a model
@@ -178,11 +183,7 @@ def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_lin
 def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(tmp_path: Path) -> None:
     # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
     with refused_port() as port:
-        environment = _without_aws(tmp_path) | {
-            "STEPWISE_DEFAULT_MODEL": "openai",
-            "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
-            "OPENAI_API_KEY": "sk-test-not-a-real-key-0000000000",
-        }
+        environment = _with_openai_at(tmp_path, port)
         # When serve starts
         serve = subprocess.Popen(
             [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")],

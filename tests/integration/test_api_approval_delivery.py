@@ -31,25 +31,9 @@ from stepwise.steps.tool_invoke import tool_invoke
 from stepwise.store import ConversationStore
 from tests.conftest import PROJECT_ROOT
 from tests.integration.test_api_handler import TABLE, ApiHandler, start_handler
+from tests.support.launch_tool import LAUNCH, MODULE
 from tests.support.stepfunctions_fake import FakeStepFunctions, Reply, refusal
 
-MODULE = '''
-from pathlib import Path
-
-from stepwise.tools import tool
-
-
-@tool
-def launch(target: str) -> str:
-    """Launch.
-
-    Args:
-        target: Where to.
-    """
-    Path(__file__).with_name("launched.txt").write_text(target, encoding="utf-8")
-    return f"launched at {target}"
-'''
-LAUNCH = json.dumps({"action": "launch", "action_input": {"target": "moon"}})
 CONFIG: dict[str, Any] = {
     "models": {"m": {"provider": "scripted", "scenarios": [{"turns": [{"content": f"```json\n{LAUNCH}\n```"}]}]}},
     "tools": {"python": [{"module": "launch_tools", "requires_approval": True}]},

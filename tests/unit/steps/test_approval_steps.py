@@ -3,7 +3,6 @@ deadline), the wait stores it, and ToolInvoke runs it only once approved."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,24 +21,8 @@ from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_invoke import tool_invoke
 from stepwise.store import ConversationStore
+from tests.support.launch_tool import LAUNCH, MODULE
 
-MODULE = '''
-from pathlib import Path
-
-from stepwise.tools import tool
-
-
-@tool
-def launch(target: str) -> str:
-    """Launch.
-
-    Args:
-        target: Where to.
-    """
-    Path(__file__).with_name("launched.txt").write_text(target, encoding="utf-8")
-    return f"launched at {target}"
-'''
-LAUNCH = json.dumps({"action": "launch", "action_input": {"target": "moon"}})
 NOW = 1_900_000_000.0
 
 
