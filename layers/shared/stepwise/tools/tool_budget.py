@@ -91,21 +91,27 @@ def fit_spec(spec: ToolSpec, max_bytes: int) -> Budgeted:
 
 
 def _trimming_steps(parameters: dict[str, Any], description: str) -> Iterator[tuple[str, Any]]:
-    """The trimming steps in order, each a label and a function returning (parameters, description)."""
-    deepest = max((depth for depth, _ in _schemas(parameters, 0)), default=0)
-    for level in range(deepest, 1, -1):
-        if _has_annotation(parameters, _DESCRIPTIONS, level=level):
+    """The trimming steps in order, each a label and a function returning (parameters, description).
+
+    The schemas are found, by depth, once: trimming removes annotations, never a schema, so each step
+    looks at and strips only its own depths instead of walking the whole tree again (a deep schema of
+    tens of thousands of nodes, as Discord's, would otherwise be walked once per depth and per step).
+    """
+    by_depth: dict[int, list[dict[str, Any]]] = {}
+    for depth, schema in _schemas(parameters, 0):
+        by_depth.setdefault(depth, []).append(schema)
+    every_schema = [schema for schemas in by_depth.values() for schema in schemas]
+    for level in range(max(by_depth, default=0), 1, -1):
+        if _has_annotation(by_depth[level], _DESCRIPTIONS):
             yield (
                 f"descriptions at depth {level}",
-                lambda level=level: (_strip(parameters, _DESCRIPTIONS, levels={level}), description),
+                lambda level=level: (_strip(parameters, by_depth[level], _DESCRIPTIONS), description),
             )
-    if _has_annotation(parameters, _EXAMPLES):
-        yield "examples and defaults", lambda: (_strip(parameters, _EXAMPLES), description)
-    if _has_annotation(parameters, _DESCRIPTIONS, level=1) or _has_annotation(parameters, _DESCRIPTIONS, level=0):
-        yield (
-            "argument descriptions",
-            lambda: (_strip(parameters, _DESCRIPTIONS, levels={0, 1}), description),
-        )
+    if _has_annotation(every_schema, _EXAMPLES):
+        yield "examples and defaults", lambda: (_strip(parameters, every_schema, _EXAMPLES), description)
+    arguments = by_depth.get(0, []) + by_depth.get(1, [])
+    if _has_annotation(arguments, _DESCRIPTIONS):
+        yield "argument descriptions", lambda: (_strip(parameters, arguments, _DESCRIPTIONS), description)
     short = shorten_description(description)
     if short != description:
         yield "the tool description's detail", lambda: (parameters, short)
@@ -138,20 +144,15 @@ def _schemas(node: Any, depth: int) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield from _schemas(child, depth + 1)
 
 
-def _has_annotation(parameters: dict[str, Any], keys: Iterable[str], *, level: int | None = None) -> bool:
-    wanted = tuple(keys)
-    return any(
-        any(key in schema for key in wanted) for depth, schema in _schemas(parameters, 0) if level in (None, depth)
-    )
+def _has_annotation(schemas: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> bool:
+    return any(key in schema for schema in schemas for key in keys)
 
 
-def _strip(parameters: dict[str, Any], keys: Iterable[str], *, levels: set[int] | None = None) -> dict[str, Any]:
-    """Remove ``keys`` from the schemas at ``levels`` (all when None), in place; returns ``parameters``."""
-    wanted = tuple(keys)
-    for depth, schema in list(_schemas(parameters, 0)):
-        if levels is None or depth in levels:
-            for key in wanted:
-                schema.pop(key, None)
+def _strip(parameters: dict[str, Any], schemas: Iterable[dict[str, Any]], keys: tuple[str, ...]) -> dict[str, Any]:
+    """Remove ``keys`` from ``schemas`` (nodes of ``parameters``), in place; returns ``parameters``."""
+    for schema in schemas:
+        for key in keys:
+            schema.pop(key, None)
     return parameters
 
 
