@@ -50,9 +50,10 @@ PAST_THE_SDK: dict[str, FaultSchedule] = {
     ),
     "DynamoDB: connections dropped in bursts of 3 (state machine retries)": Combined(
         (
-            # a run of this scenario makes about 17 requests: both kinds of burst land inside it
-            EveryNth(period=14, fault=Fault.DROP_BEFORE, burst=SDK_ATTEMPTS),
-            EveryNth(period=14, fault=Fault.DROP_AFTER, burst=SDK_ATTEMPTS, offset=7),
+            # A run of this scenario makes 13 requests, more with the retries: the first burst takes the
+            # second Parse's put (requests 10-12), the second the Query of Format after its retry (15-17).
+            EveryNth(period=10, fault=Fault.DROP_BEFORE, burst=SDK_ATTEMPTS),
+            EveryNth(period=10, fault=Fault.DROP_AFTER, burst=SDK_ATTEMPTS, offset=5),
         )
     ),
 }

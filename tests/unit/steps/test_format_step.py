@@ -111,12 +111,14 @@ def test_formatting_a_structured_answer_reads_the_conversation_once(
     runtime = runtime_with(model, dynamodb_table, tmp_path, response_schema=SCHEMA)
     payload = run_to_format(runtime)
     client, _ = dynamodb_table
-    queries: list[str] = []
-    client.meta.events.register("before-call.dynamodb.Query", lambda **_: queries.append("Query"))
+    reads: list[str] = []
+    for operation in ("Query", "GetItem", "BatchGetItem"):
+        client.meta.events.register(f"before-call.dynamodb.{operation}", lambda model, **_: reads.append(model.name))
     # When Format runs
     format_run(payload, runtime)
-    # Then it queried twice (the messages with their trace steps, the decisions), and the usage is complete
+    # Then it read the run once (one Query: META, the messages with their trace steps, the decisions) besides
+    # the structured output's look for a formatting reply already stored, and the usage is complete
     meta = runtime.store.require_run(payload.run_id)
-    assert len(queries) == 2
+    assert reads == ["Query", "GetItem"]
     assert meta.usage.llm_calls == 2
     assert meta.output == {"city": "Paris"}

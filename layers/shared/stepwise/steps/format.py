@@ -32,9 +32,8 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     With a `response_schema` in the profile the answer is also stored as validated JSON (`output`), or
     the reason it could not be (`output_error`).
     """
-    snapshot = runtime.store.read_iteration(payload.run_id, payload.iteration, meta=True, decision=True)
-    meta = snapshot.meta
-    assert meta is not None  # read_iteration raises RunNotFound without it
+    # one read of the run serves the answer, the structured output and the usage
+    meta, decision, record = runtime.store.final_record(payload.run_id, payload.iteration)
     if meta.is_terminal:
         return FormatResult(
             run_id=meta.run_id,
@@ -42,9 +41,6 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
             stop_reason=meta.stop_reason,
         )
     stop_reason = _stop_reason(payload, meta)
-    # one read of the conversation and its trace serves the answer, the structured output and the usage
-    record = runtime.store.run_record(payload.run_id)
-    decision = snapshot.decision
     if payload.next == "final_answer" and decision is not None and decision.calls:
         # The model called tools the client sent: the client runs them and continues the conversation.
         stop_reason = "tool_calls"

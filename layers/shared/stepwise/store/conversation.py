@@ -215,9 +215,14 @@ class ConversationStore:
         (see `stepwise.store.trace`)."""
         return self._trace.list_steps(run_id, iteration=iteration, since_iteration=since_iteration)
 
-    def run_record(self, run_id: str) -> RunRecord:
-        """A run's whole conversation and trace, reading the messages once."""
-        return self._trace.run_record(run_id)
+    def final_record(self, run_id: str, iteration: int) -> tuple[RunMeta, StepRecord | None, RunRecord]:
+        """What Format reads, in one Query of the run's partition: META, the decision of `iteration` (None
+        when not stored), and the whole conversation with its trace; `RunNotFound` without META."""
+        partition = self._trace.partition(run_id)
+        if partition.meta is None:
+            raise RunNotFound(f"run {run_id} not found")
+        decision = partition.decisions.get(keys.step_sk(iteration, "parse"))
+        return to_meta(partition.meta), decision, partition.record
 
     def stored_message(self, run_id: str, iteration: int, slot: int) -> tuple[StoredMessage, StepRecord | None] | None:
         """One stored message and the step it carries (one GetItem); None when it is not stored."""

@@ -1,8 +1,8 @@
 """Reading a run's trace: the steps its model calls, decisions and tool calls recorded, in order.
 
 The model's and the tools' steps are carried by their messages (attribute `trace`); Parse decisions are
-`STEP#` items. A reader that needs the messages too (Format) reads both in the same Query, so the
-conversation is not read twice.
+`STEP#` items. Format, which needs the whole run, reads its partition in one Query: META, the messages
+with their steps and the decisions together.
 """
 
 from __future__ import annotations
@@ -36,6 +36,16 @@ class RunRecord:
     steps: list[StepRecord] = field(default_factory=list)
 
 
+@dataclass
+class RunPartition:
+    """Every item of a run as one Query found them: its META item (None when not stored), its decisions by
+    sort key, and its messages and trace."""
+
+    meta: dict[str, Any] | None
+    decisions: dict[str, StepRecord]
+    record: RunRecord
+
+
 def _between(pk: str, start: str, end: str, attributes: dict[str, Any]) -> dict[str, Any]:
     """Query parameters for the items of `pk` whose sort key is from `start` to `end` (only `attributes`)."""
     return {
@@ -57,9 +67,12 @@ def _from(pk: str, prefix: str, start: str, attributes: dict[str, Any]) -> dict[
 
 
 def _ordered(message_items: Iterable[dict[str, Any]], step_items: Iterable[dict[str, Any]]) -> list[StepRecord]:
+    return _in_order(message_items, [StepRecord.model_validate_json(item["data"]) for item in step_items])
+
+
+def _in_order(message_items: Iterable[dict[str, Any]], decisions: Iterable[StepRecord]) -> list[StepRecord]:
     steps = [StepRecord.model_validate_json(item["trace"]) for item in message_items if "trace" in item]
-    steps += [StepRecord.model_validate_json(item["data"]) for item in step_items]
-    return sorted(steps, key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
+    return sorted([*steps, *decisions], key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
 
 
 class TraceReader:
@@ -91,13 +104,27 @@ class TraceReader:
         message_items = self._query(_from(pk, message_prefix, message_start, _TRACE))
         return _ordered(message_items, step_items)
 
-    def run_record(self, run_id: str) -> RunRecord:
-        """A run's whole conversation and trace: one Query of the messages (with their steps), one of the
-        decisions."""
-        pk = keys.run_pk(run_id)
-        message_items = list(self._query(_from(pk, keys.MESSAGE_PREFIX, keys.MESSAGE_PREFIX, _MESSAGES_WITH_TRACE)))
-        step_items = self._query(_from(pk, keys.STEP_PREFIX, keys.STEP_PREFIX, _DECISIONS))
-        return RunRecord([to_message(item) for item in message_items], _ordered(message_items, step_items))
+    def partition(self, run_id: str) -> RunPartition:
+        """Every item of the run, in one Query (no projection: META and the messages are read whole)."""
+        parameters = {
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": "pk"},
+            "ExpressionAttributeValues": {":pk": serialize_value(keys.run_pk(run_id))},
+            "ConsistentRead": True,
+        }
+        meta: dict[str, Any] | None = None
+        message_items: list[dict[str, Any]] = []
+        decisions: dict[str, StepRecord] = {}
+        for item in self._query(parameters):
+            sort_key = item["sk"]
+            if sort_key == keys.META_SK:
+                meta = item
+            elif sort_key.startswith(keys.MESSAGE_PREFIX):
+                message_items.append(item)
+            elif sort_key.startswith(keys.STEP_PREFIX):
+                decisions[sort_key] = StepRecord.model_validate_json(item["data"])
+        record = RunRecord([to_message(item) for item in message_items], _in_order(message_items, decisions.values()))
+        return RunPartition(meta, decisions, record)
 
     def stored_message(self, run_id: str, iteration: int, slot: int) -> tuple[StoredMessage, StepRecord | None] | None:
         """One stored message and the step it carries, in one GetItem; None when it is not stored."""
