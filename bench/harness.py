@@ -30,7 +30,12 @@ def scripted_config(iterations: int, api_url: str, *, model_latency_ms: int = 0)
         "models": {"scripted": {"provider": "scripted", "scenarios": [{"turns": turns}]}},
         "tools": {"apis": [example_tools_config(api_url)]},
         "profiles": {
-            "default": {"model": "scripted", "strategy": "react", "limits": {"max_iterations": iterations + 1}}
+            # one call per iteration, as the script makes: the execution-history bound then admits 100 iterations
+            "default": {
+                "model": "scripted",
+                "strategy": "react",
+                "limits": {"max_iterations": iterations + 1, "max_parallel_calls": 1},
+            }
         },
     }
 
