@@ -30,7 +30,10 @@ before_mb = int(Path("/proc/self/statm").read_text().split()[1]) * resource.getp
 started = time.perf_counter()
 registry = build_tool_registry(config, config_dir=path.parent)
 seconds = time.perf_counter() - started
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a large bench process would
+# report the parent's size; the high-water mark belongs to this program's own memory
+status = Path("/proc/self/status").read_text()
+peak_mb = int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
 figures = {"tools": len(registry), "notes": len(registry.notes), "seconds": seconds, "peak_mb": peak_mb}
 print(json.dumps({**figures, "before_mb": before_mb}))
 """
