@@ -145,6 +145,16 @@ def _without_aws(tmp_path: Path) -> dict[str, str]:
     return environment
 
 
+@pytest.mark.parametrize("question", ["", "   "], ids=["empty", "blank"])
+def test_a_question_the_api_would_refuse_is_one_line(question: str) -> None:
+    # When the demo is asked an empty question, which POST /v1/runs answers 422
+    ended = _stepwise("demo", question)
+    # Then nothing runs: one line says why, exit 2
+    assert ended.returncode == 2
+    assert ended.stderr.splitlines() == ["stepwise: invalid request: question: must not be empty"]
+    assert "run_id" not in ended.stdout
+
+
 def _with_openai_at(tmp_path: Path, port: int) -> dict[str, str]:
     """No AWS credentials, and the OpenAI-compatible model at a loopback `port`."""
     return _without_aws(tmp_path) | {

@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from pydantic import ValidationError
+
 from stepwise.config.settings import Settings
 from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
@@ -30,9 +32,11 @@ from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.lambda_workers import LambdaWorkers
 from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
+from stepwise.models.api import RunRequest
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, RunMeta
 from stepwise.observability import metrics
+from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier
 from stepwise.steps.runs import create_run, execution_input
@@ -180,13 +184,20 @@ class LocalEnvironment:
     def accept_question(
         self, question: str, *, profile: str | None = None, owner: str = "local", max_iterations: int | None = None
     ) -> RunMeta:
-        """Store a run for `question` as `POST /v1/runs` does: the API's checks, then the configured intent
-        classification and routing table choose the profile (an explicit `profile` wins, as in the API).
+        """Store a run for `question` as `POST /v1/runs` does: the API's checks (`InvalidRequest` for a
+        question it would refuse), then the configured intent classification and routing table choose the
+        profile (an explicit `profile` wins, as in the API).
 
         `max_iterations` is the CLI's own limit, which the HTTP API does not take.
         """
         config = self.runtime.config
         request_body = {"input": question}
+        try:
+            RunRequest.model_validate(request_body)
+        except ValidationError as exc:
+            # the API's own check of a request, so a question it would refuse (an empty one) is refused here too
+            reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+            raise InvalidRequest.of("question", reasons) from None
         plan = plan_run(
             config,
             owner=owner,
