@@ -101,12 +101,11 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def command_run(args: argparse.Namespace, out: TextIO) -> int:
     """One question through the configured model and tools."""
-    from stepwise.config.loading import read_config_file
-    from stepwise.local.model_reach import unreachable_model
+    from stepwise.local.model_reach import unreachable_model_in
 
     config_path = Path(args.config).resolve()
     # checked before the store starts, so a missing model is the first and only line, within a second
-    reason = unreachable_model(read_config_file(config_path).config)
+    reason = unreachable_model_in(config_path)
     if reason is not None:
         raise UsageError(reason)
     return _run_question(args, config_path.parent, config_path.name, out)

@@ -3,6 +3,9 @@ boundary that validates with pydantic words its errors this way)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import ValidationError
 
 
@@ -14,3 +17,13 @@ def describe_problems(exc: ValidationError, *, limit: int | None = None, top_lev
     """
     errors = exc.errors()[:limit]
     return "; ".join(f"{'.'.join(str(part) for part in error['loc']) or top_level}: {error['msg']}" for error in errors)
+
+
+def reason_of(error: Mapping[str, Any]) -> str:
+    """One problem's reason as a person reads it: pydantic's message without its "Value error, " prefix."""
+    return str(error.get("msg", "invalid")).removeprefix("Value error, ")
+
+
+def reasons_of(exc: ValidationError) -> str:
+    """The reasons of every problem, joined by "; " (the field left to the caller, which knows its name)."""
+    return "; ".join(reason_of(error) for error in exc.errors())

@@ -72,6 +72,16 @@ def parsed(runtime: StepRuntime, clock: Clock) -> StatePayload:
     return parse(payload, runtime)
 
 
+def waiting_call(dynamodb_table: tuple[Any, str], config_dir: Path) -> tuple[StepRuntime, StatePayload, dict[str, Any]]:
+    """A run whose `launch` call its wait-for-approval task stored as waiting; the call's Map item."""
+    clock = Clock(seconds_left=300)
+    runtime = runtime_for(dynamodb_table, config_dir, clock)
+    payload = parsed(runtime, clock)
+    item = {"run_id": payload.run_id, "iteration": payload.iteration, "index": 0, "call": payload.calls[0]}
+    await_approval(ApprovalWaitEvent.model_validate(item | {"task_token": "token-1"}), runtime)
+    return runtime, payload, item
+
+
 def test_a_call_that_needs_approval_waits_no_longer_than_the_run_has_left(
     dynamodb_table: tuple[Any, str], config_dir: Path
 ) -> None:
@@ -88,11 +98,7 @@ def test_the_wait_stores_the_call_and_a_denial_keeps_the_tool_from_running(
     dynamodb_table: tuple[Any, str], config_dir: Path
 ) -> None:
     # Given the call, stored as waiting by its wait-for-approval task
-    clock = Clock(seconds_left=300)
-    runtime = runtime_for(dynamodb_table, config_dir, clock)
-    payload = parsed(runtime, clock)
-    item = {"run_id": payload.run_id, "iteration": payload.iteration, "index": 0, "call": payload.calls[0]}
-    await_approval(ApprovalWaitEvent.model_validate(item | {"task_token": "token-1"}), runtime)
+    runtime, payload, item = waiting_call(dynamodb_table, config_dir)
     waiting = runtime.store.require_run(payload.run_id).status
     # When ToolInvoke receives the denial the state machine caught
     denial = {"Error": "ApprovalDenied", "Cause": "not today"}
@@ -133,11 +139,7 @@ def test_a_call_refused_without_a_person_answering_does_not_tell_the_model_an_ap
     dynamodb_table: tuple[Any, str], config_dir: Path, outcome: dict[str, Any], reason: str
 ) -> None:
     # Given the call, stored as waiting by its wait-for-approval task
-    clock = Clock(seconds_left=300)
-    runtime = runtime_for(dynamodb_table, config_dir, clock)
-    payload = parsed(runtime, clock)
-    item = {"run_id": payload.run_id, "iteration": payload.iteration, "index": 0, "call": payload.calls[0]}
-    await_approval(ApprovalWaitEvent.model_validate(item | {"task_token": "token-1"}), runtime)
+    runtime, payload, item = waiting_call(dynamodb_table, config_dir)
     # When ToolInvoke receives a wait that ended with no person's answer
     tool_invoke(ToolInvokeEvent.model_validate(item | {"approval": outcome}), runtime)
     # Then the tool never ran, and the model reads that no approval could be obtained, and why

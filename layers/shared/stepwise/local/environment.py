@@ -41,6 +41,7 @@ from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
+from stepwise.validation_problems import reasons_of
 
 
 class LocalEnvironment:
@@ -196,8 +197,7 @@ class LocalEnvironment:
             RunRequest.model_validate(request_body)
         except ValidationError as exc:
             # the API's own check of a request, so a question it would refuse (an empty one) is refused here too
-            reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
-            raise InvalidRequest.of("question", reasons) from None
+            raise InvalidRequest.of("question", reasons_of(exc)) from None
         plan = plan_run(
             config,
             owner=owner,

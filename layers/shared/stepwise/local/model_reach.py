@@ -7,6 +7,7 @@ the check answers in well under a second with what to configure instead.
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from stepwise.config.llm import BedrockModelConfig, OpenAIModelConfig
@@ -53,3 +54,10 @@ def unreachable_model(config: StepwiseConfig) -> str | None:
         if reason is not None:
             return f"{reason}; {HOW_TO_CONFIGURE}"
     return None
+
+
+def unreachable_model_in(config_path: Path) -> str | None:
+    """`unreachable_model` of the configuration file at `config_path` (`ConfigError` if it is unusable)."""
+    from stepwise.config.loading import read_config_file
+
+    return unreachable_model(read_config_file(config_path).config)

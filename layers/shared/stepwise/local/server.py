@@ -238,7 +238,6 @@ def port_number(text: str) -> int:
 
 def ensure_port_free(port: int) -> None:
     """Fail at once, in one line, when the port is taken (before the store and the engine start)."""
-
     with socket.socket() as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
@@ -253,10 +252,9 @@ def warn_if_no_model(config_path: Path) -> None:
     Unlike `stepwise run`, serve starts anyway: the model may come up later, and runs can be read and
     cancelled meanwhile; but a newcomer's first run would otherwise spend its retries in silence.
     """
-    from stepwise.config.loading import read_config_file
-    from stepwise.local.model_reach import unreachable_model
+    from stepwise.local.model_reach import unreachable_model_in
 
-    reason = unreachable_model(read_config_file(config_path).config)
+    reason = unreachable_model_in(config_path)
     if reason is not None:
         print(f"stepwise serve: warning: {reason}", file=sys.stderr, flush=True)
 

@@ -61,7 +61,6 @@ def store_endpoint(args: argparse.Namespace) -> Iterator[str]:
 
 def ensure_data_dir(path: Path) -> None:
     """Create `--data-dir` if missing; `UsageError` naming the option when it cannot be the store's folder."""
-
     if path.exists() and not path.is_dir():
         raise UsageError(f"--data-dir {path}: not a folder")
     try:

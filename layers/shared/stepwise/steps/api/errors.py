@@ -57,6 +57,7 @@ from stepwise.steps.api.problems import (
     UnsupportedMediaType,
 )
 from stepwise.steps.executions import CallbackFailed, ExecutionStartFailed
+from stepwise.validation_problems import reason_of
 
 __all__ = [
     "ApiError",
@@ -92,11 +93,6 @@ def _field_name(location: Sequence[Any]) -> str:
     return ".".join(parts) or "request"
 
 
-def _reason(error: dict[str, Any]) -> str:
-    message = str(error.get("msg", "invalid"))
-    return message.removeprefix("Value error, ")
-
-
 def is_json_content_type(content_type: str) -> bool:
     """True for `application/json` (with parameters) and for no content type, which API clients often omit."""
     media_type = content_type.split(";", 1)[0].strip().lower()
@@ -107,7 +103,7 @@ def _from_validation(exc: RequestValidationError) -> ApiError:
     errors = list(exc.errors())
     if any(error.get("type") == "json_invalid" for error in errors):
         return InvalidJson("the body is not valid JSON")
-    return InvalidRequest([(_field_name(error.get("loc", ())), _reason(error)) for error in errors])
+    return InvalidRequest([(_field_name(error.get("loc", ())), reason_of(error)) for error in errors])
 
 
 def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:

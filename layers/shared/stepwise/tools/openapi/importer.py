@@ -25,6 +25,7 @@ from stepwise.tools.openapi.operations import (
     select_operations,
     unique_names,
 )
+from stepwise.validation_problems import reasons_of
 
 _SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
 
@@ -102,8 +103,7 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> O
         api = ApiConfig.model_validate(settings, context={SCHEMAS_CHECKED: True})
         return OpenApiImport(api=api, skipped=skipped, renamed=renamed)
     except ValidationError as exc:
-        reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
-        raise ConfigError(f"{where}: {reasons}") from None
+        raise ConfigError(f"{where}: {reasons_of(exc)}") from None
 
 
 def _readable_endpoint(

@@ -27,6 +27,7 @@ from stepwise.config.tool_sources import OperationFilter
 from stepwise.errors import ConfigError
 from stepwise.tools.openapi.names import MAX_NAME_CHARS, argument_name_for, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
+from stepwise.validation_problems import reasons_of
 
 MAX_DESCRIPTION_CHARS = 4096
 HTTP_METHODS = ("get", "put", "post", "delete", "patch")
@@ -325,8 +326,7 @@ class _EndpointBuilder:
                 }
             )
         except ValidationError as exc:
-            reasons = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
-            raise ConfigError(f"{self._where}: {reasons}") from None
+            raise ConfigError(f"{self._where}: {reasons_of(exc)}") from None
 
 
 def _parameter_schema(parameter: dict[str, Any]) -> Any:
