@@ -5,8 +5,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from stepwise.observability import logger, metrics, tracer
 from stepwise.steps import api
+from stepwise.telemetry.observability import logger, metrics, tracer
 
 services = api.services_from_environment(os.environ)
 app = api.RequestScopedResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))

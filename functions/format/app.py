@@ -5,9 +5,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from stepwise.observability import logger, metrics, tracer
 from stepwise.steps import format as step
 from stepwise.steps.runtime import runtime_from_environment
+from stepwise.telemetry.observability import logger, metrics, tracer
 
 runtime = runtime_from_environment(os.environ)
 

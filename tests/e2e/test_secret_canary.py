@@ -24,8 +24,8 @@ import yaml
 from moto import mock_aws
 
 from stepwise.config.settings import Settings
-from stepwise.observability import logger
 from stepwise.steps.runtime import dynamodb_client
+from stepwise.telemetry.observability import logger
 from tests.e2e.conftest import scripted_model
 from tests.support.tool_server import Echo, ScriptableToolServer
 

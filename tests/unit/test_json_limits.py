@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stepwise.json_limits import JsonLimitExceeded, load_json, nesting_depth, value_depth
+from stepwise.inputs.json_limits import JsonLimitExceeded, load_json, nesting_depth, value_depth
 
 
 def test_a_document_within_the_limits_parses_as_json_does() -> None:

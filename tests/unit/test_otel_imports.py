@@ -63,7 +63,7 @@ def test_the_setting_on_without_opentelemetry_installed_says_how_to_install_it()
     code = (
         "import sys; sys.modules['opentelemetry'] = None\n"
         "from stepwise.errors import ConfigError\n"
-        "from stepwise.genai_spans import spans_for\n"
+        "from stepwise.telemetry.spans import spans_for\n"
         "try:\n    spans_for(True)\nexcept ConfigError as error:\n    print(error)"
     )
     # When the spans are asked for with the setting on

@@ -10,7 +10,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from stepwise.credentials import Redactor
+from stepwise.config.credentials import Redactor
 
 # '/', '+', '=', a space, '&', '<', a quote and a non-ASCII letter: every encoding below changes it.
 CANARY = 'canary/7f+3a=9 c&2<e"0bé'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from stepwise.text_policy import REPLACEMENT, clean_text, clean_value, find_unencodable, replacement_note
+from stepwise.inputs.text_policy import REPLACEMENT, clean_text, clean_value, find_unencodable, replacement_note
 
 
 def test_lone_surrogate_is_named_with_its_position() -> None:
@@ -48,7 +48,7 @@ def test_note_counts_characters() -> None:
 
 
 def test_the_first_unencodable_string_of_a_value_is_named_by_its_dotted_field() -> None:
-    from stepwise.text_policy import locate_unencodable
+    from stepwise.inputs.text_policy import locate_unencodable
 
     body = {"input": "fine", "messages": [{"content": "ok"}, {"content": [{"text": "a\ud800"}]}]}
     field, reason = locate_unencodable(body) or ("", "")
@@ -57,7 +57,7 @@ def test_the_first_unencodable_string_of_a_value_is_named_by_its_dotted_field() 
 
 
 def test_a_key_that_cannot_be_stored_is_named_by_its_parent() -> None:
-    from stepwise.text_policy import locate_unencodable
+    from stepwise.inputs.text_policy import locate_unencodable
 
     assert locate_unencodable({"metadata": {"k\x00": "v"}}) == (
         "metadata (a key)",

@@ -12,11 +12,9 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from stepwise.errors import RunNotFound, StepwiseError, UsageError
-from stepwise.local.defaults import PROJECT_ROOT, apply_local_defaults
+from stepwise.local.defaults import DEMO_CONFIG, DEMO_QUESTION, PROJECT_ROOT, apply_local_defaults
 from stepwise.models.run import RunLimits
 
-DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
-DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 # A shell's exit status for a process ended by SIGPIPE (128 + 13): what `stepwise demo | head` reports.
 BROKEN_PIPE_EXIT = 141
 
@@ -151,7 +149,7 @@ def logs_to_stderr() -> None:
     """Send the service's log lines to stderr, so stdout holds only results (`stepwise run --json | jq`)."""
     import logging
 
-    from stepwise.observability import SERVICE
+    from stepwise.telemetry.observability import SERVICE
 
     for handler in logging.getLogger(SERVICE).handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler.stream, _CurrentStderr):

@@ -17,7 +17,6 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.errors import LLMTransientError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, Usage
 from stepwise.models.state import StatePayload, ToolInvokeEvent
-from stepwise.otel_spans import OtelSpans
 from stepwise.steps.format import format_run
 from stepwise.steps.iteration_guard import iteration_guard
 from stepwise.steps.llm_call import llm_call
@@ -26,6 +25,7 @@ from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_invoke import tool_invoke
 from stepwise.store import ConversationStore
+from stepwise.telemetry.otel_spans import OtelSpans
 
 QUESTION = "What time is it in Lisbon? My secret word is heliotrope."
 

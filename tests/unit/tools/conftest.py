@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import parse_tools_config
-from stepwise.credentials import SecretResolver
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from stepwise.tools.http_clients import ClientsByOrigin
 from tests.support.tool_server import ScriptableToolServer

@@ -6,8 +6,8 @@ import ipaddress
 
 import pytest
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import ApiConfig
-from stepwise.credentials import SecretResolver
 from stepwise.tools.guards import TargetRefused, refusal_reason
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import ApiConfig
-from stepwise.credentials import SecretResolver
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tool_server import ScriptableToolServer

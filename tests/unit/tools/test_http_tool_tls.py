@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.http_api import ApiConfig
-from stepwise.credentials import SecretResolver
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from tests.support.tls_server import TlsNameServer

@@ -10,9 +10,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepwise.credentials import Redactor, SecretResolver
-from stepwise.log_guard import WITHHELD
-from stepwise.observability import logger as service_logger
+from stepwise.config.credentials import Redactor, SecretResolver
+from stepwise.telemetry.log_guard import WITHHELD
+from stepwise.telemetry.observability import logger as service_logger
 from tests.unit.test_secret_encodings import CANARY, ENCODINGS
 
 

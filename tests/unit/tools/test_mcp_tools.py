@@ -12,8 +12,8 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as ReportedToolError
 from pydantic import BaseModel
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import parse_tools_config
-from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from tests.support.mcp_server import LoopbackMcpServer

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepwise.credentials import Redactor, SecretResolver, SecretTooShort, SecretUnavailable
+from stepwise.config.credentials import Redactor, SecretResolver, SecretTooShort, SecretUnavailable
 from tests.support.tool_server import Echo, ScriptableToolServer, Status
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint
 

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.config.intent import HIGRESS_SINGLE_CATEGORY, IntentConfig
 from stepwise.errors import ConfigError
-from stepwise.validation_problems import describe_problems
+from stepwise.inputs.validation_problems import describe_problems
 
 MODEL_NAME = "higress"
 PROFILE_NAME = "default"

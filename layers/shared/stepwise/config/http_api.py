@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from stepwise.credentials import check_redactable_literal
+from stepwise.config.credentials import check_redactable_literal
 
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).

@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stepwise.config.credentials import check_redactable_literal
 from stepwise.config.http_api import check_client_url
-from stepwise.credentials import check_redactable_literal
 
 
 class ModelCapabilities(BaseModel):

@@ -17,9 +17,9 @@ from stepwise.config.higress import (
 )
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
-from stepwise.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
-from stepwise.text_policy import clean_value, locate_unencodable, replacement_note
-from stepwise.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
+from stepwise.inputs.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
+from stepwise.inputs.text_policy import clean_value, locate_unencodable, replacement_note
+from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 
 # A configuration is a few kilobytes; a file far bigger is a mistake (a data file named by accident).
 MAX_CONFIG_BYTES = 1024 * 1024

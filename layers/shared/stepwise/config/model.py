@@ -12,8 +12,8 @@ from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import ModelConfig, ModelPrices
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.run import RunLimits
-from stepwise.validation_problems import describe_problems
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 

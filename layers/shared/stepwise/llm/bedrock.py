@@ -11,9 +11,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
-from stepwise.validation_problems import describe_problems
 
 TRANSIENT_ERROR_CODES = frozenset(
     {

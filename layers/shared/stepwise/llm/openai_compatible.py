@@ -10,10 +10,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
-from stepwise.json_limits import load_json
+from stepwise.inputs.json_limits import load_json
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
-from stepwise.validation_problems import describe_problems
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable, replacement_note
 from stepwise.models.messages import Completion, ToolCall, Usage
-from stepwise.text_policy import clean_text, clean_value, count_unencodable, replacement_note
 
 # Far beyond any useful answer or action, far below what a store item holds (DynamoDB: 400 KB).
 MAX_REPLY_CHARS = 60_000

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.config.llm import ScriptScenario, ScriptTurn
 from stepwise.errors import ConfigError, LLMPermanentError
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.messages import ChatRequest, Completion, ToolCall, Usage
-from stepwise.validation_problems import describe_problems
 
 SCRIPTED_MODEL_NAME = "scripted"
 _CHARS_PER_TOKEN = 4

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
-from stepwise.observability import metrics
 from stepwise.steps.api.caller_key import presented_api_key
 from stepwise.streaming.proxy_event import proxy_event
+from stepwise.telemetry.observability import metrics
 
 DEFAULT_MAX_API_INSTANCES = 8
 LOCAL_STAGE = "local"

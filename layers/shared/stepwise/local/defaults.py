@@ -13,6 +13,10 @@ DEFAULT_TABLE_NAME = "stepwise-local"
 # DynamoDB Local's data folder (`--data-dir` or STEPWISE_DATA_DIR change it); git-ignored.
 DEFAULT_DATA_DIR = PROJECT_ROOT / ".stepwise" / "dynamodb"
 
+# `stepwise demo`: its configuration (scripted model, example tools) and the question it asks by default.
+DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
+DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
+
 # Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
 LOCAL_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "local",

@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.config.settings import Settings
+from stepwise.inputs.validation_problems import reasons_of
 from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
@@ -35,13 +36,12 @@ from stepwise.local.template import SamTemplate
 from stepwise.models.api import RunRequest
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, RunMeta
-from stepwise.observability import metrics
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
-from stepwise.validation_problems import reasons_of
+from stepwise.telemetry.observability import metrics
 
 
 class LocalEnvironment:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.cli import DEMO_QUESTION
+from stepwise.local.defaults import DEMO_QUESTION
 from stepwise.models.messages import ChatMessage
 from stepwise.steps.runs import create_run
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from stepwise.local.asl import ExecutionResult
 from stepwise.local.template import SamTemplate, TemplateError
-from stepwise.observability import logger
+from stepwise.telemetry.observability import logger
 
 DETAIL_TYPE = "Step Functions Execution Status Change"
 _RULE_TYPES = frozenset({"EventBridgeRule", "CloudWatchEvent"})

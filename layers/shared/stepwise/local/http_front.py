@@ -49,7 +49,6 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
-from stepwise.observability import logger
 from stepwise.steps.api.route_table import ROUTES
 from stepwise.streaming.answers import (
     Event,
@@ -62,6 +61,7 @@ from stepwise.streaming.answers import (
     send_answer,
 )
 from stepwise.streaming.proxy_event import resource_of
+from stepwise.telemetry.observability import logger
 
 __all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
 _STARTUP_SECONDS = 30.0

@@ -205,7 +205,7 @@ class LambdaWorkers:
 def _serve(invoker: Any, request: dict[str, Any]) -> bytes:
     """One invocation in the worker: the reply, with the result or the function error."""
     from stepwise.local.asl.lambda_integration import function_error
-    from stepwise.observability import metrics
+    from stepwise.telemetry.observability import metrics
 
     try:
         result = invoker.invoke(request["function"], request["event"])

@@ -25,7 +25,7 @@ from typing import Any
 from stepwise.local.asl import ExecutionResult, LocalStateMachine
 from stepwise.local.asl.callbacks import MAX_CAUSE_CHARS, MAX_ERROR_CHARS, CallbackError, TaskTokens
 from stepwise.local.loopback import BackgroundServer
-from stepwise.observability import logger
+from stepwise.telemetry.observability import logger
 
 TARGET_PREFIX = "AWSStepFunctions."
 CONTENT_TYPE = "application/x-amz-json-1.0"

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.local.asl.errors import AslDefinitionError
-from stepwise.validation_problems import describe_problems
 
 
 class TemplateError(ValueError):

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from stepwise.errors import InvalidStateEvent
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.run import FinalRoundReason, RunMeta
-from stepwise.validation_problems import describe_problems
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 

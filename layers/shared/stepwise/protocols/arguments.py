@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.protocols.lenient_json import load_lenient
-from stepwise.validation_problems import describe_problems
 
 # Keys are compared after `normalise_key`, so "Action Input", "action_input" and "actionInput" are one key.
 NAME_KEYS = ("action", "tool", "toolname", "name", "function", "动作", "行动")

@@ -17,11 +17,11 @@ from stepwise.models.approval import Approval, ApprovalStatus
 from stepwise.models.messages import ToolCall
 from stepwise.models.run import RunMeta
 from stepwise.models.state import ApprovalWaitEvent
-from stepwise.observability import logger, metrics
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.approvals import ApprovalNotPending as StoredApprovalChanged
 from stepwise.store.keys import observation_slot
+from stepwise.telemetry.observability import logger, metrics
 
 _TIMEOUT_ERRORS = ("States.Timeout", "States.HeartbeatTimeout")
 

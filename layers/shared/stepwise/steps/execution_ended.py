@@ -20,10 +20,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.models.state import RUN_ID_PATTERN, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.run_outcomes import record_cancellation, record_failure
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.directory import RunAlreadyEnded
+from stepwise.telemetry.observability import logger, metrics
 
 STOPPED_BY = "StopExecution"
 """Who a run stopped outside the API is recorded as cancelled by."""

@@ -6,7 +6,6 @@ from typing import Any
 
 from stepwise.models.run import RunMeta, StopReason
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.agent import agent_for
 from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
@@ -14,6 +13,7 @@ from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import record_failure
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
+from stepwise.telemetry.observability import logger, metrics
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:

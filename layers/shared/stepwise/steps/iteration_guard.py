@@ -7,9 +7,9 @@ from typing import Any
 
 from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import RunContext, StatePayload, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.budgets import budget_reached
 from stepwise.steps.runtime import StepRuntime
+from stepwise.telemetry.observability import logger, metrics
 
 
 def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload:

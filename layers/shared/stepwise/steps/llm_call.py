@@ -8,11 +8,11 @@ from typing import Any, TypeVar
 from stepwise.models.messages import ChatMessage, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
+from stepwise.telemetry.observability import logger, metrics
 
 _T = TypeVar("_T")
 

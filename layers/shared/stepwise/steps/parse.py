@@ -9,11 +9,11 @@ from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCall
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import CallRef, NextStep, RunContext, StatePayload, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.telemetry.observability import logger, metrics
 
 
 def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, runtime: StepRuntime) -> StatePayload:

@@ -7,7 +7,7 @@ Each is published twice: over all runs (dimension `service`) and per outcome (di
 from __future__ import annotations
 
 from stepwise.models.run import RunUsage
-from stepwise.observability import metrics
+from stepwise.telemetry.observability import metrics
 
 
 def record_run_ended(status: str, stop_reason: str | None, usage: RunUsage, iterations: int) -> None:

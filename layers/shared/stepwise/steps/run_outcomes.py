@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 
 from stepwise.models.run import RunError, RunMeta, RunStatus
-from stepwise.observability import logger, metrics
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.telemetry.observability import logger, metrics
 
 
 def failure_message(error: str, cause: str | None) -> str:

@@ -15,10 +15,10 @@ if TYPE_CHECKING:
     # The configuration (PyYAML and its models) is read on first use: IterationGuard never needs it.
     # Providers (httpx), tools (httpx, jsonschema) and credentials (Powertools parameters) are imported
     # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
+    from stepwise.config.credentials import SecretResolver
     from stepwise.config.model import AgentProfile, StepwiseConfig
-    from stepwise.credentials import SecretResolver
-    from stepwise.genai_spans import GenAiSpans
     from stepwise.llm.base import ChatModel
+    from stepwise.telemetry.span_types import GenAiSpans
     from stepwise.tools import ToolRegistry
     from stepwise.tools.find_tools import FindTools
 
@@ -90,7 +90,7 @@ class StepRuntime:
 
             return read_config_file(settings.config_path).config
 
-        from stepwise.genai_spans import spans_for
+        from stepwise.telemetry.spans import spans_for
 
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
         return cls(config=load, config_dir=settings.config_dir, store=store, spans=spans_for(settings.otel))
@@ -99,7 +99,7 @@ class StepRuntime:
     def spans(self) -> GenAiSpans:
         """The GenAI spans of model and tool calls (none unless enabled)."""
         if self._spans is None:
-            from stepwise.genai_spans import NoSpans
+            from stepwise.telemetry.spans import NoSpans
 
             self._spans = NoSpans()
         return self._spans
@@ -117,7 +117,7 @@ class StepRuntime:
         """Resolves `ssm:` and `secretsmanager:` references and remembers the secrets to redact."""
         with self._lock:
             if self._secret_resolver is None:
-                from stepwise.credentials import SecretResolver
+                from stepwise.config.credentials import SecretResolver
 
                 self._secret_resolver = SecretResolver()
             return self._secret_resolver

@@ -19,12 +19,12 @@ from stepwise.config.llm import ModelCapabilities
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
-from stepwise.observability import logger, metrics
 from stepwise.protocols.base import append_merging_users
 from stepwise.protocols.lenient_json import load_lenient, scan_value
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
+from stepwise.telemetry.observability import logger, metrics
 
 OutputMode = Literal["json_mode", "tool", "prompt"]
 

@@ -12,13 +12,13 @@ from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
-from stepwise.observability import logger, metrics
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for
 from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
+from stepwise.telemetry.observability import logger, metrics
 from stepwise.tools import ToolInvoker
 
 _SUMMARY_CHARS = 300

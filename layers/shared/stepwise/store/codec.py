@@ -15,8 +15,8 @@ from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from stepwise.credentials import redact_known_secrets
-from stepwise.text_policy import clean_text
+from stepwise.config.credentials import redact_known_secrets
+from stepwise.inputs.text_policy import clean_text
 
 _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()

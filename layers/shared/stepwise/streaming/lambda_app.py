@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from stepwise.observability import logger, metrics
 from stepwise.steps import api
 from stepwise.streaming.answers import (
     Event,
@@ -35,6 +34,7 @@ from stepwise.streaming.answers import (
 )
 from stepwise.streaming.proxy_event import proxy_event
 from stepwise.streaming.routes import chat_stream_route, events_stream_route
+from stepwise.telemetry.observability import logger, metrics
 
 REQUEST_CONTEXT_HEADER = "x-amzn-request-context"
 LAMBDA_CONTEXT_HEADER = "x-amzn-lambda-context"

@@ -9,9 +9,9 @@ import zlib
 
 import httpx
 
-from stepwise.credentials import Redactor
+from stepwise.config.credentials import Redactor
 from stepwise.errors import ToolError
-from stepwise.json_limits import JsonLimitExceeded, load_json
+from stepwise.inputs.json_limits import JsonLimitExceeded, load_json
 
 ERROR_SNIPPET_CHARS = 500
 

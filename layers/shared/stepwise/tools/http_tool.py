@@ -25,8 +25,8 @@ from urllib.parse import quote
 
 import httpx
 
+from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
 from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
-from stepwise.credentials import SecretReference, SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
 from stepwise.models.messages import ToolSpec
 from stepwise.tools.base import ToolResult

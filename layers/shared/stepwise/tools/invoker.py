@@ -10,11 +10,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepwise.credentials import Redactor
+from stepwise.config.credentials import Redactor
 from stepwise.errors import ToolError
+from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolCall
-from stepwise.observability import logger
-from stepwise.text_policy import clean_text, count_unencodable, replacement_note
+from stepwise.telemetry.observability import logger
 from stepwise.tools.base import Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text

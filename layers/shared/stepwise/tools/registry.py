@@ -7,11 +7,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stepwise.config.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.config.tool_sources import ToolsConfig
-from stepwise.credentials import Redactor, SecretResolver, redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
-from stepwise.observability import logger
+from stepwise.telemetry.observability import logger
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.python_tools import load_python_tools

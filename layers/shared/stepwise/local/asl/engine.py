@@ -139,6 +139,9 @@ class LocalStateMachine:
 class _Execution(TaskRunner):
     """One run of the machine; owns its history and its context object."""
 
+    machine: LocalStateMachine
+    runtime: _Runtime
+
     def __init__(
         self, machine: LocalStateMachine, runtime: _Runtime, name: str, document: Any, stop: threading.Event
     ) -> None:

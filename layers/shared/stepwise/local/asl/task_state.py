@@ -7,17 +7,33 @@ import uuid
 from collections.abc import Callable
 from datetime import datetime
 from email.utils import format_datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from stepwise.local.asl.callbacks import await_outcome
+from stepwise.local.asl.callbacks import TaskTokens, await_outcome
 from stepwise.local.asl.definition import TaskState
 from stepwise.local.asl.errors import RuntimeFailure, StatesFailure
-from stepwise.local.asl.lambda_integration import call_function, invoke_result
+from stepwise.local.asl.lambda_integration import LambdaInvoker, call_function, invoke_result
 from stepwise.local.asl.paths import JsonPath
 from stepwise.local.asl.processing import select
 
-if TYPE_CHECKING:
-    from stepwise.local.asl.engine import LocalStateMachine, _Runtime
+
+class _TaskMachine(Protocol):
+    """What a Task needs of its state machine: the task tokens of callback tasks."""
+
+    task_tokens: TaskTokens
+
+
+class _TaskRuntime(Protocol):
+    """What a Task needs of the engine's runtime: the functions to invoke, and the time."""
+
+    @property
+    def invoker(self) -> LambdaInvoker:
+        """The functions of the template, by name."""
+        ...
+
+    def now(self) -> datetime:
+        """The current time, timezone-aware."""
+        ...
 
 
 def _seconds(fixed: int | None, path: JsonPath | None, effective: Any, context: Any, field: str) -> int | None:
@@ -33,8 +49,8 @@ def _seconds(fixed: int | None, path: JsonPath | None, effective: Any, context: 
 class TaskRunner:
     """The Task half of an execution (mixed into it): what it needs of the execution is declared here."""
 
-    machine: LocalStateMachine
-    runtime: _Runtime
+    machine: _TaskMachine
+    runtime: _TaskRuntime
     base_context: dict[str, Any]
     # Provided by the execution this is mixed into: raise if it was stopped or ran past its own timeout;
     # and apply a state's ResultSelector, ResultPath and OutputPath.

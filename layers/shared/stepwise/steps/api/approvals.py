@@ -13,7 +13,6 @@ from stepwise.errors import ApprovalDenied
 from stepwise.models.api import ApprovalRequest, RunView
 from stepwise.models.approval import Approval
 from stepwise.models.run import RunMeta
-from stepwise.observability import logger, metrics
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import ApprovalNotPending, NotFound, RunEnded
 from stepwise.steps.api.run_views import describe_run, reported_status
@@ -21,6 +20,7 @@ from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
 from stepwise.store import ConversationStore
 from stepwise.store.approvals import ApprovalNotPending as StoredAnswerFirst
+from stepwise.telemetry.observability import logger, metrics
 
 
 def _not_pending(run_id: str, approval: Approval) -> ApprovalNotPending:

@@ -38,8 +38,8 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 )
 
 from stepwise.errors import StoreTransientError
+from stepwise.inputs.validation_problems import reason_of
 from stepwise.models.api import ErrorBody, ErrorResponse
-from stepwise.observability import logger
 from stepwise.steps.api.problems import (
     ApiError,
     ApprovalNotPending,
@@ -57,7 +57,7 @@ from stepwise.steps.api.problems import (
     UnsupportedMediaType,
 )
 from stepwise.steps.executions import CallbackFailed, ExecutionStartFailed
-from stepwise.validation_problems import reason_of
+from stepwise.telemetry.observability import logger
 
 __all__ = [
     "ApiError",

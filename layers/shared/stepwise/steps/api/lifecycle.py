@@ -15,7 +15,6 @@ import re
 
 from stepwise.models.api import RunList, RunListItem, RunView
 from stepwise.models.run import OPEN_STATUSES, RunStatus, RunSummary
-from stepwise.observability import logger
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest, RunEnded
 from stepwise.steps.api.run_views import describe_run, reported_status
@@ -23,6 +22,7 @@ from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStopFailed
 from stepwise.steps.run_outcomes import record_cancellation
 from stepwise.store import RunAlreadyEnded
+from stepwise.telemetry.observability import logger
 
 CURSOR_VERSION = 1
 _RUN_ORDER = re.compile(r"^\d{4}-\d{2}-\d{2}T[0-9:.]+Z#[A-Za-z0-9_-]{1,80}$")

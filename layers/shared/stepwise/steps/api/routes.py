@@ -15,7 +15,8 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from stepwise.json_limits import JsonLimitExceeded, load_json
+from stepwise.inputs.json_limits import JsonLimitExceeded, load_json
+from stepwise.inputs.text_policy import clean_text, find_unencodable, locate_unencodable
 from stepwise.models.api import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
@@ -46,7 +47,6 @@ from stepwise.steps.api.openapi_schemas import (
 )
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.services import LazyServices
-from stepwise.text_policy import clean_text, find_unencodable, locate_unencodable
 
 EVENT_STREAM = "text/event-stream"
 DEFAULT_PAGE_SIZE = 20

@@ -15,11 +15,11 @@ from stepwise.intent import extract_question, route_profile
 from stepwise.models.api import InputMessage, RunAccepted, RunRequest
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions
-from stepwise.observability import logger, metrics
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run, execution_input
+from stepwise.telemetry.observability import logger, metrics
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,14 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 import httpx
 
+from stepwise.config.credentials import (
+    MIN_REDACTED_LENGTH,
+    Redactor,
+    SecretReference,
+    SecretResolver,
+    SecretUnavailable,
+)
 from stepwise.config.tool_sources import McpServerConfig
-from stepwise.credentials import MIN_REDACTED_LENGTH, Redactor, SecretReference, SecretResolver, SecretUnavailable
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
     AddressPolicy,

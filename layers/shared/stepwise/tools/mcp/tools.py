@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import McpServerConfig
-from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError, ToolError
+from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolSpec
-from stepwise.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.tools.base import ToolResult
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.mcp.client import McpClient

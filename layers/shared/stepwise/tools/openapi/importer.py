@@ -9,11 +9,12 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import ValidationError
 
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, ApiKeyConfig, HttpToolConfig, validated_http_url
 from stepwise.config.tool_sources import OpenApiSourceConfig
-from stepwise.credentials import SecretResolver
 from stepwise.errors import ConfigError
-from stepwise.observability import logger
+from stepwise.inputs.validation_problems import reasons_of
+from stepwise.telemetry.observability import logger
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
@@ -25,7 +26,6 @@ from stepwise.tools.openapi.operations import (
     select_operations,
     unique_names,
 )
-from stepwise.validation_problems import reasons_of
 
 _SERVER_VARIABLE = re.compile(r"\{([^{}]+)\}")
 

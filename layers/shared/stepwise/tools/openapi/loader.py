@@ -19,11 +19,11 @@ import yaml
 
 from stepwise.config.tool_sources import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
 from stepwise.errors import ConfigError, ToolError
-from stepwise.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
-from stepwise.text_policy import clean_value
+from stepwise.inputs.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
+from stepwise.inputs.text_policy import clean_value
+from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 from stepwise.tools.guards import HostResolver, Origin, check_same_origin, checked_addresses, system_resolver
 from stepwise.tools.http_response import DeadlinePassed, read_capped_body
-from stepwise.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 
 FETCH_TIMEOUT_SECONDS = 10.0
 MAX_FETCH_REDIRECTS = 3

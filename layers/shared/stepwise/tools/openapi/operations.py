@@ -25,9 +25,9 @@ from stepwise.config.http_api import (
 )
 from stepwise.config.tool_sources import OperationFilter
 from stepwise.errors import ConfigError
+from stepwise.inputs.validation_problems import reasons_of
 from stepwise.tools.openapi.names import MAX_NAME_CHARS, argument_name_for, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
-from stepwise.validation_problems import reasons_of
 
 MAX_DESCRIPTION_CHARS = 4096
 HTTP_METHODS = ("get", "put", "post", "delete", "patch")

@@ -18,8 +18,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from stepwise.genai_spans import ChatSpan, ToolSpan
 from stepwise.models.messages import Completion
+from stepwise.telemetry.span_types import ChatSpan, ToolSpan
 from stepwise.tools.observation import ToolObservation
 
 INSTRUMENTATION_NAME = "stepwise"

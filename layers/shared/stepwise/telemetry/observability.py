@@ -17,7 +17,7 @@ from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
 if TYPE_CHECKING:
     from aws_lambda_powertools.tracing import Tracer
 
-from stepwise.log_guard import install_log_guard
+from stepwise.telemetry.log_guard import install_log_guard
 
 SERVICE = "stepwise"
 

@@ -2,7 +2,7 @@
 
 Off by default: `GenAiSpans` is then `NoSpans`, which records nothing, and OpenTelemetry is never
 imported (the handlers' cold start stays as it is). With `STEPWISE_OTEL=true` (`Settings.otel`),
-`spans_for` loads `stepwise.otel_spans`, which writes spans through the OpenTelemetry API to whatever
+`spans_for` loads `stepwise.telemetry.otel_spans`, which writes spans through the OpenTelemetry API to whatever
 tracer provider the process has (the ADOT Lambda layer's on AWS; none configured means no-op spans).
 
 What a span holds is metadata only (provider, model, token counts, finish reasons, tool name and call
@@ -12,45 +12,15 @@ id): never a prompt, a message, tool arguments or an observation.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
-from typing import TYPE_CHECKING, Protocol
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from stepwise.errors import ConfigError
+from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, ToolSpan
 
 if TYPE_CHECKING:
     from stepwise.models.messages import Completion
     from stepwise.tools.observation import ToolObservation
-
-
-class ChatSpan(Protocol):
-    """The span of one model call, told what the model answered."""
-
-    def completed(self, completion: Completion) -> None:
-        """Record the response's model, token usage and finish reason."""
-        ...
-
-
-class ToolSpan(Protocol):
-    """The span of one tool call, told how it went."""
-
-    def observed(self, observation: ToolObservation) -> None:
-        """Record whether the call succeeded."""
-        ...
-
-
-class GenAiSpans(Protocol):
-    """Opens the spans of model and tool calls."""
-
-    def chat(
-        self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None
-    ) -> AbstractContextManager[ChatSpan]:
-        """A `chat {model}` span around one model call (`provider` as configured: openai, bedrock, scripted);
-        an exception ends it as an error."""
-        ...
-
-    def tool(self, *, name: str, call_id: str) -> AbstractContextManager[ToolSpan]:
-        """An `execute_tool {name}` span around one tool call; an exception ends it as an error."""
-        ...
 
 
 class _Nothing:
@@ -82,7 +52,7 @@ def spans_for(enabled: bool) -> GenAiSpans:
     if not enabled:
         return NoSpans()
     try:
-        from stepwise.otel_spans import OtelSpans
+        from stepwise.telemetry.otel_spans import OtelSpans
     except ModuleNotFoundError as missing:
         raise ConfigError(
             f"STEPWISE_OTEL=true needs OpenTelemetry's API ({missing.name} is not installed): "

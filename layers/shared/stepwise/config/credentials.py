@@ -11,7 +11,7 @@ A configuration value that holds a credential is one of:
 ``max_age_seconds`` so a rotated secret is picked up without a redeploy. Every value it hands out is
 remembered by its `Redactor`, which scrubs those values, in every common encoding, from any text before
 that text reaches a model, the store or a log; `redact_known_secrets` applies every live redactor, for the
-log guard (`stepwise.log_guard`) and the store codec. Error messages here name the reference, never the
+log guard (`stepwise.telemetry.log_guard`) and the store codec. Error messages here name the reference, never the
 value.
 """
 
