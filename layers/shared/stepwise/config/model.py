@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import ModelConfig, ModelPrices
+from stepwise.config.model_catalog import ModelFacts, packaged_catalog
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
@@ -161,6 +162,8 @@ class StepwiseConfig(BaseModel):
     intent: IntentConfig | None = None
     routes: list[Route] = Field(default_factory=list)
     api: ApiLimits = Field(default_factory=ApiLimits)
+    # Entries tried before the packaged catalog's (stepwise/config/model_catalog.yaml).
+    model_catalog: list[ModelFacts] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> "StepwiseConfig":
@@ -190,6 +193,14 @@ class StepwiseConfig(BaseModel):
     def model_prices(self, profile: str) -> ModelPrices | None:
         """The prices of the named profile's model, if the configuration gives them."""
         return self.models[self.profile(profile).model].prices
+
+    def model_facts(self, model: str) -> ModelFacts | None:
+        """What the catalog knows of the named model (this file's entries first); None for an unknown model."""
+        config = self.models[model]
+        requested = getattr(config, "model", None) or getattr(config, "model_id", None)
+        if requested is None:
+            return None
+        return packaged_catalog().extended(self.model_catalog).lookup(str(requested))
 
     @classmethod
     def from_mapping(

@@ -1,0 +1,138 @@
+"""The model catalog: what each model is, as data — its window, largest output, prices, lifecycle, the
+parameter rules its provider enforces, and what it accepts.
+
+One YAML file ships in the package (`model_catalog.yaml`); a configuration may add or override entries
+under `model_catalog:`, which are tried first. An entry names its models by glob patterns on the id the
+provider is asked for (lower-cased, a cross-region inference profile's `us.`/`eu.`/`apac.`/`global.`...
+prefix and an application inference profile's ARN resolved by the caller); the first entry that matches
+wins, so a specific entry goes before a family's. Request shaping, budgets, cost and context management
+read a model's facts from here (`StepwiseConfig.model_facts`); nothing else hard-codes a model fact.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from datetime import date
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from stepwise.errors import ConfigError
+from stepwise.inputs.validation_problems import describe_problems
+
+CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
+
+# Cross-region inference profile ids put a geography before the model id (`us.anthropic.claude-...`).
+INFERENCE_PROFILE_PREFIXES = ("global.", "us-gov.", "us.", "eu.", "apac.", "jp.", "au.", "ca.")
+
+SamplingField = Literal["temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "seed", "stop"]
+
+
+class CatalogPrices(BaseModel):
+    """US dollars per million tokens, as the provider bills them; cache and reasoning rates where separate."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
+    # Reasoning tokens are billed as output by every provider listed so far; a separate rate goes here.
+    reasoning: float | None = Field(default=None, ge=0)
+
+
+class Lifecycle(BaseModel):
+    """When the provider released the model, marked it legacy, and ends it (calls fail from then on)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    released: date | None = None
+    legacy: date | None = None
+    end_of_life: date | None = None
+
+
+class ParameterRules(BaseModel):
+    """What the provider refuses or renames, applied to a request before it leaves."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    # Groups of fields of which at most one may be sent (Claude 4.5 and later: temperature or top_p).
+    exclusive: list[list[SamplingField]] = Field(default_factory=list)
+    # Fields the model refuses outright (OpenAI's reasoning models: temperature, top_p, ...).
+    unsupported: list[SamplingField] = Field(default_factory=list)
+    # Fields refused while reasoning (extended thinking) is on.
+    unsupported_when_reasoning: list[SamplingField] = Field(default_factory=list)
+    # The name of the output cap in an OpenAI-compatible request.
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+
+
+class Accepts(BaseModel):
+    """What the model takes besides text."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    tools: bool = True
+    images: bool = False
+    reasoning: bool = False
+    prompt_cache: bool = False
+
+
+class ModelFacts(BaseModel):
+    """One entry of the catalog: a model or a family, and the facts about it."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str = Field(min_length=1)
+    match: list[str] = Field(min_length=1)
+    context_window: int | None = Field(default=None, ge=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
+    prices: CatalogPrices | None = None
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    rules: ParameterRules = Field(default_factory=ParameterRules)
+    accepts: Accepts = Field(default_factory=Accepts)
+    # Where the facts were read (the provider's model card or pricing page).
+    source: str | None = None
+
+    def matches(self, model_id: str) -> bool:
+        """True when one of the entry's patterns matches the (normalised) model id."""
+        return any(fnmatch.fnmatchcase(model_id, pattern) for pattern in self.match)
+
+
+class ModelCatalog(BaseModel):
+    """The entries, tried in order."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    models: list[ModelFacts] = Field(default_factory=list)
+
+    def lookup(self, model_id: str) -> ModelFacts | None:
+        """The first entry whose patterns match `model_id`, or None for a model the catalog does not know."""
+        normalised = normalise_model_id(model_id)
+        return next((entry for entry in self.models if entry.matches(normalised)), None)
+
+    def extended(self, first: list[ModelFacts]) -> ModelCatalog:
+        """This catalog with `first` tried before its own entries (a configuration's overrides)."""
+        return ModelCatalog(models=[*first, *self.models]) if first else self
+
+
+def normalise_model_id(model_id: str) -> str:
+    """The id entries are matched on: lower-case, without a cross-region inference profile's prefix."""
+    lowered = model_id.strip().lower()
+    for prefix in INFERENCE_PROFILE_PREFIXES:
+        if lowered.startswith(prefix):
+            return lowered.removeprefix(prefix)
+    return lowered
+
+
+@cache
+def packaged_catalog() -> ModelCatalog:
+    """The catalog shipped in the package, read once per process."""
+    import yaml
+
+    try:
+        raw = yaml.safe_load(CATALOG_FILE.read_text(encoding="utf-8"))
+        return ModelCatalog.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{CATALOG_FILE.name}: {describe_problems(exc, top_level='<root>')}") from None
