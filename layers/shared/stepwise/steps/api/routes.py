@@ -169,7 +169,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "`run_id` may also be the execution ARN.",
         responses={
             **success_response(200, "The run as stored: status, and its outcome once it ended.", RunView),
-            **error_responses(401, 404, 422),
+            **error_responses(400, 401, 404, 422),
         },
         tags=["runs"],
     )
@@ -189,7 +189,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "pass `next_cursor` back as `cursor` for the next page.",
         responses={
             **success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
-            **error_responses(401, 422),
+            **error_responses(400, 401, 422),
         },
         tags=["runs"],
     )
@@ -223,7 +223,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                     EVENT_STREAM: {"schema": STEP_EVENT_SCHEMA},
                 },
             },
-            **error_responses(401, 404, 422),
+            **error_responses(400, 401, 404, 422),
         },
         tags=["runs"],
     )
@@ -252,7 +252,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "finishes, but nothing it produces moves the run on. 409 when the run had already ended.",
         responses={
             **success_response(200, "The run, now CANCELLED.", RunView),
-            **error_responses(401, 404, 409, 422),
+            **error_responses(400, 401, 404, 409, 422),
         },
         tags=["runs"],
     )
@@ -330,7 +330,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "/v1/models",
         summary="The agent profiles, as OpenAI models",
         description="Each profile a chat completion's `model` may name to select it.",
-        responses={**success_response(200, "The profiles.", ModelList), **error_responses(401)},
+        responses={**success_response(200, "The profiles.", ModelList), **error_responses(400, 401)},
         tags=["chat"],
     )
     def get_models() -> ModelList:
