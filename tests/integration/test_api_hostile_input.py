@@ -142,7 +142,9 @@ def test_a_key_no_owner_can_have_is_a_400_naming_the_header_and_nothing_is_store
     assert handler.executions() == []
 
 
-@pytest.mark.parametrize("content_type", ["APPLICATION/JSON; charset=UTF-8", "Application/Json", "application/json;charset=utf-8"])
+@pytest.mark.parametrize(
+    "content_type", ["APPLICATION/JSON; charset=UTF-8", "Application/Json", "application/json;charset=utf-8"]
+)
 def test_a_json_media_type_in_any_case_with_parameters_is_accepted(handler: ApiHandler, content_type: str) -> None:
     # When a run is asked for with the JSON media type written in another case, with a charset
     status, answer = handler.call("POST", "/v1/runs", {"input": "hi"}, headers={"Content-Type": content_type})
