@@ -28,8 +28,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from stepwise.config.credentials import check_redactable_literal
-
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
@@ -152,11 +150,6 @@ class ApiKeyConfig(BaseModel):
     location: Literal["header", "query", "bearer"] = Field(alias="in")
     name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
     value: str = Field(min_length=1, repr=False)
-
-    @field_validator("value")
-    @classmethod
-    def _redactable(cls, value: str) -> str:
-        return check_redactable_literal(value)
 
     # A field validator, not a model validator: pydantic shows a failing validator's input, and the
     # input of a model validator here would include the (possibly literal) key.

@@ -9,6 +9,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
+from stepwise.config.redaction import Redactor
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
@@ -67,6 +68,8 @@ class OpenAICompatibleChatModel:
     def __init__(self, config: OpenAIModelConfig, *, http_client: httpx.Client | None = None) -> None:
         """Use `http_client` when given (the caller closes it), else open a client owned by this model."""
         self._config = config
+        # The key's own redactor: it may be a literal that no resolver has seen (a short one included).
+        self._redactor = Redactor([config.api_key] if config.api_key else [])
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.Client()
         self._url = f"{config.base_url}/chat/completions"
@@ -177,9 +180,7 @@ class OpenAICompatibleChatModel:
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from text a provider or library wrote, in case it echoes it."""
-        if self._config.api_key:
-            text = text.replace(self._config.api_key, "***")
-        return text
+        return self._redactor.redact(text)
 
 
 def _wire_message(message: ChatMessage) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 from stepwise.errors import ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolCall

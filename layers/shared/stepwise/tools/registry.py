@@ -7,7 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config.credentials import Redactor, SecretResolver, redact_known_secrets
+from stepwise.config.credentials import SecretResolver
+from stepwise.config.redaction import Redactor, redact_known_secrets
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec

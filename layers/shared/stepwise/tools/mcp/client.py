@@ -23,13 +23,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 import anyio
 import httpx
 
-from stepwise.config.credentials import (
-    MIN_REDACTED_LENGTH,
-    Redactor,
-    SecretReference,
-    SecretResolver,
-    SecretUnavailable,
-)
+from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
+from stepwise.config.redaction import MIN_REDACTED_LENGTH, Redactor
 from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
