@@ -211,6 +211,14 @@ class TraceStep(BaseModel, defer_build=True):
     output_tokens: int | None = None
     error: str | None = None
     note: str | None = None
+    idempotency_key: str | None = Field(
+        default=None,
+        description="A tool call that may change something: the idempotency key it was sent with (the same "
+        "for every attempt of the call).",
+    )
+    attempt: int | None = Field(
+        default=None, description="Which attempt of such a call this was: 2 or more after a crash or a retry."
+    )
 
 
 # The approver's reason reaches the model as part of an observation: short, like a review comment.

@@ -188,6 +188,9 @@ class StepRecord(BaseModel, defer_build=True):
     output_tokens: int | None = None
     error: str | None = None
     parse_errors: int | None = None
+    # A tool call that may change something: the key it was sent with, and which attempt this was.
+    idempotency_key: str | None = None
+    attempt: int | None = None
 
 
 class StoredMessage(ChatMessage, defer_build=True):

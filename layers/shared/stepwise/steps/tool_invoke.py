@@ -15,6 +15,7 @@ from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvoke
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_attempts import SentCall, send_at_most_once
 from stepwise.steps.tool_offer import finder_for
 from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
@@ -29,7 +30,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
 
     Requests: one BatchGetItem of META (the run's profile, and whether it was cancelled), the decision
     (which holds the call's arguments) and the observation (stored if this is a retry), then the
-    conditional put of the observation with its trace.
+    conditional put of the observation with its trace. A call that may change something outside has its
+    start put before it is sent (`stepwise.steps.tool_attempts`): one more request.
     """
     stored = runtime.store.read_iteration(
         event.run_id, event.iteration, meta=True, decision=True, observation_slot=observation_slot(event.index)
@@ -59,7 +61,16 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         redactor=runtime.secret_resolver.redactor,
     )
     with runtime.spans.tool(name=call.name, call_id=call.id) as span:
-        observation = invoker.invoke(call)
+        sent = send_at_most_once(
+            stored.meta,
+            event.iteration,
+            event.index,
+            call,
+            effects=registry.effects(call.name),
+            attempts=runtime.store.tool_attempts,
+            send=invoker.invoke,
+        )
+        observation = sent.observation
         span.observed(observation)
     _store_observation(
         event,
@@ -70,6 +81,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         ok=observation.ok,
         error=observation.error,
         latency_ms=observation.latency_ms,
+        sent=sent,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
@@ -119,6 +131,7 @@ def _store_observation(
     ok: bool,
     error: str | None,
     latency_ms: float | None = None,
+    sent: SentCall | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step, in the call's slot."""
     message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
@@ -133,5 +146,7 @@ def _store_observation(
         ok=ok,
         latency_ms=latency_ms,
         error=error,
+        idempotency_key=sent.idempotency_key if sent is not None and sent.attempt is not None else None,
+        attempt=sent.attempt if sent is not None else None,
     )
     runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)

@@ -15,6 +15,7 @@ from stepwise.models.messages import ToolSpec
 from stepwise.telemetry.observability import logger
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
+from stepwise.tools.idempotency import NO_EFFECTS, CallEffects
 from stepwise.tools.python_tools import load_python_tools
 from stepwise.tools.tool_budget import held_to_budget
 
@@ -38,6 +39,7 @@ class ToolRegistry:
         redactor: Redactor | None = None,
         notes: Iterable[str] = (),
         approvals: Mapping[str, int] | None = None,
+        effects: Mapping[str, CallEffects] | None = None,
         http_clients: ClientsByOrigin | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
@@ -49,6 +51,7 @@ class ToolRegistry:
         self.redactor = redactor if redactor is not None else Redactor()
         self.notes = list(notes)
         self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
+        self._effects = {name: each for name, each in (effects or {}).items() if name in self._tools}
         self._http_clients = http_clients
 
     def close(self) -> None:
@@ -59,6 +62,10 @@ class ToolRegistry:
     def approval_timeout(self, name: str) -> int | None:
         """How long a call of the tool `name` waits for approval, or None when it runs without one."""
         return self._approvals.get(name)
+
+    def effects(self, name: str) -> CallEffects:
+        """What a call of the tool `name` may change outside, and whether a repeat of it is recognised."""
+        return self._effects.get(name, NO_EFFECTS)
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -98,6 +105,7 @@ class ToolRegistry:
             [each for name, each in self._tools.items() if name in allowed],
             redactor=self.redactor,
             approvals=self._approvals,
+            effects=self._effects,
             http_clients=self._http_clients,
         )
 
@@ -108,6 +116,7 @@ class ToolRegistry:
             redactor=self.redactor,
             notes=self.notes,
             approvals=self._approvals,
+            effects=self._effects,
             http_clients=self._http_clients,
         )
 
@@ -150,7 +159,9 @@ def build_tool_registry(
                     HttpTool(api, endpoint, http_clients=clients, secret_resolver=resolver) for endpoint in api.tools
                 ]
             for tool, endpoint in zip(tools, api.tools, strict=True):
-                collected.add(tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint))
+                collected.add(
+                    tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint), effects=tool.effects
+                )
         if config.openapi:
             # only a configuration with OpenAPI sources loads the importer
             from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
@@ -162,7 +173,9 @@ def build_tool_registry(
                         source, loader=loader, http_clients=clients, secret_resolver=resolver
                     )
                 for tool in imported:
-                    collected.add(tool, f"openapi {source.describe()}", approval=source.approval_timeout())
+                    collected.add(
+                        tool, f"openapi {source.describe()}", approval=source.approval_timeout(), effects=tool.effects
+                    )
                 collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
         # only a configuration with MCP servers loads the MCP client
@@ -171,7 +184,9 @@ def build_tool_registry(
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
         for remote in remote_tools:
-            collected.add(remote, f"mcp {server.describe()}", approval=server.approval_timeout())
+            collected.add(
+                remote, f"mcp {server.describe()}", approval=server.approval_timeout(), effects=CallEffects.of(server)
+            )
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:
@@ -181,7 +196,12 @@ def build_tool_registry(
     for each in load_python_tools(list(modules), config_dir=config_dir):
         module = each.function.__module__
         rule = modules.get(module)
-        collected.add(each, f"python module {module}", approval=rule.approval_timeout() if rule else None)
+        collected.add(
+            each,
+            f"python module {module}",
+            approval=rule.approval_timeout() if rule else None,
+            effects=CallEffects.of(rule) if rule else NO_EFFECTS,
+        )
     # Specs over the size limit are trimmed or left out after every source is in, so a name clash is
     # still found between tools a trim would leave out.
     fitted, budget_notes = held_to_budget(collected.tools, config.max_schema_bytes)
@@ -192,6 +212,7 @@ def build_tool_registry(
         redactor=resolver.redactor,
         notes=collected.notes + budget_notes,
         approvals=collected.approvals,
+        effects=collected.effects,
         http_clients=clients,
     )
 
@@ -218,9 +239,10 @@ class _CollectedTools:
         self.tools: list[Tool] = []
         self.notes: list[str] = []
         self.approvals: dict[str, int] = {}
+        self.effects: dict[str, CallEffects] = {}
         self._owners: dict[str, str] = {}
 
-    def add(self, tool: Tool, source: str, *, approval: int | None = None) -> None:
+    def add(self, tool: Tool, source: str, *, approval: int | None = None, effects: CallEffects = NO_EFFECTS) -> None:
         name = tool.spec.name
         if name in self._owners:
             raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
@@ -228,3 +250,5 @@ class _CollectedTools:
         self.tools.append(tool)
         if approval is not None:
             self.approvals[name] = approval
+        if effects != NO_EFFECTS:
+            self.effects[name] = effects

@@ -18,7 +18,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import anyio
 import httpx
@@ -38,12 +38,15 @@ from stepwise.tools.guards import (
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, RequestParamsMeta
     from mcp.types import Tool as RemoteTool
 
 Result = TypeVar("Result")
 
 MAX_LIST_PAGES = 50
+# Where a tool call's idempotency key goes in the request's `_meta` (an unprefixed name, as the MCP
+# specification allows for a client's own keys).
+IDEMPOTENCY_META_KEY = "idempotencyKey"
 _USER_AGENT = "stepwise-tools/0.1"
 
 
@@ -84,11 +87,12 @@ class McpClient:
 
         return self._in_session(list_all)
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call the server's tool ``name`` once."""
+    def call_tool(self, name: str, arguments: dict[str, Any], *, idempotency_key: str | None = None) -> CallToolResult:
+        """Call the server's tool ``name`` once, with ``idempotency_key`` in the request's `_meta` when given."""
+        meta = {IDEMPOTENCY_META_KEY: idempotency_key} if idempotency_key else None
 
         async def call(client: Client) -> CallToolResult:
-            return await client.call_tool(name, arguments)
+            return await client.call_tool(name, arguments, meta=cast("RequestParamsMeta | None", meta))
 
         return self._in_session(call)
 
