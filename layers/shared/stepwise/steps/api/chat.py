@@ -54,6 +54,12 @@ _POLL_GROWTH = 1.5
 _STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")
 
 
+def stream_pieces(text: str) -> list[str]:
+    """An answer cut into the pieces a stream sends it in: each word with the spaces around it."""
+    pieces: list[str] = _STREAM_PIECE.findall(text)
+    return pieces
+
+
 def _poll_until_ended(services: ApiServices, meta: RunMeta, deadline: float) -> RunMeta:
     interval = FIRST_POLL_SECONDS
     while True:
@@ -233,7 +239,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])] if with_role else []
     events += [
         chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
-        for piece in _STREAM_PIECE.findall(choice.message.content or "")
+        for piece in stream_pieces(choice.message.content or "")
     ]
     if choice.message.tool_calls:
         calls = [
