@@ -79,6 +79,27 @@ class Accepts(BaseModel):
     prompt_cache: bool = False
 
 
+CacheField = Literal["system", "tools", "messages"]
+
+
+class PromptCache(BaseModel):
+    """How a provider caches a prompt's stable prefix for this model, as its documentation says.
+
+    `automatic`: the provider caches by itself (OpenAI, DeepSeek) and reports the cached tokens;
+    `cache_point`: Bedrock Converse `cachePoint` blocks after the stable parts; `cache_control`: Anthropic's
+    `cache_control` marks on content parts (its API and the OpenAI-compatible gateways that forward them).
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    style: Literal["automatic", "cache_point", "cache_control"]
+    # The shortest prefix the provider caches; a checkpoint before it is ignored (Bedrock) or refused.
+    min_tokens: int = Field(default=1024, ge=1)
+    max_checkpoints: int = Field(default=4, ge=0)
+    # Where checkpoints may go (Bedrock model cards list `system`, `messages`, `tools`).
+    fields: list[CacheField] = Field(default_factory=lambda: ["system", "tools", "messages"])
+
+
 class ModelFacts(BaseModel):
     """One entry of the catalog: a model or a family, and the facts about it."""
 
@@ -92,6 +113,7 @@ class ModelFacts(BaseModel):
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     rules: ParameterRules = Field(default_factory=ParameterRules)
     accepts: Accepts = Field(default_factory=Accepts)
+    prompt_cache: PromptCache | None = None
     # Where the facts were read (the provider's model card or pricing page).
     source: str | None = None
 
@@ -118,8 +140,13 @@ class ModelCatalog(BaseModel):
 
 
 def normalise_model_id(model_id: str) -> str:
-    """The id entries are matched on: lower-case, without a cross-region inference profile's prefix."""
+    """The id entries are matched on: lower-case, without a cross-region inference profile's prefix.
+
+    A foundation model's or a system-defined inference profile's ARN is read as the id it ends with.
+    """
     lowered = model_id.strip().lower()
+    if lowered.startswith("arn:") and ("/" in lowered) and (":foundation-model/" in lowered or ":inference-profile/" in lowered):
+        lowered = lowered.rsplit("/", 1)[1]
     for prefix in INFERENCE_PROFILE_PREFIXES:
         if lowered.startswith(prefix):
             return lowered.removeprefix(prefix)

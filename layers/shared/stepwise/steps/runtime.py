@@ -144,6 +144,7 @@ class StepRuntime:
                     config_dir=self.config_dir,
                     http_client=self._http_client,
                     secret_resolver=resolver.resolve,
+                    facts=self.config.model_facts(name),
                 )
             return self._chat_models[name]
 
