@@ -27,7 +27,9 @@ CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
 # Cross-region inference profile ids put a geography before the model id (`us.anthropic.claude-...`).
 INFERENCE_PROFILE_PREFIXES = ("global.", "us-gov.", "us.", "eu.", "apac.", "jp.", "au.", "ca.")
 
-SamplingField = Literal["temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "seed", "stop"]
+SamplingField = Literal[
+    "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stop"
+]
 
 
 class CatalogPrices(BaseModel):

@@ -65,6 +65,7 @@ class StepRuntime:
         secret_resolver: SecretResolver | None = None,
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
         spans: GenAiSpans | None = None,
     ) -> None:
         self._config = config
@@ -72,6 +73,8 @@ class StepRuntime:
         self.config_dir = config_dir
         self.store = store
         self.clock = clock
+        # A step's own waits (a model retry near the run's deadline) go through it, so tests need not wait.
+        self.sleep = sleep
         self._secret_resolver = secret_resolver
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
