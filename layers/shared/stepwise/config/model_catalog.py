@@ -147,7 +147,11 @@ def normalise_model_id(model_id: str) -> str:
     A foundation model's or a system-defined inference profile's ARN is read as the id it ends with.
     """
     lowered = model_id.strip().lower()
-    if lowered.startswith("arn:") and ("/" in lowered) and (":foundation-model/" in lowered or ":inference-profile/" in lowered):
+    if (
+        lowered.startswith("arn:")
+        and ("/" in lowered)
+        and (":foundation-model/" in lowered or ":inference-profile/" in lowered)
+    ):
         lowered = lowered.rsplit("/", 1)[1]
     for prefix in INFERENCE_PROFILE_PREFIXES:
         if lowered.startswith(prefix):

@@ -108,7 +108,9 @@ class BedrockConverseChatModel:
             problems = describe_problems(exc, limit=3, top_level="body")
             raise LLMTransientError(f"model {model_id}: not a Converse response ({problems})") from None
         if wire.stopReason == CONTEXT_WINDOW_STOP:
-            raise ContextWindowExceeded(f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})")
+            raise ContextWindowExceeded(
+                f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})"
+            )
         blocks = wire.output.message.content
         usage = wire.usage
         return repaired_completion(

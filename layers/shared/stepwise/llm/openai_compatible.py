@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
 from stepwise.config.model_catalog import ModelFacts
@@ -16,11 +16,10 @@ from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.prompt_cache import cache_control_messages
 from stepwise.llm.provider_errors import openai_error
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
+from stepwise.models.finish import EMPTY_REPLY
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
-# The finish reason given to a 200 whose `choices` list was empty.
-EMPTY_REPLY = "empty"
 _MAX_PROVIDER_MESSAGE = 300
 
 
@@ -105,8 +104,7 @@ class OpenAICompatibleChatModel:
             )
         except httpx.TimeoutException as exc:
             raise LLMTransientError(
-                f"model {self._config.model}: no response within {self._timeout(request):g}s "
-                f"({type(exc).__name__})"
+                f"model {self._config.model}: no response within {self._timeout(request):g}s ({type(exc).__name__})"
             ) from exc
         except httpx.RequestError as exc:
             raise LLMTransientError(

@@ -27,9 +27,6 @@ BEDROCK_TRANSIENT_CODES = frozenset(
     }
 )
 
-# The finish reasons of a reply cut at the output cap: OpenAI-compatible `length`, Converse `max_tokens`.
-TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens"})
-
 # Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama).
 _CONTEXT_OVERFLOW = re.compile(
     r"context[ _-]?length|context window|maximum context|prompt is too long|input is too long"
@@ -99,7 +96,11 @@ def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelE
         return LLMTransientError(text)
     if code == "ValidationException" and is_context_overflow(message):
         return ContextWindowExceeded(text)
-    fix = bedrock_fix(message) if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException") else None
+    fix = (
+        bedrock_fix(message)
+        if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
+        else None
+    )
     return LLMPermanentError(f"{text} (fix: {fix})" if fix else text)
 
 

@@ -58,4 +58,3 @@ def shaped_request(
         notes.append(f"max_tokens cut from {request.max_tokens} to {cap}, the largest output of {facts.name}")
         request = request.model_copy(update={"max_tokens": cap})
     return request, notes
-

@@ -18,7 +18,9 @@ def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
     prices = runtime.config.model_prices(profile)
     if prices is None:
         return None
-    cost = prices.cost_usd(tokens.input_tokens, tokens.output_tokens, tokens.cache_read_tokens, tokens.cache_write_tokens)
+    cost = prices.cost_usd(
+        tokens.input_tokens, tokens.output_tokens, tokens.cache_read_tokens, tokens.cache_write_tokens
+    )
     return round(cost, 6)
 
 
