@@ -19,7 +19,14 @@ _ENVIRONMENT_NAMES = {
     "run_ttl_days": "RUN_TTL_DAYS",
     "workflow_type": "WORKFLOW_TYPE",
     "otel": "STEPWISE_OTEL",
+    "local_endpoints": "STEPWISE_LOCAL_ENDPOINTS",
 }
+
+# What local stand-ins of AWS services (the embedded DynamoDB, the local Step Functions endpoint) are
+# signed with: they check no signature, and a fixed region keeps the local table where it was whatever
+# region the caller's own AWS configuration names.
+PLACEHOLDER_KEY = "local"
+LOCAL_ENDPOINT_REGION = "us-east-1"
 
 
 class Settings(BaseModel):
@@ -36,11 +43,25 @@ class Settings(BaseModel):
     workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     # GenAI spans (OpenTelemetry) around model and tool calls; OpenTelemetry is imported only when true
     otel: bool = False
+    # True in local runs: the DynamoDB and Step Functions endpoints are local stand-ins, signed with
+    # placeholder keys; every other AWS client (Bedrock, SSM, Secrets Manager, S3) keeps the caller's identity.
+    local_endpoints: bool = False
 
     @property
     def config_path(self) -> Path:
         """The configuration file."""
         return self.config_dir / self.config_file
+
+    def emulated_service_arguments(self) -> dict[str, str]:
+        """boto3 client arguments for the store's and the state machine's endpoints: the placeholder
+        identity in local runs, else the region (credentials from the SDK's chain, as on Lambda)."""
+        if self.local_endpoints:
+            return {
+                "region_name": LOCAL_ENDPOINT_REGION,
+                "aws_access_key_id": PLACEHOLDER_KEY,
+                "aws_secret_access_key": PLACEHOLDER_KEY,
+            }
+        return {"region_name": self.aws_region}
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> "Settings":

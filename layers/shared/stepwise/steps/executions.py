@@ -116,18 +116,19 @@ class StepFunctionsExecutions:
         endpoint = settings.stepfunctions_endpoint_url
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
         host_prefix = endpoint is None
+        identity = settings.emulated_service_arguments()
         client = boto3.client(
             "stepfunctions",
-            region_name=settings.aws_region,
             endpoint_url=endpoint,
+            **identity,
             config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
         )
 
         def bounded_client(*, read_timeout: float, connect_timeout: float, attempts: int) -> Any:
             return boto3.client(
                 "stepfunctions",
-                region_name=settings.aws_region,
                 endpoint_url=endpoint,
+                **identity,
                 config=Config(
                     inject_host_prefix=host_prefix,
                     read_timeout=read_timeout,

@@ -48,7 +48,7 @@ def dynamodb_client(settings: Settings) -> Any:
         parameter_validation=False,
     )
     return boto3.client(
-        "dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url, config=config
+        "dynamodb", endpoint_url=settings.dynamodb_endpoint_url, config=config, **settings.emulated_service_arguments()
     )
 
 
