@@ -85,16 +85,16 @@ CacheField = Literal["system", "tools", "messages"]
 
 
 class PromptCache(BaseModel):
-    """How a provider caches a prompt's stable prefix for this model, as its documentation says.
+    """How this model's prompt prefix is cached, as its provider's documentation says.
 
-    `automatic`: the provider caches by itself (OpenAI, DeepSeek) and reports the cached tokens;
-    `cache_point`: Bedrock Converse `cachePoint` blocks after the stable parts; `cache_control`: Anthropic's
-    `cache_control` marks on content parts (its API and the OpenAI-compatible gateways that forward them).
+    `automatic`: the provider caches by itself (OpenAI, DeepSeek, vLLM's prefix cache) and reports the
+    cached tokens, nothing is marked; `explicit`: the request marks checkpoints (Claude, Nova) — Converse
+    `cachePoint` blocks on Bedrock, Anthropic's `cache_control` on an OpenAI-compatible endpoint.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
-    style: Literal["automatic", "cache_point", "cache_control"]
+    style: Literal["automatic", "explicit"]
     # The shortest prefix the provider caches; a checkpoint before it is ignored (Bedrock) or refused.
     min_tokens: int = Field(default=1024, ge=1)
     max_checkpoints: int = Field(default=4, ge=0)

@@ -167,7 +167,7 @@ class BedrockConverseChatModel:
                 tool_config["toolChoice"] = _tool_choice(request.tool_choice)
             params["toolConfig"] = tool_config
         cache = self._facts.prompt_cache if self._facts is not None else None
-        if cache is not None and cache.style == "cache_point":
+        if cache is not None and cache.style == "explicit":
             params = with_cache_points(params, cache)
         return params
 

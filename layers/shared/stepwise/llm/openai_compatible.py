@@ -131,7 +131,7 @@ class OpenAICompatibleChatModel:
         config = self._config
         messages = [_wire_message(message) for message in request.messages]
         facts = self._facts
-        if facts is not None and facts.prompt_cache is not None and facts.prompt_cache.style == "cache_control":
+        if facts is not None and facts.prompt_cache is not None and facts.prompt_cache.style == "explicit":
             messages = cache_control_messages(messages, facts.prompt_cache)
         payload: dict[str, Any] = {"model": config.model, "messages": messages}
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
