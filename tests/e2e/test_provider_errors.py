@@ -53,7 +53,7 @@ def calls_report() -> dict[str, Any]:
 
 
 def run(local_run: Callable[..., Any], config_dir: Any, question: str = "How did the quarter go?") -> tuple[Any, Any]:
-    environment, listener = local_run(config_dir)
+    environment, _ = local_run(config_dir)
     meta, _ = environment.ask(question)
     return environment, meta
 

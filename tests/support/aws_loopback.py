@@ -205,9 +205,9 @@ class AwsLoopback:
             return bedrock_error("on_demand_not_supported", model=model_id)
         facts = packaged_catalog().lookup(model_id)
         inference = body.get("inferenceConfig", {})
-        if facts is not None and ["temperature", "top_p"] in facts.rules.exclusive:
-            if "temperature" in inference and "topP" in inference:
-                return bedrock_error("temperature_and_top_p")
+        exclusive = facts is not None and ["temperature", "top_p"] in facts.rules.exclusive
+        if exclusive and "temperature" in inference and "topP" in inference:
+            return bedrock_error("temperature_and_top_p")
         window = self._context_window or (facts.context_window if facts else None)
         prompt = json.dumps([body.get("system", []), body.get("messages", []), body.get("toolConfig", {})])
         if window is not None and len(prompt) // _CHARS_PER_TOKEN > window:
@@ -230,7 +230,7 @@ def _shape_problems(body: Any) -> str | None:
 
 def _handler_for(server: AwsLoopback) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
         def do_POST(self) -> None:
