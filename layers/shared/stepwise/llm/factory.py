@@ -84,4 +84,6 @@ def _bedrock_client(config: BedrockModelConfig, timeout_seconds: float | None = 
         connect_timeout=min(_BEDROCK_CONNECT_TIMEOUT_SECONDS, timeout),
         retries={"mode": "standard", "total_max_attempts": 1},
     )
-    return boto3.client("bedrock-runtime", region_name=config.region, config=client_config)
+    # A session of its own reads the caller's identity as it is now (environment, AWS_PROFILE, SSO, files),
+    # not as boto3's process-wide default session first found it.
+    return boto3.session.Session().client("bedrock-runtime", region_name=config.region, config=client_config)

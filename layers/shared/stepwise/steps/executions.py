@@ -117,7 +117,9 @@ class StepFunctionsExecutions:
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
         host_prefix = endpoint is None
         identity = settings.emulated_service_arguments()
-        client = boto3.client(
+        # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
+        session = boto3.session.Session()
+        client = session.client(
             "stepfunctions",
             endpoint_url=endpoint,
             **identity,
@@ -125,7 +127,7 @@ class StepFunctionsExecutions:
         )
 
         def bounded_client(*, read_timeout: float, connect_timeout: float, attempts: int) -> Any:
-            return boto3.client(
+            return session.client(
                 "stepfunctions",
                 endpoint_url=endpoint,
                 **identity,

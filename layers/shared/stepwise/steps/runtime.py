@@ -47,7 +47,9 @@ def dynamodb_client(settings: Settings) -> Any:
         # request cost 5% of that CPU. A malformed one is still refused, by DynamoDB (ValidationException).
         parameter_validation=False,
     )
-    return boto3.client(
+    # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
+    session = boto3.session.Session()
+    return session.client(
         "dynamodb", endpoint_url=settings.dynamodb_endpoint_url, config=config, **settings.emulated_service_arguments()
     )
 
