@@ -105,8 +105,15 @@ def bedrock_error(name: str, **values: Any) -> AwsReply:
 class AwsLoopback:
     """A ThreadingHTTPServer on 127.0.0.1 answering Converse and SSM GetParameter; a context manager."""
 
-    def __init__(self, *, context_window: int | None = None) -> None:
-        """`context_window` (tokens, at four characters a token) replaces the catalog's, so overflow is cheap."""
+    def __init__(self, *, context_window: int | None = None, count_usage: bool = False) -> None:
+        """`context_window` (tokens, at four characters a token) replaces the catalog's, so overflow is cheap.
+
+        With `count_usage`, a reply's usage is counted from the request as Bedrock bills it: each `cachePoint`
+        closes a prefix (tools, then system, then messages); a prefix seen before is read from the cache, a new
+        one at least the model's minimum long is written to it, the rest is plain input.
+        """
+        self._count_usage = count_usage
+        self._cached_prefixes: set[str] = set()
         self._lock = threading.Lock()
         self._converse: deque[AwsReply] = deque()
         self._default = converse_reply(text="ok")
@@ -182,11 +189,44 @@ class AwsLoopback:
         converse = _CONVERSE_PATH.match(path)
         if converse is None:
             return AwsReply(status=404, body={"message": f"no route {path}"}, code="UnknownOperationException")
-        refusal = self._refusal(unquote(converse["model"]), body)
+        model_id = unquote(converse["model"])
+        refusal = self._refusal(model_id, body)
         if refusal is not None:
             return refusal
         with self._lock:
-            return self._converse.popleft() if self._converse else self._default
+            reply = self._converse.popleft() if self._converse else self._default
+        if self._count_usage and reply.status == 200:
+            reply = self._counted(model_id, body, reply)
+        return reply
+
+    def _counted(self, model_id: str, body: dict[str, Any], reply: AwsReply) -> AwsReply:
+        """`reply` with its usage counted from the request, prompt-cache reads and writes included."""
+        facts = packaged_catalog().lookup(model_id)
+        minimum = facts.prompt_cache.min_tokens if facts is not None and facts.prompt_cache is not None else 0
+        blocks = [*body.get("toolConfig", {}).get("tools", []), *body.get("system", [])]
+        blocks += [block for message in body.get("messages", []) for block in message["content"]]
+        prefix, closed = "", []
+        for block in blocks:
+            if "cachePoint" in block:
+                if len(prefix) // _CHARS_PER_TOKEN >= minimum:
+                    closed.append(prefix)
+                continue
+            prefix += json.dumps(block, sort_keys=True)
+        total = len(prefix) // _CHARS_PER_TOKEN
+        with self._lock:
+            hits = [candidate for candidate in closed if candidate in self._cached_prefixes]
+            self._cached_prefixes.update(closed)
+        read = len(hits[-1]) // _CHARS_PER_TOKEN if hits else 0
+        write = len(closed[-1]) // _CHARS_PER_TOKEN - read if closed and closed[-1] not in hits else 0
+        output = max(1, len(json.dumps(reply.body.get("output", {}))) // _CHARS_PER_TOKEN)
+        usage = {
+            "inputTokens": total - read - write,
+            "outputTokens": output,
+            "totalTokens": total + output,
+            "cacheReadInputTokens": read,
+            "cacheWriteInputTokens": write,
+        }
+        return AwsReply(status=reply.status, body={**reply.body, "usage": usage}, delay_seconds=reply.delay_seconds)
 
     def _parameter(self, body: Any) -> AwsReply:
         name = body.get("Name") if isinstance(body, dict) else None
