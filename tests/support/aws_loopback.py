@@ -262,6 +262,7 @@ def _shape_problems(body: Any) -> str | None:
 
     model = botocore.session.get_session().get_service_model("bedrock-runtime")
     shape = model.operation_model("Converse").input_shape
+    assert shape is not None
     params = dict(body) if isinstance(body, dict) else {}
     params["modelId"] = "checked-from-the-path"
     report = ParamValidator().validate(params, shape)

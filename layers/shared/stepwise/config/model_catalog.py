@@ -84,6 +84,10 @@ class Accepts(BaseModel):
 CacheField = Literal["system", "tools", "messages"]
 
 
+def _every_cache_field() -> list[CacheField]:
+    return ["system", "tools", "messages"]
+
+
 class PromptCache(BaseModel):
     """How this model's prompt prefix is cached, as its provider's documentation says.
 
@@ -99,7 +103,7 @@ class PromptCache(BaseModel):
     min_tokens: int = Field(default=1024, ge=1)
     max_checkpoints: int = Field(default=4, ge=0)
     # Where checkpoints may go (Bedrock model cards list `system`, `messages`, `tools`).
-    fields: list[CacheField] = Field(default_factory=lambda: ["system", "tools", "messages"])
+    fields: list[CacheField] = Field(default_factory=_every_cache_field)
 
 
 class ModelFacts(BaseModel):

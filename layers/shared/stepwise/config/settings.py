@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -29,6 +29,14 @@ PLACEHOLDER_KEY = "local"
 LOCAL_ENDPOINT_REGION = "us-east-1"
 
 
+class ServiceIdentity(NamedTuple):
+    """What a boto3 client of the store or the state machine is signed with; None keys: the SDK's chain."""
+
+    region_name: str
+    aws_access_key_id: str | None = None
+    aws_secret_access_key: str | None = None
+
+
 class Settings(BaseModel):
     """Where the table, the configuration and the state machine are."""
 
@@ -52,16 +60,12 @@ class Settings(BaseModel):
         """The configuration file."""
         return self.config_dir / self.config_file
 
-    def emulated_service_arguments(self) -> dict[str, str]:
-        """boto3 client arguments for the store's and the state machine's endpoints: the placeholder
-        identity in local runs, else the region (credentials from the SDK's chain, as on Lambda)."""
+    def emulated_service_identity(self) -> ServiceIdentity:
+        """What the store's and the state machine's clients are signed with: the placeholder identity in local
+        runs, else the region (credentials from the SDK's chain, as on Lambda)."""
         if self.local_endpoints:
-            return {
-                "region_name": LOCAL_ENDPOINT_REGION,
-                "aws_access_key_id": PLACEHOLDER_KEY,
-                "aws_secret_access_key": PLACEHOLDER_KEY,
-            }
-        return {"region_name": self.aws_region}
+            return ServiceIdentity(LOCAL_ENDPOINT_REGION, PLACEHOLDER_KEY, PLACEHOLDER_KEY)
+        return ServiceIdentity(self.aws_region)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> "Settings":

@@ -49,8 +49,14 @@ def dynamodb_client(settings: Settings) -> Any:
     )
     # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
     session = boto3.session.Session()
+    identity = settings.emulated_service_identity()
     return session.client(
-        "dynamodb", endpoint_url=settings.dynamodb_endpoint_url, config=config, **settings.emulated_service_arguments()
+        "dynamodb",
+        endpoint_url=settings.dynamodb_endpoint_url,
+        config=config,
+        region_name=identity.region_name,
+        aws_access_key_id=identity.aws_access_key_id,
+        aws_secret_access_key=identity.aws_secret_access_key,
     )
 
 
