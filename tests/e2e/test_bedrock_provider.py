@@ -209,3 +209,32 @@ def test_a_conversation_that_fills_the_window_ends_with_the_context_window_stop(
     # Then the run ended on the context window with what the tool returned
     assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "context_window")
     assert meta.answer
+
+
+@pytest.mark.parametrize(
+    ("error", "fix"),
+    [("access_denied", "bedrock:InvokeModel on the inference profile"), ("use_case_form", "use-case form")],
+)
+def test_a_refusal_after_a_tool_answered_ends_with_the_best_answer_and_the_fix(
+    error: str,
+    fix: str,
+    aws: AwsLoopback,
+    caller_identity: None,
+    write_config: ConfigWriter,
+    local_run: Callable[..., Any],
+) -> None:
+    # Given a tool call, then Bedrock refusing the next call for a permission or account set-up reason
+    refusal = bedrock_error(
+        error,
+        caller="arn:aws:iam::123456789012:user/dev",
+        resource=f"arn:aws:bedrock:us-east-1:123456789012:inference-profile/{PROFILE_ID}",
+    )
+    aws.enqueue_converse(converse_reply(tool_uses=[{"name": "current_time", "input": {}}]), refusal)
+    config = write_config(bedrock_model(), builtin=["current_time"], strategy="function_calling")
+    # When a question is asked
+    meta = ask(local_run, config)
+    # Then the refusal was not retried, and the run ended with what the tool returned and the fix
+    assert len(converse_calls(aws)) == 2
+    assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "model_error")
+    assert meta.error is not None and fix in meta.error.message
+    assert "current_time" in (meta.answer or "")

@@ -75,12 +75,13 @@ def test_a_context_overflow_after_a_tool_answered_ends_with_what_the_tool_return
     assert "Quarterly revenue grew 12 percent" in (meta.answer or "")
 
 
+@pytest.mark.parametrize("refusal", ["invalid_api_key", "model_not_found", "unsupported_parameter"])
 def test_a_refused_call_after_a_tool_answered_ends_with_the_best_answer_not_null(
-    write_config: ConfigWriter, local_run: Callable[..., Any], report_api: ScriptableToolServer
+    refusal: str, write_config: ConfigWriter, local_run: Callable[..., Any], report_api: ScriptableToolServer
 ) -> None:
-    # Given a provider that refuses the key after the first call asked for a tool
+    # Given a provider that refuses the second call (401, 404, 400 invalid_request_error) after a tool call
     with FakeOpenAIServer() as server:
-        refused = recorded_error("openai", "invalid_api_key")
+        refused = recorded_error("openai", refusal, model="gpt-4o-mini", field="seed")
         server.enqueue(body=calls_report())
         server.default(status=refused["status"], body=refused["body"])
         config = write_config(openai_model(server), apis=[report_tool(report_api)], strategy="function_calling")
@@ -90,7 +91,7 @@ def test_a_refused_call_after_a_tool_answered_ends_with_the_best_answer_not_null
         assert len(server.requests) == 2
     # And the run ended with a stop reason and what the tool had returned, the error kept
     assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "model_error")
-    assert meta.error is not None and "invalid_api_key" in meta.error.message
+    assert meta.error is not None and refused["body"]["error"]["code"] in meta.error.message
     assert "Quarterly revenue" in (meta.answer or "")
 
 
