@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from stepwise.llm.base import ChatModel
 
 # The longest wait of the state machine's LLMTransientError Retry (its MaxDelaySeconds).
-STATE_MACHINE_MAX_RETRY_WAIT_SECONDS = 30.0
+STATE_MACHINE_MAX_RETRY_WAIT_SECONDS = 60.0
 # The least time worth a model call, and what a call past the deadline (the final round) may still take:
 # the first retry interval of the state machine's Retry.
 DEADLINE_GRACE_SECONDS = 2.0
