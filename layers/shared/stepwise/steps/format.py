@@ -6,7 +6,7 @@ from typing import Any
 
 from stepwise.models.run import RunError, RunMeta, StopReason
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
-from stepwise.steps.agent import agent_for
+from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.best_answer import best_available_answer, final_answer_text
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
@@ -101,14 +101,19 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
             m.role == "assistant" and final_answer_text(m, agent.protocol) for m in conversation
         )
         if stop_reason == "deadline" or work_done:
-            return _end_on_model_error(meta, record, event, stop_reason, runtime)
+            return _end_on_model_error(meta, record, agent, event, stop_reason, runtime)
     meta = runtime.store.require_run(event.run_id)
     record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
 
 
 def _end_on_model_error(
-    meta: RunMeta, record: RunRecord, event: FailureEvent, stop_reason: StopReason, runtime: StepRuntime
+    meta: RunMeta,
+    record: RunRecord,
+    agent: RunAgent,
+    event: FailureEvent,
+    stop_reason: StopReason,
+    runtime: StepRuntime,
 ) -> FormatResult:
     """Record the run SUCCEEDED with its best answer, the stop reason and the model's error kept."""
     if meta.is_terminal:
@@ -117,7 +122,6 @@ def _end_on_model_error(
             status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
             stop_reason=meta.stop_reason,
         )
-    agent = agent_for(meta, runtime)
     answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
     usage = priced_usage(meta.profile, record.steps, runtime)
     error = RunError(type=event.error.Error, message=failure_message(event.error.Error, event.error.Cause))
