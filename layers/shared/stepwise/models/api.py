@@ -159,6 +159,27 @@ class RunRequest(StrictRequest):
     budget: RunBudget | None = Field(
         default=None, description="Caps on the run's tokens and cost; the profile's own caps still apply."
     )
+    response_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="A JSON schema (top-level type object or array) the answer is also given as, in `output`; "
+        "over the profile's own.",
+    )
+
+    @field_validator("response_schema")
+    @classmethod
+    def _output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
+        try:
+            validator_for(value).check_schema(value)
+        except SchemaError as exc:
+            raise ValueError(f"not a JSON schema: {exc.message}") from None
+        if value.get("type") not in ("object", "array"):
+            raise ValueError('the top-level "type" must be "object" or "array"')
+        return value
 
     @field_validator("input")
     @classmethod
