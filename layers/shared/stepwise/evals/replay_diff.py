@@ -50,7 +50,9 @@ def replay_diff(original: RunOutcome, replay: RunOutcome) -> dict[str, Any]:
         "only_in_original": _missing_from(original.tool_calls, replay.tool_calls),
         "only_in_replay": _missing_from(replay.tool_calls, original.tool_calls),
         "not_recorded": [
-            _call(call) for call in replay.tool_calls if call.note is not None and call.note.startswith(NOT_RECORDED)
+            _call(call)
+            for call in replay.tool_calls
+            if call.note is not None and call.note.startswith(f"{NOT_RECORDED}:")
         ],
     }
     diff["changed"] = [name for name, entry in diff.items() if isinstance(entry, dict) and entry["changed"]]

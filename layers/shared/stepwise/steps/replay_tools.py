@@ -29,6 +29,7 @@ from stepwise.store import ConversationStore
 from stepwise.store.keys import observation_slot
 
 NOT_RECORDED = "not recorded"
+CALLED_LIVE = "called for real: the recording has no such call, live tools are allowed and the tool is read-only"
 
 
 def canonical_json(value: Any) -> str:

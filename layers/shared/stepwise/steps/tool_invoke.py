@@ -13,7 +13,7 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
-from stepwise.steps.replay_tools import ReplayAnswer, replay_answer
+from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for
@@ -53,7 +53,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime)
         if replayed is not None:
             return _record_replayed(event, stored.meta, call, replayed, runtime)
-        note = "not recorded; called for real (a replay with live tools, and a read-only tool)"
+        note = CALLED_LIVE
     profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
