@@ -42,7 +42,7 @@ def answer(text: str) -> dict[str, str]:
 
 # The changed model: for the Paris question it asks the recorded call again, then two calls the original
 # never made (a GET and a POST); for the EUR question (a fork from iteration 2) it only answers differently.
-VERSION_2_SCENARIOS = [
+VERSION_2_SCENARIOS: list[dict[str, Any]] = [
     {
         "match": r"\bEUR\b",
         "turns": [
