@@ -115,6 +115,9 @@ def test_a_suite_run_against_the_served_api_gives_the_results_it_gives_locally(
     run_id = remote["cases"][0]["attempts"][0]["outcome"]["run_id"]
     view = httpx.get(f"{served.url}/v1/runs/{run_id}", headers={"x-api-key": "alice"}).json()
     assert view["metadata"] == {"eval.suite": "travel", "eval.case": "paris-weather", "eval.attempt": "1/1"}
+    listed = httpx.get(f"{served.url}/v1/runs?limit=100", headers={"x-api-key": "alice"}).json()["runs"]
+    tags = {run["metadata"]["eval.case"] for run in listed if run["metadata"].get("eval.suite") == "travel"}
+    assert tags == {case["id"] for case in remote["cases"]}
 
 
 def ended(url: str, run_id: str, key: str) -> dict[str, Any]:

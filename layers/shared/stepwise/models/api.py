@@ -340,6 +340,9 @@ class RunListItem(BaseModel, defer_build=True):
     session_id: str | None = None
     iterations: int
     stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(
+        default_factory=dict, description="The pairs stored with the run (an eval run's suite and case, say)."
+    )
     created_at: str
     updated_at: str
 

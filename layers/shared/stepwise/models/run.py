@@ -174,6 +174,7 @@ class RunSummary(BaseModel, defer_build=True):
     iteration: int = 0
     deadline: float
     stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
     created_at: str
     updated_at: str
 
