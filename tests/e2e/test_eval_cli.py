@@ -168,3 +168,30 @@ def test_a_rubric_without_a_judge_is_a_usage_error(tmp_path: Path, capsys: pytes
     # Then it is refused before any run
     assert code == 2
     assert "name the model that grades it" in capsys.readouterr().err
+
+
+def test_stored_runs_become_replay_cases_that_pass_as_recorded_and_fail_under_a_changed_agent(
+    tmp_path: Path, store_options: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stored run of the agent
+    from stepwise.local.example_api import ExampleToolApi
+
+    with ExampleToolApi() as api:
+        monkeypatch.setenv("STEPWISE_EXAMPLE_API_URL", api.url)
+        out = io.StringIO()
+        assert (
+            main(["run", "What is the weather in Paris?", "--config", str(CONFIG), "--json", *store_options], out=out)
+            == 0
+        )
+    run = json.loads(out.getvalue())
+    suite = tmp_path / "recorded.yaml"
+    # When a suite is written from it
+    assert main(["eval", str(suite), "--config", str(CONFIG), "--from-runs", run["run_id"], *store_options]) == 0
+    # Then its case replays the run and expects the recorded answer
+    case = yaml.safe_load(suite.read_text(encoding="utf-8"))["cases"][0]
+    assert case["replay"] == {"run_id": run["run_id"]}
+    assert case["expect"] == {"answer_equals": run["answer"], "stop_reason": "final_answer"}
+    # And replayed under the same agent it passes, under the changed one it fails
+    assert run_eval(suite, *store_options)[0] == 0
+    code, table = run_eval(suite, "--profile", "v2", *store_options)
+    assert code == 1 and "answer_equals" in table

@@ -28,7 +28,7 @@ from stepwise.local.command_stack import add_config_arguments, config_path, loca
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.store_options import add_store_arguments
-from stepwise.models.run import RunMeta, RunOptions, RunStatus
+from stepwise.models.run import TERMINAL_STATUSES, RunMeta, RunOptions, RunStatus
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.replays import ReplayRefused, prepare_replay
 
@@ -66,7 +66,9 @@ def add_eval_command(subparsers: Any) -> None:
         metavar="RUN_ID",
         help="write SUITE from these stored runs, or from the runs --status/--session-id/--limit select",
     )
-    parser.add_argument("--status", default=None, help="with --from-runs: only runs of this status")
+    parser.add_argument(
+        "--status", choices=sorted(TERMINAL_STATUSES), default=None, help="with --from-runs: only runs of this status"
+    )
     parser.add_argument("--session-id", default=None, help="with --from-runs: only the runs of this session")
     parser.add_argument("--limit", type=_positive, default=20, help="with --from-runs: at most this many runs")
     parser.add_argument("--owner", default=LOCAL_OWNER, help="with --from-runs: whose runs (default local)")
