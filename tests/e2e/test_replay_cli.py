@@ -222,3 +222,23 @@ def test_a_fork_past_the_original_and_an_unknown_run_are_usage_errors(
     # And a run the store does not hold is one line too
     assert main(["replay", "nosuchrun", "--config", str(config), *store_options]) == 2
     assert "no run nosuchrun in the store" in capsys.readouterr().err
+
+
+def test_a_replay_with_another_model_of_the_configuration_leaves_the_file_as_it_was(
+    tool_api: ScriptableToolServer, store_options: list[str]
+) -> None:
+    # Given a run recorded with the fixture configuration's first agent
+    config = FIXTURES / "agent.yaml"
+    with pytest.MonkeyPatch.context() as environment:
+        environment.setenv("STEPWISE_EXAMPLE_API_URL", tool_api.url)
+        original = ask("What is the weather in Paris?", config, store_options)
+        files_before = sorted(path.name for path in FIXTURES.iterdir())
+        # When it is replayed with --model naming the configuration's other agent
+        code, document = replay(original["run_id"], config, store_options, "--model", "agent-v2")
+    # Then that model answered, its call unrecorded and unsent, and the run says which model it was
+    assert code == 0 and document["answer"] == "Version 2: 100 EUR is about 108.70 USD."
+    assert [call["tool"] for call in document["diff"]["tool_calls"]["not_recorded"]] == ["convert_currency"]
+    assert [request.path for request in tool_api.requests] == ["/weather/Paris"]
+    assert partition(store_options, document["run_id"])["META"]["metadata"]["M"] == {"replay.model": {"S": "agent-v2"}}
+    # And the variant of the configuration it ran on is gone
+    assert sorted(path.name for path in FIXTURES.iterdir()) == files_before

@@ -48,7 +48,7 @@ def local_stack(args: argparse.Namespace, path: Path, *, check_model: bool = Tru
             raise UsageError(reason)
     with ExitStack() as stack:
         extra: dict[str, str] = {}
-        if args.example_api or path == DEMO_CONFIG:
+        if args.example_api or Path(args.config).resolve() == DEMO_CONFIG:
             extra[EXAMPLE_API_VARIABLE] = stack.enter_context(ExampleToolApi()).url
         endpoint_url = stack.enter_context(store_endpoint(args))
         yield stack.enter_context(

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.errors import UsageError
 from stepwise.evals.outcome import RunOutcome, outcome_from_store
 from stepwise.evals.replay_diff import replay_diff
 from stepwise.local.command_stack import add_config_arguments, config_path, local_stack
+from stepwise.local.config_variant import profile_variant
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.store_options import add_store_arguments
@@ -27,6 +29,14 @@ def add_replay_command(subparsers: Any) -> None:
     replay.add_argument("run_id", help="the stored run to replay")
     add_config_arguments(replay, PROJECT_ROOT / "config" / "stepwise.yaml")
     replay.add_argument("--profile", default=None, help="the profile to replay under (default: the original's)")
+    replay.add_argument("--model", default=None, help="the configuration's model the replay's profile uses instead")
+    replay.add_argument(
+        "--system-prompt-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the system prompt the replay's profile uses instead, read from FILE",
+    )
     replay.add_argument(
         "--from-iteration",
         type=kept_iterations,
@@ -69,6 +79,7 @@ def replay_run(environment: LocalEnvironment, args: argparse.Namespace) -> tuple
             profile=args.profile,
             from_iteration=args.from_iteration,
             live_tools=args.live_tools,
+            metadata=_changes(args),
         )
     except ReplayRefused as exc:
         option = {"run_id": "run id", "from_iteration": "--from-iteration", "profile": "--profile"}[exc.field]
@@ -81,9 +92,22 @@ def replay_run(environment: LocalEnvironment, args: argparse.Namespace) -> tuple
     )
 
 
+def _changes(args: argparse.Namespace) -> dict[str, str]:
+    """What the replay changed besides the configuration file, kept in the new run's metadata."""
+    changes = {"replay.model": args.model} if args.model else {}
+    if args.system_prompt_file is not None:
+        changes["replay.system_prompt_file"] = args.system_prompt_file.name[:256]
+    return changes
+
+
 def command_replay(args: argparse.Namespace, out: TextIO) -> int:
     """Replay the run; exit 0 when the replay succeeded, 1 otherwise (its diff is printed either way)."""
-    with local_stack(args, config_path(args)) as environment:
+    with (
+        profile_variant(
+            config_path(args), args.profile, model=args.model, system_prompt_file=args.system_prompt_file
+        ) as path,
+        local_stack(args, path) as environment,
+    ):
         original, replay = replay_run(environment, args)
     diff = replay_diff(original, replay)
     if args.json:
