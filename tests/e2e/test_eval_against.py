@@ -16,10 +16,9 @@ import httpx
 import pytest
 
 from stepwise.cli import main
+from tests.e2e.test_eval_cli import CONFIG, SUITE
 from tests.e2e.test_serve_recovery import ServeProcess
 from tests.support.tool_server import Json, ScriptableToolServer
-
-from .test_eval_cli import CONFIG, SUITE
 
 OPEN = {"QUEUED", "RUNNING", "WAITING_APPROVAL"}
 
