@@ -217,6 +217,8 @@ def command_eval(args: argparse.Namespace, out: TextIO) -> int:
     """Run the suite (or write it, with --from-runs); 0 when every case passed, 1 when one failed."""
     path = config_path(args)
     if args.from_runs is not None:
+        if args.against is not None:
+            raise UsageError("--from-runs reads the local store (--data-dir, --dynamodb-endpoint); drop --against")
         return _write_from_runs(args, path, out)
     try:
         suite = load_suite(args.suite)
