@@ -242,3 +242,55 @@ def test_a_replay_with_another_model_of_the_configuration_leaves_the_file_as_it_
     assert partition(store_options, document["run_id"])["META"]["metadata"]["M"] == {"replay.model": {"S": "agent-v2"}}
     # And the variant of the configuration it ran on is gone
     assert sorted(path.name for path in FIXTURES.iterdir()) == files_before
+
+
+COUNTER_MODULE = '''
+from pathlib import Path
+
+from stepwise.tools import tool
+
+
+@tool
+def count(name: str) -> str:
+    """Count one more call.
+
+    Args:
+        name: What is counted.
+    """
+    counter = Path(__file__).with_name("calls.txt")
+    calls = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(calls))
+    return f"{name}: call {calls}"
+'''
+
+
+def counting_config(folder: Path, calls: int) -> Path:
+    """A configuration whose agent calls the Python tool `count` with the same argument `calls` times (in
+    `folder`, beside the tool's module, which one process imports once)."""
+    (folder / "replay_counter.py").write_text(COUNTER_MODULE, encoding="utf-8")
+    turns = [act("count", {"name": "sheep"}) for _ in range(calls)] + [answer(f"Counted {calls} times.")]
+    config = {
+        "models": {"agent": {"provider": "scripted", "scenarios": [{"turns": turns}]}},
+        "tools": {"python": ["replay_counter"]},
+        "profiles": {"default": {"model": "agent", "strategy": "react", "protocol": "react_json"}},
+    }
+    path = folder / f"counting-{calls}.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def test_the_nth_same_call_of_a_replay_gets_the_nth_recorded_answer_then_the_last(
+    tmp_path: Path, store_options: list[str]
+) -> None:
+    # Given a run that called the same tool with the same argument twice, answered "call 1" then "call 2"
+    original = ask("Count sheep.", counting_config(tmp_path, calls=2), store_options)
+    assert (tmp_path / "calls.txt").read_text() == "2"
+    # When a model that makes that call three times replays it
+    code, document = replay(original["run_id"], counting_config(tmp_path, calls=3), store_options)
+    # Then the calls got the recorded answers in order, the third the last one, and the tool never ran
+    observations = [
+        partition(store_options, document["run_id"])[f"MSG#000{iteration}#001"]["content"]["S"]
+        for iteration in (1, 2, 3)
+    ]
+    assert code == 0 and observations == ["sheep: call 1", "sheep: call 2", "sheep: call 2"]
+    assert (tmp_path / "calls.txt").read_text() == "2"
