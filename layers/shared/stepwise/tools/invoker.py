@@ -25,12 +25,10 @@ if TYPE_CHECKING:
     # ToolInvoke that waits for an approval, replays a stored observation or records a denied call never
     # checks any, and neither does a handler that only builds the tool list (LLMCall, the API).
     from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
 
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
 DEFAULT_MAX_CALL_SECONDS = 60.0
 MAX_REPORTED_ARGUMENT_ERRORS = 3
-MAX_ARGUMENT_ERROR_CHARS = 300
 _MIN_OBSERVATION_CHARS = 64
 
 
@@ -120,10 +118,12 @@ class ToolInvoker:
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
         from jsonschema.exceptions import relevance
 
+        from stepwise.tools.argument_problems import describe_argument_error
+
         errors = sorted(self._validator(name, found).iter_errors(arguments), key=relevance, reverse=True)
         if not errors:
             return
-        problems = "; ".join(_describe(error) for error in errors[:MAX_REPORTED_ARGUMENT_ERRORS])
+        problems = "; ".join(describe_argument_error(error) for error in errors[:MAX_REPORTED_ARGUMENT_ERRORS])
         raise ToolError(f"invalid arguments for {name}: {problems}")
 
     def _validator(self, name: str, found: Tool) -> Draft202012Validator:
@@ -181,11 +181,3 @@ class ToolInvoker:
             latency_ms=latency_ms,
             truncated=result.truncated or shortened,
         )
-
-
-def _describe(error: ValidationError) -> str:
-    field = "/".join(str(part) for part in error.absolute_path) or "arguments"
-    message = error.message
-    if len(message) > MAX_ARGUMENT_ERROR_CHARS:
-        message = f"{message[:MAX_ARGUMENT_ERROR_CHARS]}…"
-    return f"{field}: {message}"
