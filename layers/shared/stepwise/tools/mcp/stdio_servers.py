@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from stepwise.config.tool_sources import McpServerConfig
@@ -43,6 +44,10 @@ _STOP_TIMEOUT_SECONDS = 5.0
 
 class ServerStopped(Exception):
     """The server process ended while (or before) a call was using it."""
+
+
+class _DeadBeforeCall(Exception):
+    """The process was found gone before the call was sent."""
 
 
 class StdioServer:
@@ -62,7 +67,34 @@ class StdioServer:
         self._idle_watch: asyncio.TimerHandle | None = None
 
     def run(self, operation: Callable[[Client], Awaitable[Result]], *, timeout: float) -> Result:
-        """Run ``operation`` on the server's session, starting the server if it is not running."""
+        """Run ``operation`` on the server's session, starting the server if it is not running.
+
+        A server found dead before the call is sent (it answers no ping) is started again once.
+        """
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._in_flight += 1
+        try:
+            for attempt in (1, 2):
+                session = self._current_session()
+                future = asyncio.run_coroutine_threadsafe(session.call(operation), self._loop)
+                try:
+                    return future.result(max(deadline - time.monotonic(), 0.0))
+                except _DeadBeforeCall:
+                    if attempt == 2:
+                        raise ServerStopped("the stdio MCP server exited before it answered") from None
+                except TimeoutError:
+                    future.cancel()
+                    raise
+            raise AssertionError("unreachable")
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                self._last_used = time.monotonic()
+            self._loop.call_soon_threadsafe(self._schedule_idle_stop)
+
+    def _current_session(self) -> _Session:
+        """The running session, or a new one (its process starting) when there is none or it ended."""
         with self._lock:
             session = self._session
             if session is None or session.ended:
@@ -71,18 +103,7 @@ class StdioServer:
                 session = self._session = _Session(self.config, self._environment())
                 self.starts += 1
                 session.holder = asyncio.run_coroutine_threadsafe(session.open(), self._loop)
-            self._in_flight += 1
-        future = asyncio.run_coroutine_threadsafe(session.call(operation), self._loop)
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            future.cancel()
-            raise
-        finally:
-            with self._lock:
-                self._in_flight -= 1
-                self._last_used = time.monotonic()
-            self._loop.call_soon_threadsafe(self._schedule_idle_stop)
+            return session
 
     def stderr_tail(self) -> str:
         """The end of what the current (or last) process wrote to stderr, bounded."""
@@ -120,6 +141,9 @@ class _Session:
         self._environment = environment
         self.holder: concurrent.futures.Future[None] | None = None
         self.ended = False
+        # the server's process id, where Linux's /proc tells it (None elsewhere: then a death is noticed
+        # only when the server's output ends)
+        self.pid: int | None = None
         self._client: Client | None = None
         self._ready = asyncio.Event()
         self._closing = asyncio.Event()
@@ -140,7 +164,10 @@ class _Session:
             async with AsyncExitStack() as stack:
                 transport = _watched(stdio_client(parameters, errlog=self._stderr), self._mark_ended)
                 client = Client(transport, read_timeout_seconds=config.timeout_seconds, cache=None)
+                before = _children_of_this_thread()
                 self._client = await stack.enter_async_context(client)
+                started = _children_of_this_thread() - before
+                self.pid = started.pop() if len(started) == 1 else None
                 self._ready.set()
                 await self._closing.wait()
         except Exception as exc:  # the process could not be started, or its session broke
@@ -160,11 +187,20 @@ class _Session:
             raise self._failure or ServerStopped("the stdio MCP server exited before it answered")
 
     async def call(self, operation: Callable[[Client], Awaitable[Result]]) -> Result:
-        """Run ``operation`` on the session; `ServerStopped` when the process is gone."""
+        """Run ``operation`` on the session; `ServerStopped` when the process is gone.
+
+        The process is looked at first, to tell one that died since the last call (`_DeadBeforeCall`)
+        from one that dies during this one: the first may be started again and the call sent, the second
+        may have acted. (MCP's ping is gone from the protocol since 2026-07-28, so it cannot be asked.)
+        """
         await self.wait_ready()
-        assert self._client is not None
+        client = self._client
+        assert client is not None
+        if self.pid is not None and not _running(self.pid):
+            self._mark_ended()
+            raise _DeadBeforeCall
         try:
-            return await operation(self._client)
+            return await operation(client)
         except Exception:
             if self.ended:
                 raise ServerStopped("the stdio MCP server exited during the call") from None
@@ -185,6 +221,27 @@ class _Session:
             return self._stderr.read().strip()[-MAX_STDERR_QUOTE:]
         except (OSError, ValueError):
             return ""
+
+
+def _children_of_this_thread() -> set[int]:
+    """The processes this thread started that have not been reaped (Linux /proc; empty elsewhere).
+
+    Each `StdioServer` starts its processes from its own loop thread, so a new one here is its server.
+    """
+    try:
+        text = Path(f"/proc/self/task/{threading.get_native_id()}/children").read_text(encoding="ascii")
+    except OSError:
+        return set()
+    return {int(pid) for pid in text.split()}
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is still running (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 @asynccontextmanager
