@@ -9,6 +9,7 @@ from bench import (  # noqa: E402
     cold_start,
     cost_model,
     loop_overhead,
+    mcp_transports,
     openapi_import,
     parse_time,
     serve_throughput,
@@ -32,3 +33,5 @@ if __name__ == "__main__":
     parse_time.main()
     print()
     tool_sets.main()
+    print()
+    mcp_transports.main()
