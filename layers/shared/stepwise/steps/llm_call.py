@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-from stepwise.models.messages import ChatMessage, ToolSpec
+from stepwise.inputs.text_policy import replacement_note
+from stepwise.models.messages import ChatMessage, Completion, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
@@ -70,6 +71,11 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
+def _replacement_note(completion: Completion) -> str:
+    """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
+    return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
+
+
 def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
     """The payload with the run's spend after this iteration's model call, for IterationGuard's budgets."""
     return payload.model_copy(update={"run": run.model_copy(update={"spend": spend_after(run, step, runtime)})})
@@ -128,7 +134,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         latency_ms=latency_ms,
         input_tokens=completion.usage.input_tokens,
         output_tokens=completion.usage.output_tokens,
-        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}",
+        note=(
+            f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"
+            f"{_replacement_note(completion)}"
+        ),
     )
     runtime.store.record_message(
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
