@@ -19,6 +19,7 @@ from stepwise.tools.base import Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
+from stepwise.tools.strict_schema import without_left_out_nulls
 
 if TYPE_CHECKING:
     # jsonschema (a third of ToolInvoke's import) is loaded when a call's arguments are first checked: a
@@ -112,8 +113,10 @@ class ToolInvoker:
         if found is None:
             known = ", ".join(self._registry.names()) or "none"
             raise ToolError(f"unknown tool {call.name!r}; known tools: {known}")
-        self._check_arguments(call.name, found, call.arguments)
-        return self._call_with_cap(found, call.arguments)
+        # A model in strict mode sends null for an optional argument it leaves out.
+        arguments = without_left_out_nulls(call.arguments, found.spec.parameters)
+        self._check_arguments(call.name, found, arguments)
+        return self._call_with_cap(found, arguments)
 
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
         from jsonschema.exceptions import relevance
