@@ -144,7 +144,7 @@ class OpenApiJudge:
         body = self._resolved(operation.get("requestBody"))
         media = ((body or {}).get("content") or {}).get("application/x-www-form-urlencoded")
         encodings = (media or {}).get("encoding") or {}
-        if not any(encoding.get("style") == "deepObject" for encoding in encodings.values()):
+        if media is None or not any(encoding.get("style") == "deepObject" for encoding in encodings.values()):
             return None
         return _inlined(media.get("schema") or {}, self._document)
 
@@ -275,7 +275,7 @@ def _typed(value: Any, schema: dict[str, Any]) -> Any:
             return int(value)
         return value
     if isinstance(value, list):
-        items = next((option["items"] for option in options if option.get("type") == "array"), {})
+        items: dict[str, Any] = next((option["items"] for option in options if option.get("type") == "array"), {})
         return [_typed(item, items) for item in value]
     if isinstance(value, dict):
         properties: dict[str, Any] = {}

@@ -10,7 +10,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
 from stepwise.tools.strict_schema import strict_form, without_left_out_nulls
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
-CUSTOMER = {
+CUSTOMER: dict[str, Any] = {
     "type": "object",
     "properties": {
         "email": {"type": "string", "maxLength": 512},
