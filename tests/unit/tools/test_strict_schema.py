@@ -6,7 +6,9 @@ from typing import Any
 
 from stepwise.config.llm import ModelCapabilities, OpenAIModelConfig
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
-from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
+from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
+from stepwise.tools import ToolInvoker, ToolRegistry
+from stepwise.tools.function_tool import tool
 from stepwise.tools.strict_schema import strict_form, without_left_out_nulls
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
@@ -71,6 +73,23 @@ def test_nulls_standing_for_left_out_arguments_are_dropped_and_others_kept() -> 
     # When they are read back against the tool's own schema
     # Then the left-out fields are gone, and the rest is as sent
     assert without_left_out_nulls(arguments, CUSTOMER) == {"email": "ada@example.com", "address": {"line1": "1 Main"}}
+
+
+def test_an_invoker_for_a_strict_model_reads_a_null_optional_argument_as_left_out() -> None:
+    # Given a Python tool with an optional flag, behind invokers for a strict model and for any other
+    @tool
+    def greet(name: str, loud: bool = False) -> str:
+        """Greet someone."""
+        return f"HELLO {name}" if loud else f"hello {name}"
+
+    registry = ToolRegistry([greet])
+    call = ToolCall(id="c1", name="greet", arguments={"name": "Ada", "loud": None})
+    # When a model sends null for the flag
+    strict = ToolInvoker(registry, strict_nulls=True).invoke(call)
+    other = ToolInvoker(registry).invoke(call)
+    # Then the strict model's call runs with the default, and anyone else's null is a wrong value
+    assert (strict.ok, strict.content) == (True, "hello Ada")
+    assert other.error == "invalid arguments for greet: loud: None is not of type 'boolean'"
 
 
 def test_a_model_with_strict_tools_is_sent_the_strict_form() -> None:

@@ -64,7 +64,9 @@ class ToolInvoker:
     exception inside a Python tool — becomes an observation with ``ok=False`` that says what happened,
     so the model can react and the run goes on. Content and errors are scrubbed of known secrets, then
     cut to ``max_observation_chars``. Each call runs in its own thread, held to ``max_call_seconds``
-    overall, so even a Python tool that never returns cannot hold the step past that.
+    overall, so even a Python tool that never returns cannot hold the step past that. With
+    ``strict_nulls`` (the model is sent its tools in strict mode), a null for an optional argument whose
+    schema takes no null is read as the argument left out, as strict mode makes the model write it.
     """
 
     def __init__(
@@ -74,6 +76,7 @@ class ToolInvoker:
         max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
         redactor: Redactor | None = None,
         max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
+        strict_nulls: bool = False,
     ) -> None:
         if max_observation_chars < _MIN_OBSERVATION_CHARS:
             raise ValueError(f"max_observation_chars must be at least {_MIN_OBSERVATION_CHARS}")
@@ -83,6 +86,8 @@ class ToolInvoker:
         self._max_observation_chars = max_observation_chars
         self._redactor = redactor if redactor is not None else registry.redactor
         self._max_call_seconds = max_call_seconds
+        # A model sent tools in strict mode sends null for an optional argument it leaves out.
+        self._strict_nulls = strict_nulls
 
     def invoke(self, call: ToolCall) -> ToolObservation:
         """Run one call and describe its outcome; never raises."""
@@ -113,8 +118,9 @@ class ToolInvoker:
         if found is None:
             known = ", ".join(self._registry.names()) or "none"
             raise ToolError(f"unknown tool {call.name!r}; known tools: {known}")
-        # A model in strict mode sends null for an optional argument it leaves out.
-        arguments = without_left_out_nulls(call.arguments, found.spec.parameters)
+        arguments = call.arguments
+        if self._strict_nulls:
+            arguments = without_left_out_nulls(arguments, found.spec.parameters)
         self._check_arguments(call.name, found, arguments)
         return self._call_with_cap(found, arguments)
 
