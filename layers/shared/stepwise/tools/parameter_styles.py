@@ -68,27 +68,24 @@ def path_value(name: str, value: Any, binding: ArgumentBinding | None) -> str:
     explode = binding is not None and binding.effective_explode
     if isinstance(value, str) and binding is not None and binding.multi_segment:
         return "/".join(_encoded(segment) for segment in value.split("/"))
-    prefix, separator = {"simple": ("", ","), "label": (".", "."), "matrix": (";", ";")}[style]
-    if not explode and style != "simple":
-        separator = ","
-    named = style == "matrix"
+    # what starts the value, and what parts an exploded value ("simple" joins with commas either way)
+    prefix = {"simple": "", "label": ".", "matrix": ";"}[style]
+    between = {"simple": ",", "label": ".", "matrix": ";"}[style] if explode else ","
+    label = f"{_encoded(name)}=" if style == "matrix" else ""
     if isinstance(value, list):
         items = [_encoded(item) for item in _items(value)]
-        if named and explode:
-            return "".join(f";{_encoded(name)}={item}" for item in items)
-        joined = separator.join(items) if explode else ",".join(items)
-        return f"{prefix}{_encoded(name)}={joined}" if named else prefix + joined
+        if style == "matrix" and explode:
+            return "".join(f";{label}{item}" for item in items)
+        return prefix + label + between.join(items)
     if isinstance(value, dict):
         members = [(_encoded(key), _encoded(text)) for key, text in _members(value)]
         if explode:
-            pairs = [f"{key}={text}" for key, text in members]
-            return prefix + (separator.join(pairs) if style != "matrix" else ";".join(pairs))
-        flat = ",".join(part for pair in members for part in pair)
-        return f";{_encoded(name)}={flat}" if named else prefix + flat
+            return prefix + between.join(f"{key}={text}" for key, text in members)
+        return prefix + label + ",".join(part for member in members for part in member)
     text = _encoded(scalar_text(value))
-    if named:
-        return f";{_encoded(name)}" + (f"={text}" if text else "")
-    return prefix + text
+    if style == "matrix" and not text:
+        return f";{_encoded(name)}"
+    return prefix + label + text
 
 
 def query_pairs(name: str, value: Any, binding: ArgumentBinding | None) -> list[str]:
