@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import os
 import tempfile
 import threading
 import time
@@ -56,7 +57,6 @@ class StdioServer:
     def __init__(self, config: McpServerConfig, environment: Callable[[], dict[str, str]]) -> None:
         self.config = config
         self._environment = environment
-        self.starts = 0
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="mcp-stdio", daemon=True)
@@ -69,7 +69,7 @@ class StdioServer:
     def run(self, operation: Callable[[Client], Awaitable[Result]], *, timeout: float) -> Result:
         """Run ``operation`` on the server's session, starting the server if it is not running.
 
-        A server found dead before the call is sent (it answers no ping) is started again once.
+        A server found dead before the call is sent (its process has exited) is started again, once.
         """
         deadline = time.monotonic() + timeout
         with self._lock:
@@ -101,7 +101,6 @@ class StdioServer:
                 if session is not None:
                     asyncio.run_coroutine_threadsafe(session.close(), self._loop)
                 session = self._session = _Session(self.config, self._environment())
-                self.starts += 1
                 session.holder = asyncio.run_coroutine_threadsafe(session.open(), self._loop)
             return session
 
@@ -298,6 +297,11 @@ class StdioServers:
                 server = self._servers[key] = StdioServer(config, environment)
             return server
 
+    def forget_after_fork(self) -> None:
+        """In a forked child: the servers and their loop threads are the parent's, so start afresh."""
+        self._servers = {}
+        self._lock = threading.Lock()
+
     def stop_all(self) -> None:
         """Stop every server (at exit, and in tests)."""
         with self._lock:
@@ -308,3 +312,4 @@ class StdioServers:
 
 STDIO_SERVERS = StdioServers()
 atexit.register(STDIO_SERVERS.stop_all)
+os.register_at_fork(after_in_child=STDIO_SERVERS.forget_after_fork)
