@@ -14,6 +14,9 @@ cookies, body, security) and validates it against the description. Two rules are
   ``name[field]=v`` (nested ``name[a][b]=v``), a scalar as ``name=v``; the value rebuilt from those keys must
   be valid against the parameter's schema. A bare ``name=v`` for an array (repeated keys) is refused: the
   API reads only one of them.
+- openapi-core takes ``readOnly`` on a parameter's own schema (GitHub's ``alert_number`` path parameter)
+  as a read-only property written in a request, and refuses every value; OpenAPI defines ``readOnly``
+  for the properties of an object, so the judge's copy of such a parameter's schema leaves it out.
 
 Where openapi-core reads form-style values it does so from the decoded query, so a ``,`` sent as ``%2C``
 inside an unexploded array item is beyond it; `tests/unit/tools/test_parameter_styles.py` checks that.
@@ -66,6 +69,7 @@ class OpenApiJudge:
                 self._declared[key] = {p["name"] for p in parameters if p.get("in") == "query"}
                 multi = {p["name"] for p in parameters if p.get("x-multi-segment") is True}
                 self._patterns.append((key, re.compile(_template_pattern(template, multi)), multi))
+                parameters = [self._without_read_only(p) for p in parameters]
                 gaps = [p for p in parameters if _unreadable_by_openapi_core(p, self._resolved)]
                 if gaps:
                     self.unreadable[key] = gaps
@@ -123,13 +127,18 @@ class OpenApiJudge:
         """The operation a request is for, and its path as openapi-core can match it (None: refused).
 
         openapi-core matches a path parameter within one segment; a multi-segment one (a file path in
-        GitHub's ``/contents/{path}``, sent with its ``/``) is handed to it with each ``/`` as ``%2F``.
+        GitHub's ``/contents/{path}``, sent with its ``/``) is handed to it with each ``/`` as ``%2F``. As
+        OpenAPI says, a concrete path wins over a templated one (``/addresses/set.json`` over
+        ``/addresses/{address_id}.json``).
         """
         path = request.path[len(self._base_path) :] if self._base_path else request.path
-        for (method, template), pattern, multi in self._patterns:
-            match = pattern.fullmatch(path) if method == request.method else None
-            if match is None:
-                continue
+        candidates = [
+            (template.count("{"), method, template, match, multi)
+            for (method, template), pattern, multi in self._patterns
+            if method == request.method and (match := pattern.fullmatch(path)) is not None
+        ]
+        if candidates:
+            _, method, template, match, multi = min(candidates, key=lambda candidate: candidate[0])
             rewritten = request.path
             for name in multi:
                 value = match.group(_group(name))
@@ -180,6 +189,12 @@ class OpenApiJudge:
             return [f"{name}: brackets {[key for key, _ in nested]} follow no convention the API reads"]
         errors = [error.message for error in self._schema_validator(schema).iter_errors(_typed(value, schema))]
         return [f"{name}: {message}" for message in errors]
+
+    def _without_read_only(self, parameter: dict[str, Any]) -> dict[str, Any]:
+        schema = self._resolved(parameter.get("schema"))
+        if not isinstance(schema, dict) or "readOnly" not in schema:
+            return parameter
+        return {**parameter, "schema": {key: value for key, value in schema.items() if key != "readOnly"}}
 
     def _resolved(self, node: Any) -> Any:
         while isinstance(node, dict) and "$ref" in node:

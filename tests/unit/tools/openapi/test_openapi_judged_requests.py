@@ -8,7 +8,8 @@ The operations are picked to cover every parameter style the four descriptions u
 form-encoded bodies; GitHub's and Discord's exploded ``form`` arrays, ``oneOf`` parameters, JSON bodies and
 GitHub's multi-segment path; Shopify's bracketed parameter names. openapi-core cannot read Stripe's
 ``deepObject`` ``anyOf`` and array parameters (``created``, ``expand``): the judge checks those by
-Stripe's documented convention instead (``created[gt]=…``, ``expand[0]=…``), see the judge's docstring.
+Stripe's documented convention instead (``created[gt]=…``, ``expand[0]=…``), and it reads GitHub's
+``readOnly`` integer path parameters (``alert_number``) as plain integers; see the judge's docstring.
 """
 
 from __future__ import annotations
@@ -58,6 +59,17 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("stripe-2020-03-02", "GetCustomersCustomer", {"customer": "cus_a/b c", "expand": ["sources"]}),
     # Stripe: form booleans and numbers
     ("stripe-2020-03-02", "GetBitcoinReceivers", {"active": True, "filled": False, "limit": 10}),
+    # Stripe: a form number, and a deepObject array of objects (invoice items) beside an anyOf one
+    (
+        "stripe-2020-03-02",
+        "GetInvoicesUpcoming",
+        {
+            "customer": "cus_1",
+            "subscription_tax_percent": 8.5,
+            "invoice_items": [{"amount": 500, "currency": "eur", "description": "setup"}],
+            "subscription_cancel_at": 1_700_000_000,
+        },
+    ),
     # Stripe: a form-encoded body with nested objects and arrays
     (
         "stripe-2020-03-02",
@@ -79,6 +91,8 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     # GitHub: a oneOf path parameter, and a multi-segment path
     ("github-api-23.0.2", "actions_get-workflow", {"owner": "octo", "repo": "hello", "workflow_id": "ci.yml"}),
     ("github-api-23.0.2", "repos_get-content", {"owner": "octo", "repo": "hello", "path": "docs/a b.md", "ref": "v1"}),
+    # GitHub: an integer path parameter
+    ("github-api-23.0.2", "code-scanning_get-alert", {"owner": "octo", "repo": "hello", "alert_number": 42}),
     # GitHub: a JSON body
     (
         "github-api-23.0.2",
@@ -102,6 +116,11 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
         "shopify-admin",
         "deprecated_202001_update_recurring_application_charges_param_rec",
         {"recurring_application_charge_id": "455696195", "recurring_application_charge_capped_amount": 200},
+    ),
+    (
+        "shopify-admin",
+        "deprecated_202001_update_customers_param_customer_id_addresses_s",
+        {"customer_id": "207119551", "address_ids": 1053317335, "operation": "destroy"},
     ),
 ]
 
