@@ -1,4 +1,7 @@
-"""A run whose model calls a spread of Stripe and GitHub operations sends only requests their descriptions allow.
+"""A run whose model calls a spread of Stripe and GitHub operations sends only requests their descriptions allow:
+path parameters (one spanning segments), query arrays and objects (Stripe's deepObject), a form body and a
+JSON body. (None of the four real descriptions has a header parameter a tool sends; header styles are
+checked in tests/unit/tools/test_parameter_styles.py.)
 
 Each API's stand-in judges every request against the real description with openapi-core
 (tests/support/openapi_judge.py, which says what it judges by the APIs' conventions instead) and answers
@@ -35,11 +38,15 @@ CALLS = [
         "name": "repos_get-content",
         "arguments": {"owner": "octo", "repo": "hello", "path": "src/app/main.py", "ref": "main"},
     },
+    {
+        "name": "issues_create",
+        "arguments": {"owner": "octo", "repo": "hello", "body": {"title": "Advisory CWE-79", "labels": ["security"]}},
+    },
 ]
 # The operations the profile offers, by their operationIds.
 CALLS_OF = {
     "stripe": ["GetCustomers", "PostCustomers"],
-    "github": ["security-advisories/list-global-advisories", "repos/get-content"],
+    "github": ["security-advisories/list-global-advisories", "repos/get-content", "issues/create"],
 }
 
 
@@ -70,7 +77,8 @@ def test_a_model_calling_stripe_and_github_sends_only_requests_their_description
     local_run: Callable[..., Any],
     judged_servers: dict[str, tuple[ScriptableToolServer, list[list[str]]]],
 ) -> None:
-    # Given a profile with a few Stripe and GitHub operations, and a model that calls four of them at once
+    # Given a profile with a few Stripe and GitHub operations, and a model that calls four of them at once,
+    # then files an issue
     def source(name: str, key: dict[str, Any], operations: list[str]) -> dict[str, Any]:
         url = judged_servers[name][0].url
         include = {"operations": operations}
@@ -78,7 +86,8 @@ def test_a_model_calling_stripe_and_github_sends_only_requests_their_description
 
     stripe = source("stripe-2020-03-02", {"in": "bearer", "value": "sk_test_run_key_0001"}, CALLS_OF["stripe"])
     github = source("github-api-23.0.2", {"in": "bearer", "value": "ghp_run_token_0001"}, CALLS_OF["github"])
-    model = scripted_model({"tool_calls": CALLS}, {"content": "All four answered."}, native_tools=True)
+    turns = ({"tool_calls": CALLS[:4]}, {"tool_calls": CALLS[4:]}, {"content": "All five answered."})
+    model = scripted_model(*turns, native_tools=True)
     config = {
         "models": {"m": model},
         "tools": {"openapi": [stripe, github]},
@@ -96,4 +105,4 @@ def test_a_model_calling_stripe_and_github_sends_only_requests_their_description
     assert verdicts == [[]] * len(CALLS)
     observations = [m for m in environment.runtime.store.list_messages(meta.run_id) if m.role == "tool"]
     assert [m.content.startswith("Error") for m in observations] == [False] * len(CALLS)
-    assert (meta.status, meta.answer) == ("SUCCEEDED", "All four answered.")
+    assert (meta.status, meta.answer) == ("SUCCEEDED", "All five answered.")
