@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -153,3 +154,26 @@ def _wait_until_gone(pid: int, timeout: float = 10.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"process {pid} is still running after {timeout} s")
+
+
+def test_the_stdio_server_is_stopped_when_its_process_exits(tmp_path: Path) -> None:
+    # Given a process that lists and calls the time server, then exits
+    count_file = tmp_path / "spawns.txt"
+    program = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from stepwise.config.tool_sources import parse_tools_config\n"
+        "from stepwise.tools import ToolInvoker, build_tool_registry\n"
+        "from stepwise.models.messages import ToolCall\n"
+        "config = parse_tools_config({'mcp': [json.loads(sys.argv[1])]})\n"
+        "invoker = ToolInvoker(build_tool_registry(config, config_dir=Path('.')))\n"
+        "call = ToolCall(id='c', name='get_current_time', arguments={'timezone': 'UTC'})\n"
+        "assert invoker.invoke(call).ok\n"
+    )
+    server = json.dumps(counted_time_server(count_file))
+    # When it has run
+    completed = subprocess.run([sys.executable, "-c", program, server], capture_output=True, timeout=60, check=False)
+    # Then the one server it started is gone with it
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    (pid,) = spawned(count_file)
+    _wait_until_gone(pid)
