@@ -1,8 +1,8 @@
 """A tool that calls one endpoint of a configured HTTP API, with every guard in `guards` applied.
 
-Where each argument goes, and how it is written, is `request_parameters` (OpenAPI's styles). The API key is
-resolved at call time, so a rotated secret is used once its cache expires, and it always
-wins over an argument of the same name.
+Where each argument goes, and how it is written, is `request_parameters` (OpenAPI's styles). The API
+key is resolved at call time, so a rotated secret is used once its cache expires, and it always wins
+over an argument of the same name.
 
 For APIs that are not ``internal``, the host is resolved once, checked, and the connection is made to
 that very address (with the original Host header and TLS server name), so a second DNS answer cannot
