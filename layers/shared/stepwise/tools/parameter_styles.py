@@ -15,8 +15,10 @@ Written by hand, because no maintained library serializes parameters by style on
 RFC 6570 template libraries (``uritemplate``) cover ``simple``, ``label``, ``matrix`` and ``form`` but
 sort an object's members, accept only RFC 6570 variable names (``X-Rate-Limit`` and ``created[gt]``
 are not) and have no ``spaceDelimited``, ``pipeDelimited`` or ``deepObject``; ``openapi-core`` reads
-parameters on the server side (the tests use it as the judge of what this module writes); client
-libraries such as ``aiopenapi3`` serialize only through their own parsed document and HTTP client.
+parameters on the server side (the tests use it as the judge of what this module writes); ``aiopenapi3``,
+a client that does serialize by style, does it through its own parsed schema model, joins a value's
+items before they are encoded (so a comma inside an item reads as a delimiter) and refuses
+``deepObject`` arrays and nesting, which Stripe needs.
 The query string is built here too, because httpx's ``params`` would percent-encode the delimiters.
 """
 
