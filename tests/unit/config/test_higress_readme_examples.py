@@ -96,3 +96,13 @@ def test_a_json_schema_text_that_is_neither_json_nor_yaml_names_the_field(tmp_pa
     # When it is loaded / Then the error names the field and the line
     with pytest.raises(ConfigError, match=r"jsonResp.jsonSchema is text that is neither JSON nor YAML at line 2"):
         loaded(tmp_path, text)
+
+
+def test_an_llm_block_without_apis_is_explained_as_a_fragment_too(tmp_path: Path) -> None:
+    # Given the README's llm block alone
+    llm_only = example("en").split("promptTemplate:")[0]
+    # When it is loaded / Then the one line names what it has and what it needs
+    with pytest.raises(
+        ConfigError, match=r"this is a Higress ai-agent fragment \(llm:\); a configuration needs llm: and apis:"
+    ):
+        loaded(tmp_path, llm_only)

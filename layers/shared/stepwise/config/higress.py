@@ -134,10 +134,13 @@ def is_higress_agent_config(raw: object) -> bool:
 
 
 def higress_agent_fragment(raw: object) -> list[str]:
-    """The ai-agent keys of a mapping that holds nothing else and lacks ``llm`` or ``apis``; empty otherwise."""
-    if not isinstance(raw, Mapping) or not raw or not set(raw) <= AGENT_KEYS or {"llm", "apis"} <= set(raw):
+    """The ai-agent keys of a mapping that holds nothing else and lacks ``llm`` or ``apis``; empty otherwise.
+
+    ``apis:`` alone is not taken for one: it is as likely a Stepwise ``tools.apis`` section put at the top.
+    """
+    if not isinstance(raw, Mapping) or not set(raw) - {"apis"} or not set(raw) <= AGENT_KEYS:
         return []
-    return [str(key) for key in raw]
+    return [] if {"llm", "apis"} <= set(raw) else [str(key) for key in raw]
 
 
 def higress_fragment_explanation(keys: list[str], *, source: str = "<config>") -> str:
