@@ -153,6 +153,9 @@ def test_a_configuration_that_cannot_be_used_is_refused_on_entry_and_leaves_noth
     assert os.environ.get("STEPWISE_CONFIG_DIR") == before
 
 
+# Linux's IPv6 address flags (include/uapi/linux/if_addr.h)
+_IFA_F_DADFAILED = 0x08
+_IFA_F_TENTATIVE = 0x40
 # How /proc/net/tcp and tcp6 write the loopback addresses (little-endian words): 127.0.0.1, ::ffff:127.0.0.1, ::1.
 _LOOPBACK_HEX = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
 
@@ -179,9 +182,12 @@ def _machine_addresses() -> list[tuple[int, str]]:
             if not address.startswith("127."):
                 found.append((socket.AF_INET, address))
     for row in Path("/proc/net/if_inet6").read_text(encoding="ascii").splitlines():
-        raw, scope = row.split()[0], row.split()[3]
+        raw, _, _, scope, flags = row.split()[:5]
         address = socket.inet_ntop(socket.AF_INET6, bytes.fromhex(raw))
-        if address != "::1" and scope == "00":  # global scope; link-local ones need an interface to bind
+        # global scope only (a link-local one needs an interface to bind), and not still being checked
+        # for duplicates on the link (tentative, or failed that check): those cannot be bound yet
+        usable = int(flags, 16) & (_IFA_F_TENTATIVE | _IFA_F_DADFAILED) == 0
+        if address != "::1" and scope == "00" and usable:
             found.append((socket.AF_INET6, address))
     return list(dict.fromkeys(found))
 
