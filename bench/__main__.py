@@ -10,8 +10,10 @@ from bench import (  # noqa: E402
     cold_start,
     cost_model,
     loop_overhead,
+    mcp_transports,
     openapi_import,
     parse_time,
+    prompt_cache,
     serve_throughput,
     store_query,
     tool_sets,
@@ -35,3 +37,7 @@ if __name__ == "__main__":
     adversarial_inputs.main()
     print()
     tool_sets.main()
+    print()
+    prompt_cache.main()
+    print()
+    mcp_transports.main()

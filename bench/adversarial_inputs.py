@@ -32,7 +32,7 @@ from stepwise.config.redaction import Redactor, redact_known_secrets
 from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
-from stepwise.models.messages import ToolSpec
+from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols import arguments, call_syntax, keywords, lenient_json, parse, provider_responses, shapes
 from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
@@ -120,7 +120,7 @@ def _native(text: str) -> object:
 
 def _detect(text: str) -> object:
     completion = provider_responses.completion_from_response({"choices": [{"message": {"content": text}}]})
-    return parse.detect_protocol(completion) if not isinstance(completion, Exception) else None
+    return parse.detect_protocol(completion) if isinstance(completion, Completion) else None
 
 
 def _describe_body(text: str) -> object:

@@ -20,6 +20,8 @@ StopReason = Literal[
     "token_budget",
     "cost_budget",
     "parse_errors",
+    "model_error",
+    "context_window",
     "error",
     "cancelled",
 ]
@@ -31,6 +33,9 @@ class RunUsage(BaseModel, defer_build=True):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of the input tokens, those read from and written to the provider's prompt cache (billed apart).
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
     llm_ms: int = 0
@@ -45,6 +50,8 @@ class RunUsage(BaseModel, defer_build=True):
         return cls(
             input_tokens=sum(step.input_tokens or 0 for step in model_steps),
             output_tokens=sum(step.output_tokens or 0 for step in model_steps),
+            cache_read_tokens=sum(step.cache_read_tokens or 0 for step in model_steps),
+            cache_write_tokens=sum(step.cache_write_tokens or 0 for step in model_steps),
             llm_calls=len(model_steps),
             tool_calls=len(tool_steps),
             llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
@@ -115,6 +122,20 @@ class RunOptions(BaseModel, defer_build=True):
     parallel_tool_calls: bool | None = None
 
 
+class ReplayLink(BaseModel, defer_build=True):
+    """What a replayed run was replayed from: its META field `replay` (see docs/evals.md, "Replaying a run").
+
+    A replay's ToolInvoke answers each call from the original run's recorded observations; the first
+    `from_iteration` iterations were copied from the original as they were stored.
+    """
+
+    original_run_id: str
+    from_iteration: int = Field(default=0, ge=0)
+    live_tools: bool = Field(
+        default=False, description="A call the original did not make may run for real, if its tool is read-only."
+    )
+
+
 class RunMeta(BaseModel, defer_build=True):
     """The META item of a run."""
 
@@ -139,6 +160,7 @@ class RunMeta(BaseModel, defer_build=True):
     usage: RunUsage = Field(default_factory=RunUsage)
     cancelled_by: str | None = None
     cancelled_at: str | None = None
+    replay: ReplayLink | None = None
     created_at: str
     updated_at: str
     expires_at: int
@@ -159,6 +181,7 @@ class RunSummary(BaseModel, defer_build=True):
     iteration: int = 0
     deadline: float
     stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
     created_at: str
     updated_at: str
 
@@ -186,6 +209,10 @@ class StepRecord(BaseModel, defer_build=True):
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    # Why the model stopped writing, as its provider said (`length`, `max_tokens`, `malformed_tool_use`...).
+    finish_reason: str | None = None
     error: str | None = None
     parse_errors: int | None = None
     # A tool call that may change something: the key it was sent with, and which attempt this was.

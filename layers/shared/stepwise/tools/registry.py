@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from stepwise.tools.http_clients import ClientFactory, ClientsByOrigin
 
 
+# The methods HTTP defines as safe (RFC 9110, 9.2.1): a call with one of them asks for no change.
+READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class ToolRegistry:
     """Tools by unique name, in the order they were configured.
 
@@ -40,6 +44,7 @@ class ToolRegistry:
         notes: Iterable[str] = (),
         approvals: Mapping[str, int] | None = None,
         effects: Mapping[str, CallEffects] | None = None,
+        read_only: Iterable[str] = (),
         http_clients: ClientsByOrigin | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
@@ -52,6 +57,7 @@ class ToolRegistry:
         self.notes = list(notes)
         self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
         self._effects = {name: each for name, each in (effects or {}).items() if name in self._tools}
+        self._read_only = {name for name in read_only if name in self._tools}
         self._http_clients = http_clients
 
     def close(self) -> None:
@@ -66,6 +72,11 @@ class ToolRegistry:
     def effects(self, name: str) -> CallEffects:
         """What a call of the tool `name` may change outside, and whether a repeat of it is recognised."""
         return self._effects.get(name, NO_EFFECTS)
+
+    def is_read_only(self, name: str) -> bool:
+        """True when a call of the tool `name` changes nothing (a GET, a built-in, or one marked `replaySafe`):
+        a replay with live tools may make it."""
+        return name in self._read_only
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -106,6 +117,7 @@ class ToolRegistry:
             redactor=self.redactor,
             approvals=self._approvals,
             effects=self._effects,
+            read_only=self._read_only,
             http_clients=self._http_clients,
         )
 
@@ -117,6 +129,7 @@ class ToolRegistry:
             notes=self.notes,
             approvals=self._approvals,
             effects=self._effects,
+            read_only=self._read_only,
             http_clients=self._http_clients,
         )
 
@@ -160,7 +173,11 @@ def build_tool_registry(
                 ]
             for tool, endpoint in zip(tools, api.tools, strict=True):
                 collected.add(
-                    tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint), effects=tool.effects
+                    tool,
+                    f"api {api.url}",
+                    approval=api.tool_approval_timeout(endpoint),
+                    read_only=endpoint.method in READ_ONLY_METHODS,
+                    effects=tool.effects,
                 )
         if config.openapi:
             # only a configuration with OpenAPI sources loads the importer
@@ -174,7 +191,11 @@ def build_tool_registry(
                     )
                 for tool in imported:
                     collected.add(
-                        tool, f"openapi {source.describe()}", approval=source.approval_timeout(), effects=tool.effects
+                        tool,
+                        f"openapi {source.describe()}",
+                        approval=source.approval_timeout(),
+                        read_only=tool.method in READ_ONLY_METHODS,
+                        effects=tool.effects,
                     )
                 collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
@@ -191,7 +212,8 @@ def build_tool_registry(
     for name in config.builtin:
         if name not in available:
             raise ConfigError(f"builtin: unknown tool {name!r}; built-in tools: {', '.join(available)}")
-        collected.add(available[name], "builtin")
+        # the built-ins read a clock or compute: nothing outside changes
+        collected.add(available[name], "builtin", read_only=True)
     modules = {entry.module: entry for entry in config.python_modules()}
     for each in load_python_tools(list(modules), config_dir=config_dir):
         module = each.function.__module__
@@ -213,6 +235,7 @@ def build_tool_registry(
         notes=collected.notes + budget_notes,
         approvals=collected.approvals,
         effects=collected.effects,
+        read_only=collected.read_only | set(config.replay_safe),
         http_clients=clients,
     )
 
@@ -239,10 +262,19 @@ class _CollectedTools:
         self.tools: list[Tool] = []
         self.notes: list[str] = []
         self.approvals: dict[str, int] = {}
+        self.read_only: set[str] = set()
         self.effects: dict[str, CallEffects] = {}
         self._owners: dict[str, str] = {}
 
-    def add(self, tool: Tool, source: str, *, approval: int | None = None, effects: CallEffects = NO_EFFECTS) -> None:
+    def add(
+        self,
+        tool: Tool,
+        source: str,
+        *,
+        approval: int | None = None,
+        read_only: bool = False,
+        effects: CallEffects = NO_EFFECTS,
+    ) -> None:
         name = tool.spec.name
         if name in self._owners:
             raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
@@ -252,3 +284,5 @@ class _CollectedTools:
             self.approvals[name] = approval
         if effects != NO_EFFECTS:
             self.effects[name] = effects
+        if read_only:
+            self.read_only.add(name)

@@ -238,8 +238,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
 
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])] if with_role else []
     events += [
-        chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
-        for piece in stream_pieces(choice.message.content or "")
+        chunk([ChunkChoice(delta=ChunkDelta(content=piece))]) for piece in stream_pieces(choice.message.content or "")
     ]
     if choice.message.tool_calls:
         calls = [
