@@ -8,6 +8,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -156,6 +158,19 @@ def logs_to_stderr() -> None:
             handler.setStream(_CurrentStderr())
 
 
+@contextmanager
+def stdout_kept_for_results() -> Iterator[None]:
+    """While a command runs, whatever writes to `sys.stdout` (Powertools' EMF metrics, which it `print`s, an
+    OpenTelemetry console exporter) writes to stderr instead; the command's results go to the stream it was
+    given, so `stepwise run … --json | jq` reads nothing else."""
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = saved
+
+
 def _with_data_dir(args: argparse.Namespace, data_dir: Path) -> argparse.Namespace:
     """`args` with the embedded store kept in `data_dir` (an explicit `--dynamodb-endpoint` still wins)."""
     return argparse.Namespace(**{**vars(args), "data_dir": data_dir})
@@ -256,7 +271,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     logs_to_stderr()
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.handler(args, out)
+        with stdout_kept_for_results():
+            code: int = args.handler(args, out)
     except UsageError as exc:
         print(f"stepwise: {exc}", file=sys.stderr)
         return 2

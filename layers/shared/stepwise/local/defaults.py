@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 # layers/shared/stepwise/local/defaults.py -> the repository (template.yaml, config/, statemachine/)
@@ -18,6 +19,8 @@ DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 
 # Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
+# `CALLER_SETTINGS` among them are defaults only: a value the caller set wins (`POWERTOOLS_METRICS_DISABLED=false
+# stepwise run …` prints the run's EMF metrics, on stderr).
 LOCAL_ENVIRONMENT = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -31,6 +34,15 @@ LOCAL_ENVIRONMENT = {
     # and botocore's own signer takes less CPU per request (docs/performance.md, "Where a burst's time goes").
     "BOTO_DISABLE_CRT": "true",
 }
+CALLER_SETTINGS = frozenset({"POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"})
+
+
+def local_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The local environment, with the caller's own values (in `environ`) of the `CALLER_SETTINGS`."""
+    return {
+        name: environ[name] if name in CALLER_SETTINGS and environ.get(name) else value
+        for name, value in LOCAL_ENVIRONMENT.items()
+    }
 
 
 def apply_local_defaults() -> None:

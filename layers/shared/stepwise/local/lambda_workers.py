@@ -223,6 +223,9 @@ def worker_main(descriptor: int, template_path: Path, module_prefix: str) -> Non
     """A worker's life: read invocations from the pipe, run each on a thread, write its reply; exit at EOF."""
     for stop_signal in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop_signal, signal.SIG_IGN)
+    # A worker's stdout is the server's, which carries no results: what handlers print (EMF metrics) is
+    # diagnostics, written to stderr as the CLI writes it.
+    sys.stdout = sys.stderr
     from stepwise.local.lambda_runtime import LocalLambdaInvoker
 
     connection = Connection(descriptor)
