@@ -49,7 +49,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
-from stepwise.steps.api.route_table import ROUTES
+from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
 from stepwise.streaming.answers import (
     Event,
     HttpResponse,
@@ -112,9 +112,10 @@ class _HeadTimeoutProtocol(H11Protocol):
             self.timeout_keep_alive_handler()
 
 
-_ROUTE_METHODS = sorted({method for method, _ in ROUTES})
+_SERVED = (*ROUTES, *CONSOLE_ROUTES)
+_ROUTE_METHODS = sorted({method for method, _ in _SERVED})
 _METHODS_OF_RESOURCE = {
-    resource: sorted(method for method, path in ROUTES if path == resource) for _, resource in ROUTES
+    resource: sorted(method for method, path in _SERVED if path == resource) for _, resource in _SERVED
 }
 
 

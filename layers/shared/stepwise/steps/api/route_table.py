@@ -16,3 +16,9 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/models"),
     ("GET", "/v1/openapi.json"),
 )
+
+# The console's page and files (`console_routes`): public, and not part of the API's OpenAPI document.
+CONSOLE_ROUTES: tuple[tuple[str, str], ...] = (
+    ("GET", "/ui"),
+    ("GET", "/ui/{asset}"),
+)

@@ -30,6 +30,7 @@ from stepwise.models.api import (
 )
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelList
 from stepwise.models.run import RunStatus
+from stepwise.steps.api.console_routes import register_console_routes
 from stepwise.steps.api.errors import (
     InvalidJson,
     InvalidRequest,
@@ -354,3 +355,5 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         return Response(
             status_code=200, content_type=content_types.APPLICATION_JSON, body=json.dumps(openapi_document(app))
         )
+
+    register_console_routes(app)
