@@ -72,14 +72,18 @@ def _run_question(
         ) as environment,
     ):
         started = time.perf_counter()
-        try:
-            meta = environment.accept_question(args.question, profile=args.profile, max_iterations=args.max_iterations)
-        except ApiError as exc:
-            raise UsageError(exc.message) from None
-        if not args.json:
-            print(f"Question: {args.question}", file=out)
-            print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
-        environment.execute(meta.run_id)
+        # the run's trace starts here, as a request to the API starts it (nothing is recorded unless tracing is on)
+        with environment.runtime.spans.command(f"stepwise {args.command}"):
+            try:
+                meta = environment.accept_question(
+                    args.question, profile=args.profile, max_iterations=args.max_iterations
+                )
+            except ApiError as exc:
+                raise UsageError(exc.message) from None
+            if not args.json:
+                print(f"Question: {args.question}", file=out)
+                print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
+            environment.execute(meta.run_id)
         final = environment.runtime.store.require_run(meta.run_id)
         return _print_outcome(final, time.perf_counter() - started, out, as_json=args.json)
 

@@ -52,8 +52,9 @@ def create_run(
     limits = limits.within(budget)
     now = datetime.fromtimestamp(runtime.clock(), UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    run_id = run_id or new_run_id()
     meta = RunMeta(
-        run_id=run_id or new_run_id(),
+        run_id=run_id,
         owner=owner,
         profile=profile,
         session_id=session_id,
@@ -66,6 +67,8 @@ def create_run(
         created_at=stamp,
         updated_at=stamp,
         expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+        # the run's steps join its trace under this span (the request's child)
+        trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
     )
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     history: list[ChatMessage] = []

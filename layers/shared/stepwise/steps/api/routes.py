@@ -47,6 +47,7 @@ from stepwise.steps.api.openapi_schemas import (
     success_response,
 )
 from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.api.request_spans import traced_requests
 from stepwise.steps.api.services import LazyServices
 
 EVENT_STREAM = "text/event-stream"
@@ -123,7 +124,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     the routes' OpenAPI description and validation are declared with them.
     """
     register_error_handlers(app)
-    app.use([refuse_unencodable_parameters])
+    app.use([traced_requests(services), refuse_unencodable_parameters])
 
     @app.post(
         "/v1/runs",
