@@ -18,7 +18,7 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / ".stepwise" / "dynamodb"
 DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 
-# Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
+# Local runs have no CloudWatch agent; fake credentials satisfy botocore's signer only.
 # `CALLER_SETTINGS` among them are defaults only: a value the caller set wins (`POWERTOOLS_METRICS_DISABLED=false
 # stepwise run …` prints the run's EMF metrics, on stderr).
 LOCAL_ENVIRONMENT = {
@@ -26,7 +26,6 @@ LOCAL_ENVIRONMENT = {
     "AWS_SECRET_ACCESS_KEY": "local",
     "AWS_REGION": "us-east-1",
     "AWS_DEFAULT_REGION": "us-east-1",
-    "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
     "POWERTOOLS_LOGGER_LOG_EVENT": "false",
@@ -34,7 +33,7 @@ LOCAL_ENVIRONMENT = {
     # and botocore's own signer takes less CPU per request (docs/performance.md, "Where a burst's time goes").
     "BOTO_DISABLE_CRT": "true",
 }
-CALLER_SETTINGS = frozenset({"POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"})
+CALLER_SETTINGS = frozenset({"POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"})
 
 
 def local_environment(environ: Mapping[str, str]) -> dict[str, str]:
