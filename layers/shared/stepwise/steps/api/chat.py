@@ -44,6 +44,7 @@ from stepwise.steps.api.runs import (
     start_queued_run,
 )
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.api.started_runs import run_started
 from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
 from stepwise.steps.runs import execution_input
 from stepwise.store import ConversationStore
@@ -209,7 +210,9 @@ def queue_chat_run(
         metadata=request.metadata,
         options=run_options(request),
     )
-    return create_queued_run(services, plan)
+    meta = create_queued_run(services, plan)
+    run_started(meta.run_id)
+    return meta
 
 
 def list_models(config: StepwiseConfig) -> ModelList:
