@@ -116,7 +116,9 @@ def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_proc
     # printed to its output with the process id of whoever printed them
     (tmp_path / "payments.py").write_text(PAYMENTS, encoding="utf-8")
     config = {
-        "models": {"gpt": {"provider": "openai", "base_url": model.base_url, "model": "gpt-fake", "api_key": "sk-provider"}},
+        "models": {
+            "gpt": {"provider": "openai", "base_url": model.base_url, "model": "gpt-fake", "api_key": "sk-provider"}
+        },
         "tools": {"python": [{"module": "payments", "requires_approval": True, "approval_timeout_seconds": 60}]},
         "profiles": {"assistant": {"model": "gpt", "strategy": "function_calling"}},
         "default_profile": "assistant",

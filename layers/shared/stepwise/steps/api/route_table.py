@@ -14,6 +14,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
+    ("GET", "/v1/models/{model_id}"),
     ("GET", "/v1/openapi.json"),
 )
 

@@ -28,7 +28,7 @@ from stepwise.models.api import (
     RunRequest,
     RunView,
 )
-from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelList
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.console_routes import register_console_routes
 from stepwise.steps.api.errors import (
@@ -340,6 +340,21 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         request_owner(app.current_event)
         return list_models(services.get().config)
+
+    @app.get(
+        "/v1/models/<model_id>",
+        summary="One agent profile, as an OpenAI model",
+        description="The profile a chat completion's `model` names (`client.models.retrieve(id)`); 404 for another.",
+        responses={**success_response(200, "The profile.", ModelCard), **error_responses(401, 404, 422)},
+        tags=["chat"],
+    )
+    def get_model(
+        model_id: Annotated[str, Path(min_length=1, max_length=128, description="A profile's name.")],
+    ) -> ModelCard:
+        from stepwise.steps.api.chat import describe_model
+
+        request_owner(app.current_event)
+        return describe_model(services.get().config, model_id)
 
     @app.get(
         "/v1/openapi.json",
