@@ -11,12 +11,14 @@ import openai
 import pytest
 from openai import OpenAI
 
-from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 # A 1x1 PNG, as a client sends it in a data: URL
-PIXEL = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+PIXEL = (
+    "data:image/png;base64,"
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
 
 
 def looking_at(url: str, text: str = "What is in this picture?") -> list[Any]:
