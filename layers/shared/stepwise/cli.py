@@ -92,7 +92,7 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
     """The whole loop on this machine: scripted model, example tool API, embedded DynamoDB, local engine."""
     from stepwise.local.example_api import ExampleToolApi
 
-    if args.question != DEMO_QUESTION:
+    if args.question.strip() and args.question != DEMO_QUESTION:
         # the demo's model plays one script whatever it is asked; say so before its answer puzzles anyone
         print(
             "stepwise demo: its model is scripted (config/demo-script.yaml) and plays one conversation whatever "

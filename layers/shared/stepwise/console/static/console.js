@@ -148,8 +148,9 @@ async function showRuns(query) {
     body.append(el("tr", { "data-run-id": run.run_id },
       el("td", {}, runLink(run.run_id)), el("td", {}, statusBadge(run.status)), text("td", run.profile),
       text("td", run.iterations, "number"), tokenCell, costCell, text("td", age(run.created_at))));
-    // the listing has no usage: each run's own read gives its tokens and cost
-    api("GET", "/v1/runs/" + encodeURIComponent(run.run_id)).then((full) => {
+    // the listing has no usage: each run's own read gives its tokens and cost (an open run's, so far,
+    // are summed from its trace)
+    api("GET", runPath(run.run_id, OPEN_STATUSES.has(run.status))).then((full) => {
       tokenCell.textContent = tokens(full.usage);
       costCell.textContent = money(full.usage.cost_usd);
     }, () => { tokenCell.textContent = "—"; costCell.textContent = "—"; });
@@ -162,6 +163,11 @@ async function showRuns(query) {
 }
 
 // ---- one run ----
+
+// A run's read; with its trace while it is open, so that its usage so far is summed (META has it at the end).
+function runPath(runId, open) {
+  return "/v1/runs/" + encodeURIComponent(runId) + (open ? "?trace=true" : "");
+}
 
 function stepTitle(step) {
   if (step.kind === "tool") return step.tool || "tool";
@@ -283,8 +289,10 @@ async function showRun(runId) {
   const live = text("span", "", "live");
   show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, answer, text("h3", "Steps"), timeline.list);
 
+  let open = true;
   const refresh = async () => {
-    const run = await api("GET", "/v1/runs/" + encodeURIComponent(runId));
+    const run = await api("GET", runPath(runId, open));
+    open = OPEN_STATUSES.has(run.status);
     const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
     cancel.addEventListener("click", async () => {
       cancel.disabled = true;
