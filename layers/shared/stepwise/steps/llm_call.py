@@ -10,6 +10,7 @@ from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
+from stepwise.steps.model_call import call_within_deadline
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
 from stepwise.telemetry.observability import logger, metrics
@@ -112,23 +113,35 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
     request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
+    # What the model's provider refuses (per the model catalog) is dropped here, and said in the trace.
+    # Imported here: the `stepwise.llm` package loads httpx, which the handler's cold start does without.
+    from stepwise.llm.request_shaping import shaped_request
+
+    request, shaping = shaped_request(request, runtime.config.model_facts(profile.model))
     started = time.perf_counter()
     provider, model_name = runtime.model_identity(profile.model)
     with runtime.spans.chat(
         provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
     ) as span:
-        completion = runtime.chat_model(profile.model).complete(request)
+        completion = call_within_deadline(
+            runtime.chat_model(profile.model), request, deadline=run.deadline, clock=runtime.clock, sleep=runtime.sleep
+        )
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
+    notes = [f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"]
+    usage = completion.usage
     step = StepRecord(
         iteration=payload.iteration,
         kind="llm",
         final_round=payload.final_round,
         latency_ms=latency_ms,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}",
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens or None,
+        cache_write_tokens=usage.cache_write_tokens or None,
+        finish_reason=completion.finish_reason,
+        note="; ".join(notes + shaping),
     )
     runtime.store.record_message(
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
@@ -137,6 +150,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
     metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
     metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
+    if usage.cache_read_tokens:
+        metrics.add_metric(name="ModelCacheReadTokens", unit="Count", value=usage.cache_read_tokens)
+    if usage.cache_write_tokens:
+        metrics.add_metric(name="ModelCacheWriteTokens", unit="Count", value=usage.cache_write_tokens)
     logger.info(
         "model called",
         extra={
