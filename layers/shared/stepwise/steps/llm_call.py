@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-from stepwise.models.messages import ChatMessage, ToolSpec
+from stepwise.inputs.text_policy import replacement_note
+from stepwise.models.messages import ChatMessage, Completion, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
@@ -71,6 +72,11 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
+def _replacement_note(completion: Completion) -> str:
+    """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
+    return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
+
+
 def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
     """The payload with the run's spend after this iteration's model call, for IterationGuard's budgets."""
     return payload.model_copy(update={"run": run.model_copy(update={"spend": spend_after(run, step, runtime)})})
@@ -129,7 +135,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
-    notes = [f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"]
+    notes = [
+        f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"
+        f"{_replacement_note(completion)}"
+    ]
     usage = completion.usage
     step = StepRecord(
         iteration=payload.iteration,
