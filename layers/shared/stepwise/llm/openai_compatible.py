@@ -211,6 +211,15 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:
+        # OpenAI's content parts: the text, then each image as an image_url part
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+        for image in message.images:
+            image_url: dict[str, str] = {"url": image.as_url}
+            if image.detail is not None:
+                image_url["detail"] = image.detail
+            parts.append({"type": "image_url", "image_url": image_url})
+        wire["content"] = parts
     if message.name:
         wire["name"] = message.name
     if message.tool_calls:

@@ -137,8 +137,12 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the Map item and run the step; an item carrying a task token is the wait
     for approval (the callback task) of a call, which stores the token and returns."""
     if isinstance(event, dict) and "task_token" in event:
-        return await_approval(parse_event(ApprovalWaitEvent, event), runtime)
-    return tool_invoke(parse_event(ToolInvokeEvent, event), runtime).model_dump()
+        wait = parse_event(ApprovalWaitEvent, event)
+        with runtime.spans.step("AwaitApproval", run_id=wait.run_id, trace=wait.trace):
+            return await_approval(wait, runtime)
+    item = parse_event(ToolInvokeEvent, event)
+    with runtime.spans.step("ToolInvoke", run_id=item.run_id, trace=item.trace):
+        return tool_invoke(item, runtime).model_dump()
 
 
 def _store_observation(
