@@ -16,6 +16,7 @@ import pytest
 from moto import mock_aws
 
 from stepwise.config.model import StepwiseConfig
+from stepwise.errors import ApprovalSettled
 from stepwise.local.template import SamTemplate
 from stepwise.models.approval import Approval
 from stepwise.models.messages import ChatMessage
@@ -145,3 +146,21 @@ def test_an_answer_refused_because_the_run_was_cancelled_meanwhile_says_the_run_
         status, body = waiting.api.call("POST", waiting.path, {"approved": True})
     # Then the refusal says the run ended, cancelled
     assert (status, body["error"]["type"], body["error"]["details"]["status"]) == (409, "run_ended", "CANCELLED")
+
+
+def test_an_answer_sent_while_a_restarted_engine_resumes_the_wait_is_kept_for_it(
+    sandbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a waiting call whose wait has time left, and Step Functions that no longer knows its token
+    # (a restarted local engine resumes the run under a new token a moment after it starts serving)
+    with FakeStepFunctions() as sfn:
+        waiting = waiting_call(sandbox, monkeypatch, sfn)
+        sfn.script(Reply(400, refusal("TaskDoesNotExist")))
+        # When the owner approves it, and then the resumed wait begins again under its new token
+        status, _ = waiting.api.call("POST", waiting.path, {"approved": True})
+        resumed = ApprovalWaitEvent.model_validate(waiting.item | {"task_token": "token-2"})
+        with pytest.raises(ApprovalSettled):
+            await_approval(resumed, waiting.runtime)
+    # Then the approver is told it succeeded, and the wait begun again finds the call approved
+    assert status == 200
+    assert waiting.approval().status == "approved"

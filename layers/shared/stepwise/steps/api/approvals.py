@@ -68,6 +68,18 @@ def _arrived(kept: Approval | None, answered: Approval) -> bool:
     )
 
 
+def _wait_resuming(services: ApiServices, run_id: str, answered: Approval) -> bool:
+    """Whether a token Step Functions no longer knows belongs to a wait that is being begun again.
+
+    A restarted local engine resumes a waiting run under a new token, a little after it starts serving:
+    an answer sent meanwhile reaches the old token. While the wait still has time and the run is open,
+    the stored answer is kept: the wait begun again finds it (`ApprovalSettled`) and ToolInvoke acts on it.
+    """
+    if answered.timeout_at <= services.runtime.clock():
+        return False
+    return not services.runtime.store.require_run(run_id).is_terminal
+
+
 def _run_ended(services: ApiServices, meta: RunMeta) -> RunEnded:
     status, _ = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
     return RunEnded(
@@ -81,7 +93,8 @@ def _deliver(services: ApiServices, run_id: str, approval: Approval, request: Ap
 
     A token Step Functions no longer knows means the wait ended first (ToolInvoke then records the call
     as timed out and does not run it: 409, `run_ended` when the run was stopped), or a restarted local
-    engine resumed it under a new token, to which the answer is sent again. An answer ToolInvoke has
+    engine resumed it under a new token, to which the answer is sent again, or is resuming it: then the
+    stored answer is kept for the wait begun again (`_wait_resuming`). An answer ToolInvoke has
     consumed did arrive, whatever the reply to it (lost, its retry told the token was gone).
     """
     store = services.runtime.store
@@ -91,6 +104,8 @@ def _deliver(services: ApiServices, run_id: str, approval: Approval, request: Ap
             _send(services, answered, request)
             return
         except (TaskTokenGone, CallbackFailed) as failed:
+            if isinstance(failed, TaskTokenGone) and _wait_resuming(services, run_id, answered):
+                return
             if _arrived(store.approvals.reopen(answered), answered):
                 return
             if isinstance(failed, CallbackFailed):
