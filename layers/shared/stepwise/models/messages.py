@@ -21,8 +21,32 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class ReasoningBlock(BaseModel):
+    """What a model thought before it replied, kept apart from the reply.
+
+    `text` is the reasoning as the provider showed it (a `<think>` block, `reasoning_content`, a summary);
+    `signature` is the provider's seal over it (Claude's thinking blocks), which makes the block one the
+    provider accepts back; `redacted` is reasoning the provider encrypted (base64), returned as it came.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        """True for a block the provider sealed or encrypted: it can be sent back exactly as received."""
+        return bool(self.signature or self.redacted)
+
+
 class ChatMessage(BaseModel):
-    """One message of a conversation, as stored and as handed to a protocol."""
+    """One message of a conversation, as stored and as handed to a protocol.
+
+    An assistant message's `reasoning` is never part of its `content`: it is shown as its own trace step
+    and sent back to the provider only where the provider requires it (see `stepwise.llm.reasoning`).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -31,6 +55,7 @@ class ChatMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
 
 
 # The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools); no
@@ -49,10 +74,11 @@ class ToolSpec(BaseModel):
 
 
 class Usage(BaseModel, defer_build=True):
-    """Token counts reported by a provider for one completion."""
+    """Token counts reported by a provider for one completion; `reasoning_tokens` are part of the output."""
 
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -61,10 +87,11 @@ class Usage(BaseModel, defer_build=True):
 
 
 class Completion(BaseModel, defer_build=True):
-    """A provider's answer normalised: text, native tool calls, usage and the finish reason."""
+    """A provider's answer normalised: text, native tool calls, reasoning, usage and the finish reason."""
 
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
@@ -85,6 +112,36 @@ class SamplingOptions(BaseModel):
 
 ToolChoice = Literal["auto", "required", "none"] | str
 
+ReasoningEffort = Literal["low", "medium", "high"]
+# How a model is told to think, as its provider documents it (the model catalog's `reasoning.control`).
+ReasoningControl = Literal[
+    "anthropic_budget",
+    "anthropic_adaptive",
+    "nova",
+    "openai_effort",
+    "qwen_enable_thinking",
+    "chat_template_kwargs",
+    "deepseek_thinking",
+]
+# How reasoning goes back to an OpenAI-compatible model on its tool-call turns, where it must.
+ReasoningPassBack = Literal["none", "reasoning_content", "think_tags"]
+
+
+class ReasoningRequest(BaseModel):
+    """Thinking asked of one model call, already resolved against the model catalog.
+
+    `effort` and `budget_tokens` are what the profile asked for (a budget-only control gets a budget from
+    the effort); `drop_sampling` lists the sampling fields the model refuses while it thinks.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    control: ReasoningControl
+    enabled: bool = True
+    effort: ReasoningEffort | None = None
+    budget_tokens: int | None = None
+    drop_sampling: list[str] = Field(default_factory=list)
+
 
 class ChatRequest(BaseModel, defer_build=True):
     """Everything a provider needs for one call; `tools` is empty when tools are not offered."""
@@ -98,3 +155,6 @@ class ChatRequest(BaseModel, defer_build=True):
     temperature: float | None = None
     response_schema: dict[str, Any] | None = None
     sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    reasoning: ReasoningRequest | None = None
+    # Sent with assistant messages that called tools, where the provider requires it (`ReasoningPassBack`).
+    reasoning_pass_back: ReasoningPassBack = "none"

@@ -10,7 +10,7 @@ import re
 from typing import Any, NamedTuple
 
 from stepwise.models.messages import ToolSpec
-from stepwise.protocols.arguments import parameter_names
+from stepwise.protocols.arguments import parameter_names, parameter_type
 from stepwise.protocols.lenient_json import scan_value
 
 _HEAD = re.compile(r"\s*(?P<name>[^\s()\[\]{}<>\"'`,;=:]+)\s*\(")
@@ -28,8 +28,13 @@ class ParsedCall(NamedTuple):
         """Named arguments plus positional ones mapped to the tool's parameters in schema order.
 
         Positional values beyond the known parameters (or all of them, without a tool) are named
-        ``arg0``, ``arg1``, ... by their position.
+        ``arg0``, ``arg1``, ... by their position. One object given alone (``search({"query": "x"})``, as
+        LlamaIndex's ReAct models write) is the arguments, unless the tool's first parameter is an object.
         """
+        if not self.named and len(self.positional) == 1 and isinstance(self.positional[0], dict):
+            first = next(iter(parameter_names(tool)), None)
+            if first is None or parameter_type(tool, first) != "object":
+                return {str(key): value for key, value in self.positional[0].items()}
         result = dict(self.named)
         free_names = iter(name for name in parameter_names(tool) if name not in self.named)
         for position, value in enumerate(self.positional):

@@ -1,8 +1,8 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
-Anthropic messages and DashScope's native responses; tools in OpenAI, Anthropic, Bedrock or our own
-shape. Nothing here raises on a malformed payload: a response gives a `ParseError`, an unreadable tool
+Anthropic messages and DashScope's native responses, their reasoning kept apart from the text (see
+`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a `ParseError`, an unreadable tool
 is skipped.
 """
 
@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.models.decision import ParseError
-from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.native import malformed_arguments
+from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
 
 # (provider id or None, name, raw arguments: an object or a JSON string)
 _RawCall = tuple[Any, Any, Any]
@@ -53,7 +54,7 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
     if isinstance(first, dict) and isinstance(first.get("message"), dict):
         return _from_openai_message(first["message"], call_id_prefix)
     if isinstance(output.get("text"), str):
-        return Completion(content=output["text"])
+        return Completion(content=output["text"], reasoning=reasoning_from_message(output))
     return ParseError(message="The response has no output.message, output.choices or output.text.")
 
 
@@ -74,7 +75,7 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
-    return _completion(content, calls, call_id_prefix)
+    return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
 
 
 def _openai_text(content: Any) -> str:
@@ -87,7 +88,8 @@ def _openai_text(content: Any) -> str:
 
 
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
-    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``)."""
+    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``); their
+    reasoning blocks (``reasoningContent``, ``thinking``) are kept apart."""
     if not isinstance(blocks, list):
         return ParseError(message="The response message has no content blocks.")
     texts: list[str] = []
@@ -102,10 +104,12 @@ def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
             calls.append((block.get("id"), block.get("name"), block.get("input")))
         elif isinstance(block.get("text"), str) and block.get("type", "text") == "text":
             texts.append(block["text"])
-    return _completion("\n".join(texts), calls, call_id_prefix)
+    return _completion("\n".join(texts), calls, call_id_prefix, reasoning_from_blocks(blocks))
 
 
-def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Completion | ParseError:
+def _completion(
+    content: str, calls: list[_RawCall], call_id_prefix: str, reasoning: list[ReasoningBlock]
+) -> Completion | ParseError:
     """Build the completion; a call without a name is dropped (as trpc-agent does), unreadable arguments
     are a parse error.
     """
@@ -121,7 +125,7 @@ def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Com
             tool_calls.append(ToolCall(id=identifier, name=name.strip(), arguments=arguments))
         except ValidationError:
             return ParseError(message=f'Your call to tool "{name[:128]}" has an invalid id or name.')
-    return Completion(content=content, tool_calls=tool_calls)
+    return Completion(content=content, tool_calls=tool_calls, reasoning=reasoning)
 
 
 def tool_specs_from(tools: list[ToolSpec] | list[dict[str, Any]] | None) -> list[ToolSpec] | None:
