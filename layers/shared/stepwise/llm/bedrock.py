@@ -12,8 +12,10 @@ from pydantic import BaseModel, Field, ValidationError
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.llm.reasoning import allowed_tool_choice, converse_reasoning_blocks, shape_converse_params
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
+from stepwise.protocols.reasoning_fields import reasoning_from_blocks
 
 TRANSIENT_ERROR_CODES = frozenset(
     {
@@ -63,6 +65,9 @@ class _WireConverseResponse(BaseModel):
 class BedrockConverseChatModel:
     """Calls `converse` once per `complete`; the client is a boto3 `bedrock-runtime` client.
 
+    Thinking is asked for and reasoning sent back as `stepwise.llm.reasoning` says; `reasoningContent`
+    blocks of a reply are its reasoning, never its text.
+
     Throttling, service-side failures and connection or read timeouts raise `LLMTransientError`; other
     service errors (validation, access denied, unknown model, ...) raise `LLMPermanentError`.
 
@@ -103,6 +108,7 @@ class BedrockConverseChatModel:
             usage=Usage(input_tokens=wire.usage.inputTokens, output_tokens=wire.usage.outputTokens),
             model=model_id,
             finish_reason=wire.stopReason,
+            reasoning=reasoning_from_blocks(response["output"]["message"]["content"]),
         )
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
@@ -131,9 +137,11 @@ class BedrockConverseChatModel:
             params["inferenceConfig"] = inference
         if use_tools:
             tool_config: dict[str, Any] = {"tools": [_tool_spec(tool) for tool in request.tools]}
-            if request.tool_choice is not None:
-                tool_config["toolChoice"] = _tool_choice(request.tool_choice)
+            tool_choice = allowed_tool_choice(request)
+            if tool_choice is not None:
+                tool_config["toolChoice"] = _tool_choice(tool_choice)
             params["toolConfig"] = tool_config
+        shape_converse_params(params, request)
         return params
 
 
@@ -180,7 +188,8 @@ def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
         if use_tools:
             return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
         return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
-    blocks: list[dict[str, Any]] = []
+    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it.
+    blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if use_tools and message.tool_calls else []
     if message.content:
         blocks.append({"text": message.content})
     for call in message.tool_calls:

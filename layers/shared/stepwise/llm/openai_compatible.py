@@ -12,8 +12,15 @@ from stepwise.config.llm import OpenAIModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.llm.reasoning import (
+    allowed_tool_choice,
+    openai_assistant_reasoning,
+    output_with_reasoning,
+    shape_openai_payload,
+)
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec, Usage
+from stepwise.protocols.reasoning_fields import reasoning_from_message, reasoning_tokens
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
@@ -47,6 +54,7 @@ class _WireChoice(BaseModel):
 class _WireUsage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    total_tokens: int | None = None
 
 
 class _WireCompletion(BaseModel):
@@ -110,13 +118,14 @@ class OpenAICompatibleChatModel:
         config = self._config
         payload: dict[str, Any] = {
             "model": config.model,
-            "messages": [_wire_message(message) for message in request.messages],
+            "messages": [_wire_message(message, request.reasoning_pass_back) for message in request.messages],
         }
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
         if request.tools:
             payload["tools"] = [_wire_tool(tool) for tool in request.tools]
-            if request.tool_choice is not None:
-                payload["tool_choice"] = _wire_tool_choice(request.tool_choice)
+            tool_choice = allowed_tool_choice(request)
+            if tool_choice is not None:
+                payload["tool_choice"] = _wire_tool_choice(tool_choice)
             if request.parallel_tool_calls is not None:
                 payload["parallel_tool_calls"] = request.parallel_tool_calls
         if request.stop and config.capabilities.stop_sequences:
@@ -133,6 +142,7 @@ class OpenAICompatibleChatModel:
                 "type": "json_schema",
                 "json_schema": {"name": "answer", "schema": request.response_schema, "strict": False},
             }
+        shape_openai_payload(payload, request)
         return payload
 
     def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
@@ -164,15 +174,21 @@ class OpenAICompatibleChatModel:
             ) from None
         choice = wire.choices[0]
         usage = wire.usage or _WireUsage()
+        thought = reasoning_tokens(body.get("usage"))
+        input_tokens = usage.prompt_tokens or 0
         return repaired_completion(
             _text_of(choice.message.content),
             [_tool_call(call) for call in choice.message.tool_calls or []],
             usage=Usage(
-                input_tokens=usage.prompt_tokens or 0,
-                output_tokens=usage.completion_tokens or 0,
+                input_tokens=input_tokens,
+                output_tokens=output_with_reasoning(
+                    usage.completion_tokens or 0, thought, input_tokens, usage.total_tokens
+                ),
+                reasoning_tokens=thought,
             ),
             model=wire.model or self._config.model,
             finish_reason=choice.finish_reason,
+            reasoning=reasoning_from_message(body["choices"][0]["message"]),
         )
 
     def _scrub(self, text: str) -> str:
@@ -182,7 +198,7 @@ class OpenAICompatibleChatModel:
         return text
 
 
-def _wire_message(message: ChatMessage) -> dict[str, Any]:
+def _wire_message(message: ChatMessage, pass_back: ReasoningPassBack) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -199,6 +215,7 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
             }
             for call in message.tool_calls
         ]
+        wire |= openai_assistant_reasoning(message, pass_back)
     return wire
 
 

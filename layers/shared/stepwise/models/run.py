@@ -31,6 +31,7 @@ class RunUsage(BaseModel, defer_build=True):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    reasoning_tokens: int = Field(default=0, description="The part of the output tokens the model spent thinking.")
     llm_calls: int = 0
     tool_calls: int = 0
     llm_ms: int = 0
@@ -45,6 +46,7 @@ class RunUsage(BaseModel, defer_build=True):
         return cls(
             input_tokens=sum(step.input_tokens or 0 for step in model_steps),
             output_tokens=sum(step.output_tokens or 0 for step in model_steps),
+            reasoning_tokens=sum(step.reasoning_tokens or 0 for step in model_steps),
             llm_calls=len(model_steps),
             tool_calls=len(tool_steps),
             llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
@@ -163,7 +165,10 @@ class RunSummary(BaseModel, defer_build=True):
     updated_at: str
 
 
-StepKind = Literal["llm", "parse", "tool", "format"]
+# `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
+StepKind = Literal["llm", "reasoning", "parse", "tool", "format"]
+# The order of the steps of one iteration.
+STEP_KIND_ORDER: dict[str, int] = {"llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
 
 
 class StepRecord(BaseModel, defer_build=True):
@@ -186,6 +191,7 @@ class StepRecord(BaseModel, defer_build=True):
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning_tokens: int | None = None
     error: str | None = None
     parse_errors: int | None = None
 

@@ -8,8 +8,8 @@ from typing import Literal
 from stepwise.config.model import Language
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec
-from stepwise.protocols.native import parse_native
 from stepwise.protocols.arguments import final_answer
+from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import corrective_text, final_round_order, text_system_prompt, wording_for
 from stepwise.protocols.shapes import is_plain_prose
 from stepwise.protocols.think_blocks import without_reasoning

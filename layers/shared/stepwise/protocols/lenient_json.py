@@ -269,14 +269,13 @@ def close_cut_off(body: str) -> Any | None:
             quote = char
         elif char in "{[":
             closers.append("}" if char == "{" else "]")
-        elif char in "}]":
-            if not closers or closers.pop() != char:
-                return None
+        elif char in "}]" and (not closers or closers.pop() != char):
+            return None
     if quote or not closers:
         return None
     stripped = body.rstrip()
     trimmed = stripped.rstrip(",").rstrip()
-    complete = stripped.endswith(",") or trimmed.endswith(("\"", "'", "}", "]"))
+    complete = stripped.endswith(",") or trimmed.endswith(('"', "'", "}", "]"))
     if not complete:
         last_word = _LAST_WORD.search(trimmed)
         complete = last_word is not None and last_word.group() in _LITERALS

@@ -2,8 +2,8 @@
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
 Anthropic messages and DashScope's native responses, their reasoning kept apart from the text (see
-`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a `ParseError`, an unreadable tool
-is skipped.
+`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
+malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations

@@ -21,7 +21,10 @@ _TEXT_FIELDS = ("reasoning_content", "reasoning", "thinking")
 
 def reasoning_from_message(message: dict[str, Any]) -> list[ReasoningBlock]:
     """The reasoning of an OpenAI-style assistant message (the structured fields win over plain text)."""
-    for structured in (_openrouter_details(message.get("reasoning_details")), _anthropic_blocks(message.get("thinking_blocks"))):
+    for structured in (
+        _openrouter_details(message.get("reasoning_details")),
+        _anthropic_blocks(message.get("thinking_blocks")),
+    ):
         if structured:
             return structured
     for field in _TEXT_FIELDS:
@@ -82,7 +85,9 @@ def _anthropic_blocks(blocks: Any) -> list[ReasoningBlock]:
             continue
         if block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
             signature = block.get("signature")
-            found.append(ReasoningBlock(text=block["thinking"], signature=signature if isinstance(signature, str) else None))
+            found.append(
+                ReasoningBlock(text=block["thinking"], signature=signature if isinstance(signature, str) else None)
+            )
         elif block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
             found.append(ReasoningBlock(redacted=block["data"]))
     return found

@@ -21,7 +21,8 @@ ACTION_KEY = re.compile(r"""["'](?:action|tool|tool_?name)["']\s*:""", re.IGNORE
 FENCED_JSON = re.compile(r"```[ \t]*json[ \t]*\n?[ \t]*\{|```[ \t]*\n[ \t]*\{", re.IGNORECASE)
 # The tags and markers of the XML and marker protocols that carry a decision.
 _TAGGED_DECISION = re.compile(
-    r"<\s*/?\s*(?:action|tool|tool[_-]?input|final[_-]?answer)\b|/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/", re.IGNORECASE
+    r"<\s*/?\s*(?:action|tool|tool[_-]?input|final[_-]?answer)\b|/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/",
+    re.IGNORECASE,
 )
 # A reply that only says what the model is about to do.
 INTENT_ONLY = re.compile(r"\s*(?:I will|I'll|I am going to|I'm going to)\b", re.IGNORECASE)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
-from stepwise.models.messages import ChatMessage, ToolSpec
+from stepwise.config.model import AgentProfile
+from stepwise.config.reasoning import ReasoningSetting, resolve_reasoning
+from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
+from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.runtime import StepRuntime
@@ -70,6 +73,37 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
+def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
+    """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
+    asked = options.sampling.reasoning_effort
+    if profile.reasoning is None or asked is None:
+        return profile.reasoning
+    effort = "low" if asked == "minimal" else asked
+    return profile.reasoning.model_copy(update={"effort": effort, "enabled": True})
+
+
+def with_reasoning(
+    request: ChatRequest, profile: AgentProfile, options: RunOptions, runtime: StepRuntime
+) -> ChatRequest:
+    """The request with the profile's thinking as the model's catalog entry says to ask for it, room for it
+    in `max_tokens`, and how the model wants its reasoning back (`stepwise.llm.reasoning`)."""
+    setting = reasoning_setting(profile, options)
+    facts = runtime.config.model_facts(profile.model)
+    reasoning, max_tokens, pass_back = resolve_reasoning(setting, facts, request.max_tokens)
+    sampling = request.sampling
+    if reasoning is not None:
+        # Folded into the reasoning request, which sends it in the model's own field.
+        sampling = sampling.model_copy(update={"reasoning_effort": None})
+    return request.model_copy(
+        update={
+            "reasoning": reasoning,
+            "reasoning_pass_back": pass_back,
+            "max_tokens": max_tokens,
+            "sampling": sampling,
+        }
+    )
+
+
 def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
     """The payload with the run's spend after this iteration's model call, for IterationGuard's budgets."""
     return payload.model_copy(update={"run": run.model_copy(update={"spend": spend_after(run, step, runtime)})})
@@ -111,7 +145,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     )
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
-    request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
+    request = with_reasoning(
+        request.model_copy(update={"sampling": options.sampling, "stop": stop}), profile, options, runtime
+    )
     started = time.perf_counter()
     provider, model_name = runtime.model_identity(profile.model)
     with runtime.spans.chat(
@@ -120,7 +156,11 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         completion = runtime.chat_model(profile.model).complete(request)
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
-    message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
+    # What the model thought is stored apart from what it replied, whichever way the provider sent it.
+    reply = without_reasoning(completion)
+    message = ChatMessage(
+        role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
+    )
     step = StepRecord(
         iteration=payload.iteration,
         kind="llm",
@@ -128,6 +168,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         latency_ms=latency_ms,
         input_tokens=completion.usage.input_tokens,
         output_tokens=completion.usage.output_tokens,
+        reasoning_tokens=completion.usage.reasoning_tokens or None,
         note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}",
     )
     runtime.store.record_message(
@@ -137,6 +178,8 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
     metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
     metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
+    if completion.usage.reasoning_tokens:
+        metrics.add_metric(name="ModelReasoningTokens", unit="Count", value=completion.usage.reasoning_tokens)
     logger.info(
         "model called",
         extra={

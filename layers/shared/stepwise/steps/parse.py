@@ -134,7 +134,8 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     else:
         errors_before = (stored.previous_decision.parse_errors or 0) if stored.previous_decision else 0
     agent = agent_for(stored.meta, runtime)
-    completion = Completion(content=stored.assistant.content, tool_calls=stored.assistant.tool_calls)
+    assistant = stored.assistant
+    completion = Completion(content=assistant.content, tool_calls=assistant.tool_calls, reasoning=assistant.reasoning)
     decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
