@@ -32,10 +32,15 @@ class ModelPrices(BaseModel):
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
+    # Where a provider bills thinking apart from the answer; otherwise reasoning tokens cost as output.
+    reasoning_per_million: float | None = Field(default=None, ge=0)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost of these tokens."""
-        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+    def cost_usd(self, input_tokens: int, output_tokens: int, reasoning_tokens: int = 0) -> float:
+        """The cost of these tokens; `reasoning_tokens` are the part of `output_tokens` spent thinking."""
+        reasoning_rate = self.output_per_million if self.reasoning_per_million is None else self.reasoning_per_million
+        answer_tokens = max(output_tokens - reasoning_tokens, 0)
+        spent = input_tokens * self.input_per_million + answer_tokens * self.output_per_million
+        return (spent + min(reasoning_tokens, output_tokens) * reasoning_rate) / 1_000_000
 
 
 class OpenAIModelConfig(BaseModel):

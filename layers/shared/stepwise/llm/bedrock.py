@@ -12,7 +12,12 @@ from pydantic import BaseModel, Field, ValidationError
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.validation_problems import describe_problems
-from stepwise.llm.reasoning import allowed_tool_choice, converse_reasoning_blocks, shape_converse_params
+from stepwise.llm.reasoning import (
+    allowed_tool_choice,
+    converse_reasoning_blocks,
+    is_thinking,
+    shape_converse_params,
+)
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
@@ -116,7 +121,7 @@ class BedrockConverseChatModel:
         use_tools = bool(request.tools) and request.tool_choice != "none"
         params: dict[str, Any] = {
             "modelId": config.model_id,
-            "messages": _converse_messages(request.messages, use_tools=use_tools),
+            "messages": _converse_messages(request.messages, use_tools=use_tools, thinking=is_thinking(request)),
         }
         system = [{"text": m.content} for m in request.messages if m.role == "system" and m.content]
         if system:
@@ -161,7 +166,7 @@ def _tool_choice(choice: str) -> dict[str, Any]:
     return {"tool": {"name": choice}}
 
 
-def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[dict[str, Any]]:
+def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
     """Canonical messages as Converse wants them: user/assistant only, alternating, no blank text.
 
     System messages travel separately; tool results are user content; consecutive messages of one
@@ -172,7 +177,7 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[
         if message.role == "system":
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, use_tools=use_tools)
+        blocks = _blocks(message, use_tools=use_tools, thinking=thinking)
         if not blocks:
             continue
         if converse and converse[-1]["role"] == role:
@@ -182,14 +187,15 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[
     return converse
 
 
-def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
+def _blocks(message: ChatMessage, *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result = message.content or _EMPTY_TOOL_RESULT
         if use_tools:
             return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
         return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
     # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it.
-    blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if use_tools and message.tool_calls else []
+    signed = thinking and use_tools and message.tool_calls
+    blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if signed else []
     if message.content:
         blocks.append({"text": message.content})
     for call in message.tool_calls:

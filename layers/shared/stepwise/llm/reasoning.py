@@ -32,6 +32,11 @@ def _thinking(request: ChatRequest) -> ReasoningRequest | None:
     return reasoning if reasoning is not None and reasoning.enabled else None
 
 
+def is_thinking(request: ChatRequest) -> bool:
+    """True when the request turns thinking on (the model's signed blocks then go back on tool-use turns)."""
+    return _thinking(request) is not None
+
+
 def allowed_tool_choice(request: ChatRequest) -> str | None:
     """The request's tool_choice, with a forcing one relaxed to `auto` where thinking forbids forcing."""
     choice = request.tool_choice

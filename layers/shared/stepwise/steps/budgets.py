@@ -12,40 +12,48 @@ from stepwise.models.state import RunContext, RunSpend
 from stepwise.steps.runtime import StepRuntime
 
 
-def _cost(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> float | None:
+def _cost(profile: str, usage: RunUsage | RunSpend, runtime: StepRuntime) -> float | None:
     """The cost of these tokens at the profile's model prices; None when the configuration has none."""
     prices = runtime.config.model_prices(profile)
     if prices is None:
         return None
-    return round(prices.cost_usd(input_tokens, output_tokens), 6)
+    return round(prices.cost_usd(usage.input_tokens, usage.output_tokens, usage.reasoning_tokens), 6)
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
     """A run's usage from its trace, with its cost when the profile's model has prices."""
     usage = RunUsage.from_steps(steps)
-    cost = _cost(profile, usage.input_tokens, usage.output_tokens, runtime)
+    cost = _cost(profile, usage, runtime)
     return usage if cost is None else usage.model_copy(update={"cost_usd": cost})
 
 
-def _priced_spend(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> RunSpend:
+def _priced_spend(profile: str, spend: RunSpend, runtime: StepRuntime) -> RunSpend:
     # the cost of the total, not a sum of rounded costs: the same figure the run's usage reports
-    cost = _cost(profile, input_tokens, output_tokens, runtime)
-    return RunSpend(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost)
+    return spend.model_copy(update={"cost_usd": _cost(profile, spend, runtime)})
 
 
 def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> RunSpend:
-    """The run's spend once the model call `step` records is added (unchanged when there is no step)."""
+    """The run's spend once the model call `step` records is added (unchanged when there is no step).
+
+    Reasoning tokens are part of the output tokens: the token budget counts them, the cost prices them.
+    """
     if step is None:
         return run.spend
-    input_tokens = run.spend.input_tokens + (step.input_tokens or 0)
-    output_tokens = run.spend.output_tokens + (step.output_tokens or 0)
-    return _priced_spend(run.profile, input_tokens, output_tokens, runtime)
+    spend = RunSpend(
+        input_tokens=run.spend.input_tokens + (step.input_tokens or 0),
+        output_tokens=run.spend.output_tokens + (step.output_tokens or 0),
+        reasoning_tokens=run.spend.reasoning_tokens + (step.reasoning_tokens or 0),
+    )
+    return _priced_spend(run.profile, spend, runtime)
 
 
 def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
     """What the run's model calls of the iterations before `iteration` spent, from its stored trace."""
     usage = RunUsage.from_steps([step for step in steps if step.kind == "llm" and step.iteration < iteration])
-    return _priced_spend(profile, usage.input_tokens, usage.output_tokens, runtime)
+    spend = RunSpend(
+        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, reasoning_tokens=usage.reasoning_tokens
+    )
+    return _priced_spend(profile, spend, runtime)
 
 
 def budget_reached(run: RunContext) -> FinalRoundReason | None:
