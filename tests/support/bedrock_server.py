@@ -29,7 +29,7 @@ import botocore.session
 from botocore.validate import ParamValidator
 
 _MODEL = botocore.session.get_session().get_service_model("bedrock-runtime")
-_RESPONSE_SHAPE = _MODEL.operation_model("Converse").output_shape
+_RESPONSE_SHAPE = _MODEL.shape_for("ConverseResponse")
 MISSING_THINKING = (
     "messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. When "
     "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "

@@ -50,8 +50,8 @@ def test_an_answer_after_a_think_block_full_of_decoys_holds_none_of_the_think_te
     # Given a reply whose think block holds decoy actions and answers, then the real answer
     decision = parse_completion(DECOYS + ANSWERS[protocol], protocol, TOOLS)
     # Then the answer is the real one
-    assert decision == FinalAnswer(text="14 degrees.", thought=decision.thought)
-    assert "decoy" not in decision.thought
+    assert isinstance(decision, FinalAnswer)
+    assert decision.text == "14 degrees." and "decoy" not in decision.thought
 
 
 def test_a_native_tool_call_keeps_its_text_but_not_its_thinking_as_the_thought() -> None:
