@@ -44,6 +44,35 @@ _WRAPPER_KEYS = {
     "actioninput",
 }
 _TOOL_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;]{1,128}$")
+# Words that open a sentence about a tool rather than a tool's name ("I will use the search tool").
+_SENTENCE_OPENERS = {
+    "i",
+    "i'll",
+    "i'm",
+    "we",
+    "we'll",
+    "let",
+    "let's",
+    "now",
+    "first",
+    "then",
+    "next",
+    "to",
+    "use",
+    "using",
+    "call",
+    "calling",
+    "please",
+    "the",
+    "this",
+    "my",
+    "it",
+    "no",
+    "none",
+}
+# A tool named in a few words, as CrewAI and LangChain tools are ("Delegate work to coworker"): no sentence
+# punctuation, at most six words.
+_WORDED_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;:.!?]+(?: [^\s()\[\]{}<>\"'`,;:.!?]+){1,5}$")
 _NAME_DECORATION = "`'\"*_ \t\r\n"
 DEFAULT_INPUT_KEY = "input"
 
@@ -189,6 +218,24 @@ def final_answer(text: str, thought: str) -> FinalAnswer | ParseError:
     return FinalAnswer(text=text.strip(), thought=thought.strip())
 
 
+def named_tool(name: str, tools: list[ToolSpec] | None) -> str | None:
+    """The tool an action line names, or None when it names none.
+
+    A name as written, else a tool whose name it spells another way ("Get Weather" for get_weather), else a
+    name of a few words as the frameworks whose tools have such names read it; a sentence is no tool name.
+    """
+    if _TOOL_NAME.match(name):
+        return name
+    for tool in tools or []:
+        if normalise_key(tool.name) == normalise_key(name):
+            return tool.name
+    words = name.split()
+    worded = " ".join(words)
+    if len(worded) <= 64 and _WORDED_NAME.match(worded) and words[0].casefold() not in _SENTENCE_OPENERS:
+        return worded
+    return None
+
+
 def tool_call(
     raw_name: Any,
     raw_arguments: Any,
@@ -201,9 +248,9 @@ def tool_call(
     """One tool call decision from a raw name and raw arguments, or a parse error saying what is wrong."""
     if not isinstance(raw_name, str):
         return ParseError(message="The action must be the name of a tool, as a string.")
-    name = clean_tool_name(raw_name)
-    if not _TOOL_NAME.match(name):
-        shown = name[:80] or "(nothing)"
+    name = named_tool(clean_tool_name(raw_name), tools)
+    if name is None:
+        shown = clean_tool_name(raw_name)[:80] or "(nothing)"
         return ParseError(message=f'"{shown}" is not a tool name: the action must be exactly one tool name.')
     tool = find_tool(tools, name)
     arguments = unwrapped_arguments(coerce_arguments(raw_arguments, tool), tool)

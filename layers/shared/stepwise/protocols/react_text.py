@@ -32,6 +32,8 @@ from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput, broken_block_
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
+# A final answer written on the action's own line: both decisions at once.
+_INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
 # A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
 _INLINE_LABEL = re.compile(r"(?<=\S)[ \t]+(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])")
 
@@ -168,6 +170,8 @@ def _action(
         # LangChain's structured chat: the action is a JSON block, fenced or not, under "Action:".
         return _action_block(action_text, tools, call_id, thought, notes)
     line = action_text.splitlines()[0].strip() if action_text else ""
+    if _INLINE_FINAL.search(line):
+        return ParseError(message=BOTH_DECISIONS)
     if isinstance(raw_input, BrokenInput):
         return raw_input.error("'Action Input:'")
     if is_final_action(clean_tool_name(line), tools):
