@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.config.intent import Category
-from stepwise.intent.option_search import canonical_option, search_text
+from stepwise.intent.option_search import canonical_option, labelled_answers, search_text, without_ruled_out
 from stepwise.models.messages import Completion
 from stepwise.protocols.provider_responses import completion_from_response
 from stepwise.protocols.think_blocks import split_reasoning
@@ -238,6 +238,11 @@ def parse_intent(text: str, categories: Sequence[dict[str, Any] | Category]) -> 
             reader.read(mapping)
     if reader.addressed:
         return reader.values
+    labelled = labelled_answers(cleaned, known)
+    if labelled:
+        return labelled
+    for category in known:
+        cleaned = without_ruled_out(cleaned, category)
     if _REFUSAL.search(cleaned):
         # "I cannot classify this" or "this is not about Finance": an option named there is no answer.
         return {}
