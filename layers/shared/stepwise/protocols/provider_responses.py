@@ -1,7 +1,7 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
-Anthropic messages and DashScope's native responses, their reasoning kept apart from the text (see
+Anthropic messages, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
 `reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
 malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
@@ -33,6 +33,9 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         return _from_openai_message(message, call_id_prefix)
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
+    if isinstance(response.get("message"), dict):
+        # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
+        return _from_openai_message(response["message"], call_id_prefix)
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):

@@ -19,9 +19,9 @@ from stepwise.protocols.lenient_json import strip_code_fence
 # A quoted JSON key naming an action: only JSON written as an action block has one.
 ACTION_KEY = re.compile(r"""["'](?:action|tool|tool_?name)["']\s*:""", re.IGNORECASE)
 FENCED_JSON = re.compile(r"```[ \t]*json[ \t]*\n?[ \t]*\{|```[ \t]*\n[ \t]*\{", re.IGNORECASE)
-# The tags and markers of the XML and marker protocols that carry a decision.
+# The tags and markers of the XML and marker protocols.
 _TAGGED_DECISION = re.compile(
-    r"<\s*/?\s*(?:action|tool|tool[_-]?input|final[_-]?answer)\b|/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/",
+    r"<\s*/?\s*(?:action|tool|tool[_-]?input|final[_-]?answer|thought|observation)\b|/\*\s*[A-Z][A-Z _-]*\*/",
     re.IGNORECASE,
 )
 # A reply that only says what the model is about to do.

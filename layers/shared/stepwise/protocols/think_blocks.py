@@ -43,12 +43,13 @@ _GRANITE = re.compile(
 # Hunyuan wraps its reply in <answer> after its <think> block.
 _ANSWER_WRAPPER = re.compile(r"^\s*<answer>\s*(?P<reply>.*?)\s*(?:</answer>\s*)?$", re.DOTALL | re.IGNORECASE)
 # gpt-oss (harmony format), served raw: reasoning on the analysis channel, the reply on the final one.
-_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>\S*\s*)?<\|message\|>")
+_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>")
 _HARMONY_ANALYSIS = re.compile(
     r"(?:<\|start\|>\s*assistant\s*)?<\|channel\|>\s*analysis\s*<\|message\|>(?P<text>.*?)(?P<end><\|end\|>|\Z)",
     re.DOTALL,
 )
 _HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
+_HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
 
 
 class SplitReply(NamedTuple):
@@ -139,7 +140,7 @@ def _split_harmony(text: str) -> SplitReply | None:
         return SplitReply(thoughts, _HARMONY_END.sub("", text[final.end() :]))
     # No final channel: what is left (a commentary-channel call, or nothing when the reply was cut off
     # while thinking) is the reply.
-    rest = _HARMONY_ANALYSIS.sub("", text).strip()
+    rest = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text)).strip()
     return SplitReply(thoughts, rest, unclosed=not analyses[-1].group("end"))
 
 
