@@ -27,14 +27,14 @@ def test_a_provider_envelopes_reasoning_field_is_never_the_answer() -> None:
 
 def test_an_answer_line_wins_over_the_explanation_after_it() -> None:
     # Given an answer, then a reason naming (and ruling out) other options
-    reply = "分类结果：售后服务\n原因：用户要退货，不是售前咨询或投诉建议。"
+    reply = "分类结果\uff1a售后服务\n原因\uff1a用户要退货\uff0c不是售前咨询或投诉建议。"
     # When it is read / Then the answer line is taken
     assert parse_intent(reply, SCENE) == {"场景": "售后服务"}
 
 
 def test_an_option_named_only_to_be_ruled_out_does_not_hide_the_answer() -> None:
     # Given a sentence that gives the option and rules out another
-    assert parse_intent("这是一个售后服务类问题，不是投诉建议。", SCENE) == {"场景": "售后服务"}
+    assert parse_intent("这是一个售后服务类问题\uff0c不是投诉建议。", SCENE) == {"场景": "售后服务"}
 
 
 def test_a_shortened_chinese_option_names_the_one_option_holding_it() -> None:
