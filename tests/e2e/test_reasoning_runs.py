@@ -18,6 +18,7 @@ from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
 from stepwise.models.run import RunMeta, StepRecord
 from tests.e2e.conftest import ConfigWriter
+from tests.e2e.test_metrics import emitted, total
 from tests.support.bedrock_server import ConverseCall, FakeBedrockServer, converse_reply
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
@@ -196,7 +197,10 @@ def test_a_bedrock_tool_result_turn_without_its_signed_thinking_is_refused_by_th
 
 
 def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
-    write_config: ConfigWriter, local_run: Callable[..., Any]
+    write_config: ConfigWriter,
+    local_run: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     with FakeOpenAIServer() as server, ExampleToolApi() as api:
         # Given an OpenAI reasoning model at high effort, billing reasoning as output, that thinks on each call
@@ -214,12 +218,18 @@ def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
             apis=[example_tools_config(api.url)],
         )
         environment, _ = local_run(config)
+        monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+        capfd.readouterr()
         # When a question is asked
         meta, _ = environment.ask("What is the weather in Paris?")
         bodies = [request.body for request in server.requests]
+        metrics = emitted(capfd.readouterr().out)
     # Then every call asked for high reasoning effort
     assert [body["reasoning_effort"] for body in bodies] == ["high", "high"]
     # And the run's usage counts the reasoning tokens within its output, and prices them
     assert (meta.usage.output_tokens, meta.usage.reasoning_tokens) == (550, 400)
     assert meta.usage.cost_usd == pytest.approx((280 * 1.0 + 550 * 10.0) / 1_000_000)
     assert [step.reasoning_tokens for step in steps_of(environment, meta, "llm")] == [200, 200]
+    # And the metrics count them, per call and per run
+    outcome = {"status": "SUCCEEDED", "stop_reason": "final_answer"}
+    assert (total(metrics, "ModelReasoningTokens"), total(metrics, "RunReasoningTokens", **outcome)) == (400, 400)
