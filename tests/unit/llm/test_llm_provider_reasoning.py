@@ -216,3 +216,12 @@ def test_without_thinking_no_reasoning_goes_back(bedrock: tuple[BedrockConverseC
     stubber.add_response("converse", converse_reply([{"text": "14 degrees."}]), expected)
     # When it is sent, then the reasoning costs no tokens
     model.complete(request)
+
+
+def test_a_template_that_reads_thinking_from_the_content_gets_it_back_there(openai_server: FakeOpenAIServer) -> None:
+    # Given a model whose catalog entry wants its reasoning back between think tags, and a tool-call turn
+    request = ChatRequest(messages=tool_turn([ReasoningBlock(text="Weather tool.")]), reasoning_pass_back="think_tags")
+    # When the request is sent
+    openai_model(openai_server).complete(request)
+    # Then that turn's content carries the reasoning in the tags
+    assert openai_server.requests[0].body["messages"][1]["content"] == "<think>\nWeather tool.\n</think>\n\n"
