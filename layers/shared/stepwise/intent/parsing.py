@@ -40,7 +40,7 @@ _LOOSE_PAIR = re.compile(
 )
 
 _USE_FOR_KEYS = ("usefor", "usedfor")
-_ENVELOPE_KEYS = ("choices", "output", "content")
+_ENVELOPE_KEYS = ("choices", "output", "content", "candidates", "message")
 _NOT_FOUND = re.compile(r"^[\W_]*(?:not[ _-]?found|未找到|没有找到)[\W_]*$", re.IGNORECASE)
 # Refusals and negated explanations, in English and Chinese; a free-text answer holding one names nothing.
 _REFUSAL = re.compile(

@@ -1,7 +1,7 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
-Anthropic messages, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
+Anthropic messages, Gemini's, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
 `reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
 malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
@@ -33,6 +33,8 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         return _from_openai_message(message, call_id_prefix)
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
+    if isinstance(response.get("candidates"), list):
+        return _from_gemini(response["candidates"], call_id_prefix)
     if isinstance(response.get("message"), dict):
         # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
         return _from_openai_message(response["message"], call_id_prefix)
@@ -41,6 +43,31 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _from_gemini(candidates: list[Any], call_id_prefix: str) -> Completion | ParseError:
+    """Gemini's own API: ``candidates[0].content.parts``, text parts (those marked ``thought`` are its
+    reasoning) and ``functionCall`` parts."""
+    first = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
+    content = first.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list):
+        return ParseError(message="The response has no candidates[0].content.parts.")
+    texts: list[str] = []
+    thoughts: list[ReasoningBlock] = []
+    calls: list[_RawCall] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            calls.append((call.get("id"), call.get("name"), call.get("args")))
+        elif isinstance(part.get("text"), str):
+            if part.get("thought") is True:
+                thoughts.append(ReasoningBlock(text=part["text"]))
+            else:
+                texts.append(part["text"])
+    return _completion("".join(texts), calls, call_id_prefix, thoughts)
 
 
 def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:

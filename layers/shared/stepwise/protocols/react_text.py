@@ -35,7 +35,9 @@ _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*
 # A final answer written on the action's own line: both decisions at once.
 _INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
 # A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
-_INLINE_LABEL = re.compile(r"(?<=\S)[ \t]+(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])")
+_INLINE_LABEL = re.compile(
+    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
+)
 
 
 class ReactTextProtocol(TextProtocol):
