@@ -34,6 +34,7 @@ _OPENING = re.compile("|".join(f"(?P<o{index}>{opening})" for index, (opening, _
 _CLOSING = [re.compile(closing, re.IGNORECASE) for _, closing in _PAIRS]
 # A closing tag quoted in prose (`</think>`, "</think>") closes nothing.
 _ANY_CLOSING = re.compile(r"(?<![`'\"])(?:" + "|".join(closing for _, closing in _PAIRS) + ")", re.IGNORECASE)
+_BLANK = re.compile(r"\s*")
 # An opening tag that starts a line: a later block of reasoning, not a tag quoted in prose.
 _LINE_OPENING = re.compile(r"(?:^|\n)[ \t]*(?=" + _OPENING.pattern + ")", re.IGNORECASE)
 # IBM Granite 3.2's plain-text sections.
@@ -88,7 +89,7 @@ def split_reasoning(text: str) -> SplitReply:
             return SplitReply(_joined(thoughts), _unwrapped("".join(pieces), bool(thoughts)), unclosed=True)
         thoughts.append(text[body_start : closing.start()].strip())
         position = closing.end()
-        leading = not "".join(pieces).strip()
+        leading = leading and not pieces[-1].strip()
     rest = text[position:]
     if not thoughts:
         # Only a closing tag: the chat template opened the block in the prompt, so the reply starts thinking.
@@ -105,7 +106,8 @@ def _next_opening(text: str, position: int, leading: bool) -> tuple[int, int, in
     While nothing but reasoning came before, a block may open right after whitespace; otherwise it must
     open a line.
     """
-    match = _OPENING.match(text, len(text) - len(text[position:].lstrip())) if leading else None
+    blank = _BLANK.match(text, position)
+    match = _OPENING.match(text, blank.end() if blank else position) if leading else None
     if match is None:
         line = _LINE_OPENING.search(text, position)
         match = _OPENING.match(text, line.end()) if line is not None else None
