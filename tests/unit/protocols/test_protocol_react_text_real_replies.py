@@ -133,3 +133,26 @@ def test_an_argument_named_after_a_parameter_is_never_unwrapped() -> None:
     decision = parse_completion('Action: echo\nAction Input: {"input": "hi"}', "react_text", [tool])
     # Then it stays as written
     assert call_of(decision) == ("echo", {"input": "hi"})
+
+
+@pytest.mark.parametrize("input_text", ['query="weather in SF"', "query: weather in SF", "query = 'weather in SF'"])
+def test_an_input_written_as_named_arguments_reaches_the_named_parameter(input_text: str) -> None:
+    # Given arguments named like a call's or a YAML line's, the name being the tool's parameter
+    decision = read(f"Thought: look it up\nAction: search\nAction Input: {input_text}")
+    # Then the parameter gets the value alone
+    assert call_of(decision) == ("search", {"query": "weather in SF"})
+
+
+def test_a_colon_in_a_plain_input_is_not_a_parameter_name() -> None:
+    # Given a plain question that holds a colon / When it is read / Then it is the value as written
+    assert call_of(read("Action: search\nAction Input: ratio 3:2 screens")) == (
+        "search",
+        {"query": "ratio 3:2 screens"},
+    )
+
+
+def test_a_tool_name_in_a_fence_of_its_own_is_the_tool() -> None:
+    # Given the action's name and its input each in a fence
+    decision = read('Thought: search.\nAction:\n```\nsearch\n```\nAction Input:\n```json\n{"query": "SF"}\n```')
+    # Then the call is read
+    assert call_of(decision) == ("search", {"query": "SF"})

@@ -42,6 +42,21 @@ class ParsedCall(NamedTuple):
         return result
 
 
+def keyword_arguments(text: str, tool: ToolSpec | None) -> dict[str, Any] | None:
+    """Arguments written as ``city="Paris", days=3`` or ``city: Paris``, when every name is one of the
+    tool's parameters; None otherwise (the text is then a plain value)."""
+    names = set(parameter_names(tool))
+    if not names:
+        return None
+    call = parse_call(f"_({text})")
+    if call is not None and call.named and not call.positional and set(call.named) <= names:
+        return dict(call.named)
+    key, colon, value = text.partition(":")
+    if colon and "\n" not in text and key.strip() in names and value.strip():
+        return {key.strip(): value.strip().strip("\"'")}
+    return None
+
+
 def parse_call(text: str) -> ParsedCall | None:
     """Read ``name(args)`` at the start of a text; None when it is not a call."""
     head = _HEAD.match(text)

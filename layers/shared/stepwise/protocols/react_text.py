@@ -21,7 +21,7 @@ from stepwise.protocols.arguments import (
     tool_call,
 )
 from stepwise.protocols.base import ProtocolName, TextProtocol
-from stepwise.protocols.call_syntax import parse_call
+from stepwise.protocols.call_syntax import keyword_arguments, parse_call
 from stepwise.protocols.keywords import KeywordHit, clean_thought, find_keywords, first_after, section
 from stepwise.protocols.lenient_json import close_cut_off, find_objects, load_lenient, scan_value, strip_code_fence
 from stepwise.protocols.prompts import REACT_TEXT
@@ -168,6 +168,9 @@ def _action(
     notes: list[str],
 ) -> Decision:
     """The decision for an ``Action:`` line: a tool call, or a final answer given as an action."""
+    if action_text.startswith("```") and "{" not in action_text:
+        # The tool's name in a fence of its own.
+        action_text = strip_code_fence(action_text).strip()
     if action_text.startswith(("```", "{")):
         # LangChain's structured chat: the action is a JSON block, fenced or not, under "Action:".
         return _action_block(action_text, tools, call_id, thought, notes)
@@ -186,6 +189,8 @@ def _action(
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
         return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    if isinstance(raw_input, str):
+        raw_input = keyword_arguments(raw_input, find_tool(tools, clean_tool_name(line))) or raw_input
     if raw_input is None and line:
         # LangChain and LlamaIndex both refuse an action without its input.
         return ParseError(
