@@ -233,3 +233,25 @@ def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
     # And the metrics count them, per call and per run
     outcome = {"status": "SUCCEEDED", "stop_reason": "final_answer"}
     assert (total(metrics, "ModelReasoningTokens"), total(metrics, "RunReasoningTokens", **outcome)) == (400, 400)
+
+
+def test_a_native_run_against_a_server_without_a_tool_parser_calls_the_tool_it_wrote(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with FakeOpenAIServer() as server, ExampleToolApi() as api:
+        # Given a Qwen3 served raw: its thinking and its call left in the text, then its answer
+        call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+        server.enqueue(body=chat_completion(content="<think>The weather tool.</think>\n\n" + call))
+        server.enqueue(body=chat_completion(content=ANSWER))
+        config = write_config(openai_model(server), apis=[example_tools_config(api.url)], strategy="function_calling")
+        environment, listener = local_run(config)
+        # When a question is asked
+        meta, _ = environment.ask("What is the weather in Paris?")
+        second = server.requests[1].body["messages"]
+    # Then the tool ran and the run answered
+    assert listener.entered().count("InvokeTool") == 1
+    assert (meta.status, meta.answer) == ("SUCCEEDED", ANSWER)
+    # And the call went back as the native pair a provider expects: the assistant's call, then its result
+    assistant, result = second[-2], second[-1]
+    assert [c["function"]["name"] for c in assistant["tool_calls"]] == ["get_weather"]
+    assert (result["role"], result["tool_call_id"]) == ("tool", assistant["tool_calls"][0]["id"])

@@ -10,6 +10,7 @@ from stepwise.config.reasoning import ReasoningSetting, resolve_reasoning
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
+from stepwise.protocols.text_tool_calls import with_written_calls
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
@@ -158,6 +159,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     # What the model thought is stored apart from what it replied, whichever way the provider sent it.
     reply = without_reasoning(completion)
+    if agent.protocol.name == "function_calling":
+        # calls a server without a tool-call parser left in the text are stored as the native calls they are
+        reply = with_written_calls(reply)
     message = ChatMessage(
         role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
     )
