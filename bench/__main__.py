@@ -11,6 +11,7 @@ from bench import (  # noqa: E402
     loop_overhead,
     openapi_import,
     parse_time,
+    prompt_cache,
     serve_throughput,
     store_query,
     tool_sets,
@@ -32,3 +33,5 @@ if __name__ == "__main__":
     parse_time.main()
     print()
     tool_sets.main()
+    print()
+    prompt_cache.main()

@@ -7,20 +7,22 @@ for its effort and counts the reasoning tokens.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
-import yaml
+from botocore.exceptions import ClientError
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
 from stepwise.models.run import RunMeta, StepRecord
 from tests.e2e.conftest import ConfigWriter
 from tests.e2e.test_metrics import emitted, total
-from tests.support.bedrock_server import ConverseCall, FakeBedrockServer, converse_reply
+from tests.support.aws_loopback import AwsLoopback, converse_reply
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.strict_openai import ProviderRules, strict_openai_server
 
 ANSWER = "It is 14 degrees with light rain in Paris."
 # Everything a protocol could mistake for a decision: an action line, a JSON action, an XML tool tag,
@@ -113,54 +115,45 @@ def test_replies_opening_with_decoy_reasoning_run_to_the_real_result(
 BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 SIGNATURE = "ErUBCkYIBxgCIkCz3XzRkXAmQiMOb4dHvnVzoKZhCizqPl1gc0nr8s0gTAX"
 FIRST_THOUGHT = "The user wants the weather in Paris; the get_weather tool gives it."
+SEALED = base64.b64encode(b"\x00sealed").decode()
 
 
 @pytest.fixture
-def bedrock_run(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], tuple[LocalEnvironment, FakeBedrockServer]]]:
-    """Start a local environment whose bedrock-runtime clients reach a loopback Converse server."""
-    started: list[Any] = []
-    server = FakeBedrockServer().start()
-    api = ExampleToolApi().start()
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsLoopback]:
+    """The loopback Bedrock endpoint (strict about Claude's signed thinking), reached as boto3 reaches AWS."""
+    with AwsLoopback() as loopback:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", loopback.url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example-secret")
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        yield loopback
 
-    def start(profile: dict[str, Any]) -> tuple[LocalEnvironment, FakeBedrockServer]:
-        model = {"provider": "bedrock", "model_id": BEDROCK_MODEL, "region": "us-east-1", "temperature": 0.7}
-        config = {
-            "models": {"claude": model},
-            "tools": {"apis": [example_tools_config(api.url)], "builtin": []},
-            "profiles": {"default": {"model": "claude", "strategy": "function_calling", **profile}},
-        }
-        (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-        environment = LocalEnvironment(
-            config_dir=tmp_path,
-            retry_interval_scale=0.0,
-            extra_environment={
-                "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": server.endpoint_url,
-                "AWS_ACCESS_KEY_ID": "testing",
-                "AWS_SECRET_ACCESS_KEY": "testing",
-            },
-        ).__enter__()
-        started.append(environment)
-        return environment, server
 
-    yield start
-    for environment in started:
-        environment.__exit__(None, None, None)
-    api.stop()
-    server.stop()
+def claude(**profile: Any) -> dict[str, Any]:
+    model = {
+        "provider": "bedrock",
+        "model_id": BEDROCK_MODEL,
+        "temperature": 0.7,
+        "capabilities": {"native_tools": True},
+    }
+    return {"model": model, "strategy": "function_calling", **profile}
 
 
 def test_a_bedrock_run_with_thinking_sends_the_signed_thinking_back_on_the_tool_result_turn(
-    bedrock_run: Callable[[dict[str, Any]], tuple[LocalEnvironment, FakeBedrockServer]],
+    aws: AwsLoopback, write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
-    # Given Claude with extended thinking, whose first reply thinks (signed) and calls the weather tool
-    environment, server = bedrock_run({"reasoning": {"budget_tokens": 2048}, "temperature": 0.7})
-    signed = {"reasoningText": {"text": FIRST_THOUGHT, "signature": SIGNATURE}}
-    call = {"toolUse": {"toolUseId": "tooluse_weather", "name": "get_weather", "input": {"city": "Paris"}}}
-    server.enqueue(converse_reply([{"reasoningContent": signed}, call], stop_reason="tool_use"))
-    server.enqueue(converse_reply([{"reasoningContent": {"redactedContent": b"\x00sealed"}}, {"text": ANSWER}]))
-    # When a question is asked
-    meta, execution = environment.ask("What is the weather in Paris?")
-    first, second = (request.body for request in server.requests)
+    with ExampleToolApi() as api:
+        # Given Claude with extended thinking, whose first reply thinks (signed) and calls the weather tool
+        signed = {"reasoningText": {"text": FIRST_THOUGHT, "signature": SIGNATURE}}
+        call = {"toolUseId": "tooluse_weather", "name": "get_weather", "input": {"city": "Paris"}}
+        aws.enqueue_converse(converse_reply(tool_uses=[call], reasoning=[signed]))
+        aws.enqueue_converse(converse_reply(text=ANSWER, reasoning=[{"redactedContent": SEALED}]))
+        settings = claude(reasoning={"budget_tokens": 2048})
+        config = write_config(settings.pop("model"), apis=[example_tools_config(api.url)], **settings)
+        environment, _ = local_run(config)
+        # When a question is asked
+        meta, execution = environment.ask("What is the weather in Paris?")
+    first, second = (request.body for request in aws.requests if request.path.endswith("/converse"))
     # Then both calls asked for thinking with its budget, room for it in maxTokens, and no temperature
     for body in (first, second):
         assert body["additionalModelRequestFields"] == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
@@ -178,22 +171,20 @@ def test_a_bedrock_run_with_thinking_sends_the_signed_thinking_back_on_the_tool_
     assert "1 redacted block" in (reasoning[1].note or "")
 
 
-def test_a_bedrock_tool_result_turn_without_its_signed_thinking_is_refused_by_the_fake() -> None:
-    # Given the strict fake and a thinking request whose tool-use turn lost its thinking
-    with FakeBedrockServer() as server:
-        body = {
-            "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 2048}},
-            "messages": [
-                {"role": "user", "content": [{"text": "Paris?"}]},
-                {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "get_weather", "input": {}}}]},
-                {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": "rain"}]}}]},
-            ],
-        }
-        # When it is answered
-        status, answer, error = server.answer(ConverseCall(model_id=BEDROCK_MODEL, body=body))
-    # Then it is refused as Bedrock refuses it
-    assert (status, error) == (400, "ValidationException")
-    assert "must start with a thinking block" in answer["message"]
+def test_the_loopback_refuses_a_tool_result_turn_that_lost_its_signed_thinking(aws: AwsLoopback) -> None:
+    # Given a thinking request whose tool-use turn comes back without its thinking, sent as boto3 sends it
+    client = boto3.client("bedrock-runtime", endpoint_url=aws.url)
+    messages = [
+        {"role": "user", "content": [{"text": "Paris?"}]},
+        {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "get_weather", "input": {}}}]},
+        {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": [{"text": "rain"}]}}]},
+    ]
+    thinking = {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    # When it is sent / Then Bedrock's refusal comes back
+    with pytest.raises(ClientError) as refused:
+        client.converse(modelId=BEDROCK_MODEL, messages=messages, additionalModelRequestFields=thinking)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert "must start with a thinking block" in refused.value.response["Error"]["Message"]
 
 
 def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
@@ -202,8 +193,9 @@ def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
     monkeypatch: pytest.MonkeyPatch,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    with FakeOpenAIServer() as server, ExampleToolApi() as api:
-        # Given an OpenAI reasoning model at high effort, billing reasoning as output, that thinks on each call
+    with strict_openai_server(ProviderRules.for_model("gpt-5-mini")) as server, ExampleToolApi() as api:
+        # Given an OpenAI reasoning model (which refuses sampling fields) at high effort, a profile that still
+        # sets a temperature, and a model billing reasoning as output that thinks on each call
         for reply in (
             chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}], usage=(100, 300)),
             chat_completion(content=ANSWER, usage=(180, 250)),
@@ -215,6 +207,8 @@ def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
             openai_model(server, model="gpt-5-mini", prices=prices),
             strategy="function_calling",
             reasoning={"effort": "high"},
+            temperature=0.3,
+            max_tokens=4000,
             apis=[example_tools_config(api.url)],
         )
         environment, _ = local_run(config)
@@ -224,8 +218,9 @@ def test_an_openai_run_asks_for_its_effort_and_counts_the_reasoning_tokens(
         meta, _ = environment.ask("What is the weather in Paris?")
         bodies = [request.body for request in server.requests]
         metrics = emitted(capfd.readouterr().out)
-    # Then every call asked for high reasoning effort
+    # Then every call asked for high reasoning effort, with its output cap named as the model takes it
     assert [body["reasoning_effort"] for body in bodies] == ["high", "high"]
+    assert [(body.get("max_completion_tokens"), "temperature" in body) for body in bodies] == [(4000, False)] * 2
     # And the run's usage counts the reasoning tokens within its output, and prices them
     assert (meta.usage.output_tokens, meta.usage.reasoning_tokens) == (550, 400)
     assert meta.usage.cost_usd == pytest.approx((280 * 1.0 + 550 * 10.0) / 1_000_000)

@@ -74,10 +74,18 @@ class ToolSpec(BaseModel):
 
 
 class Usage(BaseModel, defer_build=True):
-    """Token counts reported by a provider for one completion; `reasoning_tokens` are part of the output."""
+    """Token counts reported by a provider for one completion.
+
+    `input_tokens` counts every prompt token, cached or not (OpenAI's `prompt_tokens`; Converse's
+    `inputTokens` plus its cache reads and writes); `cache_read_tokens` and `cache_write_tokens` say how
+    many of them were read from or written to the provider's prompt cache, which bills them apart.
+    `reasoning_tokens` are the part of `output_tokens` the model spent thinking.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     reasoning_tokens: int = 0
 
     @property
@@ -155,6 +163,8 @@ class ChatRequest(BaseModel, defer_build=True):
     temperature: float | None = None
     response_schema: dict[str, Any] | None = None
     sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    # The most this call may wait for the model (the run's deadline); the model's own timeout when shorter.
+    timeout_seconds: float | None = Field(default=None, gt=0)
     reasoning: ReasoningRequest | None = None
     # Sent with assistant messages that called tools, where the provider requires it (`ReasoningPassBack`).
     reasoning_pass_back: ReasoningPassBack = "none"

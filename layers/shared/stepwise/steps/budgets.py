@@ -12,24 +12,43 @@ from stepwise.models.state import RunContext, RunSpend
 from stepwise.steps.runtime import StepRuntime
 
 
-def _cost(profile: str, usage: RunUsage | RunSpend, runtime: StepRuntime) -> float | None:
-    """The cost of these tokens at the profile's model prices; None when the configuration has none."""
+def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
+    """The cost of these tokens at the profile's model prices (the configuration's, else the model
+    catalog's), cached tokens at the cache rates, reasoning tokens at the reasoning rate where one is given;
+    None when neither has prices."""
     prices = runtime.config.model_prices(profile)
     if prices is None:
         return None
-    return round(prices.cost_usd(usage.input_tokens, usage.output_tokens, usage.reasoning_tokens), 6)
+    cost = prices.cost_usd(
+        tokens.input_tokens,
+        tokens.output_tokens,
+        tokens.cache_read_tokens,
+        tokens.cache_write_tokens,
+        tokens.reasoning_tokens,
+    )
+    return round(cost, 6)
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
     """A run's usage from its trace, with its cost when the profile's model has prices."""
     usage = RunUsage.from_steps(steps)
-    cost = _cost(profile, usage, runtime)
+    cost = _cost(profile, _tokens_of(usage), runtime)
     return usage if cost is None else usage.model_copy(update={"cost_usd": cost})
 
 
-def _priced_spend(profile: str, spend: RunSpend, runtime: StepRuntime) -> RunSpend:
+def _tokens_of(usage: RunUsage) -> RunSpend:
+    return RunSpend(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
+    )
+
+
+def _priced_spend(profile: str, tokens: RunSpend, runtime: StepRuntime) -> RunSpend:
     # the cost of the total, not a sum of rounded costs: the same figure the run's usage reports
-    return spend.model_copy(update={"cost_usd": _cost(profile, spend, runtime)})
+    return tokens.model_copy(update={"cost_usd": _cost(profile, tokens, runtime)})
 
 
 def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> RunSpend:
@@ -39,21 +58,21 @@ def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) 
     """
     if step is None:
         return run.spend
-    spend = RunSpend(
-        input_tokens=run.spend.input_tokens + (step.input_tokens or 0),
-        output_tokens=run.spend.output_tokens + (step.output_tokens or 0),
-        reasoning_tokens=run.spend.reasoning_tokens + (step.reasoning_tokens or 0),
+    spent = run.spend
+    tokens = RunSpend(
+        input_tokens=spent.input_tokens + (step.input_tokens or 0),
+        output_tokens=spent.output_tokens + (step.output_tokens or 0),
+        cache_read_tokens=spent.cache_read_tokens + (step.cache_read_tokens or 0),
+        cache_write_tokens=spent.cache_write_tokens + (step.cache_write_tokens or 0),
+        reasoning_tokens=spent.reasoning_tokens + (step.reasoning_tokens or 0),
     )
-    return _priced_spend(run.profile, spend, runtime)
+    return _priced_spend(run.profile, tokens, runtime)
 
 
 def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
     """What the run's model calls of the iterations before `iteration` spent, from its stored trace."""
     usage = RunUsage.from_steps([step for step in steps if step.kind == "llm" and step.iteration < iteration])
-    spend = RunSpend(
-        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, reasoning_tokens=usage.reasoning_tokens
-    )
-    return _priced_spend(profile, spend, runtime)
+    return _priced_spend(profile, _tokens_of(usage), runtime)
 
 
 def budget_reached(run: RunContext) -> FinalRoundReason | None:

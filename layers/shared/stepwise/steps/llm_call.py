@@ -14,6 +14,7 @@ from stepwise.protocols.text_tool_calls import with_written_calls
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
+from stepwise.steps.model_call import call_within_deadline
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
 from stepwise.telemetry.observability import logger, metrics
@@ -146,15 +147,22 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     )
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
-    request = with_reasoning(
-        request.model_copy(update={"sampling": options.sampling, "stop": stop}), profile, options, runtime
-    )
+    request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
+    request = with_reasoning(request, profile, options, runtime)
+    thinking = request.reasoning is not None and request.reasoning.enabled
+    # What the model's provider refuses (per the model catalog) is dropped here, and said in the trace.
+    # Imported here: the `stepwise.llm` package loads httpx, which the handler's cold start does without.
+    from stepwise.llm.request_shaping import shaped_request
+
+    request, shaping = shaped_request(request, runtime.config.model_facts(profile.model), reasoning=thinking)
     started = time.perf_counter()
     provider, model_name = runtime.model_identity(profile.model)
     with runtime.spans.chat(
         provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
     ) as span:
-        completion = runtime.chat_model(profile.model).complete(request)
+        completion = call_within_deadline(
+            runtime.chat_model(profile.model), request, deadline=run.deadline, clock=runtime.clock, sleep=runtime.sleep
+        )
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     # What the model thought is stored apart from what it replied, whichever way the provider sent it.
@@ -165,15 +173,20 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     message = ChatMessage(
         role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
     )
+    notes = [f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"]
+    usage = completion.usage
     step = StepRecord(
         iteration=payload.iteration,
         kind="llm",
         final_round=payload.final_round,
         latency_ms=latency_ms,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        reasoning_tokens=completion.usage.reasoning_tokens or None,
-        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}",
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens or None,
+        cache_write_tokens=usage.cache_write_tokens or None,
+        reasoning_tokens=usage.reasoning_tokens or None,
+        finish_reason=completion.finish_reason,
+        note="; ".join(notes + shaping),
     )
     runtime.store.record_message(
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
@@ -182,8 +195,12 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
     metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
     metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
-    if completion.usage.reasoning_tokens:
-        metrics.add_metric(name="ModelReasoningTokens", unit="Count", value=completion.usage.reasoning_tokens)
+    if usage.cache_read_tokens:
+        metrics.add_metric(name="ModelCacheReadTokens", unit="Count", value=usage.cache_read_tokens)
+    if usage.cache_write_tokens:
+        metrics.add_metric(name="ModelCacheWriteTokens", unit="Count", value=usage.cache_write_tokens)
+    if usage.reasoning_tokens:
+        metrics.add_metric(name="ModelReasoningTokens", unit="Count", value=usage.reasoning_tokens)
     logger.info(
         "model called",
         extra={
