@@ -9,6 +9,7 @@ from bench import (  # noqa: E402
     cold_start,
     cost_model,
     loop_overhead,
+    mcp_transports,
     openapi_import,
     parse_time,
     prompt_cache,
@@ -35,3 +36,5 @@ if __name__ == "__main__":
     tool_sets.main()
     print()
     prompt_cache.main()
+    print()
+    mcp_transports.main()

@@ -15,10 +15,11 @@ tools:
     bindings: {units: {in: header, name: X-Units}}
 ```
 
-``bindings`` is a Stepwise addition: it says where an argument goes (``path``, ``query``, ``header`` or
-``body``) and under which name, when the default is not right. By default a ``{placeholder}`` argument
-fills the path and every other argument goes to the query string (GET, DELETE) or is a field of a JSON
-body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for every parameter.
+``bindings`` is a Stepwise addition: it says where an argument goes (``path``, ``query``, ``header``,
+``cookie`` or ``body``), under which name and in which OpenAPI ``style``, when the default is not right.
+By default a ``{placeholder}`` argument fills the path and every other argument goes to the query string
+(GET, DELETE) or is a field of a JSON body (POST, PUT, PATCH). OpenAPI-imported tools are built with
+bindings for every parameter.
 """
 
 import json
@@ -73,7 +74,16 @@ RESERVED_HEADERS = frozenset(
 )
 
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-ArgumentLocation = Literal["path", "query", "header", "body"]
+ArgumentLocation = Literal["path", "query", "header", "cookie", "body"]
+ParameterStyle = Literal["simple", "label", "matrix", "form", "spaceDelimited", "pipeDelimited", "deepObject"]
+# The styles OpenAPI allows in each location, the first being the default.
+STYLES_BY_LOCATION: dict[str, tuple[str, ...]] = {
+    "path": ("simple", "label", "matrix"),
+    "query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
+    "header": ("simple",),
+    "cookie": ("form",),
+    "body": ("form",),
+}
 
 # Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
 SCHEMAS_CHECKED = "schemas_checked"
@@ -172,25 +182,46 @@ class ApiKeyConfig(BaseModel):
 
 
 class ArgumentBinding(BaseModel):
-    """Where one argument goes in the request, and its name there.
+    """Where one argument goes in the request, its name there, and how it is written (OpenAPI's style).
 
     ``name`` defaults to the argument's own name. For ``in: body`` without a name the argument *is* the
-    JSON body (any JSON value); with a name it is one field of a JSON object body. ``style`` and
-    ``explode`` follow OpenAPI for query arrays and objects: ``form`` + explode repeats an array's name
-    (``?id=1&id=2``) and spreads an object's fields (``?a=1&b=2``); without explode both are joined with
-    commas; ``deepObject`` writes ``name[field]=value``. ``multi_segment`` (GitHub's
-    ``x-multi-segment``) lets a path argument span segments: its ``/`` are sent as they are, each segment
-    between them escaped (a file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``. A
-    ``.`` or ``..`` segment is refused either way: servers resolve it even when percent-encoded.
+    JSON body (any JSON value); with a name it is one field of a JSON object body. ``style``, ``explode``
+    and ``allowReserved`` are OpenAPI's, with its defaults: ``simple`` in the path and headers, ``form``
+    (explode) in the query and cookies; the query also takes ``spaceDelimited``, ``pipeDelimited`` and
+    ``deepObject`` (nested objects and arrays in brackets, ``a[b][0]=v``), the path ``label`` and
+    ``matrix`` (`stepwise.tools.parameter_styles`). ``multi_segment`` (GitHub's ``x-multi-segment``) lets a
+    path argument span segments: its ``/`` are sent as they are, each segment between them escaped (a
+    file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``. A ``.`` or ``..`` segment is
+    refused either way: servers resolve it even when percent-encoded.
     """
 
     model_config = TOOL_MODEL_CONFIG
 
     location: ArgumentLocation = Field(alias="in")
     name: str | None = Field(default=None, min_length=1, max_length=256)
-    style: Literal["form", "deepObject"] = "form"
-    explode: bool = True
+    style: ParameterStyle | None = None
+    explode: bool | None = None
+    allow_reserved: bool = Field(default=False, alias="allowReserved")
     multi_segment: bool = Field(default=False, alias="multiSegment")
+
+    @model_validator(mode="after")
+    def _style_fits_location(self) -> "ArgumentBinding":
+        allowed = STYLES_BY_LOCATION[self.location]
+        if self.style is not None and self.style not in allowed:
+            raise ValueError(f"style {self.style} is not used in the {self.location}; use {' or '.join(allowed)}")
+        if self.allow_reserved and self.location != "query":
+            raise ValueError("allowReserved applies to query parameters only")
+        return self
+
+    @property
+    def effective_style(self) -> str:
+        """The style, or the location's default (OpenAPI's)."""
+        return self.style or STYLES_BY_LOCATION[self.location][0]
+
+    @property
+    def effective_explode(self) -> bool:
+        """Explode, or its default: true for ``form``, false for every other style (OpenAPI's)."""
+        return self.explode if self.explode is not None else self.effective_style == "form"
 
 
 class HttpToolConfig(BaseModel):
@@ -276,11 +307,11 @@ class HttpToolConfig(BaseModel):
                 raise ValueError(f"{at}: multi_segment applies to a path argument only")
             if binding.location == "body" and self.method == "GET":
                 raise ValueError(f"{at}: a GET request has no body")
-            if binding.location == "header":
+            if binding.location in ("header", "cookie"):
                 header = binding.name or name
                 if not HEADER_NAME.fullmatch(header):
-                    raise ValueError(f"{at}: {header!r} is not a valid HTTP header name")
-                if header.lower() in RESERVED_HEADERS:
+                    raise ValueError(f"{at}: {header!r} is not a valid HTTP {binding.location} name")
+                if binding.location == "header" and header.lower() in RESERVED_HEADERS:
                     raise ValueError(f"{at}: the {header} header is set by the HTTP client, not by arguments")
         body = [name for name, binding in self.bindings.items() if binding.location == "body"]
         whole_body = [name for name in body if not self.bindings[name].name]

@@ -23,6 +23,8 @@ class ModelCapabilities(BaseModel):
     parallel_tools: bool = False
     stop_sequences: bool = True
     json_mode: bool = False
+    # Tools are sent with OpenAI's `strict: true` where their schema has a strict form (stepwise.tools.strict_schema).
+    strict_tools: bool = False
 
 
 class ModelPrices(BaseModel):

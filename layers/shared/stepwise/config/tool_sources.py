@@ -82,6 +82,8 @@ MIN_SCHEMA_BYTES = 1024
 MAX_SCHEMA_BYTES_LIMIT = 1024 * 1024
 DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
 MAX_MCP_TIMEOUT_SECONDS = 300.0
+DEFAULT_MCP_IDLE_SECONDS = 300.0
+MAX_MCP_IDLE_SECONDS = 3600.0
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -167,9 +169,10 @@ class McpServerConfig(ApprovalRule):
 
     A server with a ``url`` is reached over streamable HTTP, or over the legacy HTTP+SSE transport with
     ``transport: sse``. A server with a ``command`` (and ``args``, ``env``, ``cwd``) is run as a
-    subprocess and spoken to over stdio, one process per session. ``headers`` are sent as they are (not
-    secrets: they are not redacted); a credential goes in ``apiKey`` (``in: header`` or ``in: bearer``).
-    ``include`` names the server's tools to offer (all when absent).
+    subprocess and spoken to over stdio: one process per server per Python process (per Lambda
+    container), started on first use, kept between calls and stopped after ``idleTimeoutSeconds`` unused.
+    ``headers`` are sent as they are (not secrets: they are not redacted); a credential goes in ``apiKey``
+    (``in: header`` or ``in: bearer``). ``include`` names the server's tools to offer (all when absent).
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -189,6 +192,10 @@ class McpServerConfig(ApprovalRule):
     include: list[str] | None = Field(default=None, min_length=1)
     max_response_bytes: int = Field(
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
+    )
+    # A stdio server's process is kept between calls; unused this long, it is stopped (started again on use).
+    idle_timeout_seconds: float = Field(
+        default=DEFAULT_MCP_IDLE_SECONDS, alias="idleTimeoutSeconds", gt=0, le=MAX_MCP_IDLE_SECONDS
     )
 
     @field_validator("url")

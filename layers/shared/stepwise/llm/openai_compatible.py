@@ -144,7 +144,7 @@ class OpenAICompatibleChatModel:
         payload: dict[str, Any] = {"model": config.model, "messages": messages}
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
         if request.tools:
-            payload["tools"] = [_wire_tool(tool) for tool in request.tools]
+            payload["tools"] = [_wire_tool(tool, strict=config.capabilities.strict_tools) for tool in request.tools]
             tool_choice = allowed_tool_choice(request)
             if tool_choice is not None:
                 payload["tool_choice"] = _wire_tool_choice(tool_choice)
@@ -243,11 +243,16 @@ def _wire_message(message: ChatMessage, pass_back: ReasoningPassBack) -> dict[st
     return wire
 
 
-def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-    }
+def _wire_tool(tool: ToolSpec, *, strict: bool) -> dict[str, Any]:
+    """A tool as OpenAI's ``tools`` entry; with ``strict``, in strict mode where its schema has a strict form."""
+    function: dict[str, Any] = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    if strict:
+        from stepwise.tools.strict_schema import strict_form
+
+        strict_parameters = strict_form(tool.parameters)
+        if strict_parameters is not None:
+            function.update(parameters=strict_parameters, strict=True)
+    return {"type": "function", "function": function}
 
 
 def _wire_tool_choice(choice: str) -> str | dict[str, Any]:

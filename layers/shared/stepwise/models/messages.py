@@ -103,6 +103,8 @@ class Completion(BaseModel, defer_build=True):
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
+    # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)
+    replaced_characters: int = 0
 
 
 class SamplingOptions(BaseModel):

@@ -7,7 +7,8 @@ from typing import Any, TypeVar
 
 from stepwise.config.model import AgentProfile
 from stepwise.config.reasoning import ReasoningSetting, resolve_reasoning
-from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
+from stepwise.inputs.text_policy import replacement_note
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.protocols.text_tool_calls import with_written_calls
@@ -75,6 +76,8 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
+
+
 def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
     """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
     asked = options.sampling.reasoning_effort
@@ -104,6 +107,11 @@ def with_reasoning(
             "sampling": sampling,
         }
     )
+
+
+def _replacement_note(completion: Completion) -> str:
+    """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
+    return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
 
 
 def _with_spend(payload: StatePayload, run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> StatePayload:
@@ -173,7 +181,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     message = ChatMessage(
         role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
     )
-    notes = [f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"]
+    notes = [
+        f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"
+        f"{_replacement_note(completion)}"
+    ]
     usage = completion.usage
     step = StepRecord(
         iteration=payload.iteration,

@@ -64,6 +64,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         callable_tools.with_tools([finder]) if finder is not None else callable_tools,
         max_observation_chars=profile.limits.max_observation_chars,
         redactor=runtime.secret_resolver.redactor,
+        strict_nulls=runtime.config.models[profile.model].capabilities.strict_tools,
     )
     with runtime.spans.tool(name=call.name, call_id=call.id) as span:
         observation = invoker.invoke(call)
