@@ -76,8 +76,6 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
-
-
 def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
     """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
     asked = options.sampling.reasoning_effort
