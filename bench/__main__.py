@@ -6,6 +6,7 @@ from stepwise.local.defaults import apply_local_defaults
 apply_local_defaults()
 
 from bench import (  # noqa: E402
+    adversarial_inputs,
     cold_start,
     cost_model,
     loop_overhead,
@@ -32,6 +33,8 @@ if __name__ == "__main__":
     openapi_import.main()
     print()
     parse_time.main()
+    print()
+    adversarial_inputs.main()
     print()
     tool_sets.main()
     print()

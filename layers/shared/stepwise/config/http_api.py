@@ -29,8 +29,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from stepwise.config.credentials import check_redactable_literal
-
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
@@ -123,6 +121,55 @@ class ApprovalRule(BaseModel):
         return self.approval_timeout_seconds if self.requires_approval else None
 
 
+DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
+# Methods that change nothing on the server (RFC 9110, 9.2.1): their calls need no record before they are sent.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class IdempotencyKeyConfig(BaseModel):
+    """How a tool source's calls carry their idempotency key, and whether the receiver honours it."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    header: str | None = Field(
+        default=DEFAULT_IDEMPOTENCY_HEADER,
+        description="The header an HTTP tool sends the key in (the IETF draft's name by default); null sends none.",
+    )
+    honoured: bool = Field(
+        default=False,
+        description="The receiver does a repeated key's work once: a call cut short by a crash is sent again "
+        "with the same key. Otherwise it is not sent again, and the model is told its outcome is unknown.",
+    )
+
+    @field_validator("header")
+    @classmethod
+    def _sendable_header(cls, header: str | None) -> str | None:
+        if header is not None and not HEADER_NAME.fullmatch(header):
+            raise ValueError(f"{header!r} is not a valid HTTP header name")
+        if header is not None and header.lower() in RESERVED_HEADERS:
+            raise ValueError(f"the {header} header is set by the HTTP client")
+        return header
+
+
+class EffectRule(BaseModel):
+    """Whether the calls of a tool source change anything outside, and how a repeat can be recognised.
+
+    A call that may change something (`side_effects`) has its start recorded before it is sent, so a
+    step resumed after a crash knows it may have happened: it is sent again only to a receiver that
+    honours its idempotency key.
+    """
+
+    model_config = TOOL_MODEL_CONFIG
+
+    side_effects: bool | None = Field(
+        default=None,
+        alias="sideEffects",
+        description="True: every call may change something; false: none does. By default an HTTP call does "
+        "unless its method is GET, HEAD or OPTIONS, and any other tool's call does not.",
+    )
+    idempotency_key: IdempotencyKeyConfig = Field(default_factory=IdempotencyKeyConfig, alias="idempotencyKey")
+
+
 def validated_http_url(url: str, *, what: str = "url") -> str:
     """An http(s) URL with a host and no credentials, query or fragment, without its trailing slash."""
     parts = urlsplit(url)
@@ -162,11 +209,6 @@ class ApiKeyConfig(BaseModel):
     location: Literal["header", "query", "bearer"] = Field(alias="in")
     name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
     value: str = Field(min_length=1, repr=False)
-
-    @field_validator("value")
-    @classmethod
-    def _redactable(cls, value: str) -> str:
-        return check_redactable_literal(value)
 
     # A field validator, not a model validator: pydantic shows a failing validator's input, and the
     # input of a model validator here would include the (possibly literal) key.
@@ -231,6 +273,7 @@ class HttpToolConfig(BaseModel):
 
     # None: as its API says
     requires_approval: bool | None = Field(default=None, alias="requiresApproval")
+    side_effects: bool | None = Field(default=None, alias="sideEffects")
     approval_timeout_seconds: int | None = Field(
         default=None, alias="approvalTimeoutSeconds", ge=1, le=MAX_APPROVAL_TIMEOUT_SECONDS
     )
@@ -324,10 +367,10 @@ class HttpToolConfig(BaseModel):
         return PATH_PLACEHOLDER.findall(self.path)
 
 
-class ApiConfig(ApprovalRule):
+class ApiConfig(ApprovalRule, EffectRule):
     """A base URL, how to authenticate to it, its limits, and the tools it serves.
 
-    `requires_approval` applies to every tool of the API unless a tool says otherwise.
+    `requires_approval` and `side_effects` apply to every tool of the API unless a tool says otherwise.
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -358,6 +401,13 @@ class ApiConfig(ApprovalRule):
                 raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
             seen.add(tool.tool_name)
         return tools
+
+    def tool_has_side_effects(self, tool: HttpToolConfig) -> bool:
+        """Whether a call of `tool` may change something: its own setting, else the API's, else its method."""
+        for setting in (tool.side_effects, self.side_effects):
+            if setting is not None:
+                return setting
+        return tool.method not in SAFE_METHODS
 
     def tool_approval_timeout(self, tool: HttpToolConfig) -> int | None:
         """The wait for approval of `tool`'s calls (its own setting, else the API's), or None."""

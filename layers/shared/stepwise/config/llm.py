@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stepwise.config.credentials import check_redactable_literal
 from stepwise.config.http_api import check_client_url
 
 
@@ -82,11 +81,6 @@ class OpenAIModelConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
     prices: ModelPrices | None = None
-
-    @field_validator("api_key")
-    @classmethod
-    def _redactable(cls, value: str | None) -> str | None:
-        return None if value is None else check_redactable_literal(value)
 
     @field_validator("base_url")
     @classmethod

@@ -48,6 +48,7 @@ from stepwise.config.http_api import (
     ApiKeyConfig,
     ApprovalRule,
     ArgumentBinding,
+    EffectRule,
     HttpToolConfig,
     validated_http_url,
 )
@@ -102,7 +103,7 @@ class OperationFilter(BaseModel):
         return self
 
 
-class OpenApiSourceConfig(ApprovalRule):
+class OpenApiSourceConfig(ApprovalRule, EffectRule):
     """An OpenAPI 3.0/3.1 document whose operations become tools.
 
     ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
@@ -164,7 +165,7 @@ class OpenApiSourceConfig(ApprovalRule):
 McpTransport = Literal["streamable-http", "sse", "stdio"]
 
 
-class McpServerConfig(ApprovalRule):
+class McpServerConfig(ApprovalRule, EffectRule):
     """An MCP server; its tools are listed at cold start.
 
     A server with a ``url`` is reached over streamable HTTP, or over the legacy HTTP+SSE transport with
@@ -257,7 +258,7 @@ class McpServerConfig(ApprovalRule):
         return key
 
 
-class PythonModuleConfig(ApprovalRule):
+class PythonModuleConfig(ApprovalRule, EffectRule):
     """A Python module of tools, given as a mapping to set how its calls are approved."""
 
     module: str

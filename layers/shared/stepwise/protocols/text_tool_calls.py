@@ -16,11 +16,9 @@ from stepwise.models.messages import Completion, ToolCall
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.lenient_json import load_lenient, scan_value
 
-_HERMES = re.compile(r"<tool_call>\s*(?P<body>.*?)\s*(?:</tool_call>|\Z)", re.DOTALL)
+_HERMES = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|\Z)", re.DOTALL)
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
-_PARAMETER = re.compile(
-    r"<parameter=(?P<name>[^>\s]+)>\s*(?P<value>.*?)\s*(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL
-)
+_PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
 _MISTRAL = "[TOOL_CALLS]"
 
 
@@ -93,5 +91,6 @@ def _json_call(value: Any) -> TextCall | None:
 
 def _parameter_value(raw: str) -> Any:
     """A Qwen3-Coder parameter: JSON when it reads as JSON (numbers, objects), else the text."""
-    decoded = load_lenient(raw)
-    return raw if decoded is None or isinstance(decoded, str) else decoded
+    text = raw.strip()
+    decoded = load_lenient(text)
+    return text if decoded is None or isinstance(decoded, str) else decoded

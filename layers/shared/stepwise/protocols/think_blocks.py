@@ -38,11 +38,8 @@ _BLANK = re.compile(r"\s*")
 # An opening tag that starts a line: a later block of reasoning, not a tag quoted in prose.
 _LINE_OPENING = re.compile(r"(?:^|\n)[ \t]*(?=" + _OPENING.pattern + ")", re.IGNORECASE)
 # IBM Granite 3.2's plain-text sections.
-_GRANITE = re.compile(
-    r"^\s*Here(?:'s| is) my thought process:\s*(?P<thought>.*?)\s*Here(?:'s| is) my response:\s*", re.DOTALL
-)
-# Hunyuan wraps its reply in <answer> after its <think> block.
-_ANSWER_WRAPPER = re.compile(r"^\s*<answer>\s*(?P<reply>.*?)\s*(?:</answer>\s*)?$", re.DOTALL | re.IGNORECASE)
+_GRANITE_THOUGHT = re.compile(r"\s*Here(?:'s| is) my thought process:")
+_GRANITE_RESPONSE = re.compile(r"Here(?:'s| is) my response:")
 # gpt-oss (harmony format), served raw: reasoning on the analysis channel, the reply on the final one.
 _HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>")
 _HARMONY_ANALYSIS = re.compile(
@@ -70,9 +67,9 @@ def split_reasoning(text: str) -> SplitReply:
     harmony = _split_harmony(text)
     if harmony is not None:
         return harmony
-    granite = _GRANITE.match(text)
+    granite = _split_granite(text)
     if granite is not None:
-        return SplitReply(granite.group("thought").strip(), text[granite.end() :])
+        return granite
     thoughts: list[str] = []
     position = 0
     leading = True
@@ -123,10 +120,24 @@ def _joined(thoughts: list[str]) -> str:
 
 def _unwrapped(reply: str, after_reasoning: bool) -> str:
     """The reply without Hunyuan's `<answer>` wrapper, which only follows a reasoning block."""
-    if not after_reasoning:
+    body = reply.strip()
+    if not after_reasoning or body[:8].lower() != "<answer>":
         return reply
-    wrapped = _ANSWER_WRAPPER.match(reply)
-    return wrapped.group("reply") if wrapped is not None else reply
+    body = body[8:]
+    if body[-9:].lower() == "</answer>":
+        body = body[:-9]
+    return body.strip()
+
+
+def _split_granite(text: str) -> SplitReply | None:
+    """Granite's "Here is my thought process: ... Here is my response: ..." sections; None for other text."""
+    thought = _GRANITE_THOUGHT.match(text)
+    if thought is None:
+        return None
+    response = _GRANITE_RESPONSE.search(text, thought.end())
+    if response is None:
+        return SplitReply(text[thought.end() :].strip(), "", unclosed=True)
+    return SplitReply(text[thought.end() : response.start()].strip(), text[response.end() :].lstrip())
 
 
 def _split_harmony(text: str) -> SplitReply | None:

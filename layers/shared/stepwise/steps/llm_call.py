@@ -224,4 +224,6 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the state event, run the step, return the payload with the run's spend."""
-    return llm_call(parse_event(StatePayload, event), runtime).model_dump()
+    payload = parse_event(StatePayload, event)
+    with runtime.spans.step("LLMCall", run_id=payload.run_id, trace=payload.trace):
+        return llm_call(payload, runtime).model_dump()

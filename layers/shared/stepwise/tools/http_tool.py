@@ -22,7 +22,7 @@ from stepwise.config.credentials import SecretReference, SecretResolver, SecretU
 from stepwise.config.http_api import ApiConfig, ApiKeyConfig, HttpToolConfig
 from stepwise.errors import ToolError
 from stepwise.models.messages import ToolSpec
-from stepwise.tools.base import ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.guards import (
     AddressPolicy,
     HostResolver,
@@ -34,6 +34,7 @@ from stepwise.tools.guards import (
 )
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_response import DeadlinePassed, describe_body, error_snippet, read_capped_body
+from stepwise.tools.idempotency import CallEffects
 from stepwise.tools.request_body import encoded_body
 from stepwise.tools.request_parameters import NO_BODY, request_parts, with_query_pair
 
@@ -84,11 +85,19 @@ class HttpTool:
         """What the model is told about this endpoint."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
-        """Send the request and describe the response; failures raise `ToolError` saying what failed."""
+    @property
+    def effects(self) -> CallEffects:
+        """Whether a call may change something (its method, unless configured) and whether the API honours keys."""
+        return CallEffects.of(self._api, side_effects=self._api.tool_has_side_effects(self._endpoint))
+
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
+        """Send the request and describe the response; failures raise `ToolError` saying what failed.
+
+        The call's idempotency key goes in the configured header (`Idempotency-Key` by default).
+        """
         request = self._first_request(arguments)
         url, json_body = request.url, request.json_body
-        headers = _merged_headers(request.headers, self._headers())
+        headers = _merged_headers(request.headers, self._headers(context))
         # The API's time starts once its request is built: resolving a secret (an SSM or Secrets Manager
         # call on a cold cache) is bounded by the AWS client's own timeouts, not charged to the API.
         timeout_seconds = self._api.max_execution_time / 1000
@@ -146,8 +155,11 @@ class HttpTool:
         # Any argument of the same name is replaced: the configured key always wins.
         return url.copy_with(query=with_query_pair(url.query, key.name, self._resolve_key(key)))
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, context: CallContext) -> dict[str, str]:
         headers = dict(_DEFAULT_HEADERS)
+        key_header = self._api.idempotency_key.header
+        if key_header and context.idempotency_key:
+            headers[key_header] = context.idempotency_key
         key = self._api.api_key
         if key is not None and key.location == "header" and key.name:
             headers[key.name] = self._resolve_key(key)

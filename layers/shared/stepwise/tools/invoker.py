@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 from stepwise.errors import ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolCall
 from stepwise.telemetry.observability import logger
-from stepwise.tools.base import Tool, ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
@@ -89,11 +89,11 @@ class ToolInvoker:
         # A model sent tools in strict mode sends null for an optional argument it leaves out.
         self._strict_nulls = strict_nulls
 
-    def invoke(self, call: ToolCall) -> ToolObservation:
-        """Run one call and describe its outcome; never raises."""
+    def invoke(self, call: ToolCall, context: CallContext = NO_CONTEXT) -> ToolObservation:
+        """Run one call (the tool told `context`: its idempotency key) and describe its outcome; never raises."""
         started = time.perf_counter()
         try:
-            result = self._run(call)
+            result = self._run(call, context)
         except ToolError as exc:
             result = ToolResult(content="", ok=False, error=str(exc))
         except Exception as exc:
@@ -113,7 +113,7 @@ class ToolInvoker:
                 latency_ms=latency_ms,
             )
 
-    def _run(self, call: ToolCall) -> ToolResult:
+    def _run(self, call: ToolCall, context: CallContext) -> ToolResult:
         found = self._registry.get(call.name)
         if found is None:
             known = ", ".join(self._registry.names()) or "none"
@@ -122,7 +122,7 @@ class ToolInvoker:
         if self._strict_nulls:
             arguments = without_left_out_nulls(arguments, found.spec.parameters)
         self._check_arguments(call.name, found, arguments)
-        return self._call_with_cap(found, arguments)
+        return self._call_with_cap(found, arguments, context)
 
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
         from jsonschema.exceptions import relevance
@@ -141,21 +141,21 @@ class ToolInvoker:
             raise ToolError(f"tool {name} has an invalid parameter schema")
         return validator
 
-    def _call_with_cap(self, found: Tool, arguments: dict[str, Any]) -> ToolResult:
+    def _call_with_cap(self, found: Tool, arguments: dict[str, Any], context: CallContext) -> ToolResult:
         outcome = _Outcome()
         finished = threading.Event()
 
         def run() -> None:
             try:
-                outcome.result = found.call(arguments)
+                outcome.result = found.call(arguments, context)
             except BaseException as exc:  # a tool calling sys.exit() must become an observation too
                 outcome.failure = exc
             finally:
                 finished.set()
 
         # Daemon: a tool that never returns must not keep the process alive; the context carries tracing.
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
+        variables = contextvars.copy_context()
+        threading.Thread(target=variables.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
         if not finished.wait(self._max_call_seconds):
             raise ToolError(f"timed out after {self._max_call_seconds:.1f} s")
         if isinstance(outcome.failure, ToolError):

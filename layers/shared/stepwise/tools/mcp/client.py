@@ -20,18 +20,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import httpx
 
-from stepwise.config.credentials import (
-    MIN_REDACTED_LENGTH,
-    Redactor,
-    SecretReference,
-    SecretResolver,
-    SecretUnavailable,
-)
+from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
+from stepwise.config.redaction import MIN_REDACTED_LENGTH, Redactor
 from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
@@ -46,12 +41,15 @@ from stepwise.tools.mcp.stdio_servers import STDIO_SERVERS
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, RequestParamsMeta
     from mcp.types import Tool as RemoteTool
 
 Result = TypeVar("Result")
 
 MAX_LIST_PAGES = 50
+# Where a tool call's idempotency key goes in the request's `_meta` (an unprefixed name, as the MCP
+# specification allows for a client's own keys).
+IDEMPOTENCY_META_KEY = "idempotencyKey"
 # Each server's tool listing, by its configuration: read once per process (per Lambda container).
 _LISTINGS: dict[str, list[RemoteTool]] = {}
 _LISTINGS_LOCK = threading.Lock()
@@ -102,11 +100,12 @@ class McpClient:
             _LISTINGS[key] = listed
         return list(listed)
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call the server's tool ``name`` once."""
+    def call_tool(self, name: str, arguments: dict[str, Any], *, idempotency_key: str | None = None) -> CallToolResult:
+        """Call the server's tool ``name`` once, with ``idempotency_key`` in the request's `_meta` when given."""
+        meta = {IDEMPOTENCY_META_KEY: idempotency_key} if idempotency_key else None
 
         async def call(client: Client) -> CallToolResult:
-            return await client.call_tool(name, arguments)
+            return await client.call_tool(name, arguments, meta=cast("RequestParamsMeta | None", meta))
 
         return self._in_session(call)
 
