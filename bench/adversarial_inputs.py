@@ -33,10 +33,20 @@ from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
 from stepwise.models.messages import Completion, ToolSpec
-from stepwise.protocols import arguments, call_syntax, keywords, lenient_json, parse, provider_responses, shapes
+from stepwise.protocols import (
+    arguments,
+    call_syntax,
+    keywords,
+    lenient_json,
+    parse,
+    provider_responses,
+    shapes,
+    text_tool_calls,
+)
 from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
+from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
 from stepwise.steps.api.chat import stream_pieces
 from stepwise.tools import http_response
@@ -132,7 +142,15 @@ def _describe_body(text: str) -> object:
 
 def _intent_values(text: str) -> object:
     # parse_intent cuts an answer at 20,000 characters; the reading behind it is timed uncapped
-    return parsing._structured_values(parsing._THINKING.sub("\n", text))
+    return parsing._structured_values(split_reasoning(text).reply)
+
+
+def _ruled_out(text: str) -> object:
+    return option_search.without_ruled_out(text, CATEGORY)
+
+
+def _written_calls(text: str) -> object:
+    return text_tool_calls.tool_calls_in_text(text)
 
 
 def _cases() -> list[Case]:
@@ -227,6 +245,44 @@ def _cases() -> list[Case]:
         Case("parse.detect_protocol", "<action + spaces, never closed", _detect, repeated(" ", prefix="<action")),
         Case("parse.detect_protocol", "/* spaces, never closed", _detect, repeated(" ", prefix="/*")),
         Case("shapes.has_action_key", "'action' without colon", shapes.has_action_key, repeated("'action' ")),
+        # reasoning written into a reply, split off before anything reads it
+        Case("think_blocks.split_reasoning", "<think> never closed", split_reasoning, repeated("<think>")),
+        Case("think_blocks.split_reasoning", "</think> only", split_reasoning, repeated("</think>")),
+        Case("think_blocks.split_reasoning", "closed blocks", split_reasoning, repeated("<think></think>\n")),
+        Case("think_blocks.split_reasoning", "line openers", split_reasoning, repeated("x\n<think>")),
+        Case(
+            "think_blocks.split_reasoning",
+            "Granite opener + spaces",
+            split_reasoning,
+            repeated(" ", prefix="Here is my thought process:"),
+        ),
+        Case(
+            "think_blocks.split_reasoning",
+            "harmony analysis, no final",
+            split_reasoning,
+            repeated("<|channel|>analysis<|message|> "),
+        ),
+        Case(
+            "think_blocks.split_reasoning",
+            "answer wrapper + spaces",
+            split_reasoning,
+            repeated(" ", prefix="<think>x</think><answer>"),
+        ),
+        Case("lenient_json.close_cut_off", '{"a": [{"b": …', lenient_json.close_cut_off, repeated('{"a": [')),
+        Case("text_tool_calls.tool_calls_in_text", "<tool_call>…", _written_calls, repeated("<tool_call>")),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "parameter + spaces",
+            _written_calls,
+            repeated(" ", prefix="<tool_call><function=f><parameter=p>"),
+        ),
+        Case(
+            "react_text.parse_react_text",
+            "one line, spaces before a label",
+            _react_text,
+            repeated(" ", prefix="Thought: x", suffix="Final Answer: 1"),
+        ),
+        Case("react_text.parse_react_text", "a fence around every line", _react_text, repeated("```\nThought: x\n")),
         # intent: what a classifier model writes
         Case("intent.parsing (structured values)", "{a: {a: …", _intent_values, repeated("{a: ")),
         Case("intent.parsing (structured values)", "<think> never closed", _intent_values, repeated("<think>")),
@@ -242,6 +298,13 @@ def _cases() -> list[Case]:
             "label-like lines",
             lambda text: option_search.search_text(text, [CATEGORY]),
             repeated("intent-route: x\n"),
+        ),
+        Case("intent.option_search.without_ruled_out", "negations", _ruled_out, repeated("not Finance, ")),
+        Case(
+            "intent.option_search.labelled_answers",
+            "result labels",
+            lambda text: option_search.labelled_answers(text, [CATEGORY]),
+            repeated("result: x\n"),
         ),
         # tools: what an API answers
         Case("http_response.describe_body", 'unterminated "\\"…', _describe_body, repeated('\\"', prefix='{"a": "')),

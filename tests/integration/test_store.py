@@ -10,7 +10,7 @@ import pytest
 from botocore.stub import Stubber
 
 from stepwise.errors import RunNotFound, StoreTransientError
-from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.messages import ChatMessage, ReasoningBlock, ToolCall
 from stepwise.models.run import RunMeta, RunUsage, StepRecord
 from stepwise.steps.api.events import deliverable_steps
 from stepwise.store import ConversationStore
@@ -313,3 +313,29 @@ def test_a_trace_read_while_an_iteration_is_stored_delivers_a_prefix_of_the_trac
     kinds = [(step.kind, step.iteration) for step in after]
     assert kinds == [("llm", 1), ("parse", 1), ("tool", 1), ("llm", 2)]
     assert [(step.kind, step.iteration) for step in during] == kinds[: len(during)]
+
+
+def test_an_assistant_messages_reasoning_is_kept_apart_signature_included_and_shown_as_a_step(
+    store: ConversationStore,
+) -> None:
+    # Given a model message that called a tool after a signed thinking block and a redacted one
+    store.create_run(make_meta(), [ChatMessage(role="user", content="Weather?")])
+    reasoning = [
+        ReasoningBlock(text="Paris needs the tool.", signature="EqQBCgIYAhIM"),
+        ReasoningBlock(redacted="ZW5jcnlwdGVk"),
+    ]
+    message = ChatMessage(
+        role="assistant",
+        content="",
+        tool_calls=[ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})],
+        reasoning=reasoning,
+    )
+    store.record_message(make_meta(), 1, 0, message, StepRecord(iteration=1, kind="llm", output_tokens=90))
+    # When the conversation and the trace are read back
+    stored = store.conversation("run1").messages[-1]
+    steps = store.list_steps("run1")
+    # Then the blocks come back exactly, apart from the content, and the trace shows them after the call
+    assert (stored.content, stored.reasoning) == ("", reasoning)
+    assert [step.kind for step in steps] == ["llm", "reasoning"]
+    assert steps[1].thought == "Paris needs the tool."
+    assert "1 redacted block" in (steps[1].note or "") and "1 signed block" in (steps[1].note or "")

@@ -8,8 +8,10 @@ header: a test reads the key id and the credential scope's region from it.
 Converse requests are checked as Bedrock checks them: the request shape against botocore's own service
 model (bedrock-runtime), a bare model id whose model is only served through an inference profile refused
 with Bedrock's message, `temperature` and `topP` together refused for models whose catalog rules forbid
-it, a prompt longer than the catalog's context window refused "Input is too long". Replies and errors are
-scripted; errors are the recorded ones of tests/fixtures/providers/error_bodies.yaml.
+it, a prompt longer than the catalog's context window refused "Input is too long", and, with Claude's
+thinking on, a tool-result turn whose assistant turn does not open with the thinking block the model
+signed, unchanged, refused as Bedrock words it. Replies and errors are scripted; errors are the recorded
+ones of tests/fixtures/providers/error_bodies.yaml.
 
     with AwsLoopback() as aws:
         aws.enqueue_converse(converse_reply(text="Hello"))
@@ -71,10 +73,13 @@ def converse_reply(
     stop_reason: str | None = None,
     usage: tuple[int, int] = (20, 8),
     cache: tuple[int, int] = (0, 0),
+    reasoning: list[dict[str, Any]] | None = None,
 ) -> AwsReply:
-    """A Converse response: text and `toolUse` blocks (`{"name", "input", "toolUseId"?}`), usage
-    (input, output) and cache (read, write) token counts."""
-    content: list[dict[str, Any]] = [{"text": text}] if text else []
+    """A Converse response: `reasoningContent` blocks first (`{"reasoningText": {"text", "signature"}}` or
+    `{"redactedContent": <base64 text, as the wire carries a blob>}`), text and `toolUse` blocks (`{"name",
+    "input", "toolUseId"?}`), usage (input, output) and cache (read, write) token counts."""
+    content: list[dict[str, Any]] = [{"reasoningContent": block} for block in reasoning or []]
+    content += [{"text": text}] if text else []
     for index, use in enumerate(tool_uses or []):
         block = {"toolUseId": use.get("toolUseId", f"tooluse_{index}"), "name": use["name"], "input": use["input"]}
         content.append({"toolUse": block})
@@ -119,6 +124,8 @@ class AwsLoopback:
         self._default = converse_reply(text="ok")
         self._parameters: dict[str, str] = {}
         self._requests: list[SignedRequest] = []
+        # The thinking blocks the scripted replies signed: signature -> the text it seals.
+        self._signed: dict[str, str] = {}
         self._context_window = context_window
         self._stopping = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
@@ -141,6 +148,11 @@ class AwsLoopback:
         """Queue Converse replies, served in order; then the default."""
         with self._lock:
             self._converse.extend(replies)
+            for reply in replies:
+                for block in reply.body.get("output", {}).get("message", {}).get("content", []):
+                    sealed = block.get("reasoningContent", {}).get("reasoningText", {})
+                    if sealed.get("signature"):
+                        self._signed[sealed["signature"]] = sealed.get("text", "")
 
     def default_converse(self, reply: AwsReply) -> None:
         """The Converse reply served when the queue is empty."""
@@ -248,11 +260,41 @@ class AwsLoopback:
         exclusive = facts is not None and ["temperature", "top_p"] in facts.rules.exclusive
         if exclusive and "temperature" in inference and "topP" in inference:
             return bedrock_error("temperature_and_top_p")
+        thinking = self._thinking_refusal(body)
+        if thinking is not None:
+            return AwsReply(status=400, body={"message": thinking}, code="ValidationException")
         window = self._context_window or (facts.context_window if facts else None)
         prompt = json.dumps([body.get("system", []), body.get("messages", []), body.get("toolConfig", {})])
         if window is not None and len(prompt) // _CHARS_PER_TOKEN > window:
             return bedrock_error("input_too_long")
         return None
+
+    def _thinking_refusal(self, body: Any) -> str | None:
+        """Claude's rule while thinking: the last assistant turn that used tools opens with its signed thinking.
+
+        Anthropic's extended-thinking documentation: with tool use, the thinking block of the turn that made
+        the call must be passed back, unmodified, with the tool result.
+        """
+        if "thinking" not in body.get("additionalModelRequestFields", {}):
+            return None
+        messages = body.get("messages", [])
+        turns = [index for index, message in enumerate(messages) if message["role"] == "assistant"]
+        if not turns or not any("toolUse" in block for block in messages[turns[-1]]["content"]):
+            return None
+        index = turns[-1]
+        first = messages[index]["content"][0].get("reasoningContent", {})
+        if "redactedContent" in first:
+            return None
+        sealed = first.get("reasoningText")
+        if sealed is None:
+            return (
+                f"messages.{index}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `tool_use`. "
+                "When `thinking` is enabled, a final `assistant` message must start with a thinking block "
+                "(preceeding the lastmost set of `tool_use` and `tool_result` blocks)."
+            )
+        with self._lock:
+            intact = self._signed.get(sealed.get("signature", "")) == sealed.get("text")
+        return None if intact else f"messages.{index}.content.0: Invalid `signature` in `thinking` block"
 
 
 def _shape_problems(body: Any) -> str | None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from itertools import islice
 
 import pytest
 from botocore.stub import ANY
 
 from stepwise.models.api import RunRequest
-from stepwise.models.chat_api import ChatCompletion
-from stepwise.models.run import RunError, RunMeta
+from stepwise.models.chat_api import ChatCompletion, ChatStreamStart
+from stepwise.models.messages import ChatMessage, ReasoningBlock
+from stepwise.models.run import RunError, RunMeta, StepRecord
 from stepwise.steps.api.chat import FIRST_POLL_SECONDS, MAX_POLL_SECONDS, await_run, completion_events
+from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed
 from stepwise.steps.api.runs import accept_run
 from stepwise.steps.executions import ExecutionStartFailed
@@ -148,3 +151,18 @@ def test_a_stream_without_usage_ends_with_the_finish_reason() -> None:
     last = json.loads(events[-2].removeprefix("data: "))
     assert last["choices"][0]["finish_reason"] == "length"
     assert all("usage" not in json.loads(event.removeprefix("data: ")) for event in events[:-1])
+
+
+def test_a_streamed_chat_completion_sends_the_models_reasoning_as_reasoning_content(world: ApiWorld) -> None:
+    # Given a run whose model thought before it called a tool (its message stored with its reasoning)
+    run = world.queued_run(owner="carol")
+    message = ChatMessage(role="assistant", content="Checking.", reasoning=[ReasoningBlock(text="Paris: the tool.")])
+    world.services.runtime.store.record_message(run, 1, 0, message, StepRecord(iteration=1, kind="llm"))
+    start = ChatStreamStart(run_id=run.run_id, model="default", created=0, include_usage=False)
+    # When the chunks are read, up to the step after the model call
+    chunks = chat_chunks(world.services.runtime, owner="carol", start=start, poll_seconds=1.0, sleep=world.time.sleep)
+    _, call, thought = (json.loads(frame.removeprefix(b"data: ")) for frame in islice(chunks, 3))
+    # Then the reasoning step's chunk carries the thought where DeepSeek-style clients read it, never as content
+    assert call["stepwise_step"]["kind"] == "llm"
+    assert thought["choices"][0]["delta"] == {"reasoning_content": "Paris: the tool."}
+    assert thought["stepwise_step"]["kind"] == "reasoning"

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 from stepwise.models.run import StepRecord
-from stepwise.steps.api.events import deliverable_steps
+from stepwise.steps.api.events import decode_events_cursor, deliverable_steps, encode_events_cursor
 
 
 def steps_of_an_iteration_with_two_parallel_calls(*, tools_stored: tuple[int, ...]) -> list[StepRecord]:
@@ -52,3 +55,20 @@ def test_steps_after_a_model_call_whose_decision_was_not_read_wait() -> None:
     delivered = deliverable_steps(steps, ended=False)
     # Then only the model call goes out, so a cursor past the later steps cannot skip the decision
     assert [(step.kind, step.iteration) for step in delivered] == [("llm", 1)]
+
+
+def test_a_model_calls_reasoning_goes_out_with_it_before_its_decision_is_read() -> None:
+    # Given a model call and the reasoning its message carries, whose decision is not stored yet
+    steps = [StepRecord(iteration=1, kind="reasoning", thought="weighing"), StepRecord(iteration=1, kind="llm")]
+    # When the deliverable steps are taken while the run goes on
+    delivered = deliverable_steps(steps, ended=False)
+    # Then the call and what the model thought go out, in that order
+    assert [step.kind for step in delivered] == ["llm", "reasoning"]
+
+
+def test_a_cursor_handed_out_before_the_reasoning_step_existed_still_continues_after_its_step() -> None:
+    # Given a version-1 cursor after the decision of iteration 2 (kinds then counted llm, parse, tool, format)
+    version_1 = base64.urlsafe_b64encode(json.dumps({"v": 1, "p": [2, 1, -1]}).encode()).decode().rstrip("=")
+    # When it is read / Then it names the same place: after that decision, before its tool calls
+    assert decode_events_cursor(version_1) == (2, 2, -1)
+    assert decode_events_cursor(encode_events_cursor((2, 2, -1))) == (2, 2, -1)

@@ -39,17 +39,25 @@ class ModelPrices(BaseModel):
     output_per_million: float = Field(ge=0)
     cache_read_per_million: float | None = Field(default=None, ge=0)
     cache_write_per_million: float | None = Field(default=None, ge=0)
+    # Where a provider bills thinking apart from the answer; otherwise reasoning tokens cost as output.
+    reasoning_per_million: float | None = Field(default=None, ge=0)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> float:
-        """The cost of these tokens; `input_tokens` counts every prompt token, the cached ones included."""
+    def cost_usd(
+        self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0, reasoning: int = 0
+    ) -> float:
+        """The cost of these tokens; `input_tokens` counts every prompt token, the cached ones included, and
+        `output_tokens` every output token, the `reasoning` ones (spent thinking) included."""
         read_rate = self.input_per_million if self.cache_read_per_million is None else self.cache_read_per_million
         write_rate = self.input_per_million if self.cache_write_per_million is None else self.cache_write_per_million
+        reasoning_rate = self.output_per_million if self.reasoning_per_million is None else self.reasoning_per_million
         uncached = max(0, input_tokens - cache_read - cache_write)
+        thought = min(reasoning, output_tokens)
         dollars_per_million = (
             uncached * self.input_per_million
             + cache_read * read_rate
             + cache_write * write_rate
-            + output_tokens * self.output_per_million
+            + (output_tokens - thought) * self.output_per_million
+            + thought * reasoning_rate
         )
         return dollars_per_million / 1_000_000
 

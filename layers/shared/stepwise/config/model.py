@@ -11,6 +11,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
+from stepwise.config.reasoning import ReasoningSetting, reasoning_problem
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
@@ -101,6 +102,8 @@ class AgentProfile(BaseModel):
     limits: ProfileLimits = Field(default_factory=ProfileLimits)
     language: Language = "en"
     tool_search: ToolSearch = Field(default_factory=ToolSearch)
+    # Thinking: on, off, and how much (`stepwise.config.reasoning`); absent, the model's own default.
+    reasoning: ReasoningSetting | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -176,12 +179,23 @@ class StepwiseConfig(BaseModel):
                 raise ValueError(
                     f"profiles.{name}.limits.max_cost_usd: model '{profile.model}' has no prices to count the cost"
                 )
+            self._check_reasoning(name, profile)
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):
             if route.profile not in self.profiles:
                 raise ValueError(f"routes.{index}.profile: '{route.profile}' is not one of the profiles")
         return self
+
+    def _check_reasoning(self, name: str, profile: AgentProfile) -> None:
+        """A profile's reasoning setting must be one its model takes (the scripted model takes any)."""
+        model = self.models[profile.model]
+        if profile.reasoning is None or model.provider == "scripted":
+            return
+        max_tokens = profile.max_tokens if profile.max_tokens is not None else model.max_tokens
+        problem = reasoning_problem(profile.reasoning, self.model_facts(profile.model), max_tokens)
+        if problem is not None:
+            raise ValueError(f"profiles.{name}.reasoning: model '{profile.model}': {problem}")
 
     def profile(self, name: str) -> AgentProfile:
         """The named profile; `ConfigError` if there is none."""
@@ -209,6 +223,7 @@ class StepwiseConfig(BaseModel):
             output_per_million=prices.output,
             cache_read_per_million=prices.cache_read,
             cache_write_per_million=prices.cache_write,
+            reasoning_per_million=prices.reasoning,
         )
 
     def model_facts(self, model: str) -> ModelFacts | None:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.models.messages import ReasoningControl, ReasoningPassBack
 
 CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
 
@@ -106,6 +107,20 @@ class PromptCache(BaseModel):
     fields: list[CacheField] = Field(default_factory=_every_cache_field)
 
 
+class ReasoningFacts(BaseModel):
+    """How the model is told to think, and whether its reasoning must go back on its tool-call turns.
+
+    `control` names the request fields its provider documents (see `stepwise.llm.reasoning`); `pass_back`
+    is how an OpenAI-compatible server wants the reasoning of earlier tool-call turns back (DeepSeek refuses
+    a tool loop without it). Bedrock's signed thinking blocks always go back on tool-use turns.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    control: ReasoningControl
+    pass_back: ReasoningPassBack = "none"
+
+
 class ModelFacts(BaseModel):
     """One entry of the catalog: a model or a family, and the facts about it."""
 
@@ -120,6 +135,7 @@ class ModelFacts(BaseModel):
     rules: ParameterRules = Field(default_factory=ParameterRules)
     accepts: Accepts = Field(default_factory=Accepts)
     prompt_cache: PromptCache | None = None
+    reasoning: ReasoningFacts | None = None
     # Where the facts were read (the provider's model card or pricing page).
     source: str | None = None
 

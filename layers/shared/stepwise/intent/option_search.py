@@ -14,10 +14,25 @@ _SPACED_WORD_CHAR = f"[^\\W{_UNSPACED_SCRIPTS}]"
 # ASCII and typographic quotes, and ASCII and full-width sentence punctuation.
 _QUOTES_AND_STOPS = "\"'`\u201c\u201d\u2018\u2019\u300c\u300d \t\r\n.\u3002!\uff01?\uff1f,\uff0c;\uff1b"
 _LINE_LABEL_SEPARATOR = r"\s*[\"'`]?\s*(?:[:=\uff1a]|->|=>)"
+_UNSPACED = re.compile(f"[{_UNSPACED_SCRIPTS}]")
+# A line that gives the answer under a label of its own ("分类结果: 金融", full-width colon too; "Category: Finance").
+_RESULT_LABEL = re.compile(
+    r"^[\W_]*(?:意图分类结果|分类结果|意图|分类|类别|结果|答案|最终答案|intent|category|classification|result|answer|label)"
+    r"[^:\uff1a\n]{0,8}[:\uff1a]\s*(?P<rest>.+)$",
+    re.IGNORECASE,
+)
+# An option named only to be ruled out: "不是投诉建议", "不涉及法律或电商", "not Finance", "rather than Law".
+_NEGATIONS = r"不是|不属于|并非|而非|不涉及|无关|排除|not|isn't|is not|rather than|instead of|neither|nor"
+_LIST_JOINERS = r"\s*(?:或|和|与|、|\uff0c|,|/|or|and)\s*"
+_QUOTE_OPENERS = "[\"'`\u201c\u2018\u300c\u300a\u3010]?"
 
 
 def canonical_option(value: object, category: Category) -> str | None:
-    """The option of `category` that `value` names (ignoring case, quotes, end punctuation), else None."""
+    """The option of `category` that `value` names (ignoring case, quotes, end punctuation), else None.
+
+    A Chinese (or Japanese, Korean) answer that is part of exactly one option names it: models shorten
+    such option names ("售后" for "售后服务").
+    """
     if isinstance(value, list) and len(value) == 1:
         value = value[0]
     if not isinstance(value, str):
@@ -26,6 +41,10 @@ def canonical_option(value: object, category: Category) -> str | None:
     for option in category.options:
         if option.casefold() == folded:
             return option
+    if len(folded) >= 2 and _UNSPACED.search(folded):
+        holding = [option for option in category.options if folded in option.casefold()]
+        if len(holding) == 1:
+            return holding[0]
     return None
 
 
@@ -65,6 +84,28 @@ def _find_on_labelled_line(lines: list[str], category: Category) -> str | None:
             if option is not None:
                 return option
     return None
+
+
+def labelled_answers(text: str, categories: list[Category]) -> dict[str, str]:
+    """The options given on answer lines ("分类结果: 金融"), which the explanation after them may contradict."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _RESULT_LABEL.match(line.strip())
+        if match is None:
+            continue
+        for category in categories:
+            option = find_option(without_ruled_out(match.group("rest"), category), category)
+            if option is not None:
+                values.setdefault(category.use_for, option)
+    return values
+
+
+def without_ruled_out(text: str, category: Category) -> str:
+    """The text without the options it names only to rule them out (and without those negations)."""
+    names = "|".join(re.escape(option) for option in sorted(category.options, key=len, reverse=True))
+    named = f"{_QUOTE_OPENERS}(?:{names})[\"'`\u201d\u2019\u300d\u300b\u3011]?"
+    ruled_out = re.compile(f"(?:{_NEGATIONS})\\s*{named}(?:{_LIST_JOINERS}{named})*", re.IGNORECASE)
+    return ruled_out.sub(" ", text)
 
 
 def search_text(text: str, categories: list[Category]) -> dict[str, str]:

@@ -19,9 +19,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.config.intent import Category
-from stepwise.intent.option_search import canonical_option, search_text
+from stepwise.intent.option_search import canonical_option, labelled_answers, search_text, without_ruled_out
 from stepwise.models.messages import Completion
 from stepwise.protocols.provider_responses import completion_from_response
+from stepwise.protocols.think_blocks import split_reasoning
 
 # A classification answer is a few lines; reading more only costs time on a misbehaving model.
 MAX_ANSWER_CHARS = 20_000
@@ -29,7 +30,6 @@ MAX_ANSWER_CHARS = 20_000
 _MAX_LITERAL_CHARS = 4_000
 _MAX_NESTING = 4
 
-_THINKING = re.compile(r"<think(?:ing)?>.*?(?:</think(?:ing)?>|\Z)", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```(?:jsonl?|json5|javascript|js|python|py|yaml|yml|text|txt|plaintext)?", re.IGNORECASE)
 _TYPOGRAPHIC_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -40,7 +40,7 @@ _LOOSE_PAIR = re.compile(
 )
 
 _USE_FOR_KEYS = ("usefor", "usedfor")
-_ENVELOPE_KEYS = ("choices", "output", "content")
+_ENVELOPE_KEYS = ("choices", "output", "content", "candidates", "message")
 _NOT_FOUND = re.compile(r"^[\W_]*(?:not[ _-]?found|未找到|没有找到)[\W_]*$", re.IGNORECASE)
 # Refusals and negated explanations, in English and Chinese; a free-text answer holding one names nothing.
 _REFUSAL = re.compile(
@@ -51,7 +51,8 @@ _RESULT_KEYS = ("result", "option", "value", "answer", "choice", "label", "inten
 
 
 def _clean(text: str) -> str:
-    text = _THINKING.sub("\n", text[:MAX_ANSWER_CHARS])
+    # What the model thought is never read as its answer: it names the options it weighed and rejected.
+    text = split_reasoning(text[:MAX_ANSWER_CHARS]).reply
     text = _FENCE.sub("\n", text)
     return text.replace("`", "").translate(_TYPOGRAPHIC_QUOTES)
 
@@ -237,6 +238,11 @@ def parse_intent(text: str, categories: Sequence[dict[str, Any] | Category]) -> 
             reader.read(mapping)
     if reader.addressed:
         return reader.values
+    labelled = labelled_answers(cleaned, known)
+    if labelled:
+        return labelled
+    for category in known:
+        cleaned = without_ruled_out(cleaned, category)
     if _REFUSAL.search(cleaned):
         # "I cannot classify this" or "this is not about Finance": an option named there is no answer.
         return {}

@@ -18,8 +18,15 @@ from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransie
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.prompt_cache import with_cache_points
 from stepwise.llm.provider_errors import bedrock_error
+from stepwise.llm.reasoning import (
+    allowed_tool_choice,
+    converse_reasoning_blocks,
+    is_thinking,
+    shape_converse_params,
+)
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec, Usage
+from stepwise.protocols.reasoning_fields import reasoning_from_blocks
 
 # Converse's stop reason when the conversation filled the model's window while it wrote.
 CONTEXT_WINDOW_STOP = "model_context_window_exceeded"
@@ -64,6 +71,9 @@ class _WireConverseResponse(BaseModel):
 
 class BedrockConverseChatModel:
     """Calls `converse` once per `complete`; the client is a boto3 `bedrock-runtime` client.
+
+    Thinking is asked for and reasoning sent back as `stepwise.llm.reasoning` says; `reasoningContent`
+    blocks of a reply are its reasoning, never its text.
 
     Throttling, service-side failures and connection or read timeouts raise `LLMTransientError`; other
     service errors (validation, access denied, unknown model, ...) raise `LLMPermanentError`.
@@ -129,6 +139,7 @@ class BedrockConverseChatModel:
             ),
             model=model_id,
             finish_reason=wire.stopReason,
+            reasoning=reasoning_from_blocks(response["output"]["message"]["content"]),
         )
 
     def _client_for(self, request: ChatRequest) -> Any:
@@ -143,7 +154,7 @@ class BedrockConverseChatModel:
         use_tools = bool(request.tools) and request.tool_choice != "none"
         params: dict[str, Any] = {
             "modelId": config.model_id,
-            "messages": _converse_messages(request.messages, use_tools=use_tools),
+            "messages": _converse_messages(request.messages, use_tools=use_tools, thinking=is_thinking(request)),
         }
         system = [{"text": m.content} for m in request.messages if m.role == "system" and m.content]
         if system:
@@ -164,9 +175,11 @@ class BedrockConverseChatModel:
             params["inferenceConfig"] = inference
         if use_tools:
             tool_config: dict[str, Any] = {"tools": [_tool_spec(tool) for tool in request.tools]}
-            if request.tool_choice is not None:
-                tool_config["toolChoice"] = _tool_choice(request.tool_choice)
+            tool_choice = allowed_tool_choice(request)
+            if tool_choice is not None:
+                tool_config["toolChoice"] = _tool_choice(tool_choice)
             params["toolConfig"] = tool_config
+        shape_converse_params(params, request)
         cache = self._facts.prompt_cache if self._facts is not None else None
         if cache is not None and cache.style == "explicit":
             params = with_cache_points(params, cache)
@@ -189,7 +202,7 @@ def _tool_choice(choice: str) -> dict[str, Any]:
     return {"tool": {"name": choice}}
 
 
-def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[dict[str, Any]]:
+def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
     """Canonical messages as Converse wants them: user/assistant only, alternating, no blank text.
 
     System messages travel separately; tool results are user content; consecutive messages of one
@@ -200,7 +213,7 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[
         if message.role == "system":
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, use_tools=use_tools)
+        blocks = _blocks(message, use_tools=use_tools, thinking=thinking)
         if not blocks:
             continue
         if converse and converse[-1]["role"] == role:
@@ -210,13 +223,15 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[
     return converse
 
 
-def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
+def _blocks(message: ChatMessage, *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result = message.content or _EMPTY_TOOL_RESULT
         if use_tools:
             return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
         return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
-    blocks: list[dict[str, Any]] = []
+    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it.
+    signed = thinking and use_tools and message.tool_calls
+    blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if signed else []
     if message.content:
         blocks.append({"text": message.content})
     for image in message.images:

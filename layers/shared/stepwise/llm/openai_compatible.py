@@ -16,9 +16,16 @@ from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.prompt_cache import cache_control_messages
 from stepwise.llm.provider_errors import openai_error
+from stepwise.llm.reasoning import (
+    allowed_tool_choice,
+    openai_assistant_reasoning,
+    output_with_reasoning,
+    shape_openai_payload,
+)
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.finish import EMPTY_REPLY
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec, Usage
+from stepwise.protocols.reasoning_fields import reasoning_from_message, reasoning_tokens
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
@@ -56,6 +63,7 @@ class _WirePromptDetails(BaseModel):
 class _WireUsage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    total_tokens: int | None = None
     # OpenAI's automatic prompt caching: how many of the prompt tokens were read from its cache.
     prompt_tokens_details: _WirePromptDetails | None = None
 
@@ -132,7 +140,7 @@ class OpenAICompatibleChatModel:
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         config = self._config
-        messages = [_wire_message(message) for message in request.messages]
+        messages = [_wire_message(message, request.reasoning_pass_back) for message in request.messages]
         facts = self._facts
         if facts is not None and facts.prompt_cache is not None and facts.prompt_cache.style == "explicit":
             messages = cache_control_messages(messages, facts.prompt_cache)
@@ -140,8 +148,9 @@ class OpenAICompatibleChatModel:
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
         if request.tools:
             payload["tools"] = [_wire_tool(tool, strict=config.capabilities.strict_tools) for tool in request.tools]
-            if request.tool_choice is not None:
-                payload["tool_choice"] = _wire_tool_choice(request.tool_choice)
+            tool_choice = allowed_tool_choice(request)
+            if tool_choice is not None:
+                payload["tool_choice"] = _wire_tool_choice(tool_choice)
             if request.parallel_tool_calls is not None:
                 payload["parallel_tool_calls"] = request.parallel_tool_calls
         if request.stop and config.capabilities.stop_sequences:
@@ -158,6 +167,7 @@ class OpenAICompatibleChatModel:
                 "type": "json_schema",
                 "json_schema": {"name": "answer", "schema": request.response_schema, "strict": False},
             }
+        shape_openai_payload(payload, request)
         return payload
 
     def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
@@ -184,10 +194,15 @@ class OpenAICompatibleChatModel:
             ) from None
         usage = wire.usage or _WireUsage()
         cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details else None
+        thought = reasoning_tokens(body.get("usage"))
+        input_tokens = usage.prompt_tokens or 0
         counted = Usage(
-            input_tokens=usage.prompt_tokens or 0,
-            output_tokens=usage.completion_tokens or 0,
+            input_tokens=input_tokens,
+            output_tokens=output_with_reasoning(
+                usage.completion_tokens or 0, thought, input_tokens, usage.total_tokens
+            ),
             cache_read_tokens=cached or 0,
+            reasoning_tokens=thought,
         )
         model = wire.model or self._config.model
         if not wire.choices:
@@ -200,6 +215,7 @@ class OpenAICompatibleChatModel:
             usage=counted,
             model=model,
             finish_reason=choice.finish_reason,
+            reasoning=reasoning_from_message(body["choices"][0]["message"]),
         )
 
     def _scrub(self, text: str) -> str:
@@ -207,7 +223,7 @@ class OpenAICompatibleChatModel:
         return self._redactor.redact(text)
 
 
-def _wire_message(message: ChatMessage) -> dict[str, Any]:
+def _wire_message(message: ChatMessage, pass_back: ReasoningPassBack) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -233,6 +249,7 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
             }
             for call in message.tool_calls
         ]
+        wire |= openai_assistant_reasoning(message, pass_back)
     return wire
 
 

@@ -21,7 +21,8 @@ _EPHEMERAL = {"type": "ephemeral"}
 
 def _tokens(value: Any) -> int:
     """A rough token count (four characters a token) of a JSON-able value: only compared with a minimum."""
-    return len(json.dumps(value, ensure_ascii=False)) // _CHARS_PER_TOKEN
+    # `default=str`: a redacted thinking block is bytes, counted by its length like any text
+    return len(json.dumps(value, ensure_ascii=False, default=str)) // _CHARS_PER_TOKEN
 
 
 def with_cache_points(params: dict[str, Any], cache: PromptCache) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable
-from stepwise.models.messages import Completion, ToolCall, Usage
+from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, Usage
 
 # Far beyond any useful answer or action, far below what a store item holds (DynamoDB: 400 KB).
 MAX_REPLY_CHARS = 60_000
@@ -85,14 +85,26 @@ def repaired_completion(
     usage: Usage,
     model: str,
     finish_reason: str | None,
+    reasoning: list[ReasoningBlock] | None = None,
 ) -> Completion:
-    """A provider's reply as a `Completion` whose text and calls can always be stored and shown."""
+    """A provider's reply as a `Completion` whose text, calls and reasoning can always be stored and shown.
+
+    Signed reasoning is kept as sent (the provider checks its signature when it comes back); other reasoning
+    text is repaired like the reply.
+    """
     content, replaced = repaired_text(text)
     return Completion(
         content=content,
         replaced_characters=replaced,
         tool_calls=repaired_calls(calls),
+        reasoning=[_repaired_reasoning(block) for block in reasoning or []],
         usage=usage,
         model=model,
         finish_reason=finish_reason,
     )
+
+
+def _repaired_reasoning(block: ReasoningBlock) -> ReasoningBlock:
+    if block.signed:
+        return block
+    return block.model_copy(update={"text": repaired_text(block.text)[0]})

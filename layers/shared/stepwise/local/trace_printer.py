@@ -26,6 +26,9 @@ def describe_step(step: StepRecord) -> list[str]:
         tokens = f"{step.input_tokens or 0} in / {step.output_tokens or 0} out tokens"
         final = ", final round" if step.final_round else ""
         return [f"{prefix} model     {step.latency_ms or 0:.0f} ms, {tokens}{final}"]
+    if step.kind == "reasoning":
+        shown = _short(step.thought, 200) if step.thought else "(not shown by the provider)"
+        return [f"{prefix} reasoning {shown}"] + ([f"{prefix} note      {step.note}"] if step.note else [])
     if step.kind == "parse":
         lines = [f"{prefix} thought   {_short(step.thought, 200)}"] if step.thought else []
         for call in step.calls or []:
@@ -69,7 +72,9 @@ class LiveTracePrinter:
             # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
             for step in self._store_factory().list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
-                if step.kind == kind and key not in self._printed:
+                # the model's reasoning comes with its call
+                shown_now = step.kind == kind or (kind == "llm" and step.kind == "reasoning")
+                if shown_now and key not in self._printed:
                     self._printed.add(key)
                     for line in describe_step(step):
                         print(line, file=self._out, flush=True)

@@ -267,12 +267,15 @@ class ReplayAccepted(RunAccepted):
 
 
 class TraceStep(BaseModel, defer_build=True):
-    """One step of a run's trace: a model call, its parsed decision, a tool call or the final formatting."""
+    """One step of a run's trace: a model call, what the model thought (`reasoning`), its parsed decision, a
+    tool call or the final formatting."""
 
     iteration: int
     kind: str
     n: int | None = None
-    thought: str | None = None
+    thought: str | None = Field(
+        default=None, description="The reasoning before a decision; on a `reasoning` step, what the model thought."
+    )
     tool: str | None = None
     call_id: str | None = None
     arguments: dict[str, Any] | None = None
@@ -285,6 +288,7 @@ class TraceStep(BaseModel, defer_build=True):
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    reasoning_tokens: int | None = Field(default=None, description="The part of the output spent thinking.")
     error: str | None = None
     note: str | None = None
     idempotency_key: str | None = Field(

@@ -220,6 +220,8 @@ class ChunkDelta(BaseModel, defer_build=True):
 
     role: Literal["assistant"] | None = None
     content: str | None = None
+    # What the model thought, where DeepSeek and vLLM stream it: clients show it apart from the answer.
+    reasoning_content: str | None = None
     tool_calls: list[ChunkToolCall] | None = None
 
 

@@ -39,8 +39,32 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
 
 
+class ReasoningBlock(BaseModel):
+    """What a model thought before it replied, kept apart from the reply.
+
+    `text` is the reasoning as the provider showed it (a `<think>` block, `reasoning_content`, a summary);
+    `signature` is the provider's seal over it (Claude's thinking blocks), which makes the block one the
+    provider accepts back; `redacted` is reasoning the provider encrypted (base64), returned as it came.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    text: str = ""
+    signature: str | None = None
+    redacted: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        """True for a block the provider sealed or encrypted: it can be sent back exactly as received."""
+        return bool(self.signature or self.redacted)
+
+
 class ChatMessage(BaseModel):
-    """One message of a conversation, as stored and as handed to a protocol."""
+    """One message of a conversation, as stored and as handed to a protocol.
+
+    An assistant message's `reasoning` is never part of its `content`: it is shown as its own trace step
+    and sent back to the provider only where the provider requires it (see `stepwise.llm.reasoning`).
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
@@ -51,6 +75,7 @@ class ChatMessage(BaseModel):
     name: str | None = None
     # images of a user message, forwarded to models whose catalog entry accepts them
     images: list[ImageInput] = Field(default_factory=list)
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
 
 
 # The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools); no
@@ -74,12 +99,14 @@ class Usage(BaseModel, defer_build=True):
     `input_tokens` counts every prompt token, cached or not (OpenAI's `prompt_tokens`; Converse's
     `inputTokens` plus its cache reads and writes); `cache_read_tokens` and `cache_write_tokens` say how
     many of them were read from or written to the provider's prompt cache, which bills them apart.
+    `reasoning_tokens` are the part of `output_tokens` the model spent thinking.
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -88,10 +115,11 @@ class Usage(BaseModel, defer_build=True):
 
 
 class Completion(BaseModel, defer_build=True):
-    """A provider's answer normalised: text, native tool calls, usage and the finish reason."""
+    """A provider's answer normalised: text, native tool calls, reasoning, usage and the finish reason."""
 
     content: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    reasoning: list[ReasoningBlock] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
@@ -114,6 +142,36 @@ class SamplingOptions(BaseModel):
 
 ToolChoice = Literal["auto", "required", "none"] | str
 
+ReasoningEffort = Literal["low", "medium", "high"]
+# How a model is told to think, as its provider documents it (the model catalog's `reasoning.control`).
+ReasoningControl = Literal[
+    "anthropic_budget",
+    "anthropic_adaptive",
+    "nova",
+    "openai_effort",
+    "qwen_enable_thinking",
+    "chat_template_kwargs",
+    "deepseek_thinking",
+]
+# How reasoning goes back to an OpenAI-compatible model on its tool-call turns, where it must.
+ReasoningPassBack = Literal["none", "reasoning_content", "think_tags"]
+
+
+class ReasoningRequest(BaseModel):
+    """Thinking asked of one model call, already resolved against the model catalog.
+
+    `effort` and `budget_tokens` are what the profile asked for (a budget-only control gets a budget from
+    the effort); `drop_sampling` lists the sampling fields the model refuses while it thinks.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    control: ReasoningControl
+    enabled: bool = True
+    effort: ReasoningEffort | None = None
+    budget_tokens: int | None = None
+    drop_sampling: list[str] = Field(default_factory=list)
+
 
 class ChatRequest(BaseModel, defer_build=True):
     """Everything a provider needs for one call; `tools` is empty when tools are not offered."""
@@ -129,3 +187,6 @@ class ChatRequest(BaseModel, defer_build=True):
     sampling: SamplingOptions = Field(default_factory=SamplingOptions)
     # The most this call may wait for the model (the run's deadline); the model's own timeout when shorter.
     timeout_seconds: float | None = Field(default=None, gt=0)
+    reasoning: ReasoningRequest | None = None
+    # Sent with assistant messages that called tools, where the provider requires it (`ReasoningPassBack`).
+    reasoning_pass_back: ReasoningPassBack = "none"

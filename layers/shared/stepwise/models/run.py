@@ -37,6 +37,7 @@ class RunUsage(BaseModel, defer_build=True):
     # Of the input tokens, those read from and written to the provider's prompt cache (billed apart).
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    reasoning_tokens: int = Field(default=0, description="The part of the output tokens the model spent thinking.")
     llm_calls: int = 0
     tool_calls: int = 0
     llm_ms: int = 0
@@ -53,6 +54,7 @@ class RunUsage(BaseModel, defer_build=True):
             output_tokens=sum(step.output_tokens or 0 for step in model_steps),
             cache_read_tokens=sum(step.cache_read_tokens or 0 for step in model_steps),
             cache_write_tokens=sum(step.cache_write_tokens or 0 for step in model_steps),
+            reasoning_tokens=sum(step.reasoning_tokens or 0 for step in model_steps),
             llm_calls=len(model_steps),
             tool_calls=len(tool_steps),
             llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
@@ -189,7 +191,10 @@ class RunSummary(BaseModel, defer_build=True):
     updated_at: str
 
 
-StepKind = Literal["llm", "parse", "tool", "format"]
+# `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
+StepKind = Literal["llm", "reasoning", "parse", "tool", "format"]
+# The order of the steps of one iteration.
+STEP_KIND_ORDER: dict[str, int] = {"llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
 
 
 class StepRecord(BaseModel, defer_build=True):
@@ -216,6 +221,7 @@ class StepRecord(BaseModel, defer_build=True):
     cache_write_tokens: int | None = None
     # Why the model stopped writing, as its provider said (`length`, `max_tokens`, `malformed_tool_use`...).
     finish_reason: str | None = None
+    reasoning_tokens: int | None = None
     error: str | None = None
     parse_errors: int | None = None
     # A tool call that may change something: the key it was sent with, and which attempt this was.

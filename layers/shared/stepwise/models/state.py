@@ -47,6 +47,8 @@ class RunSpend(BaseModel, defer_build=True):
     output_tokens: int = Field(default=0, ge=0)
     cache_read_tokens: int = Field(default=0, ge=0)
     cache_write_tokens: int = Field(default=0, ge=0)
+    # The part of the output spent thinking, which a model may bill at its own rate.
+    reasoning_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = Field(default=None, ge=0)
 
 

@@ -29,7 +29,50 @@ INPUT_KEYS = (
 _FINAL_NAMES = {"finalanswer", "final", "finish", "answer", "最终答案", "最终回答"}
 # What models write on an "Action:" line when they mean "no tool" before giving a final answer.
 _NO_ACTION_NAMES = {"none", "n/a", "null", "无"}
+# Keys models wrap a tool's arguments in instead of naming its parameters (LlamaIndex's `input`, LangChain's
+# single-input `__arg1`, a JSON schema's `properties`), compared after `normalise_key`.
+_WRAPPER_KEYS = {
+    "input",
+    "arg1",
+    "kwargs",
+    "args",
+    "arguments",
+    "parameters",
+    "params",
+    "properties",
+    "toolinput",
+    "actioninput",
+}
 _TOOL_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;]{1,128}$")
+# Words that open a sentence about a tool rather than a tool's name ("I will use the search tool").
+_SENTENCE_OPENERS = {
+    "i",
+    "i'll",
+    "i'm",
+    "we",
+    "we'll",
+    "let",
+    "let's",
+    "now",
+    "first",
+    "then",
+    "next",
+    "to",
+    "use",
+    "using",
+    "call",
+    "calling",
+    "please",
+    "the",
+    "this",
+    "my",
+    "it",
+    "no",
+    "none",
+}
+# A tool named in a few words, as CrewAI and LangChain tools are ("Delegate work to coworker"): no sentence
+# punctuation, at most six words.
+_WORDED_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;:.!?]+(?: [^\s()\[\]{}<>\"'`,;:.!?]+){1,5}$")
 _NAME_DECORATION = "`'\"*_ \t\r\n"
 DEFAULT_INPUT_KEY = "input"
 
@@ -77,6 +120,14 @@ def parameter_names(tool: ToolSpec | None) -> list[str]:
     return [str(name) for name in properties] if isinstance(properties, dict) else []
 
 
+def parameter_type(tool: ToolSpec | None, name: str) -> str | None:
+    """The JSON-schema type of a tool's parameter, when the schema gives one as a string."""
+    properties = tool.parameters.get("properties") if tool is not None else None
+    schema = properties.get(name) if isinstance(properties, dict) else None
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
 def single_required_parameter(tool: ToolSpec | None) -> str | None:
     """The tool's only required parameter, when it has exactly one."""
     if tool is None:
@@ -106,6 +157,25 @@ def coerce_arguments(raw: Any, tool: ToolSpec | None) -> dict[str, Any]:
             return {str(key): item for key, item in decoded.items()}
         value = text if decoded is None else decoded
     return {single_required_parameter(tool) or DEFAULT_INPUT_KEY: value}
+
+
+def unwrapped_arguments(arguments: dict[str, Any], tool: ToolSpec | None) -> dict[str, Any]:
+    """Arguments a model wrapped in one key the tool does not have (``{"input": "SF"}`` for a tool taking
+    ``query``), unwrapped when there is one reading: the wrapped object's keys are all the tool's
+    parameters, or a single value goes to the tool's only parameter. Anything else is left as written.
+    """
+    names = parameter_names(tool)
+    if not names or len(arguments) != 1:
+        return arguments
+    key, value = next(iter(arguments.items()))
+    if key in names or normalise_key(key) not in _WRAPPER_KEYS:
+        return arguments
+    if isinstance(value, dict) and value and set(map(str, value)) <= set(names):
+        return {str(name): item for name, item in value.items()}
+    only = single_required_parameter(tool) or (names[0] if len(names) == 1 else None)
+    if only is not None and not isinstance(value, dict | list):
+        return {only: value}
+    return arguments
 
 
 def decode_arguments(raw: Any) -> dict[str, Any] | None:
@@ -148,6 +218,24 @@ def final_answer(text: str, thought: str) -> FinalAnswer | ParseError:
     return FinalAnswer(text=text.strip(), thought=thought.strip())
 
 
+def named_tool(name: str, tools: list[ToolSpec] | None) -> str | None:
+    """The tool an action line names, or None when it names none.
+
+    A name as written, else a tool whose name it spells another way ("Get Weather" for get_weather), else a
+    name of a few words as the frameworks whose tools have such names read it; a sentence is no tool name.
+    """
+    if _TOOL_NAME.match(name):
+        return name
+    for tool in tools or []:
+        if normalise_key(tool.name) == normalise_key(name):
+            return tool.name
+    words = name.split()
+    worded = " ".join(words)
+    if len(worded) <= 64 and _WORDED_NAME.match(worded) and words[0].casefold() not in _SENTENCE_OPENERS:
+        return worded
+    return None
+
+
 def tool_call(
     raw_name: Any,
     raw_arguments: Any,
@@ -160,12 +248,12 @@ def tool_call(
     """One tool call decision from a raw name and raw arguments, or a parse error saying what is wrong."""
     if not isinstance(raw_name, str):
         return ParseError(message="The action must be the name of a tool, as a string.")
-    name = clean_tool_name(raw_name)
-    if not _TOOL_NAME.match(name):
-        shown = name[:80] or "(nothing)"
+    name = named_tool(clean_tool_name(raw_name), tools)
+    if name is None:
+        shown = clean_tool_name(raw_name)[:80] or "(nothing)"
         return ParseError(message=f'"{shown}" is not a tool name: the action must be exactly one tool name.')
     tool = find_tool(tools, name)
-    arguments = coerce_arguments(raw_arguments, tool)
+    arguments = unwrapped_arguments(coerce_arguments(raw_arguments, tool), tool)
     return tool_calls([(call_id, tool.name if tool else name, arguments)], thought=thought, note="; ".join(notes or []))
 
 

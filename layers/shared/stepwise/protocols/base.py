@@ -8,13 +8,20 @@ from typing import Literal
 from stepwise.config.model import Language
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec
+from stepwise.protocols.arguments import final_answer
 from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import corrective_text, final_round_order, text_system_prompt, wording_for
+from stepwise.protocols.shapes import is_plain_prose
+from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.protocols.wording import ProtocolWording
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
 TEXT_PROTOCOLS: tuple[ProtocolName, ...] = ("react_json", "react_text", "xml", "markers")
 EMPTY_REPLY = "Your reply was empty."
+REASONING_ONLY = (
+    "Your reply held only your reasoning and no answer after it (was it cut off by the length limit?). "
+    "Reason briefly, then write your decision after the reasoning."
+)
 # Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
 MAX_PARSED_CHARS = 100_000
 
@@ -45,11 +52,24 @@ class Protocol(ABC):
         the language of what Stepwise itself says (format, final-round order).
         """
 
-    @abstractmethod
     def parse(
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
-        """Read a completion into tool calls, a final answer or a parse error; never raises."""
+        """Read a completion into tool calls, a final answer or a parse error; never raises.
+
+        Reasoning written into the text (`<think>` blocks) is split off first: what a model thought is never
+        read for actions or an answer.
+        """
+        reply = without_reasoning(completion)
+        if not reply.content.strip() and not reply.tool_calls and reply.reasoning:
+            return ParseError(message=REASONING_ONLY)
+        return self.parse_reply(reply, tools, call_id_prefix=call_id_prefix)
+
+    @abstractmethod
+    def parse_reply(
+        self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
+    ) -> Decision:
+        """Read a completion whose reasoning is already split off."""
 
     def corrective_message(self, error: ParseError, language: Language = "en") -> str:
         """The observation sent back after a parse error: what was wrong and the exact expected format."""
@@ -117,7 +137,7 @@ class TextProtocol(Protocol):
             return f"Observation: {results[0].content}"
         return "\n\n".join(f"Observation ({result.name or 'tool'}): {result.content}" for result in results)
 
-    def parse(
+    def parse_reply(
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
         """Read the text; native tool calls, should a provider send them anyway, are taken as they are."""
@@ -126,9 +146,12 @@ class TextProtocol(Protocol):
         text = completion.content
         if not text.strip():
             return ParseError(message=EMPTY_REPLY)
-        if len(text) <= MAX_PARSED_CHARS:
-            return self.parse_text(text, tools, f"{call_id_prefix}_0")
-        return with_cap_note(self.parse_text(text[:MAX_PARSED_CHARS], tools, f"{call_id_prefix}_0"), len(text))
+        read = text[:MAX_PARSED_CHARS]
+        decision = self.parse_text(read, tools, f"{call_id_prefix}_0")
+        if isinstance(decision, ParseError) and completion.reasoning and is_plain_prose(read):
+            # A reasoning model that thought in its reasoning block and then simply answered.
+            decision = final_answer(read, "")
+        return decision if len(text) <= MAX_PARSED_CHARS else with_cap_note(decision, len(text))
 
     @abstractmethod
     def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:

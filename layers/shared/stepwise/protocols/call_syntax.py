@@ -10,7 +10,7 @@ import re
 from typing import Any, NamedTuple
 
 from stepwise.models.messages import ToolSpec
-from stepwise.protocols.arguments import parameter_names
+from stepwise.protocols.arguments import parameter_names, parameter_type
 from stepwise.protocols.lenient_json import scan_value
 
 _HEAD = re.compile(r"\s*(?P<name>[^\s()\[\]{}<>\"'`,;=:]+)\s*\(")
@@ -28,13 +28,33 @@ class ParsedCall(NamedTuple):
         """Named arguments plus positional ones mapped to the tool's parameters in schema order.
 
         Positional values beyond the known parameters (or all of them, without a tool) are named
-        ``arg0``, ``arg1``, ... by their position.
+        ``arg0``, ``arg1``, ... by their position. One object given alone (``search({"query": "x"})``, as
+        LlamaIndex's ReAct models write) is the arguments, unless the tool's first parameter is an object.
         """
+        if not self.named and len(self.positional) == 1 and isinstance(self.positional[0], dict):
+            first = next(iter(parameter_names(tool)), None)
+            if first is None or parameter_type(tool, first) != "object":
+                return {str(key): value for key, value in self.positional[0].items()}
         result = dict(self.named)
         free_names = iter(name for name in parameter_names(tool) if name not in self.named)
         for position, value in enumerate(self.positional):
             result[next(free_names, f"arg{position}")] = value
         return result
+
+
+def keyword_arguments(text: str, tool: ToolSpec | None) -> dict[str, Any] | None:
+    """Arguments written as ``city="Paris", days=3`` or ``city: Paris``, when every name is one of the
+    tool's parameters; None otherwise (the text is then a plain value)."""
+    names = set(parameter_names(tool))
+    if not names:
+        return None
+    call = parse_call(f"_({text})")
+    if call is not None and call.named and not call.positional and set(call.named) <= names:
+        return dict(call.named)
+    key, colon, value = text.partition(":")
+    if colon and "\n" not in text and key.strip() in names and value.strip():
+        return {key.strip(): value.strip().strip("\"'")}
+    return None
 
 
 def parse_call(text: str) -> ParsedCall | None:

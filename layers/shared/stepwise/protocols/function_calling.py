@@ -49,7 +49,7 @@ class FunctionCallingProtocol(Protocol):
             temperature=temperature,
         )
 
-    def parse(
+    def parse_reply(
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
         """Tool calls win (the text is the thought); text alone is the final answer, even if it looks

@@ -17,6 +17,7 @@ _MAX_DEPTH = 64
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
+_LAST_WORD = re.compile(r"\w+$")
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
@@ -245,6 +246,43 @@ def load_lenient(text: str) -> Any | None:
     except _Unreadable:
         return None
     return value if rest.pos == len(body) else None
+
+
+def close_cut_off(body: str) -> Any | None:
+    """An object or array cut off after a complete value, read with its missing closing brackets added.
+
+    Only a repair with one possible reading is made: a text that ends inside a string, after a key or a
+    colon, on a number (which may have had more digits), or that is broken anywhere else gives None.
+    """
+    closers: list[str] = []
+    quote = ""
+    escaped = False
+    for char in body:
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]" and (not closers or closers.pop() != char):
+            return None
+    if quote or not closers:
+        return None
+    stripped = body.rstrip()
+    trimmed = stripped.rstrip(",").rstrip()
+    complete = stripped.endswith(",") or trimmed.endswith(('"', "'", "}", "]"))
+    if not complete:
+        last_word = _LAST_WORD.search(trimmed)
+        complete = last_word is not None and last_word.group() in _LITERALS
+    if not complete:
+        return None
+    value = load_lenient(trimmed + "".join(reversed(closers)))
+    return value if isinstance(value, dict | list) else None
 
 
 def find_objects(text: str) -> Iterator[JsonSpan]:

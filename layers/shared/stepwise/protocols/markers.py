@@ -24,7 +24,7 @@ from stepwise.protocols.keywords import clean_thought, find_keywords
 from stepwise.protocols.lenient_json import find_objects, load_lenient
 from stepwise.protocols.prompts import MARKERS
 from stepwise.protocols.sections import Section, Tag, find_sections, hallucination_limit, ignored_notes
-from stepwise.protocols.shapes import BOTH_DECISIONS, has_action_key
+from stepwise.protocols.shapes import BOTH_DECISIONS, INTENT_ONLY, has_action_key
 
 _MARKER = re.compile(
     r"/\*\s*(?P<end>END[ _-]?)?(?P<name>PLANNING|PLAN|REPLANNING|REASONING|ACTION|FINAL[ _-]?ANSWER|OBSERVATION)\s*\*/",
@@ -38,7 +38,6 @@ _KINDS = {
     "action": "action",
     "finalanswer": "final_answer",
 }
-_INTENT_ONLY = re.compile(r"\s*(?:I will|I'll|I am going to|I'm going to)\b", re.IGNORECASE)
 
 
 def _read_marker(match: re.Match[str]) -> Tag:
@@ -76,7 +75,7 @@ def parse_markers(text: str, tools: list[ToolSpec] | None, call_id: str) -> Deci
         if not sections and not find_keywords(text) and not has_action_key(text):
             # trpc-agent's planner, whose markers these are, takes unmarked prose as the final answer,
             # unless it only says what the model is about to do.
-            if _INTENT_ONLY.match(text):
+            if INTENT_ONLY.match(text):
                 return ParseError(
                     message="Your reply says what you will do but does neither: call a tool in an /*ACTION*/ "
                     "section, or answer in a /*FINAL_ANSWER*/ section."

@@ -7,6 +7,7 @@ from typing import Any
 from stepwise.models.decision import Decision, ParseError
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
+from stepwise.protocols.text_tool_calls import with_written_calls
 
 # The OpenAI-compatible provider keeps an undecodable arguments string under this key so that the
 # parser, not the provider, decides what to tell the model.
@@ -18,6 +19,9 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
     if not completion.tool_calls:
         if not completion.content.strip():
             return ParseError(message="Your reply was empty.")
+        written = with_written_calls(completion)
+        if written.tool_calls:
+            return parse_native(written, tools)
         return final_answer(completion.content, "")
     calls: list[tuple[str, str, dict[str, Any]]] = []
     for call in completion.tool_calls:

@@ -19,6 +19,7 @@ from stepwise.protocols.provider_responses import completion_from_response, tool
 from stepwise.protocols.react_json import action_blocks
 from stepwise.protocols.registry import find_protocol, get_protocol
 from stepwise.protocols.shapes import has_action_key
+from stepwise.protocols.think_blocks import without_reasoning
 
 _MARKER_DECISION = re.compile(r"/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/", re.IGNORECASE)
 # Possessive where spaces could be split two ways (quadratic on `<action` and a run of spaces); see xml_tags.
@@ -59,7 +60,8 @@ def parse_completion(
     if isinstance(read, ParseError):
         return read
     if protocol == "auto":
-        detected = detect_protocol(read)
+        # What the model thought is not its reply: the protocol is detected from the reply alone.
+        detected = detect_protocol(without_reasoning(read))
         return get_protocol(detected or "function_calling").parse(read, specs)
     chosen = find_protocol(protocol)
     if chosen is None:

@@ -1,9 +1,9 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
-Anthropic messages and DashScope's native responses; tools in OpenAI, Anthropic, Bedrock or our own
-shape. Nothing here raises on a malformed payload: a response gives a `ParseError`, an unreadable tool
-is skipped.
+Anthropic messages, Gemini's, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
+`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
+malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.models.decision import ParseError
-from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.native import malformed_arguments
+from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
 
 # (provider id or None, name, raw arguments: an object or a JSON string)
 _RawCall = tuple[Any, Any, Any]
@@ -32,11 +33,41 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         return _from_openai_message(message, call_id_prefix)
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
+    if isinstance(response.get("candidates"), list):
+        return _from_gemini(response["candidates"], call_id_prefix)
+    if isinstance(response.get("message"), dict):
+        # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
+        return _from_openai_message(response["message"], call_id_prefix)
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _from_gemini(candidates: list[Any], call_id_prefix: str) -> Completion | ParseError:
+    """Gemini's own API: ``candidates[0].content.parts``, text parts (those marked ``thought`` are its
+    reasoning) and ``functionCall`` parts."""
+    first = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
+    content = first.get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    if not isinstance(parts, list):
+        return ParseError(message="The response has no candidates[0].content.parts.")
+    texts: list[str] = []
+    thoughts: list[ReasoningBlock] = []
+    calls: list[_RawCall] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            calls.append((call.get("id"), call.get("name"), call.get("args")))
+        elif isinstance(part.get("text"), str):
+            if part.get("thought") is True:
+                thoughts.append(ReasoningBlock(text=part["text"]))
+            else:
+                texts.append(part["text"])
+    return _completion("".join(texts), calls, call_id_prefix, thoughts)
 
 
 def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
@@ -53,7 +84,7 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
     if isinstance(first, dict) and isinstance(first.get("message"), dict):
         return _from_openai_message(first["message"], call_id_prefix)
     if isinstance(output.get("text"), str):
-        return Completion(content=output["text"])
+        return Completion(content=output["text"], reasoning=reasoning_from_message(output))
     return ParseError(message="The response has no output.message, output.choices or output.text.")
 
 
@@ -74,7 +105,7 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
-    return _completion(content, calls, call_id_prefix)
+    return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
 
 
 def _openai_text(content: Any) -> str:
@@ -87,7 +118,8 @@ def _openai_text(content: Any) -> str:
 
 
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
-    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``)."""
+    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``); their
+    reasoning blocks (``reasoningContent``, ``thinking``) are kept apart."""
     if not isinstance(blocks, list):
         return ParseError(message="The response message has no content blocks.")
     texts: list[str] = []
@@ -102,10 +134,12 @@ def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
             calls.append((block.get("id"), block.get("name"), block.get("input")))
         elif isinstance(block.get("text"), str) and block.get("type", "text") == "text":
             texts.append(block["text"])
-    return _completion("\n".join(texts), calls, call_id_prefix)
+    return _completion("\n".join(texts), calls, call_id_prefix, reasoning_from_blocks(blocks))
 
 
-def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Completion | ParseError:
+def _completion(
+    content: str, calls: list[_RawCall], call_id_prefix: str, reasoning: list[ReasoningBlock]
+) -> Completion | ParseError:
     """Build the completion; a call without a name is dropped (as trpc-agent does), unreadable arguments
     are a parse error.
     """
@@ -121,7 +155,7 @@ def _completion(content: str, calls: list[_RawCall], call_id_prefix: str) -> Com
             tool_calls.append(ToolCall(id=identifier, name=name.strip(), arguments=arguments))
         except ValidationError:
             return ParseError(message=f'Your call to tool "{name[:128]}" has an invalid id or name.')
-    return Completion(content=content, tool_calls=tool_calls)
+    return Completion(content=content, tool_calls=tool_calls, reasoning=reasoning)
 
 
 def tool_specs_from(tools: list[ToolSpec] | list[dict[str, Any]] | None) -> list[ToolSpec] | None:

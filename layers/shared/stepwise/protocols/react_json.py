@@ -55,7 +55,7 @@ def action_blocks(text: str) -> list[JsonSpan]:
 def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
     """The decision of the first action block, with notes on what else the reply held."""
     blocks = action_blocks(text)
-    if not blocks:
+    if not blocks or _is_action_input(text, blocks[0]):
         return _without_block(text, tools, call_id)
     first = blocks[0]
     thought = clean_thought(text[: first.start])
@@ -78,11 +78,22 @@ def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     return tool_call(action, action_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
 
 
+def _is_action_input(text: str, block: JsonSpan) -> bool:
+    """True when the first object is the arguments under an ``Action Input:`` line (which may name an
+    "action" of its own), not an action block."""
+    labels = [hit for hit in find_keywords(text) if hit.start < block.start]
+    return len(labels) >= 2 and labels[-1].kind == "action_input" and labels[-2].kind == "action"
+
+
 def _without_block(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
     """No readable action block: keyword lines are accepted, else say what is missing or broken."""
     hits = find_keywords(text)
     if any(hit.kind in ("action", "final_answer") for hit in hits):
         return parse_react_text(text, tools, call_id)
+    keyword_lines = parse_react_text(text, tools, call_id)
+    if not isinstance(keyword_lines, ParseError):
+        # labels written on one line ("Thought: ... Final Answer: 42")
+        return keyword_lines
     key = ACTION_KEY.search(text) or FENCED_JSON.search(text)
     if key is not None:
         fence = text.rfind("```", 0, key.start() + 1)

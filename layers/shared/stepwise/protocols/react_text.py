@@ -21,15 +21,23 @@ from stepwise.protocols.arguments import (
     tool_call,
 )
 from stepwise.protocols.base import ProtocolName, TextProtocol
-from stepwise.protocols.call_syntax import parse_call
+from stepwise.protocols.call_syntax import keyword_arguments, parse_call
 from stepwise.protocols.keywords import KeywordHit, clean_thought, find_keywords, first_after, section
-from stepwise.protocols.lenient_json import find_objects, load_lenient, scan_value, strip_code_fence
+from stepwise.protocols.lenient_json import close_cut_off, find_objects, load_lenient, scan_value, strip_code_fence
 from stepwise.protocols.prompts import REACT_TEXT
 from stepwise.protocols.sections import ignored_notes
-from stepwise.protocols.shapes import BOTH_DECISIONS, broken_block_error
+from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput, broken_block_error, json_problem
 
 # The original ReAct paper's style: ``Search[Paris]``.
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
+# A whole reply in one code fence (the closing one may have been cut off).
+_WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
+# A final answer written on the action's own line: both decisions at once.
+_INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
+# A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
+_INLINE_LABEL = re.compile(
+    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
+)
 
 
 class ReactTextProtocol(TextProtocol):
@@ -52,12 +60,14 @@ class ReactTextProtocol(TextProtocol):
 
 def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
     """The decision written with ReAct keyword lines; shared with the JSON protocol as its fallback."""
+    text = _unfenced(text)
     hits = find_keywords(text)
-    decisive = [
-        index
-        for index, hit in enumerate(hits)
-        if hit.kind == "final_answer" or (hit.kind == "action" and not _names_no_tool(text, hits, index))
-    ]
+    decisive = _decisive(text, hits)
+    if not decisive:
+        # The labels may all be on one line: "Thought: I know it now. Final Answer: 42".
+        text = _INLINE_LABEL.sub("\n", text)
+        hits = find_keywords(text)
+        decisive = _decisive(text, hits)
     if not decisive:
         return ParseError(message="Your reply has neither an 'Action:' line nor a 'Final Answer:' line.")
     first_index = decisive[0]
@@ -66,8 +76,7 @@ def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     thought_end = next(hit.start for hit in hits if hit.kind in ("action", "final_answer"))
     thought = clean_thought(text[:thought_end])
     if first.kind == "final_answer":
-        # Everything to the end: an answer may hold code, JSON or lines that look like labels.
-        return final_answer(text[first.end :], thought)
+        return final_answer(_answer(text, hits, first_index), thought)
     observation = first_after(hits, "observation", first.end)
     limit = observation.start if observation else len(text)
     later = [hit for hit in hits[first_index + 1 :] if hit.start < limit]
@@ -79,6 +88,41 @@ def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     )
     raw_input = _action_input(text, hits, first_index)
     return _action(section(text, hits, first_index), raw_input, tools, call_id, thought, notes)
+
+
+def _decisive(text: str, hits: list[KeywordHit]) -> list[int]:
+    """The indexes of the labels that decide: final answers, and actions that name a tool."""
+    return [
+        index
+        for index, hit in enumerate(hits)
+        if hit.kind == "final_answer" or (hit.kind == "action" and not _names_no_tool(text, hits, index))
+    ]
+
+
+def _unfenced(text: str) -> str:
+    """The reply inside a code fence that wraps all of it, when what it wraps is written with labels."""
+    whole = _WHOLE_FENCE.fullmatch(text)
+    if whole is None or not find_keywords(whole.group("body")):
+        return text
+    return whole.group("body")
+
+
+def _answer(text: str, hits: list[KeywordHit], index: int) -> str:
+    """The final answer of label `index`: everything to the end, as an answer may hold code, JSON or lines
+    that look like labels, unless the reply repeats its Final Answer, when the last one is the answer."""
+    repeats = [hit for hit in hits[index + 1 :] if hit.kind == "final_answer" and _spelled_out(text, hit)]
+    start = repeats[-1].end if repeats else hits[index].end
+    answer = text[start:].rstrip()
+    if answer.endswith("```") and answer.count("```") % 2:
+        # The closing fence of a fence opened before the answer.
+        answer = answer[:-3]
+    return answer
+
+
+def _spelled_out(text: str, hit: KeywordHit) -> bool:
+    """True for a "Final Answer" label (not LlamaIndex's bare "Answer", which answers may hold)."""
+    label = text[hit.start : hit.end].casefold()
+    return "final" in label or "最终" in label
 
 
 def _names_no_tool(text: str, hits: list[KeywordHit], index: int) -> bool:
@@ -96,7 +140,11 @@ def _action_input(text: str, hits: list[KeywordHit], action_index: int) -> Any:
 
 
 def read_input_text(raw: str) -> Any:
-    """Action input text as a value: JSON (fenced or not, even with prose after it), else the text."""
+    """Action input text as a value: JSON (fenced or not, even with prose after it), else the text.
+
+    An object that cannot be read is never passed on as text: cut off after a complete value it is closed
+    (the one reading there is), otherwise it is a `BrokenInput` saying what is wrong.
+    """
     decoded = load_lenient(raw)
     if decoded is not None:
         return decoded
@@ -105,6 +153,9 @@ def read_input_text(raw: str) -> Any:
         found = scan_value(body, 0)
         if found is not None:
             return found[0]
+    if body[:1] == "{":
+        repaired = close_cut_off(body)
+        return repaired if repaired is not None else BrokenInput(json_problem(body))
     return body
 
 
@@ -117,10 +168,17 @@ def _action(
     notes: list[str],
 ) -> Decision:
     """The decision for an ``Action:`` line: a tool call, or a final answer given as an action."""
+    if action_text.startswith("```") and "{" not in action_text:
+        # The tool's name in a fence of its own.
+        action_text = strip_code_fence(action_text).strip()
     if action_text.startswith(("```", "{")):
         # LangChain's structured chat: the action is a JSON block, fenced or not, under "Action:".
         return _action_block(action_text, tools, call_id, thought, notes)
     line = action_text.splitlines()[0].strip() if action_text else ""
+    if _INLINE_FINAL.search(line):
+        return ParseError(message=BOTH_DECISIONS)
+    if isinstance(raw_input, BrokenInput):
+        return raw_input.error("'Action Input:'")
     if is_final_action(clean_tool_name(line), tools):
         return final_answer(answer_text(raw_input), thought)
     call = parse_call(line)
@@ -131,6 +189,8 @@ def _action(
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
         return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    if isinstance(raw_input, str):
+        raw_input = keyword_arguments(raw_input, find_tool(tools, clean_tool_name(line))) or raw_input
     if raw_input is None and line:
         # LangChain and LlamaIndex both refuse an action without its input.
         return ParseError(

@@ -26,7 +26,7 @@ from stepwise.protocols.lenient_json import load_lenient, strip_code_fence
 from stepwise.protocols.prompts import XML
 from stepwise.protocols.react_text import read_input_text
 from stepwise.protocols.sections import Section, Tag, find_sections, hallucination_limit, ignored_notes
-from stepwise.protocols.shapes import BOTH_DECISIONS
+from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput
 
 _KINDS = {
     "thought": "thought",
@@ -164,6 +164,8 @@ def _action(
     if action_input is not None and _ENTITY.search(action_input):
         action_input = html.unescape(action_input)
     raw_input = read_input_text(action_input) if action_input is not None else None
+    if isinstance(raw_input, BrokenInput):
+        return raw_input.error("<tool_input>")
     if is_final_action(clean_tool_name(body), tools):
         return final_answer(answer_text(raw_input), thought)
     return tool_call(body, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)

@@ -14,12 +14,17 @@ from stepwise.steps.runtime import StepRuntime
 
 def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
     """The cost of these tokens at the profile's model prices (the configuration's, else the model
-    catalog's), cached tokens at the cache rates; None when neither has prices."""
+    catalog's), cached tokens at the cache rates, reasoning tokens at the reasoning rate where one is given;
+    None when neither has prices."""
     prices = runtime.config.model_prices(profile)
     if prices is None:
         return None
     cost = prices.cost_usd(
-        tokens.input_tokens, tokens.output_tokens, tokens.cache_read_tokens, tokens.cache_write_tokens
+        tokens.input_tokens,
+        tokens.output_tokens,
+        tokens.cache_read_tokens,
+        tokens.cache_write_tokens,
+        tokens.reasoning_tokens,
     )
     return round(cost, 6)
 
@@ -37,6 +42,7 @@ def _tokens_of(usage: RunUsage) -> RunSpend:
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens,
         cache_write_tokens=usage.cache_write_tokens,
+        reasoning_tokens=usage.reasoning_tokens,
     )
 
 
@@ -46,7 +52,10 @@ def _priced_spend(profile: str, tokens: RunSpend, runtime: StepRuntime) -> RunSp
 
 
 def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> RunSpend:
-    """The run's spend once the model call `step` records is added (unchanged when there is no step)."""
+    """The run's spend once the model call `step` records is added (unchanged when there is no step).
+
+    Reasoning tokens are part of the output tokens: the token budget counts them, the cost prices them.
+    """
     if step is None:
         return run.spend
     spent = run.spend
@@ -55,6 +64,7 @@ def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) 
         output_tokens=spent.output_tokens + (step.output_tokens or 0),
         cache_read_tokens=spent.cache_read_tokens + (step.cache_read_tokens or 0),
         cache_write_tokens=spent.cache_write_tokens + (step.cache_write_tokens or 0),
+        reasoning_tokens=spent.reasoning_tokens + (step.reasoning_tokens or 0),
     )
     return _priced_spend(run.profile, tokens, runtime)
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 import time
 from typing import Any, TypeVar
 
+from stepwise.config.model import AgentProfile
+from stepwise.config.reasoning import ReasoningSetting, resolve_reasoning
 from stepwise.inputs.text_policy import replacement_note
-from stepwise.models.messages import ChatMessage, Completion, ToolSpec
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunOptions, StepRecord, StoredMessage
 from stepwise.models.state import RunContext, StatePayload, parse_event
+from stepwise.protocols.text_tool_calls import with_written_calls
+from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import AgentRun, RunAgent, StoredRun, agent_for
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.model_call import call_within_deadline
@@ -72,6 +76,37 @@ def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
     return f", offered {len(tools)} of {len(agent.tools)} tools"
 
 
+def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
+    """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
+    asked = options.sampling.reasoning_effort
+    if profile.reasoning is None or asked is None:
+        return profile.reasoning
+    effort = "low" if asked == "minimal" else asked
+    return profile.reasoning.model_copy(update={"effort": effort, "enabled": True})
+
+
+def with_reasoning(
+    request: ChatRequest, profile: AgentProfile, options: RunOptions, runtime: StepRuntime
+) -> ChatRequest:
+    """The request with the profile's thinking as the model's catalog entry says to ask for it, room for it
+    in `max_tokens`, and how the model wants its reasoning back (`stepwise.llm.reasoning`)."""
+    setting = reasoning_setting(profile, options)
+    facts = runtime.config.model_facts(profile.model)
+    reasoning, max_tokens, pass_back = resolve_reasoning(setting, facts, request.max_tokens)
+    sampling = request.sampling
+    if reasoning is not None:
+        # Folded into the reasoning request, which sends it in the model's own field.
+        sampling = sampling.model_copy(update={"reasoning_effort": None})
+    return request.model_copy(
+        update={
+            "reasoning": reasoning,
+            "reasoning_pass_back": pass_back,
+            "max_tokens": max_tokens,
+            "sampling": sampling,
+        }
+    )
+
+
 def _replacement_note(completion: Completion) -> str:
     """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
     return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
@@ -119,11 +154,13 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
     stop = list(dict.fromkeys(request.stop + options.stop))
     request = request.model_copy(update={"sampling": options.sampling, "stop": stop})
+    request = with_reasoning(request, profile, options, runtime)
+    thinking = request.reasoning is not None and request.reasoning.enabled
     # What the model's provider refuses (per the model catalog) is dropped here, and said in the trace.
     # Imported here: the `stepwise.llm` package loads httpx, which the handler's cold start does without.
     from stepwise.llm.request_shaping import shaped_request
 
-    request, shaping = shaped_request(request, runtime.config.model_facts(profile.model))
+    request, shaping = shaped_request(request, runtime.config.model_facts(profile.model), reasoning=thinking)
     started = time.perf_counter()
     provider, model_name = runtime.model_identity(profile.model)
     with runtime.spans.chat(
@@ -134,7 +171,14 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         )
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
-    message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
+    # What the model thought is stored apart from what it replied, whichever way the provider sent it.
+    reply = without_reasoning(completion)
+    if agent.protocol.name == "function_calling":
+        # calls a server without a tool-call parser left in the text are stored as the native calls they are
+        reply = with_written_calls(reply)
+    message = ChatMessage(
+        role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
+    )
     notes = [
         f"protocol {agent.protocol.name}, model {completion.model or profile.model}{_offer_note(agent, tools)}"
         f"{_replacement_note(completion)}"
@@ -149,6 +193,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         output_tokens=usage.output_tokens,
         cache_read_tokens=usage.cache_read_tokens or None,
         cache_write_tokens=usage.cache_write_tokens or None,
+        reasoning_tokens=usage.reasoning_tokens or None,
         finish_reason=completion.finish_reason,
         note="; ".join(notes + shaping),
     )
@@ -163,6 +208,8 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         metrics.add_metric(name="ModelCacheReadTokens", unit="Count", value=usage.cache_read_tokens)
     if usage.cache_write_tokens:
         metrics.add_metric(name="ModelCacheWriteTokens", unit="Count", value=usage.cache_write_tokens)
+    if usage.reasoning_tokens:
+        metrics.add_metric(name="ModelReasoningTokens", unit="Count", value=usage.reasoning_tokens)
     logger.info(
         "model called",
         extra={

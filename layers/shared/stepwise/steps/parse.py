@@ -135,7 +135,8 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     else:
         errors_before = (stored.previous_decision.parse_errors or 0) if stored.previous_decision else 0
     agent = agent_for(stored.meta, runtime)
-    completion = Completion(content=stored.assistant.content, tool_calls=stored.assistant.tool_calls)
+    assistant = stored.assistant
+    completion = Completion(content=assistant.content, tool_calls=assistant.tool_calls, reasoning=assistant.reasoning)
     decision: Decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
     # a reply cut at the output cap, malformed, or empty is told to the model, never run or taken as the answer
     decision = reply_problem(stored.assistant_step, decision, bool(completion.tool_calls)) or decision

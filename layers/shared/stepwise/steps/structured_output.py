@@ -22,6 +22,7 @@ from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.protocols.base import append_merging_users
 from stepwise.protocols.lenient_json import load_lenient, scan_value
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
@@ -195,7 +196,8 @@ def _ask_and_store(
         completion = runtime.chat_model(model).complete(request)
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
-    reply = reply_text(completion)
+    # A reasoning model's thinking is not the formatted answer (it is not kept: the run's answer is made).
+    reply = reply_text(without_reasoning(completion))
     _, problem = reply_problem(reply, schema)
     index = FIRST_ATTEMPT_INDEX + attempt
     step = StepRecord(
@@ -208,6 +210,7 @@ def _ask_and_store(
         latency_ms=latency_ms,
         input_tokens=completion.usage.input_tokens,
         output_tokens=completion.usage.output_tokens,
+        reasoning_tokens=completion.usage.reasoning_tokens or None,
     )
     # The reply is stored as the assistant's message of its own slot, carrying its trace step (and so
     # its usage), once; a concurrent attempt's earlier reply wins.

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.messages import ChatMessage, ImageInput, ToolCall
+from stepwise.models.messages import ChatMessage, ImageInput, ReasoningBlock, ToolCall
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.store import keys
 
 
 def message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, expires_at: int) -> dict[str, Any]:
-    """The item of one message, under the key its (iteration, slot) gives."""
+    """The item of one message, under the key its (iteration, slot) gives; an assistant message's reasoning,
+    signatures included, is its `reasoning` attribute (JSON text, as the blocks must come back unchanged)."""
     return {
         "pk": keys.run_pk(run_id),
         "sk": keys.message_sk(iteration, slot),
@@ -24,8 +25,20 @@ def message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, e
         "images": json.dumps([image.model_dump(exclude_none=True) for image in message.images])
         if message.images
         else None,
+        # the blocks must come back as they were signed: JSON text too
+        "reasoning": json.dumps(
+            [block.model_dump(exclude_none=True) for block in message.reasoning], ensure_ascii=False
+        )
+        if message.reasoning
+        else None,
         "expires_at": expires_at,
     }
+
+
+def _reasoning_text(message: ChatMessage) -> str | None:
+    if not message.reasoning:
+        return None
+    return json.dumps([block.model_dump(exclude_none=True) for block in message.reasoning], ensure_ascii=False)
 
 
 def step_item(run_id: str, step: StepRecord, expires_at: int) -> dict[str, Any]:
@@ -50,9 +63,15 @@ def to_message(item: dict[str, Any]) -> StoredMessage:
         images=images,
         tool_call_id=item.get("tool_call_id"),
         name=item.get("name"),
+        reasoning=to_reasoning(item),
         iteration=int(iteration),
         slot=int(slot),
     )
+
+
+def to_reasoning(item: dict[str, Any]) -> list[ReasoningBlock]:
+    """The reasoning blocks a message item holds (none for most)."""
+    return [ReasoningBlock.model_validate(block) for block in json.loads(item.get("reasoning") or "[]")]
 
 
 def to_meta(item: dict[str, Any]) -> RunMeta:

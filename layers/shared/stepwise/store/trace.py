@@ -1,6 +1,7 @@
 """Reading a run's trace: the steps its model calls, decisions and tool calls recorded, in order.
 
-The model's and the tools' steps are carried by their messages (attribute `trace`); Parse decisions are
+The model's and the tools' steps are carried by their messages (attribute `trace`); a model message's
+reasoning (attribute `reasoning`) is shown as the `reasoning` step after its call; Parse decisions are
 `STEP#` items. Format, which needs the whole run, reads its partition in one Query: META, the messages
 with their steps and the decisions together.
 """
@@ -11,11 +12,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepwise.models.run import StepRecord, StoredMessage
+from stepwise.models.messages import ReasoningBlock
+from stepwise.models.run import STEP_KIND_ORDER, StepRecord, StoredMessage
 from stepwise.store import keys
 from stepwise.store.codec import serialize_value
 from stepwise.store.history import MESSAGE_ATTRIBUTES, message_projection
-from stepwise.store.items import to_message
+from stepwise.store.items import to_message, to_reasoning
 
 QueryItems = Callable[[dict[str, Any]], Iterator[dict[str, Any]]]
 """Runs one Query (its parameters besides the table) and yields its items, deserialized, across pages."""
@@ -23,7 +25,10 @@ QueryItems = Callable[[dict[str, Any]], Iterator[dict[str, Any]]]
 GetItem = Callable[[dict[str, Any]], dict[str, Any] | None]
 """Reads one item (GetItem parameters besides the table), deserialized; None when it is not stored."""
 
-_TRACE = {"ProjectionExpression": "#trace", "ExpressionAttributeNames": {"#trace": "trace"}}
+_TRACE = {
+    "ProjectionExpression": "#sk, #trace, #reasoning",
+    "ExpressionAttributeNames": {"#sk": "sk", "#trace": "trace", "#reasoning": "reasoning"},
+}
 _DECISIONS = {"ProjectionExpression": "#data", "ExpressionAttributeNames": {"#data": "data"}}
 _MESSAGES_WITH_TRACE = message_projection((*MESSAGE_ATTRIBUTES, "trace"))
 
@@ -85,8 +90,33 @@ def _ordered(message_items: Iterable[dict[str, Any]], step_items: Iterable[dict[
 
 
 def _in_order(message_items: Iterable[dict[str, Any]], decisions: Iterable[StepRecord]) -> list[StepRecord]:
-    steps = [StepRecord.model_validate_json(item["trace"]) for item in message_items if "trace" in item]
-    return sorted([*steps, *decisions], key=lambda step: keys.step_sk(step.iteration, step.kind, step.n))
+    steps: list[StepRecord] = []
+    for item in message_items:
+        if "trace" in item:
+            step = StepRecord.model_validate_json(item["trace"])
+            steps.append(step)
+            if step.kind == "llm" and "reasoning" in item:
+                steps.append(reasoning_step(step.iteration, to_reasoning(item)))
+    return sorted([*steps, *decisions], key=step_order)
+
+
+def step_order(step: StepRecord) -> tuple[int, int, int]:
+    """Where a step comes in its run: by iteration, then the model call, its reasoning, the decision, the
+    tool calls (by `n`) and the formatting."""
+    return step.iteration, STEP_KIND_ORDER[step.kind], -1 if step.n is None else step.n
+
+
+def reasoning_step(iteration: int, blocks: list[ReasoningBlock]) -> StepRecord:
+    """The trace step showing what the model thought before its message: the text it showed, and how many
+    blocks the provider encrypted (shown as such, never as text)."""
+    text = "\n\n".join(block.text for block in blocks if block.text)
+    redacted = sum(1 for block in blocks if block.redacted)
+    signed = sum(1 for block in blocks if block.signature)
+    notes = [f"{redacted} redacted block(s), encrypted by the provider" if redacted else ""]
+    notes.append(f"{signed} signed block(s), sent back with the turn's tool results" if signed else "")
+    return StepRecord(
+        iteration=iteration, kind="reasoning", thought=text or None, note="; ".join(filter(None, notes)) or None
+    )
 
 
 class TraceReader:

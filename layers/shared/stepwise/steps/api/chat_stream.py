@@ -96,7 +96,8 @@ def chat_chunks(
         elif not read.done and idle.due():
             yield KEEPALIVE_FRAME
         for step in read.events:
-            yield chunk(ChunkDelta(), step.model_dump(mode="json", exclude_none=True))
+            thought = step.thought if step.kind == "reasoning" else None
+            yield chunk(ChunkDelta(reasoning_content=thought), step.model_dump(mode="json", exclude_none=True))
     final = runtime.store.require_run(start.run_id)
     try:
         completion = chat_completion_of(runtime.store, final, model=start.model, created=start.created)

@@ -21,14 +21,16 @@ from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.run_views import reported_status, trace_step
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
 from stepwise.steps.runtime import StepRuntime
+from stepwise.store.trace import step_order
 
-CURSOR_VERSION = 1
+# Version 2 counts the `reasoning` step among the kinds of a position; a version-1 cursor is read as it was meant.
+CURSOR_VERSION = 2
+_V1_KIND_ORDER = (0, 2, 3, 4)
 STREAM_POLL_SECONDS = 0.2
 # An SSE comment line sent when nothing was stored for this long: API Gateway closes a streamed answer idle
 # for 30 s (edge-optimized endpoint; 5 min regional), and a model call can take longer than that.
 KEEPALIVE_SECONDS = 10.0
 KEEPALIVE_FRAME = b": keep-alive\n\n"
-_KIND_ORDER = {"llm": 0, "parse": 1, "tool": 2, "format": 3}
 _CURSOR_FIELD = "after (query parameter)"
 
 Position = tuple[int, int, int]
@@ -36,7 +38,7 @@ _START: Position = (0, -1, -1)
 
 
 def _position(step: StepRecord) -> Position:
-    return (step.iteration, _KIND_ORDER[step.kind], step.n if step.n is not None else -1)
+    return step_order(step)
 
 
 def encode_events_cursor(position: Position) -> str:
@@ -52,16 +54,21 @@ def decode_events_cursor(cursor: str) -> Position:
     except (ValueError, binascii.Error, UnicodeError):
         raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
     position = document.get("p") if isinstance(document, dict) else None
+    version = document.get("v") if isinstance(document, dict) else None
     valid = (
-        isinstance(document, dict)
-        and document.get("v") == CURSOR_VERSION
+        version in (1, CURSOR_VERSION)
         and isinstance(position, list)
         and len(position) == 3
         and all(isinstance(part, int) and not isinstance(part, bool) and -1 <= part <= 100_000 for part in position)
     )
     if not valid or position is None:
         raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
-    return (position[0], position[1], position[2])
+    kind = position[1]
+    if version == 1:
+        if not 0 <= kind < len(_V1_KIND_ORDER):
+            raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+        kind = _V1_KIND_ORDER[kind]
+    return (position[0], kind, position[2])
 
 
 def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecord]:
@@ -84,9 +91,12 @@ def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecor
     for step in ordered:
         if step.kind == "tool" and stored.get(step.iteration, 0) < decided.get(step.iteration, 0):
             break
-        delivered.append(step)
-        if step.kind == "llm" and step.iteration not in decided:
+        # after a model call whose decision was not found, only its reasoning may follow
+        last = delivered[-1] if delivered else None
+        undecided = last is not None and last.kind in ("llm", "reasoning") and last.iteration not in decided
+        if undecided and step.kind != "reasoning":
             break
+        delivered.append(step)
     return delivered
 
 

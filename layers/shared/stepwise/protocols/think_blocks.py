@@ -1,0 +1,166 @@
+"""Reasoning written into a reply's text, split off before anything reads the reply.
+
+Reasoning models served raw (Ollama, vLLM or llama.cpp without a reasoning parser, a gateway passing text
+through) write their thinking into the content, between tags the chat template defines: `<think>` (DeepSeek-R1,
+Qwen3, QwQ, GLM, MiniMax, Nemotron...), `<thinking>`, `<seed:think>` (Seed-OSS), `[THINK]` (Magistral),
+`◁think▷` (Kimi), `<|START_THINKING|>` (Command A), or Granite's "Here is my thought process:" lines. What
+they think mentions actions, JSON blocks, tags and answers they then decide against, so it is never read
+as the reply.
+
+The block is found the way reasoning parsers find it (vLLM's, llama.cpp's): at the start of the reply,
+closed or not (a reply cut off while thinking is all reasoning); with only its closing tag, when the chat
+template wrote the opening one into the prompt; or at the start of a later line, for models that think
+again between tool calls. A tag written inside prose is left alone. No library does this for arbitrary
+text (the parsers above work on token ids of one model family each), hence this module.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from stepwise.models.messages import Completion, ReasoningBlock
+
+# (opening, closing) tag pairs; the closing tag alone ends reasoning the template opened.
+_PAIRS: tuple[tuple[str, str], ...] = (
+    (r"<think>", r"</think>"),
+    (r"<thinking>", r"</thinking>"),
+    (r"<seed:think>", r"</seed:think>"),
+    (r"\[THINK\]", r"\[/THINK\]"),
+    (r"◁think▷", r"◁/think▷"),
+    (r"<\|START_THINKING\|>", r"<\|END_THINKING\|>"),
+)
+_OPENING = re.compile("|".join(f"(?P<o{index}>{opening})" for index, (opening, _) in enumerate(_PAIRS)), re.IGNORECASE)
+_CLOSING = [re.compile(closing, re.IGNORECASE) for _, closing in _PAIRS]
+# A closing tag quoted in prose (`</think>`, "</think>") closes nothing.
+_ANY_CLOSING = re.compile(r"(?<![`'\"])(?:" + "|".join(closing for _, closing in _PAIRS) + ")", re.IGNORECASE)
+_BLANK = re.compile(r"\s*")
+# An opening tag that starts a line: a later block of reasoning, not a tag quoted in prose.
+_LINE_OPENING = re.compile(r"(?:^|\n)[ \t]*(?=" + _OPENING.pattern + ")", re.IGNORECASE)
+# IBM Granite 3.2's plain-text sections.
+_GRANITE_THOUGHT = re.compile(r"\s*Here(?:'s| is) my thought process:")
+_GRANITE_RESPONSE = re.compile(r"Here(?:'s| is) my response:")
+# gpt-oss (harmony format), served raw: reasoning on the analysis channel, the reply on the final one.
+_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>")
+_HARMONY_ANALYSIS = re.compile(
+    r"(?:<\|start\|>\s*assistant\s*)?<\|channel\|>\s*analysis\s*<\|message\|>(?P<text>.*?)(?P<end><\|end\|>|\Z)",
+    re.DOTALL,
+)
+_HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
+_HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
+
+
+class SplitReply(NamedTuple):
+    """A reply's text with its reasoning taken out.
+
+    `unclosed` is True when the reply ended inside a reasoning block: it was cut off (by `max_tokens`) while
+    the model was still thinking, so whatever follows the reasoning is not a reply.
+    """
+
+    reasoning: str
+    reply: str
+    unclosed: bool = False
+
+
+def split_reasoning(text: str) -> SplitReply:
+    """The reasoning blocks of `text` (joined by blank lines) and the reply without them."""
+    harmony = _split_harmony(text)
+    if harmony is not None:
+        return harmony
+    granite = _split_granite(text)
+    if granite is not None:
+        return granite
+    thoughts: list[str] = []
+    position = 0
+    leading = True
+    pieces: list[str] = []
+    while True:
+        opening = _next_opening(text, position, leading)
+        if opening is None:
+            break
+        start, body_start, pair = opening
+        closing = _CLOSING[pair].search(text, body_start)
+        pieces.append(text[position:start])
+        if closing is None:
+            thoughts.append(text[body_start:].strip())
+            return SplitReply(_joined(thoughts), _unwrapped("".join(pieces), bool(thoughts)), unclosed=True)
+        thoughts.append(text[body_start : closing.start()].strip())
+        position = closing.end()
+        leading = leading and not pieces[-1].strip()
+    rest = text[position:]
+    if not thoughts:
+        # Only a closing tag: the chat template opened the block in the prompt, so the reply starts thinking.
+        closing_only = _ANY_CLOSING.search(rest)
+        if closing_only is None or _OPENING.search(rest, 0, closing_only.start()) is not None:
+            return SplitReply("", text)
+        return SplitReply(rest[: closing_only.start()].strip(), _unwrapped(rest[closing_only.end() :], True))
+    return SplitReply(_joined(thoughts), _unwrapped("".join(pieces) + rest, True))
+
+
+def _next_opening(text: str, position: int, leading: bool) -> tuple[int, int, int] | None:
+    """(where the tag starts, where its body starts, which pair) of the next reasoning block, or None.
+
+    While nothing but reasoning came before, a block may open right after whitespace; otherwise it must
+    open a line.
+    """
+    blank = _BLANK.match(text, position)
+    match = _OPENING.match(text, blank.end() if blank else position) if leading else None
+    if match is None:
+        line = _LINE_OPENING.search(text, position)
+        match = _OPENING.match(text, line.end()) if line is not None else None
+    if match is None:
+        return None
+    pair = next(index for index in range(len(_PAIRS)) if match.group(f"o{index}") is not None)
+    return match.start(), match.end(), pair
+
+
+def _joined(thoughts: list[str]) -> str:
+    return "\n\n".join(thought for thought in thoughts if thought)
+
+
+def _unwrapped(reply: str, after_reasoning: bool) -> str:
+    """The reply without Hunyuan's `<answer>` wrapper, which only follows a reasoning block."""
+    body = reply.strip()
+    if not after_reasoning or body[:8].lower() != "<answer>":
+        return reply
+    body = body[8:]
+    if body[-9:].lower() == "</answer>":
+        body = body[:-9]
+    return body.strip()
+
+
+def _split_granite(text: str) -> SplitReply | None:
+    """Granite's "Here is my thought process: ... Here is my response: ..." sections; None for other text."""
+    thought = _GRANITE_THOUGHT.match(text)
+    if thought is None:
+        return None
+    response = _GRANITE_RESPONSE.search(text, thought.end())
+    if response is None:
+        return SplitReply(text[thought.end() :].strip(), "", unclosed=True)
+    return SplitReply(text[thought.end() : response.start()].strip(), text[response.end() :].lstrip())
+
+
+def _split_harmony(text: str) -> SplitReply | None:
+    """gpt-oss's channels, when a raw harmony reply reaches us; None for any other text."""
+    if "<|channel|>" not in text:
+        return None
+    final = _HARMONY_FINAL.search(text)
+    analyses = list(_HARMONY_ANALYSIS.finditer(text, 0, final.start() if final else len(text)))
+    if not analyses:
+        return None
+    thoughts = _joined([match.group("text").strip() for match in analyses])
+    if final is not None:
+        return SplitReply(thoughts, _HARMONY_END.sub("", text[final.end() :]))
+    # No final channel: what is left (a commentary-channel call, or nothing when the reply was cut off
+    # while thinking) is the reply.
+    rest = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text)).strip()
+    return SplitReply(thoughts, rest, unclosed=not analyses[-1].group("end"))
+
+
+def without_reasoning(completion: Completion) -> Completion:
+    """The completion with the reasoning written into its text moved to its `reasoning` blocks."""
+    split = split_reasoning(completion.content)
+    if not split.reasoning and split.reply == completion.content:
+        return completion
+    blocks = [ReasoningBlock(text=split.reasoning)] if split.reasoning else []
+    return completion.model_copy(update={"content": split.reply.strip(), "reasoning": [*completion.reasoning, *blocks]})
