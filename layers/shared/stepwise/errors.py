@@ -20,6 +20,23 @@ class LLMPermanentError(StepwiseError):
     """The model provider rejected the request (4xx other than 429); retrying cannot help."""
 
 
+class ContextWindowExceeded(LLMPermanentError):
+    """The request was longer than the model's context window (OpenAI `context_length_exceeded`, Bedrock
+    "input is too long" / `model_context_window_exceeded`).
+
+    A class of its own, not retried, so the state machine can route it to context management (compact the
+    conversation and call again) instead of ending the run; until it does, the run ends with its best answer.
+    """
+
+
+class LLMDeadlineReached(LLMPermanentError):
+    """A model call failed in a way a retry may fix, but the run's deadline leaves no time for one.
+
+    Raised by LLMCall instead of `LLMTransientError`, whose Retry in the state machine cannot see the
+    run's deadline; the run then ends with stop reason `deadline` and its best answer.
+    """
+
+
 class StoreTransientError(StepwiseError):
     """DynamoDB throttled or was unreachable after the SDK's own retries; the state machine retries."""
 
