@@ -9,7 +9,7 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
-from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
@@ -144,6 +144,8 @@ class OpenAICompatibleChatModel:
             message = f"{message}: {provider_message}"
         if status == 429 or status >= 500:
             return LLMTransientError(message)
+        if status in (400, 413) and _is_context_overflow(response):
+            return ContextWindowExceeded(message)
         return LLMPermanentError(message)
 
     def _parse(self, response: httpx.Response) -> Completion:
@@ -243,6 +245,19 @@ def _tool_call(call: _WireToolCall) -> RawToolCall:
             decoded = None
         arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
     return RawToolCall(id=call.id, name=call.function.name or "", arguments=arguments)
+
+
+def _is_context_overflow(response: httpx.Response) -> bool:
+    """True when a refusal says the request was longer than the model's window: OpenAI's error code
+    `context_length_exceeded`, or the wording OpenAI and vLLM use in the message."""
+    try:
+        body = load_json(response.content, what="the provider's error body")
+    except ValueError:
+        body = None
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    return "maximum context length" in _provider_message(response).lower()
 
 
 def _provider_message(response: httpx.Response) -> str:

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import CompactionNote, IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -191,7 +191,8 @@ class RunAccepted(BaseModel, defer_build=True):
 
 
 class TraceStep(BaseModel, defer_build=True):
-    """One step of a run's trace: a model call, its parsed decision, a tool call or the final formatting."""
+    """One step of a run's trace: a compaction, a model call, its parsed decision, a tool call or the final
+    formatting."""
 
     iteration: int
     kind: str
@@ -211,6 +212,10 @@ class TraceStep(BaseModel, defer_build=True):
     output_tokens: int | None = None
     error: str | None = None
     note: str | None = None
+    estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
+    compaction: CompactionNote | None = Field(
+        default=None, description="A compaction step: what its summary covers, and the request before and after."
+    )
 
 
 # The approver's reason reaches the model as part of an observation: short, like a review comment.

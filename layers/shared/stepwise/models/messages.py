@@ -98,3 +98,6 @@ class ChatRequest(BaseModel, defer_build=True):
     temperature: float | None = None
     response_schema: dict[str, Any] | None = None
     sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    # The model's turns of this run a summary stands for (not in `messages`): a provider that plays turns by
+    # position, the scripted model, counts them; none sends it.
+    turns_before: int = Field(default=0, ge=0)

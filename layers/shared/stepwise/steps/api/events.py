@@ -1,9 +1,10 @@
 """Following a run step by step: the logic of `GET /v1/runs/{run_id}/events`.
 
-A run's steps come back in the order they happen — per iteration the model call, its parse decision,
-its tool calls, and the final formatting — after an opaque cursor naming the last step delivered. Tool
-calls of one iteration run in parallel and may be stored in any order, so they are delivered only once
-all the calls the decision named are stored: a step is never skipped by a cursor that moved past it.
+A run's steps come back in the order they happen — per iteration a compaction (when there is one), the
+model call, its parse decision, its tool calls, and the final formatting — after an opaque cursor naming
+the last step delivered. Tool calls of one iteration run in parallel and may be stored in any order, so
+they are delivered only once all the calls the decision named are stored: a step is never skipped by a
+cursor that moved past it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ STREAM_POLL_SECONDS = 0.2
 # for 30 s (edge-optimized endpoint; 5 min regional), and a model call can take longer than that.
 KEEPALIVE_SECONDS = 10.0
 KEEPALIVE_FRAME = b": keep-alive\n\n"
-_KIND_ORDER = {"llm": 0, "parse": 1, "tool": 2, "format": 3}
+# A compaction comes before its iteration's model call (-1 keeps the positions of cursors handed out before it).
+_KIND_ORDER = {"compaction": -1, "llm": 0, "parse": 1, "tool": 2, "format": 3}
 _CURSOR_FIELD = "after (query parameter)"
 
 Position = tuple[int, int, int]

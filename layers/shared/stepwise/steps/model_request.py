@@ -1,0 +1,127 @@
+"""What one model call of a run's loop is made of: its profile, options, offered tools and output cap, and
+how its request is built from a history. LLMCall builds the request it sends; Compact builds the same one to
+know how large it is before and after a summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar
+
+from stepwise.config.context import ContextLimits
+from stepwise.models.messages import ChatMessage, ChatRequest, ToolSpec
+from stepwise.models.run import RunOptions, StoredMessage
+from stepwise.models.state import RunContext, StatePayload
+from stepwise.steps.agent import AgentRun, RunAgent, agent_for
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store.history import Conversation
+
+_T = TypeVar("_T")
+
+
+def request_history(history: list[StoredMessage], max_parallel_calls: int) -> list[ChatMessage]:
+    """The stored conversation as the protocol gets it, with a result for every tool call.
+
+    Calls beyond `max_parallel_calls` were dropped by Parse and never run; providers refuse a tool
+    call without a result, so each gets one saying it was not run.
+    """
+    # Per iteration: servers that omit call ids get positional ones, repeated from one reply to the next.
+    answered = {(message.iteration, message.tool_call_id) for message in history if message.role == "tool"}
+    rendered: list[ChatMessage] = []
+    unanswered: list[ChatMessage] = []
+    for message in history:
+        if message.role != "tool":
+            rendered.extend(unanswered)
+            unanswered = []
+        rendered.append(ChatMessage.model_validate(message.model_dump(exclude={"iteration", "slot"})))
+        if message.role == "assistant":
+            unanswered = [
+                ChatMessage(
+                    role="tool",
+                    content=f"Not run: at most {max_parallel_calls} tool calls are run per reply. "
+                    "Call it again if you still need it.",
+                    tool_call_id=call.id,
+                    name=call.name,
+                )
+                for call in message.tool_calls
+                if (message.iteration, call.id) not in answered
+            ]
+    rendered.extend(unanswered)
+    return rendered
+
+
+def effective_tool_choice(tool_choice: str | None, history: list[StoredMessage]) -> str | None:
+    """The tool_choice of this call: a forcing one (`required` or a tool name) holds until the run's
+    first tool call, then `auto`, so a forced model can still give its answer instead of looping to the
+    iteration limit.
+    """
+    forcing = tool_choice is not None and tool_choice not in ("auto", "none")
+    if forcing and any(message.iteration > 0 and message.tool_calls for message in history):
+        return "auto"
+    return tool_choice
+
+
+def _first_set(*values: _T | None) -> _T | None:
+    return next((value for value in values if value is not None), None)
+
+
+@dataclass(frozen=True)
+class ModelTurn:
+    """One model call of the loop, up to its history: who is asked, with which tools and options."""
+
+    agent: RunAgent
+    options: RunOptions
+    tools: list[ToolSpec]
+    tool_choice: str | None
+    final_round: bool
+    limits: ContextLimits
+    asked_max_tokens: int | None
+
+    def build(self, history: list[ChatMessage], max_tokens: int | None, *, turns_before: int = 0) -> ChatRequest:
+        """The request for `history`, as the profile's protocol renders it, with the client's options."""
+        profile = self.agent.profile
+        options = self.options
+        request = self.agent.protocol.build_request(
+            system_prompt=profile.system_prompt,
+            history=history,
+            tools=self.tools,
+            final_round=self.final_round,
+            tool_choice=self.tool_choice,
+            parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
+            max_tokens=max_tokens,
+            temperature=_first_set(options.temperature, profile.temperature),
+            language=profile.language,
+        )
+        # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
+        stop = list(dict.fromkeys(request.stop + options.stop))
+        return request.model_copy(update={"sampling": options.sampling, "stop": stop, "turns_before": turns_before})
+
+
+def model_turn(payload: StatePayload, run: RunContext, conversation: Conversation, runtime: StepRuntime) -> ModelTurn:
+    """The model call of `payload`'s iteration, from the run's profile and the options its request set.
+
+    The output cap asked for is the request's, else the profile's, the model's entry's, or (when the
+    window is known) the model's largest output; LLMCall lowers it to what the window leaves.
+    """
+    stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
+    agent = agent_for(AgentRun(run.profile, stored_options), runtime)
+    profile = agent.profile
+    options = stored_options or RunOptions()
+    history = conversation.messages
+    tool_choice = effective_tool_choice(options.tool_choice or profile.tool_choice, history)
+    limits = runtime.config.context_limits(run.profile)
+    model_max_tokens = getattr(runtime.config.models[profile.model], "max_tokens", None)
+    return ModelTurn(
+        agent=agent,
+        options=options,
+        # Past the profile's tool-search threshold: find_tools and the tools the run found, not all of them.
+        tools=agent.offered_tools(history, tool_choice),
+        tool_choice=tool_choice,
+        final_round=payload.final_round,
+        limits=limits,
+        asked_max_tokens=_first_set(
+            options.max_tokens,
+            profile.max_tokens,
+            model_max_tokens,
+            limits.max_output if limits.window is not None else None,
+        ),
+    )
