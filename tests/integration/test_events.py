@@ -98,7 +98,8 @@ def test_the_compact_event_summarizes_the_first_iteration_after_the_model_refuse
     # When the Compact event (LLMCall's ContextWindowExceeded, caught) is fed
     compacted = invoke("CompactFunction", event("compact.json"))
     # Then the payload points at the summary of iteration 1, written in iteration 2, with no message deleted
-    assert compacted["context"]["summary"] == {"iteration": 2, "n": 0, "through": 1}
+    context = compacted["context"]
+    assert (context["summary_iteration"], context["summary_n"], context["summary_through"]) == (2, 0, 1)
     assert (compacted["context"]["compacted_at"], compacted["context"]["overflow_at"]) == (2, 2)
     steps = demo_environment.runtime.store.list_steps(RUN_ID)
     compaction = next(step for step in steps if step.kind == "compaction")

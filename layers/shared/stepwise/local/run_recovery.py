@@ -72,8 +72,8 @@ def context_from_trace(steps: list[StepRecord], iteration: int) -> ContextState:
     here = latest.iteration == iteration
     overflow = here and note.reason == "overflow"
     return ContextState(
-        summary=reference, compacted_at=iteration if here else None, overflow_at=iteration if overflow else None
-    )
+        compacted_at=iteration if here else None, overflow_at=iteration if overflow else None
+    ).with_summary(reference)
 
 
 def recover_open_runs(

@@ -99,12 +99,16 @@ class ContextState(BaseModel, defer_build=True):
 
     LLMCall sets the sizes after each model call; IterationGuard adds an upper bound for what the tools
     added and sets `compact` when the next request could pass `compact_at`; Compact clears it and points
-    `summary` at the summary it wrote.
+    the context at the summary it wrote.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    summary: SummaryRef | None = None
+    # the summary the conversation is rendered with (see `summary`): numbers, not an object that appears
+    # once a run is summarized, so the payload only ever changes in its digits
+    summary_iteration: int | None = Field(default=None, ge=1, le=10_000)
+    summary_n: int | None = Field(default=None, ge=0, le=9)
+    summary_through: int | None = Field(default=None, ge=1, le=10_000)
     # IterationGuard's flag: Compact runs before this iteration's model call
     compact: bool = False
     # the iteration Compact last ran in: at most once per iteration, after which a request is cut to fit
@@ -123,6 +127,19 @@ class ContextState(BaseModel, defer_build=True):
     compact_at: int | None = Field(default=None, ge=1)
     # the most tokens one tool result can add (the profile's max_observation_chars, estimated)
     observation_tokens: int | None = Field(default=None, ge=0)
+
+    @property
+    def summary(self) -> SummaryRef | None:
+        """The stored summary the conversation is rendered with, if any."""
+        if self.summary_iteration is None or self.summary_n is None or self.summary_through is None:
+            return None
+        return SummaryRef(iteration=self.summary_iteration, n=self.summary_n, through=self.summary_through)
+
+    def with_summary(self, summary: SummaryRef) -> "ContextState":
+        """This context rendered with `summary` from now on."""
+        return self.model_copy(
+            update={"summary_iteration": summary.iteration, "summary_n": summary.n, "summary_through": summary.through}
+        )
 
 
 class StatePayload(BaseModel, defer_build=True):

@@ -64,14 +64,12 @@ def compact(event: CompactEvent, runtime: StepRuntime) -> StatePayload:
         stored = written
     # put again on a retry too: the step is derived from the stored summary, and its put may be what was lost
     stored = runtime.store.summaries.record(StoredRun(payload.run_id, run.expires_at), stored)
-    updates |= {
-        "summary": SummaryRef(iteration=stored.iteration, n=stored.n, through=stored.through),
-        "anchored": False,
-    }
-    spend = spend_after(run, compaction_step(stored), runtime)
-    return payload.model_copy(
-        update={"context": context.model_copy(update=updates), "run": run.model_copy(update={"spend": spend})}
+    updates["anchored"] = False
+    summarized = context.model_copy(update=updates).with_summary(
+        SummaryRef(iteration=stored.iteration, n=stored.n, through=stored.through)
     )
+    spend = spend_after(run, compaction_step(stored), runtime)
+    return payload.model_copy(update={"context": summarized, "run": run.model_copy(update={"spend": spend})})
 
 
 def _summarize(
