@@ -197,7 +197,11 @@ def _handler_for(server: WindowedModelServer) -> type[BaseHTTPRequestHandler]:
             if self.path != CHAT_COMPLETIONS_PATH:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            self._send(*server.answer(json.loads(raw)))
+            try:
+                self._send(*server.answer(json.loads(raw)))
+            except (BrokenPipeError, ConnectionResetError):
+                # the client went away meanwhile (a `stepwise serve` killed mid-call): nothing to answer
+                return
 
         def _send(self, status: int, body: dict[str, Any]) -> None:
             payload = json.dumps(body).encode()

@@ -36,6 +36,7 @@ class RunUsage(BaseModel, defer_build=True):
     llm_ms: int = 0
     tool_ms: int = 0
     compactions: int = Field(default=0, description="Times the conversation was summarized to fit the model.")
+    compaction_calls: int = Field(default=0, description="Model calls those summaries took (in `llm_calls`).")
     cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
 
     @classmethod
@@ -56,6 +57,7 @@ class RunUsage(BaseModel, defer_build=True):
             llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
             tool_ms=round(sum(step.latency_ms or 0 for step in tool_steps)),
             compactions=len(compactions),
+            compaction_calls=sum(note.model_calls for note in compactions),
         )
 
 
