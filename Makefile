@@ -14,7 +14,7 @@ PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versi
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test unit fuzz lint validate static build bench corpus serve clean
+.PHONY: setup demo test unit fuzz lint validate static build bench corpus serve clean eval
 
 $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ demo: setup
 
 serve: setup
 	$(BIN)/stepwise serve --demo
+
+# the demo's eval suite (evals/demo.yaml, docs/evals.md) through the real state machine; JUnit XML in .stepwise/
+eval: setup
+	mkdir -p .stepwise
+	$(BIN)/stepwise eval evals/demo.yaml --config config/demo.yaml --junit .stepwise/eval-demo.xml
 
 lint: setup
 	$(BIN)/ruff check .

@@ -247,6 +247,11 @@ def build_parser() -> argparse.ArgumentParser:
     from stepwise.config.check import add_config_command  # deferred, like add_serve_command
 
     add_config_command(commands)
+    from stepwise.local.eval_command import add_eval_command  # deferred, like add_serve_command
+    from stepwise.local.replay_command import add_replay_command
+
+    add_eval_command(commands)
+    add_replay_command(commands)
     return parser
 
 

@@ -276,6 +276,12 @@ class ToolsConfig(BaseModel):
     max_schema_bytes: int = Field(
         default=DEFAULT_MAX_SCHEMA_BYTES, alias="maxSchemaBytes", ge=MIN_SCHEMA_BYTES, le=MAX_SCHEMA_BYTES_LIMIT
     )
+    replay_safe: list[str] = Field(
+        default_factory=list,
+        alias="replaySafe",
+        description="Tools a replay with live tools may call although they are not read-only (not GET, HEAD or "
+        "OPTIONS, nor a built-in): calling them again changes nothing that matters.",
+    )
 
     @field_validator("builtin")
     @classmethod

@@ -35,7 +35,7 @@ from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
 from stepwise.models.api import RunRequest
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, RunMeta
+from stepwise.models.run import IntentOutcome, RunMeta, RunOptions
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier
@@ -183,13 +183,22 @@ class LocalEnvironment:
         )
 
     def accept_question(
-        self, question: str, *, profile: str | None = None, owner: str = "local", max_iterations: int | None = None
+        self,
+        question: str,
+        *,
+        profile: str | None = None,
+        owner: str = "local",
+        max_iterations: int | None = None,
+        session_id: str | None = None,
+        metadata: dict[str, str] | None = None,
+        options: RunOptions | None = None,
     ) -> RunMeta:
         """Store a run for `question` as `POST /v1/runs` does: the API's checks (`InvalidRequest` for a
         question it would refuse), then the configured intent classification and routing table choose the
         profile (an explicit `profile` wins, as in the API).
 
-        `max_iterations` is the CLI's own limit, which the HTTP API does not take.
+        `max_iterations` is the CLI's own limit, which the HTTP API does not take; `session_id`, `metadata`
+        and `options` (a response schema) are what the API's request would set.
         """
         config = self.runtime.config
         request_body = {"input": question}
@@ -205,6 +214,9 @@ class LocalEnvironment:
             request_body=request_body,
             input_field="input",
             profile=profile,
+            session_id=session_id,
+            metadata=metadata,
+            options=options,
         )
         intent: dict[str, str] = {}
         outcome: IntentOutcome | None = None
@@ -223,15 +235,19 @@ class LocalEnvironment:
             intent=intent,
             intent_outcome=outcome,
             max_iterations=max_iterations,
+            session_id=plan.session_id,
+            metadata=plan.metadata,
+            options=plan.options,
         )
 
     def recover_open_runs(self, resume: Callable[[str, dict[str, Any]], None]) -> Recovery:
         """Hand each run the store still holds open to `resume(run_id, input)` (see `run_recovery`)."""
         return recover_open_runs(self.runtime, self.dynamodb, self.table_name, resume)
 
-    def execute(self, run_id: str) -> ExecutionResult:
-        """Run the state machine for an already created run, to its end."""
-        document = execution_input(run_id)
+    def execute(self, run_id: str, *, from_iteration: int = 0) -> ExecutionResult:
+        """Run the state machine for an already created run, to its end (a forked replay from the iteration
+        after the ones it kept)."""
+        document = execution_input(run_id, from_iteration)
         result = self.state_machine.start_execution(run_id, document)
         self.execution_ended(result, json.dumps(document))
         return result

@@ -20,7 +20,7 @@ from typing import Any
 from stepwise.models.run import RunError, RunMeta, StepRecord
 from stepwise.models.state import ContextState, RunContext, StatePayload, SummaryRef
 from stepwise.steps.budgets import spend_before
-from stepwise.steps.runs import execution_input
+from stepwise.steps.runs import start_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.open_runs import find_open_runs
 
@@ -43,7 +43,7 @@ def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
     restart; each replayed LLMCall adds its stored call.
     """
     if meta.iteration == 0:
-        return execution_input(meta.run_id)
+        return start_input(meta)
     steps = runtime.store.list_steps(meta.run_id)
     iteration = max([meta.iteration, *(step.iteration for step in steps)])
     # the replayed LLMCall of iteration N adds its stored call again; a compaction of N is not replayed

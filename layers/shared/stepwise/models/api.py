@@ -19,7 +19,16 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import CompactionNote, IntentOutcome, RunBudget, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import (
+    CompactionNote,
+    IntentOutcome,
+    ReplayLink,
+    RunBudget,
+    RunError,
+    RunStatus,
+    RunUsage,
+    StopReason,
+)
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -159,6 +168,27 @@ class RunRequest(StrictRequest):
     budget: RunBudget | None = Field(
         default=None, description="Caps on the run's tokens and cost; the profile's own caps still apply."
     )
+    response_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="A JSON schema (top-level type object or array) the answer is also given as, in `output`; "
+        "over the profile's own.",
+    )
+
+    @field_validator("response_schema")
+    @classmethod
+    def _output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        if value is None:
+            return value
+        from jsonschema.exceptions import SchemaError
+        from jsonschema.validators import validator_for
+
+        try:
+            validator_for(value).check_schema(value)
+        except SchemaError as exc:
+            raise ValueError(f"not a JSON schema: {exc.message}") from None
+        if value.get("type") not in ("object", "array"):
+            raise ValueError('the top-level "type" must be "object" or "array"')
+        return value
 
     @field_validator("input")
     @classmethod
@@ -188,6 +218,35 @@ class RunAccepted(BaseModel, defer_build=True):
     intent: dict[str, str]
     session_id: str | None = None
     poll_url: str = Field(description="Where to GET the run's status and answer.")
+
+
+class ReplayRequest(StrictRequest):
+    """`POST /v1/runs/{run_id}/replay`: run a stored run again under a profile, its tools answered from the
+    recording."""
+
+    profile: str | None = Field(
+        default=None, min_length=1, max_length=64, description="The profile to replay under; by default the original's."
+    )
+    from_iteration: int = Field(
+        default=0,
+        ge=0,
+        le=10_000,
+        description="Keep the original's first iterations as stored and let the model go on after them (a fork); "
+        "below the original's number of iterations.",
+    )
+    live_tools: bool = Field(
+        default=False,
+        description="A call the recording lacks runs for real when its tool is read-only and needs no approval; "
+        "otherwise it is answered 'not recorded'.",
+    )
+    metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the new run.")
+
+
+class ReplayAccepted(RunAccepted):
+    """The answer to `POST /v1/runs/{run_id}/replay`: the new run is stored and its execution started."""
+
+    original_run_id: str
+    from_iteration: int
 
 
 class TraceStep(BaseModel, defer_build=True):
@@ -267,6 +326,9 @@ class RunView(BaseModel, defer_build=True):
     error: RunError | None = None
     cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
     cancelled_at: str | None = None
+    replay: ReplayLink | None = Field(
+        default=None, description="For a replay: the run it replays, the iterations it kept, whether tools ran live."
+    )
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
     pending_approvals: list[PendingApproval] | None = Field(
         default=None, description="While WAITING_APPROVAL: the tool calls to approve or deny, with their arguments."
@@ -292,6 +354,9 @@ class RunListItem(BaseModel, defer_build=True):
     session_id: str | None = None
     iterations: int
     stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(
+        default_factory=dict, description="The pairs stored with the run (an eval run's suite and case, say)."
+    )
     created_at: str
     updated_at: str
 

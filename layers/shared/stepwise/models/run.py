@@ -124,6 +124,20 @@ class RunOptions(BaseModel, defer_build=True):
     parallel_tool_calls: bool | None = None
 
 
+class ReplayLink(BaseModel, defer_build=True):
+    """What a replayed run was replayed from: its META field `replay` (see docs/evals.md, "Replaying a run").
+
+    A replay's ToolInvoke answers each call from the original run's recorded observations; the first
+    `from_iteration` iterations were copied from the original as they were stored.
+    """
+
+    original_run_id: str
+    from_iteration: int = Field(default=0, ge=0)
+    live_tools: bool = Field(
+        default=False, description="A call the original did not make may run for real, if its tool is read-only."
+    )
+
+
 class RunMeta(BaseModel, defer_build=True):
     """The META item of a run."""
 
@@ -148,6 +162,7 @@ class RunMeta(BaseModel, defer_build=True):
     usage: RunUsage = Field(default_factory=RunUsage)
     cancelled_by: str | None = None
     cancelled_at: str | None = None
+    replay: ReplayLink | None = None
     created_at: str
     updated_at: str
     expires_at: int
@@ -168,6 +183,7 @@ class RunSummary(BaseModel, defer_build=True):
     iteration: int = 0
     deadline: float
     stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
     created_at: str
     updated_at: str
 

@@ -54,8 +54,12 @@ def approval_timeout(meta: RunMeta, tool: str, runtime: StepRuntime) -> int | No
     """How long a call of `tool` in this run waits for approval, or None when the tool needs none.
 
     The configured wait is cut to what is left before the run's deadline, so a wait never outlives
-    its run (at least a second, for a run already at its deadline).
+    its run (at least a second, for a run already at its deadline). A replay asks for none: its calls are
+    answered from the recording, and a tool that needs approval is never called live in one
+    (`stepwise.steps.replay_tools`).
     """
+    if meta.replay is not None:
+        return None
     profile = runtime.profile(meta.profile)
     if profile.tools is not None and tool not in profile.tools:
         return None

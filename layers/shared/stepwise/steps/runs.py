@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from stepwise.config.model import Language
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, RunBudget, RunLimits, RunMeta, RunOptions
+from stepwise.models.run import IntentOutcome, ReplayLink, RunBudget, RunLimits, RunMeta, RunOptions
 from stepwise.steps.context_window import cut_to
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, message_tokens
@@ -24,9 +24,57 @@ def new_run_id() -> str:
     return uuid.uuid4().hex
 
 
-def execution_input(run_id: str) -> dict[str, object]:
-    """The state machine's input for a run: the payload contract at iteration 0."""
-    return {"run_id": run_id, "iteration": 0, "final_round": False, "next": "start", "calls": []}
+def execution_input(run_id: str, iteration: int = 0) -> dict[str, object]:
+    """The state machine's input for a run: the payload contract at iteration 0, or at the last iteration a
+    forked replay kept (its execution goes on from the next one)."""
+    return {"run_id": run_id, "iteration": iteration, "final_round": False, "next": "start", "calls": []}
+
+
+def start_input(meta: RunMeta) -> dict[str, object]:
+    """The state machine's input that starts the stored run `meta` (a forked replay after its kept iterations)."""
+    return execution_input(meta.run_id, meta.replay.from_iteration if meta.replay is not None else 0)
+
+
+def new_run_meta(
+    runtime: StepRuntime,
+    *,
+    owner: str,
+    profile: str,
+    run_id: str | None = None,
+    session_id: str | None = None,
+    intent: dict[str, str] | None = None,
+    intent_outcome: IntentOutcome | None = None,
+    metadata: dict[str, str] | None = None,
+    max_iterations: int | None = None,
+    options: RunOptions | None = None,
+    budget: RunBudget | None = None,
+    replay: ReplayLink | None = None,
+    ttl_days: int = 30,
+) -> RunMeta:
+    """The META of a new QUEUED run, its limits copied from the profile (nothing is stored)."""
+    agent_profile = runtime.profile(profile)
+    limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
+    if max_iterations is not None:
+        limits = limits.model_copy(update={"max_iterations": max_iterations})
+    limits = limits.within(budget)
+    now = datetime.fromtimestamp(runtime.clock(), UTC)
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return RunMeta(
+        run_id=run_id or new_run_id(),
+        owner=owner,
+        profile=profile,
+        session_id=session_id,
+        intent=intent or {},
+        intent_outcome=intent_outcome,
+        metadata=metadata or {},
+        limits=limits,
+        options=options,
+        replay=replay,
+        deadline=now.timestamp() + limits.max_execution_seconds,
+        created_at=stamp,
+        updated_at=stamp,
+        expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+    )
 
 
 def create_run(
@@ -50,34 +98,26 @@ def create_run(
     `options` are what the request set over the profile (sampling, a structured answer, client tools);
     `budget` caps tokens and cost below the profile's own caps.
     """
-    agent_profile = runtime.profile(profile)
-    limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
-    if max_iterations is not None:
-        limits = limits.model_copy(update={"max_iterations": max_iterations})
-    limits = limits.within(budget)
-    now = datetime.fromtimestamp(runtime.clock(), UTC)
-    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    meta = RunMeta(
-        run_id=run_id or new_run_id(),
+    meta = new_run_meta(
+        runtime,
         owner=owner,
         profile=profile,
+        run_id=run_id,
         session_id=session_id,
-        intent=intent or {},
+        intent=intent,
         intent_outcome=intent_outcome,
-        metadata=metadata or {},
-        limits=limits,
+        metadata=metadata,
+        max_iterations=max_iterations,
         options=options,
-        deadline=now.timestamp() + limits.max_execution_seconds,
-        created_at=stamp,
-        updated_at=stamp,
-        expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+        budget=budget,
+        ttl_days=ttl_days,
     )
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     history: list[ChatMessage] = []
     if session_id:
         turns = runtime.store.list_session_turns(session_id, owner)[-MAX_SESSION_TURNS:]
         session_tokens = runtime.config.context_limits(profile).session_tokens
-        history = session_history(turns, session_tokens, agent_profile.language)
+        history = session_history(turns, session_tokens, runtime.profile(profile).language)
     if not runtime.store.create_run(meta, history + messages, question=question):
         raise RunAlreadyExists(f"run {meta.run_id} already exists")
     return meta

@@ -13,6 +13,7 @@ from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
+from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for
@@ -47,6 +48,12 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         verdict = settle_approval(event.run_id, event.iteration, event.index, event.approval, runtime)
         if not verdict.approved:
             return _record_refusal(event, stored.meta, call, verdict, runtime)
+    note = None
+    if stored.meta.replay is not None:
+        replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime)
+        if replayed is not None:
+            return _record_replayed(event, stored.meta, call, replayed, runtime)
+        note = CALLED_LIVE
     profile = runtime.profile(stored.meta.profile)
     registry = runtime.tools()
     allowed = set(profile.tools) if profile.tools is not None else set(registry.names())
@@ -70,6 +77,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         ok=observation.ok,
         error=observation.error,
         latency_ms=observation.latency_ms,
+        note=note,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
@@ -101,6 +109,17 @@ def _record_refusal(
     return ToolInvokeResult(call_id=call.id, ok=False)
 
 
+def _record_replayed(
+    event: ToolInvokeEvent, run: RunRef, call: ToolCall, answer: ReplayAnswer, runtime: StepRuntime
+) -> ToolInvokeResult:
+    """Store the observation a replay answered from the recording (or "not recorded"); no tool is called."""
+    _store_observation(
+        event, run, call, runtime, content=answer.content, ok=answer.ok, error=answer.error, note=answer.note
+    )
+    logger.info("tool call replayed", extra={"run_id": event.run_id, "tool": call.name, "ok": answer.ok})
+    return ToolInvokeResult(call_id=call.id, ok=answer.ok)
+
+
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the Map item and run the step; an item carrying a task token is the wait
     for approval (the callback task) of a call, which stores the token and returns."""
@@ -119,6 +138,7 @@ def _store_observation(
     ok: bool,
     error: str | None,
     latency_ms: float | None = None,
+    note: str | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step, in the call's slot."""
     message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
@@ -133,5 +153,6 @@ def _store_observation(
         ok=ok,
         latency_ms=latency_ms,
         error=error,
+        note=note,
     )
     runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)

@@ -34,7 +34,7 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 from stepwise.store.summaries import SummaryStore
-from stepwise.store.trace import RunRecord, TraceReader
+from stepwise.store.trace import RunRecord, TraceReader, items_between
 from stepwise.store.transient import error_code, transient_errors
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
@@ -125,6 +125,10 @@ class ConversationStore:
                 },
                 ours_if_identical=True,
             )
+        return self._put_meta(meta)
+
+    def _put_meta(self, meta: RunMeta) -> bool:
+        """Put a new run's META, its commit record; False if the id belongs to another run."""
         meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
             "pk": keys.run_pk(meta.run_id),
             "sk": keys.META_SK,
@@ -134,6 +138,28 @@ class ConversationStore:
             # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
             meta_item["options"] = meta.options.model_dump_json()
         return self._put_if_absent(meta_item, ours_if_identical=True)
+
+    def create_replay_run(self, meta: RunMeta, original_run_id: str, through_iteration: int) -> bool:
+        """Store a replay of `original_run_id`: the original's messages of iterations 0 to
+        `through_iteration` (its opening messages, then the kept iterations with their trace) and its
+        decisions of those iterations, copied as stored, under the new run's key and expiry; then its
+        META. False if the new id is taken.
+
+        As in `create_run`, META is put last: a writer that dies half-way leaves only unreachable items.
+        """
+        pk = keys.run_pk(original_run_id)
+        ranges = [
+            (keys.message_sk(0, 0), keys.message_sk(through_iteration, keys.LAST_SLOT)),
+            (keys.step_prefix(1), f"{keys.step_prefix(through_iteration)}~"),
+        ]
+        for first, last in ranges:
+            if first > last:
+                continue
+            for item in self._query_items(items_between(pk, first, last)):
+                copied = item | {"pk": keys.run_pk(meta.run_id), "expires_at": meta.expires_at}
+                if not self._put_if_absent(copied, ours_if_identical=True) and item["sk"] == first:
+                    return False
+        return self._put_meta(meta)
 
     def get_run(self, run_id: str) -> RunMeta | None:
         """The META of a run, or None."""

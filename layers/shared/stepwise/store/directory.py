@@ -98,15 +98,20 @@ class RunDirectory:
             metas = self._metas([str(entry["run_id"]) for entry in mine])
             yield from (metas[str(entry["run_id"])] for entry in mine if str(entry["run_id"]) in metas)
 
-    def _metas(self, run_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """The META items of `run_ids` (those that exist), read in batches."""
+    def _metas(self, run_ids: list[str], projection: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+        """The META items of `run_ids` (those that exist; only `projection`'s attributes when given), read in
+        batches."""
         found: dict[str, dict[str, Any]] = {}
+        read: dict[str, Any] = {"ConsistentRead": True}
+        if projection:
+            names = {f"#a{index}": name for index, name in enumerate(projection)}
+            read |= {"ProjectionExpression": ", ".join(names), "ExpressionAttributeNames": names}
         for start in range(0, len(run_ids), _BATCH_GET_LIMIT):
             wanted = [
                 serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK})
                 for run_id in run_ids[start : start + _BATCH_GET_LIMIT]
             ]
-            request: dict[str, Any] = {self._table: {"Keys": wanted, "ConsistentRead": True}}
+            request: dict[str, Any] = {self._table: {"Keys": wanted, **read}}
             while request:
                 response = self._call("batch_get_item", RequestItems=request)
                 for item in response.get("Responses", {}).get(self._table, []):
@@ -142,14 +147,32 @@ class RunDirectory:
             summary = RunSummary.model_validate(entry)
             if len(runs) == limit:
                 # one more match exists: continue below the last run returned
-                return RunPage(runs=runs, next_after=keys.run_order(runs[-1].created_at, runs[-1].run_id))
+                return RunPage(
+                    runs=self._with_metadata(runs, session_id),
+                    next_after=keys.run_order(runs[-1].created_at, runs[-1].run_id),
+                )
             last_examined = keys.run_order(summary.created_at, summary.run_id)
             if accept(summary):
                 runs.append(summary)
             budget -= 1
             if budget == 0 and len(runs) < limit:
-                return RunPage(runs=runs, next_after=last_examined)
-        return RunPage(runs=runs)
+                return RunPage(runs=self._with_metadata(runs, session_id), next_after=last_examined)
+        return RunPage(runs=self._with_metadata(runs, session_id))
+
+    def _with_metadata(self, runs: list[RunSummary], session_id: str | None) -> list[RunSummary]:
+        """The runs with the metadata stored on their META, which the owner index does not project (a
+        projection cannot change on a deployed index): one BatchGetItem for the page. A session's listing
+        read the whole META items already."""
+        wanted = [summary.run_id for summary in runs]
+        if session_id is not None or not wanted:
+            return runs
+        metas = self._metas(wanted, projection=("run_id", "metadata"))
+        return [
+            summary.model_copy(update={"metadata": metas.get(summary.run_id, {}).get("metadata") or {}})
+            if summary.run_id in metas
+            else summary
+            for summary in runs
+        ]
 
     def cancel_run(self, run_id: str, *, by: str, usage: RunUsage) -> RunMeta:
         """Record the run CANCELLED by `by` with what it spent, if it is still open; `RunAlreadyEnded` if

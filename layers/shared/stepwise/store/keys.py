@@ -61,6 +61,9 @@ def session_sk(created_at: str, run_id: str) -> str:
 ASSISTANT_SLOT = 0
 """Slot of the model's message in an iteration; observations take slots 1..n."""
 
+LAST_SLOT = 999
+"""The largest slot a message key can hold (three digits)."""
+
 
 def observation_slot(call_index: int) -> int:
     """Slot of the observation of the `call_index`-th tool call (or the corrective note) of an iteration."""

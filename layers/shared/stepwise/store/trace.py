@@ -61,6 +61,20 @@ def _between(pk: str, start: str, end: str, attributes: dict[str, Any]) -> dict[
     }
 
 
+def items_between(pk: str, start: str, end: str) -> dict[str, Any]:
+    """Query parameters for the whole items of `pk` whose sort key is from `start` to `end`."""
+    return {
+        "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :start AND :end",
+        "ExpressionAttributeValues": {
+            ":pk": serialize_value(pk),
+            ":start": serialize_value(start),
+            ":end": serialize_value(end),
+        },
+        "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"},
+        "ConsistentRead": True,
+    }
+
+
 def _from(pk: str, prefix: str, start: str, attributes: dict[str, Any]) -> dict[str, Any]:
     # "~" sorts after every character a key of this table uses after its prefix
     return _between(pk, start, f"{prefix}~", attributes)

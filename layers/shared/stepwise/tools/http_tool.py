@@ -84,6 +84,11 @@ class HttpTool:
         self._spec = ToolSpec(name=endpoint.tool_name, description=endpoint.description, parameters=endpoint.parameter)
 
     @property
+    def method(self) -> str:
+        """The endpoint's HTTP method (GET, POST, ...)."""
+        return self._endpoint.method
+
+    @property
     def spec(self) -> ToolSpec:
         """What the model is told about this endpoint."""
         return self._spec

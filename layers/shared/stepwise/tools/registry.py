@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from stepwise.tools.http_clients import ClientFactory, ClientsByOrigin
 
 
+# The methods HTTP defines as safe (RFC 9110, 9.2.1): a call with one of them asks for no change.
+READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class ToolRegistry:
     """Tools by unique name, in the order they were configured.
 
@@ -37,6 +41,7 @@ class ToolRegistry:
         redactor: Redactor | None = None,
         notes: Iterable[str] = (),
         approvals: Mapping[str, int] | None = None,
+        read_only: Iterable[str] = (),
         http_clients: ClientsByOrigin | None = None,
     ) -> None:
         self._tools: dict[str, Tool] = {}
@@ -48,6 +53,7 @@ class ToolRegistry:
         self.redactor = redactor if redactor is not None else Redactor()
         self.notes = list(notes)
         self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
+        self._read_only = {name for name in read_only if name in self._tools}
         self._http_clients = http_clients
 
     def close(self) -> None:
@@ -58,6 +64,11 @@ class ToolRegistry:
     def approval_timeout(self, name: str) -> int | None:
         """How long a call of the tool `name` waits for approval, or None when it runs without one."""
         return self._approvals.get(name)
+
+    def is_read_only(self, name: str) -> bool:
+        """True when a call of the tool `name` changes nothing (a GET, a built-in, or one marked `replaySafe`):
+        a replay with live tools may make it."""
+        return name in self._read_only
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -97,6 +108,7 @@ class ToolRegistry:
             [each for name, each in self._tools.items() if name in allowed],
             redactor=self.redactor,
             approvals=self._approvals,
+            read_only=self._read_only,
             http_clients=self._http_clients,
         )
 
@@ -107,6 +119,7 @@ class ToolRegistry:
             redactor=self.redactor,
             notes=self.notes,
             approvals=self._approvals,
+            read_only=self._read_only,
             http_clients=self._http_clients,
         )
 
@@ -149,7 +162,12 @@ def build_tool_registry(
                     HttpTool(api, endpoint, http_clients=clients, secret_resolver=resolver) for endpoint in api.tools
                 ]
             for tool, endpoint in zip(tools, api.tools, strict=True):
-                collected.add(tool, f"api {api.url}", approval=api.tool_approval_timeout(endpoint))
+                collected.add(
+                    tool,
+                    f"api {api.url}",
+                    approval=api.tool_approval_timeout(endpoint),
+                    read_only=endpoint.method in READ_ONLY_METHODS,
+                )
         if config.openapi:
             # only a configuration with OpenAPI sources loads the importer
             from stepwise.tools.openapi import DocumentLoader, import_openapi_tools
@@ -161,7 +179,12 @@ def build_tool_registry(
                         source, loader=loader, http_clients=clients, secret_resolver=resolver
                     )
                 for tool in imported:
-                    collected.add(tool, f"openapi {source.describe()}", approval=source.approval_timeout())
+                    collected.add(
+                        tool,
+                        f"openapi {source.describe()}",
+                        approval=source.approval_timeout(),
+                        read_only=tool.method in READ_ONLY_METHODS,
+                    )
                 collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
         # only a configuration with MCP servers loads the MCP client
@@ -175,7 +198,8 @@ def build_tool_registry(
     for name in config.builtin:
         if name not in available:
             raise ConfigError(f"builtin: unknown tool {name!r}; built-in tools: {', '.join(available)}")
-        collected.add(available[name], "builtin")
+        # the built-ins read a clock or compute: nothing outside changes
+        collected.add(available[name], "builtin", read_only=True)
     modules = {entry.module: entry for entry in config.python_modules()}
     for each in load_python_tools(list(modules), config_dir=config_dir):
         module = each.function.__module__
@@ -191,6 +215,7 @@ def build_tool_registry(
         redactor=resolver.redactor,
         notes=collected.notes + budget_notes,
         approvals=collected.approvals,
+        read_only=collected.read_only | set(config.replay_safe),
         http_clients=clients,
     )
 
@@ -217,9 +242,10 @@ class _CollectedTools:
         self.tools: list[Tool] = []
         self.notes: list[str] = []
         self.approvals: dict[str, int] = {}
+        self.read_only: set[str] = set()
         self._owners: dict[str, str] = {}
 
-    def add(self, tool: Tool, source: str, *, approval: int | None = None) -> None:
+    def add(self, tool: Tool, source: str, *, approval: int | None = None, read_only: bool = False) -> None:
         name = tool.spec.name
         if name in self._owners:
             raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
@@ -227,3 +253,5 @@ class _CollectedTools:
         self.tools.append(tool)
         if approval is not None:
             self.approvals[name] = approval
+        if read_only:
+            self.read_only.add(name)

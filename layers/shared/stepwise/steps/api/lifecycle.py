@@ -58,6 +58,7 @@ def _list_item(summary: RunSummary, status: RunStatus) -> RunListItem:
         session_id=summary.session_id,
         iterations=summary.iteration,
         stop_reason=summary.stop_reason,
+        metadata=summary.metadata,
         created_at=summary.created_at,
         updated_at=summary.updated_at,
     )

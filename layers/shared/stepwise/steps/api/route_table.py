@@ -10,6 +10,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs"),
     ("GET", "/v1/runs/{run_id}"),
     ("POST", "/v1/runs/{run_id}/cancel"),
+    ("POST", "/v1/runs/{run_id}/replay"),
     ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),

@@ -22,6 +22,8 @@ from stepwise.models.api import (
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ApprovalRequest,
+    ReplayAccepted,
+    ReplayRequest,
     RunAccepted,
     RunEvents,
     RunList,
@@ -261,6 +263,34 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         owner = request_owner(app.current_event)
         return cancel_run(services.get(), owner=owner, run_reference=run_id)
+
+    @app.post(
+        "/v1/runs/<run_id>/replay",
+        status_code=202,
+        summary="Replay a run",
+        description="Run the caller's ended run again under a profile (by default its own), each tool call "
+        "answered from the run's recorded observations (a call it never made is answered 'not recorded' "
+        "unless `live_tools` lets a read-only tool run); `from_iteration` keeps its first iterations as "
+        "stored. The new run's `replay` names the original; poll `poll_url`.",
+        responses={
+            **success_response(202, "The replay is stored and its execution started.", ReplayAccepted),
+            **error_responses(400, 401, 404, 413, 415, 422, 503),
+        },
+        tags=["runs"],
+    )
+    def post_replay(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run to replay.")],
+        body: ReplayRequest,
+    ) -> Response[ReplayAccepted]:
+        from stepwise.steps.api.replays import replay_run
+
+        event = app.current_event
+        owner = request_owner(event)
+        _require_json(event)
+        accepted = replay_run(
+            services.get(), owner=owner, run_reference=run_id, request=body, base_path=_base_path(event)
+        )
+        return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=accepted)
 
     @app.post(
         "/v1/runs/<run_id>/approvals/<call_id>",

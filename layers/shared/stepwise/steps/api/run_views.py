@@ -87,6 +87,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         error=error,
         cancelled_by=meta.cancelled_by,
         cancelled_at=meta.cancelled_at,
+        replay=meta.replay,
         trace=[trace_step(step) for step in steps] if steps is not None else None,
         pending_approvals=pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
     )

@@ -18,7 +18,7 @@ from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, Run
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStartFailed
-from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runs import create_run, start_input
 from stepwise.telemetry.observability import logger, metrics
 
 
@@ -174,7 +174,7 @@ def record_start_failure(services: ApiServices, meta: RunMeta, exc: ExecutionSta
 def start_queued_run(services: ApiServices, meta: RunMeta) -> None:
     """Start the run's execution (asynchronously); a failure to start is recorded on the run and raised."""
     try:
-        services.executions.start(meta.run_id, execution_input(meta.run_id))
+        services.executions.start(meta.run_id, start_input(meta))
     except ExecutionStartFailed as exc:
         record_start_failure(services, meta, exc)
         raise
@@ -206,6 +206,7 @@ def accept_run(
         profile=request.profile,
         session_id=request.session_id,
         metadata=request.metadata,
+        options=RunOptions(response_schema=request.response_schema) if request.response_schema else None,
         budget=request.budget,
     )
 

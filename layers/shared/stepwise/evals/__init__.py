@@ -1,0 +1,1 @@
+"""Evaluation: suites of cases run through the real state machine, their checks, reports, and replay diffs."""

@@ -1,0 +1,103 @@
+"""A finished run as the checks and the diffs read it, whether read from the store or from the HTTP API.
+
+Both sources describe the same stored items (META and the trace), so a suite run locally and one run
+through `stepwise serve` give equal outcomes, the wall-clock seconds aside.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from stepwise.models.run import RunMeta, StepRecord
+
+
+class ToolCallMade(BaseModel):
+    """A tool call the run made: where, which tool, with what arguments, and whether it succeeded."""
+
+    iteration: int
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    ok: bool | None = None
+    note: str | None = None
+
+
+class RunOutcome(BaseModel):
+    """What a finished run produced and spent."""
+
+    run_id: str
+    status: str
+    stop_reason: str | None = None
+    answer: str | None = None
+    output: dict[str, Any] | list[Any] | None = None
+    iterations: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    seconds: float = 0.0
+    tool_calls: list[ToolCallMade] = Field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+
+def outcome_from_store(meta: RunMeta, steps: list[StepRecord], *, seconds: float = 0.0) -> RunOutcome:
+    """The outcome of a run read from the store: its META and its trace."""
+    return RunOutcome(
+        run_id=meta.run_id,
+        status=meta.status,
+        stop_reason=meta.stop_reason,
+        answer=meta.answer,
+        output=meta.output,
+        iterations=meta.iteration,
+        input_tokens=meta.usage.input_tokens,
+        output_tokens=meta.usage.output_tokens,
+        cost_usd=meta.usage.cost_usd,
+        seconds=seconds,
+        tool_calls=[
+            ToolCallMade(
+                iteration=step.iteration,
+                tool=step.action or "",
+                arguments=step.arguments or {},
+                ok=step.ok,
+                note=step.note,
+            )
+            for step in steps
+            if step.kind == "tool"
+        ],
+        error=f"{meta.error.type}: {meta.error.message}" if meta.error else None,
+    )
+
+
+def outcome_from_api(view: dict[str, Any], *, seconds: float = 0.0) -> RunOutcome:
+    """The outcome of a run as `GET /v1/runs/{run_id}?trace=true` answered it."""
+    usage = view.get("usage") or {}
+    error = view.get("error")
+    return RunOutcome(
+        run_id=view["run_id"],
+        status=view["status"],
+        stop_reason=view.get("stop_reason"),
+        answer=view.get("answer"),
+        output=view.get("output"),
+        iterations=view.get("iterations") or 0,
+        input_tokens=usage.get("input_tokens") or 0,
+        output_tokens=usage.get("output_tokens") or 0,
+        cost_usd=usage.get("cost_usd"),
+        seconds=seconds,
+        tool_calls=[
+            ToolCallMade(
+                iteration=step["iteration"],
+                tool=step.get("tool") or "",
+                arguments=step.get("arguments") or {},
+                ok=step.get("ok"),
+                note=step.get("note"),
+            )
+            for step in view.get("trace") or []
+            if step.get("kind") == "tool"
+        ],
+        error=f"{error['type']}: {error['message']}" if isinstance(error, dict) else None,
+    )

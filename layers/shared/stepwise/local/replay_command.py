@@ -1,0 +1,159 @@
+"""`stepwise replay RUN_ID`: run a stored run again under a changed configuration, its tool calls answered
+from the recording, and print the new run beside the original."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from stepwise.errors import UsageError
+from stepwise.evals.outcome import RunOutcome, outcome_from_store
+from stepwise.evals.replay_diff import replay_diff
+from stepwise.local.command_stack import add_config_arguments, config_path, local_stack
+from stepwise.local.config_variant import profile_variant
+from stepwise.local.defaults import PROJECT_ROOT
+from stepwise.local.environment import LocalEnvironment
+from stepwise.local.store_options import add_store_arguments
+from stepwise.steps.replays import ReplayRefused, prepare_replay
+
+_SHOWN_CHARS = 60
+
+
+def add_replay_command(subparsers: Any) -> None:
+    """Register `stepwise replay` on the CLI's subcommands."""
+    replay = subparsers.add_parser(
+        "replay", help="run a stored run again under a changed configuration, tool calls answered from the recording"
+    )
+    replay.add_argument("run_id", help="the stored run to replay")
+    add_config_arguments(replay, PROJECT_ROOT / "config" / "stepwise.yaml")
+    replay.add_argument("--profile", default=None, help="the profile to replay under (default: the original's)")
+    replay.add_argument("--model", default=None, help="the configuration's model the replay's profile uses instead")
+    replay.add_argument(
+        "--system-prompt-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the system prompt the replay's profile uses instead, read from FILE",
+    )
+    replay.add_argument(
+        "--from-iteration",
+        type=kept_iterations,
+        default=0,
+        metavar="K",
+        help="keep the original's first K iterations as recorded and let the model go on from there",
+    )
+    replay.add_argument(
+        "--live-tools",
+        action="store_true",
+        help="call a tool for real when the recording has no such call, if it is read-only and needs no approval",
+    )
+    replay.add_argument("--json", action="store_true", help="print run_id, original_run_id, status, answer and diff")
+    add_store_arguments(replay)
+    replay.set_defaults(handler=command_replay)
+
+
+def kept_iterations(text: str) -> int:
+    """`--from-iteration`: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is below 0")
+    return value
+
+
+def replay_run(environment: LocalEnvironment, args: argparse.Namespace) -> tuple[RunOutcome, RunOutcome]:
+    """Store and execute the replay `args` ask for; the original's and the replay's outcomes."""
+    store = environment.runtime.store
+    original = store.get_run(args.run_id)
+    if original is None:
+        raise UsageError(f"no run {args.run_id} in the store (--data-dir, --dynamodb-endpoint, --table-name)")
+    try:
+        meta = prepare_replay(
+            environment.runtime,
+            original,
+            owner=original.owner,
+            profile=args.profile,
+            from_iteration=args.from_iteration,
+            live_tools=args.live_tools,
+            metadata=_changes(args),
+        )
+    except ReplayRefused as exc:
+        option = {"run_id": "run id", "from_iteration": "--from-iteration", "profile": "--profile"}[exc.field]
+        raise UsageError(f"{option}: {exc.reason}") from None
+    environment.execute(meta.run_id, from_iteration=args.from_iteration)
+    replayed = store.require_run(meta.run_id)
+    return (
+        outcome_from_store(original, store.list_steps(original.run_id)),
+        outcome_from_store(replayed, store.list_steps(replayed.run_id)),
+    )
+
+
+def _changes(args: argparse.Namespace) -> dict[str, str]:
+    """What the replay changed besides the configuration file, kept in the new run's metadata."""
+    changes = {"replay.model": args.model} if args.model else {}
+    if args.system_prompt_file is not None:
+        changes["replay.system_prompt_file"] = args.system_prompt_file.name[:256]
+    return changes
+
+
+def command_replay(args: argparse.Namespace, out: TextIO) -> int:
+    """Replay the run; exit 0 when the replay succeeded, 1 otherwise (its diff is printed either way)."""
+    with (
+        profile_variant(
+            config_path(args), args.profile, model=args.model, system_prompt_file=args.system_prompt_file
+        ) as path,
+        local_stack(args, path) as environment,
+    ):
+        original, replay = replay_run(environment, args)
+    diff = replay_diff(original, replay)
+    if args.json:
+        document = {
+            "run_id": replay.run_id,
+            "original_run_id": original.run_id,
+            "status": replay.status,
+            "stop_reason": replay.stop_reason,
+            "answer": replay.answer,
+            "iterations": replay.iterations,
+            "from_iteration": args.from_iteration,
+            "diff": diff,
+        }
+        print(json.dumps(document, indent=2, ensure_ascii=False), file=out)
+    else:
+        print_diff(original, replay, diff, args.from_iteration, out)
+    return 0 if replay.status == "SUCCEEDED" else 1
+
+
+def _shown(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+def print_diff(original: RunOutcome, replay: RunOutcome, diff: dict[str, Any], kept: int, out: TextIO) -> None:
+    """The replay beside its original, field by field, changed fields marked."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, width=None if out.isatty() else 160, highlight=False)
+    kept_text = f"the first {kept} iteration(s) kept as recorded" if kept else "from the question"
+    console.print(f"replay {replay.run_id} of run {original.run_id} · {kept_text} · tools answered from the recording")
+    table = Table(show_edge=False)
+    for column in ("", "original", "replay", "changed"):
+        table.add_column(column, overflow="fold")
+    for field in ("status", "stop_reason", "answer", "iterations", "input_tokens", "output_tokens", "cost_usd"):
+        entry = diff[field]
+        table.add_row(field, _shown(entry["original"]), _shown(entry["replay"]), "*" if entry["changed"] else "")
+    calls = diff["tool_calls"]
+    table.add_row(
+        "tool calls",
+        "\n".join(f"{call['tool']} {_shown(call['arguments'])}" for call in calls["original"]) or "none",
+        "\n".join(f"{call['tool']} {_shown(call['arguments'])}" for call in calls["replay"]) or "none",
+        "*" if calls["changed"] else "",
+    )
+    console.print(table)
+    for call in calls["not_recorded"]:
+        console.print(f"not recorded (answered so, not called): {call['tool']} {_shown(call['arguments'])}")
+    console.print(f"run_id {replay.run_id} · status {replay.status} · stop_reason {replay.stop_reason}")
