@@ -17,6 +17,8 @@ from stepwise.store import SessionTurn
 # Each earlier turn is two puts before the execution starts; past this many, older turns are dropped
 # whatever their size, so starting a run in a long session of short turns stays quick.
 MAX_SESSION_TURNS = 100
+# A last answer cut shorter than this says too little to be worth carrying.
+_MIN_CUT_ANSWER_TOKENS = 200
 
 
 def new_run_id() -> str:
@@ -131,14 +133,16 @@ def session_history(turns: list[SessionTurn], budget_tokens: int, language: Lang
     """
     kept: list[list[ChatMessage]] = []
     used = 0
+    if budget_tokens <= 0:
+        return []
     for turn in reversed(turns):
         exchange = [ChatMessage(role="user", content=turn.question)]
         if turn.answer:
             exchange.append(ChatMessage(role="assistant", content=turn.answer))
         cost = sum(message_tokens(message) for message in exchange)
         if used + cost > budget_tokens:
-            if not kept and turn.answer:
-                room = budget_tokens - message_tokens(exchange[0]) - MESSAGE_OVERHEAD_TOKENS
+            room = budget_tokens - message_tokens(exchange[0]) - MESSAGE_OVERHEAD_TOKENS
+            if not kept and turn.answer and room >= _MIN_CUT_ANSWER_TOKENS:
                 kept.append([exchange[0], ChatMessage(role="assistant", content=cut_to(turn.answer, room, language))])
             break
         kept.append(exchange)
