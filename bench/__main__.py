@@ -7,6 +7,7 @@ apply_local_defaults()
 
 from bench import (  # noqa: E402
     cold_start,
+    context_cost,
     cost_model,
     loop_overhead,
     openapi_import,
@@ -32,3 +33,5 @@ if __name__ == "__main__":
     parse_time.main()
     print()
     tool_sets.main()
+    print()
+    context_cost.main()

@@ -57,11 +57,13 @@ def _message_text(message: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Exchange:
-    """One request the server received: its body, its prompt tokens as counted, and whether it fitted."""
+    """One request the server received: its body, its prompt tokens as counted, whether it fitted, and the
+    part of its prompt the prompt cache served."""
 
     body: dict[str, Any]
     prompt_tokens: int
     refused: bool
+    cached_tokens: int = 0
 
 
 def conversation_key(body: dict[str, Any]) -> str:
@@ -141,8 +143,9 @@ class WindowedModelServer:
         prompt = self.prompt_tokens(body)
         completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
         refused = prompt + completion > self.window
+        cached = self._cached_tokens(body) if self._prompt_cache and not refused else 0
         with self._lock:
-            self._exchanges.append(Exchange(body, prompt, refused))
+            self._exchanges.append(Exchange(body, prompt, refused, cached))
         if refused:
             return 400, _overflow_body(self.window, prompt, completion)
         reply = self._responder(body)
@@ -153,7 +156,7 @@ class WindowedModelServer:
         usage["prompt_tokens"] = prompt
         usage["total_tokens"] = prompt + int(usage.get("completion_tokens") or 0)
         if self._prompt_cache:
-            usage["prompt_tokens_details"] = {"cached_tokens": self._cached_tokens(body)}
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         return 200, reply | {"usage": usage}
 
     def __enter__(self) -> WindowedModelServer:
