@@ -233,3 +233,42 @@ def test_forty_session_turns_with_long_answers_never_send_a_request_over_the_win
 def _ask_in_session(api: LocalApi, client: httpx.Client, turn: int) -> str:
     run_id = client.post("/v1/runs", json={"input": f"Report {turn}, please.", "session_id": "depot"}).json()["run_id"]
     return str(finished(client, run_id)["status"])
+
+
+def test_the_structured_answer_of_a_compacted_run_is_asked_with_the_summary_within_the_window(
+    pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    reader = PageReader(8)
+
+    def model_or_formatter(body: dict[str, Any]) -> dict[str, Any]:
+        # the formatting call offers its own tool, which the model calls with the answer as JSON
+        if [tool["function"]["name"] for tool in body.get("tools", [])] == ["structured_answer"]:
+            call = {
+                "id": "call_answer",
+                "type": "function",
+                "function": {"name": "structured_answer", "arguments": '{"pages": 8}'},
+            }
+            return {
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": None, "tool_calls": [call]},
+                        "finish_reason": "tool_calls",
+                    }
+                ],
+                "usage": {"completion_tokens": 8},
+            }
+        return reader(body)
+
+    with WindowedModelServer(window=10_000, responder=model_or_formatter) as model:
+        # Given a profile whose answers are also wanted as JSON, on a run long enough to be compacted
+        schema = {"type": "object", "properties": {"pages": {"type": "integer"}}, "required": ["pages"]}
+        profile = reader_profile(pages, max_iterations=12)
+        environment, _ = local_run(write_config(windowed_model(model), response_schema=schema, **profile))
+        # When it runs to its answer
+        meta, _ = environment.ask("How many pages are there?")
+        formatting = model.exchanges[-1]
+    # Then the JSON answer was given, from a request that carried the summary and fitted the window
+    assert (meta.status, meta.output) == ("SUCCEEDED", {"pages": 8})
+    assert not formatting.refused
+    assert any("[Summary of iterations 1-" in (m.get("content") or "") for m in formatting.body["messages"])

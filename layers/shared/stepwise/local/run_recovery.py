@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.models.run import RunError, RunMeta, StepRecord
-from stepwise.models.state import ContextState, RunContext, StatePayload, SummaryRef
+from stepwise.models.state import ContextState, RunContext, StatePayload
 from stepwise.steps.budgets import spend_before
+from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.runs import start_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.open_runs import find_open_runs
@@ -64,13 +65,12 @@ def context_from_trace(steps: list[StepRecord], iteration: int) -> ContextState:
     """The payload's context for resuming at `iteration`: the latest summary, found from its compaction step,
     and whether Compact already ran in that iteration (it runs at most once). The request sizes are not
     kept: the resumed LLMCall estimates the whole request, and sends it to Compact if it is too long."""
-    compactions = [(step, step.compaction) for step in steps if step.kind == "compaction" and step.compaction]
-    if not compactions:
+    found = latest_summary_ref(steps)
+    if found is None:
         return ContextState()
-    latest, note = max(compactions, key=lambda found: (found[0].iteration, found[0].n or 0))
-    reference = SummaryRef(iteration=latest.iteration, n=latest.n or 0, through=note.through_iteration)
-    here = latest.iteration == iteration
-    overflow = here and note.reason == "overflow"
+    reference, step = found
+    here = step.iteration == iteration
+    overflow = here and step.compaction is not None and step.compaction.reason == "overflow"
     return ContextState(
         compacted_at=iteration if here else None, overflow_at=iteration if overflow else None
     ).with_summary(reference)

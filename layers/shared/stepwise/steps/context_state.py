@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.run import StepRecord
-from stepwise.models.state import ContextState, StatePayload
+from stepwise.models.state import ContextState, StatePayload, SummaryRef
 from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, tokens_of_chars
 
 if TYPE_CHECKING:
@@ -91,3 +91,12 @@ def current_summary(payload: StatePayload, runtime: StepRuntime) -> Conversation
             f"run {payload.run_id}: the summary of iteration {reference.iteration} the payload names is not stored"
         )
     return summary
+
+
+def latest_summary_ref(steps: list[StepRecord]) -> tuple[SummaryRef, StepRecord] | None:
+    """The latest summary a run's trace shows (from its compaction steps), with its step; None without one."""
+    compactions = [(step, step.compaction) for step in steps if step.kind == "compaction" and step.compaction]
+    if not compactions:
+        return None
+    latest, note = max(compactions, key=lambda found: (found[0].iteration, found[0].n or 0))
+    return SummaryRef(iteration=latest.iteration, n=latest.n or 0, through=note.through_iteration), latest
