@@ -16,7 +16,13 @@ from stepwise.local.server import LocalApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, serve
 from tests.e2e.test_agent_loop import size_less_counters
 from tests.support.tool_server import Json, ScriptableToolServer
-from tests.support.windowed_model import PageReader, WindowedModelServer, dense_tokens, page_text
+from tests.support.windowed_model import (
+    PageReader,
+    WindowedModelServer,
+    dense_tokens,
+    is_summary_request,
+    page_text,
+)
 
 PAGE_CHARS = 6000
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
@@ -272,3 +278,23 @@ def test_the_structured_answer_of_a_compacted_run_is_asked_with_the_summary_with
     assert (meta.status, meta.output) == ("SUCCEEDED", {"pages": 8})
     assert not formatting.refused
     assert any("[Summary of iterations 1-" in (m.get("content") or "") for m in formatting.body["messages"])
+
+
+def test_a_chinese_profile_asks_for_its_summaries_and_renders_them_in_chinese(
+    pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    notes = "事实\uff1a\n- 第 1 至 4 页共有 70 个包裹\n待办\uff1a\n- 读完其余页面"
+    with WindowedModelServer(window=10_000, responder=PageReader(8, summary=lambda body: notes)) as model:
+        # Given a profile whose language is Chinese, on a run long enough to be compacted
+        profile = reader_profile(pages, max_iterations=12)
+        environment, _ = local_run(write_config(windowed_model(model), language="zh", **profile))
+        # When it runs
+        meta, _ = environment.ask("一共有多少个包裹\uff1f")
+        summary_requests = [e.body for e in model.exchanges if is_summary_request(e.body)]
+        last_request = model.exchanges[-1].body
+    # Then the summarizer was asked in Chinese, its notes were kept, and the summary was rendered in Chinese
+    assert meta.status == "SUCCEEDED" and summary_requests
+    assert "工作笔记" in summary_requests[0]["messages"][0]["content"]
+    summary = next(m["content"] for m in last_request["messages"] if (m.get("content") or "").startswith("[本任务第"))
+    assert "已查明的事实\uff1a\n- 第 1 至 4 页共有 70 个包裹" in summary
+    assert "fetch_page" in summary

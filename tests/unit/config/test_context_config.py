@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from stepwise.config.check import check_config_file, print_report
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 
@@ -79,3 +83,19 @@ def test_a_threshold_outside_its_range_is_refused() -> None:
     # Given a threshold of 99% of the window; When loaded; Then the field and its bound are named
     with pytest.raises(ConfigError, match=r"profiles\.default\.context\.compact_at"):
         load(HAIKU, {"compact_at": 0.99})
+
+
+def test_config_check_says_what_each_profiles_runs_do_with_the_window(tmp_path: Path) -> None:
+    # Given a file with a profile on a model of known window, and one on a model no one gives a window
+    config = {
+        "models": {"known": openai("x-local", context_window=32_000), "unknown": openai("y-local")},
+        "tools": {"builtin": []},
+        "profiles": {"default": {"model": "known"}, "other": {"model": "unknown"}},
+    }
+    (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    # When it is checked
+    out = io.StringIO()
+    print_report(check_config_file(tmp_path / "stepwise.yaml", environ={}), out)
+    # Then each profile says its window and when its runs are summarized, or how to give the window
+    assert "context window: 32000 tokens; earlier iterations are summarized past 24000" in out.getvalue()
+    assert "context window: not known, so requests are sent whole (set models.unknown.context_window" in out.getvalue()

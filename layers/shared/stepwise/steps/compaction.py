@@ -110,9 +110,13 @@ def _summarize(
     )
     calls, earlier = merged_calls(previous, call_digests(covered, outcomes))
     placeholder = CompactionNote(
-        first_iteration=first, through_iteration=through, tokens_before=tokens_before, tokens_after=0,
-        source="model", reason=reason,
-    )  # fmt: skip
+        first_iteration=first,
+        through_iteration=through,
+        tokens_before=tokens_before,
+        tokens_after=0,
+        source="model",
+        reason=reason,
+    )
     summary = ConversationSummary(
         iteration=payload.iteration,
         n=n,

@@ -76,6 +76,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     safety = OVERFLOW_SAFETY if overflowed else 1.0
     fitted = fit(size=RequestSize(payload.context, safety=safety))
     if fitted.over_threshold and can_compact(payload, limits):
+        logger.info(
+            "request past the compaction threshold: to Compact first",
+            extra={"run_id": payload.run_id, "iteration": payload.iteration, "estimated_tokens": fitted.tokens},
+        )
         raise ContextWindowExceeded(
             f"the request (about {fitted.tokens} tokens) would pass the compaction threshold of "
             f"{limits.compact_at} tokens ({profile.model}'s window: {limits.window})"
