@@ -12,6 +12,7 @@ from bench import (  # noqa: E402
     loop_overhead,
     openapi_import,
     parse_time,
+    prompt_cache,
     serve_throughput,
     store_query,
     tool_sets,
@@ -33,5 +34,7 @@ if __name__ == "__main__":
     parse_time.main()
     print()
     tool_sets.main()
+    print()
+    prompt_cache.main()
     print()
     context_cost.main()

@@ -105,7 +105,8 @@ def test_sam_policy_templates_are_scoped_to_resources_of_this_template(template:
         (logical_id, policy_name, argument)
         for logical_id, resource in resources.items()
         for policy in as_list((resource.get("Properties") or {}).get("Policies", []))
-        if isinstance(policy, dict) and "Statement" not in policy and "Fn::If" not in policy
+        # (a Ref is a managed policy of the template, such as BedrockInvokePolicy, not a policy template)
+        if isinstance(policy, dict) and not {"Statement", "Fn::If", "Ref"} & policy.keys()
         for policy_name, arguments in policy.items()
         for argument in (arguments or {}).values()
     ]

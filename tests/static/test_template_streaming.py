@@ -111,8 +111,11 @@ def test_the_stream_function_runs_its_app_behind_the_web_adapter_for_its_archite
     function = template["Resources"]["StreamFunction"]["Properties"]
     architectures = template["Globals"]["Function"]["Architectures"]
     variables = function["Environment"]["Variables"]
-    # Then it has the adapter's layer for that architecture, in the deploying region and partition
-    (layer,) = [ADAPTER_LAYER.fullmatch(entry.get("Fn::Sub", "")) for entry in function["Layers"]]
+    # Then it has the adapter's layer for that architecture, in the deploying region and partition (AWS's
+    # public layer unless the WebAdapterLayerArn parameter names another)
+    (entry,) = function["Layers"]
+    public = entry["Fn::If"][1] if "Fn::If" in entry else entry
+    layer = ADAPTER_LAYER.fullmatch(public.get("Fn::Sub", ""))
     assert layer is not None and [ADAPTER_ARCH[layer["arch"]]] == architectures
     # And the adapter runs the handler script, streams the answers, and probes the app's port
     assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"

@@ -16,6 +16,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -108,8 +109,13 @@ def chat_completion_chunks(pieces: list[str], model: str = "fake-model") -> list
 class FakeOpenAIServer:
     """A ThreadingHTTPServer on 127.0.0.1 (free port) in a daemon thread; use it as a context manager."""
 
-    def __init__(self) -> None:
-        """Bind to a free loopback port; requests are served once `start` (or `with`) runs."""
+    def __init__(self, validator: Callable[[Any], ScriptedReply | None] | None = None) -> None:
+        """Bind to a free loopback port; requests are served once `start` (or `with`) runs.
+
+        `validator` sees each request's body first: the reply it returns (a provider's refusal) is sent
+        instead of the next scripted one, as a strict provider refuses before it generates anything.
+        """
+        self._validator = validator
         self._lock = threading.Lock()
         self._replies: deque[ScriptedReply] = deque()
         self._default = ScriptedReply(body=chat_completion(content="ok"))
@@ -184,8 +190,11 @@ class FakeOpenAIServer:
         self.stop()
 
     def _record_and_pick(self, request: RecordedRequest) -> ScriptedReply:
+        refusal = self._validator(request.body) if self._validator is not None else None
         with self._lock:
             self._requests.append(request)
+            if refusal is not None:
+                return refusal
             return self._replies.popleft() if self._replies else self._default
 
 

@@ -38,3 +38,55 @@ def test_a_configuration_entry_overrides_the_packaged_one() -> None:
     facts = config.model_facts("m")
     assert facts is not None
     assert (facts.name, facts.context_window) == ("my-haiku", 10_000)
+
+
+def test_every_shipped_entry_names_where_its_facts_were_read() -> None:
+    # Given the shipped catalog / Then each entry has a source, and each priced one an input and output price
+    for entry in packaged_catalog().models:
+        assert entry.source, entry.name
+        assert entry.prices is None or (entry.prices.input >= 0 and entry.prices.output > 0), entry.name
+
+
+def test_a_profile_or_model_arn_finds_the_model_it_names() -> None:
+    # Given a system-defined profile's ARN, as a configuration may give it
+    arn = "arn:aws:bedrock:eu-west-1:123456789012:inference-profile/eu.amazon.nova-2-lite-v1:0"
+    # When it is looked up / Then the model's entry answers
+    entry = packaged_catalog().lookup(arn)
+    assert entry is not None and entry.name == "amazon-nova-2-lite"
+
+
+def test_a_model_without_configured_prices_is_priced_from_the_catalog() -> None:
+    # Given a model config without prices, for a model the catalog prices
+    config = config_with({"m": {"provider": "openai", "base_url": "https://api.openai.com/v1", "model": "gpt-5-mini"}})
+    # When its prices are read / Then they are the catalog's, cache reads included
+    prices = config.prices_of("m")
+    assert prices is not None
+    assert (prices.input_per_million, prices.output_per_million, prices.cache_read_per_million) == (0.25, 2.0, 0.025)
+
+
+def test_a_configured_price_wins_over_the_catalog() -> None:
+    config = config_with(
+        {
+            "m": {
+                "provider": "openai",
+                "base_url": "https://api.openai.com/v1",
+                "model": "gpt-5-mini",
+                "prices": {"input_per_million": 0.2, "output_per_million": 1.6},
+            }
+        }
+    )
+    prices = config.prices_of("m")
+    assert prices is not None and prices.input_per_million == 0.2
+
+
+def test_a_cost_budget_is_accepted_for_a_model_the_catalog_prices() -> None:
+    # Given a cost cap on a profile whose model has no prices of its own but catalog prices
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {"m": {"provider": "bedrock", "model_id": "us.amazon.nova-2-lite-v1:0"}},
+            "profiles": {"default": {"model": "m", "limits": {"max_cost_usd": 0.5}}},
+        },
+        environ={},
+    )
+    # Then the configuration loads, the cap priced at the catalog's prices
+    assert config.model_prices("default") is not None

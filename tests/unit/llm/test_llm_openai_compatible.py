@@ -306,7 +306,9 @@ def test_a_rejected_request_is_permanent_with_the_providers_message(
         status=400, body={"error": {"message": "Invalid value for 'tool_choice'", "type": "invalid_request_error"}}
     )
     # When the model is called, then the error is permanent and quotes the provider
-    with pytest.raises(LLMPermanentError, match=r"gpt-test: HTTP 400: Invalid value for 'tool_choice'"):
+    with pytest.raises(
+        LLMPermanentError, match=r"gpt-test: HTTP 400 invalid_request_error: Invalid value for 'tool_choice'"
+    ):
         model.complete(question())
 
 
@@ -380,7 +382,7 @@ def test_an_unreachable_server_is_transient() -> None:
     "body",
     [
         "<html>Bad gateway</html>",
-        {"object": "chat.completion", "choices": []},
+        {"object": "chat.completion", "model": "gpt-test"},
         {"choices": [{"index": 0, "finish_reason": "stop"}]},
         [{"unexpected": "list"}],
     ],

@@ -77,6 +77,11 @@ def add_config_command(subparsers: Any) -> None:
     )
     check.add_argument("file", help="the configuration file, YAML or JSON")
     check.add_argument("--json", action="store_true", help="print the result as JSON")
+    check.add_argument(
+        "--aws",
+        action="store_true",
+        help="also ask Bedrock, as you, whether each Bedrock model exists, is ACTIVE and can be invoked",
+    )
     check.set_defaults(handler=command_config_check)
 
 
@@ -96,7 +101,22 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
         print(json.dumps(report.as_json(), indent=2, ensure_ascii=False), file=out)
     else:
         print_report(report, out)
-    return 0
+    return _check_aws(Path(args.file), out) if getattr(args, "aws", False) else 0
+
+
+def _check_aws(path: Path, out: TextIO) -> int:
+    """Ask Bedrock about each configured Bedrock model: one line per problem with its fix; 1 if any."""
+    from datetime import UTC, datetime
+
+    from stepwise.config.bedrock_check import caller_bedrock_client, check_bedrock_models
+
+    config = read_config_file(path).config
+    problems = check_bedrock_models(config, caller_bedrock_client, today=datetime.now(UTC).date())
+    for problem in problems:
+        print(f"aws: {problem.line()}", file=out)
+    if not problems:
+        print("aws: every Bedrock model of the configuration can be invoked", file=out)
+    return 1 if problems else 0
 
 
 def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s3_client: Any = None) -> ConfigReport:

@@ -26,16 +26,31 @@ class ModelCapabilities(BaseModel):
 
 
 class ModelPrices(BaseModel):
-    """What a model's tokens cost, in US dollars per million, as its provider bills them."""
+    """What a model's tokens cost, in US dollars per million, as its provider bills them.
+
+    Tokens read from or written to the prompt cache are billed at their own rates when the provider has
+    them (a tenth of the input price to read, 1.25 times to write, for Claude); else as input.
+    """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     input_per_million: float = Field(ge=0)
     output_per_million: float = Field(ge=0)
+    cache_read_per_million: float | None = Field(default=None, ge=0)
+    cache_write_per_million: float | None = Field(default=None, ge=0)
 
-    def cost_usd(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost of these tokens."""
-        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+    def cost_usd(self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> float:
+        """The cost of these tokens; `input_tokens` counts every prompt token, the cached ones included."""
+        read_rate = self.input_per_million if self.cache_read_per_million is None else self.cache_read_per_million
+        write_rate = self.input_per_million if self.cache_write_per_million is None else self.cache_write_per_million
+        uncached = max(0, input_tokens - cache_read - cache_write)
+        dollars_per_million = (
+            uncached * self.input_per_million
+            + cache_read * read_rate
+            + cache_write * write_rate
+            + output_tokens * self.output_per_million
+        )
+        return dollars_per_million / 1_000_000
 
 
 class OpenAIModelConfig(BaseModel):

@@ -174,7 +174,7 @@ class StepwiseConfig(BaseModel):
         for name, profile in self.profiles.items():
             if profile.model not in self.models:
                 raise ValueError(f"profiles.{name}.model: '{profile.model}' is not one of the models")
-            if profile.limits.max_cost_usd is not None and self.models[profile.model].prices is None:
+            if profile.limits.max_cost_usd is not None and self.prices_of(profile.model) is None:
                 raise ValueError(
                     f"profiles.{name}.limits.max_cost_usd: model '{profile.model}' has no prices to count the cost"
                 )
@@ -196,8 +196,25 @@ class StepwiseConfig(BaseModel):
             raise ConfigError(f"unknown profile '{name}'") from None
 
     def model_prices(self, profile: str) -> ModelPrices | None:
-        """The prices of the named profile's model, if the configuration gives them."""
-        return self.models[self.profile(profile).model].prices
+        """The prices of the named profile's model (see `prices_of`)."""
+        return self.prices_of(self.profile(profile).model)
+
+    def prices_of(self, model: str) -> ModelPrices | None:
+        """The named model's prices: its own `prices` when the configuration gives them, else the catalog's;
+        None when neither knows them."""
+        configured = self.models[model].prices
+        if configured is not None:
+            return configured
+        facts = self.model_facts(model)
+        if facts is None or facts.prices is None:
+            return None
+        prices = facts.prices
+        return ModelPrices(
+            input_per_million=prices.input,
+            output_per_million=prices.output,
+            cache_read_per_million=prices.cache_read,
+            cache_write_per_million=prices.cache_write,
+        )
 
     def model_facts(self, model: str) -> ModelFacts | None:
         """What the catalog knows of the named model (this file's entries first); None for an unknown model."""

@@ -27,7 +27,9 @@ CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
 # Cross-region inference profile ids put a geography before the model id (`us.anthropic.claude-...`).
 INFERENCE_PROFILE_PREFIXES = ("global.", "us-gov.", "us.", "eu.", "apac.", "jp.", "au.", "ca.")
 
-SamplingField = Literal["temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "seed", "stop"]
+SamplingField = Literal[
+    "temperature", "top_p", "top_k", "frequency_penalty", "presence_penalty", "logit_bias", "seed", "stop"
+]
 
 
 class CatalogPrices(BaseModel):
@@ -79,6 +81,31 @@ class Accepts(BaseModel):
     prompt_cache: bool = False
 
 
+CacheField = Literal["system", "tools", "messages"]
+
+
+def _every_cache_field() -> list[CacheField]:
+    return ["system", "tools", "messages"]
+
+
+class PromptCache(BaseModel):
+    """How this model's prompt prefix is cached, as its provider's documentation says.
+
+    `automatic`: the provider caches by itself (OpenAI, DeepSeek, vLLM's prefix cache) and reports the
+    cached tokens, nothing is marked; `explicit`: the request marks checkpoints (Claude, Nova) — Converse
+    `cachePoint` blocks on Bedrock, Anthropic's `cache_control` on an OpenAI-compatible endpoint.
+    """
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    style: Literal["automatic", "explicit"]
+    # The shortest prefix the provider caches; a checkpoint before it is ignored (Bedrock) or refused.
+    min_tokens: int = Field(default=1024, ge=1)
+    max_checkpoints: int = Field(default=4, ge=0)
+    # Where checkpoints may go (Bedrock model cards list `system`, `messages`, `tools`).
+    fields: list[CacheField] = Field(default_factory=_every_cache_field)
+
+
 class ModelFacts(BaseModel):
     """One entry of the catalog: a model or a family, and the facts about it."""
 
@@ -92,6 +119,7 @@ class ModelFacts(BaseModel):
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
     rules: ParameterRules = Field(default_factory=ParameterRules)
     accepts: Accepts = Field(default_factory=Accepts)
+    prompt_cache: PromptCache | None = None
     # Where the facts were read (the provider's model card or pricing page).
     source: str | None = None
 
@@ -118,8 +146,17 @@ class ModelCatalog(BaseModel):
 
 
 def normalise_model_id(model_id: str) -> str:
-    """The id entries are matched on: lower-case, without a cross-region inference profile's prefix."""
+    """The id entries are matched on: lower-case, without a cross-region inference profile's prefix.
+
+    A foundation model's or a system-defined inference profile's ARN is read as the id it ends with.
+    """
     lowered = model_id.strip().lower()
+    if (
+        lowered.startswith("arn:")
+        and ("/" in lowered)
+        and (":foundation-model/" in lowered or ":inference-profile/" in lowered)
+    ):
+        lowered = lowered.rsplit("/", 1)[1]
     for prefix in INFERENCE_PROFILE_PREFIXES:
         if lowered.startswith(prefix):
             return lowered.removeprefix(prefix)

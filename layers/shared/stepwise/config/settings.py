@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -19,7 +19,22 @@ _ENVIRONMENT_NAMES = {
     "run_ttl_days": "RUN_TTL_DAYS",
     "workflow_type": "WORKFLOW_TYPE",
     "otel": "STEPWISE_OTEL",
+    "local_endpoints": "STEPWISE_LOCAL_ENDPOINTS",
 }
+
+# What local stand-ins of AWS services (the embedded DynamoDB, the local Step Functions endpoint) are
+# signed with: they check no signature, and a fixed region keeps the local table where it was whatever
+# region the caller's own AWS configuration names.
+PLACEHOLDER_KEY = "local"
+LOCAL_ENDPOINT_REGION = "us-east-1"
+
+
+class ServiceIdentity(NamedTuple):
+    """What a boto3 client of the store or the state machine is signed with; None keys: the SDK's chain."""
+
+    region_name: str
+    aws_access_key_id: str | None = None
+    aws_secret_access_key: str | None = None
 
 
 class Settings(BaseModel):
@@ -36,11 +51,21 @@ class Settings(BaseModel):
     workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
     # GenAI spans (OpenTelemetry) around model and tool calls; OpenTelemetry is imported only when true
     otel: bool = False
+    # True in local runs: the DynamoDB and Step Functions endpoints are local stand-ins, signed with
+    # placeholder keys; every other AWS client (Bedrock, SSM, Secrets Manager, S3) keeps the caller's identity.
+    local_endpoints: bool = False
 
     @property
     def config_path(self) -> Path:
         """The configuration file."""
         return self.config_dir / self.config_file
+
+    def emulated_service_identity(self) -> ServiceIdentity:
+        """What the store's and the state machine's clients are signed with: the placeholder identity in local
+        runs, else the region (credentials from the SDK's chain, as on Lambda)."""
+        if self.local_endpoints:
+            return ServiceIdentity(LOCAL_ENDPOINT_REGION, PLACEHOLDER_KEY, PLACEHOLDER_KEY)
+        return ServiceIdentity(self.aws_region)
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> "Settings":

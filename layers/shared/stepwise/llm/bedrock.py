@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
@@ -10,20 +12,16 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from pydantic import BaseModel, Field, ValidationError
 
 from stepwise.config.llm import BedrockModelConfig
-from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.config.model_catalog import ModelFacts
+from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.llm.prompt_cache import with_cache_points
+from stepwise.llm.provider_errors import bedrock_error
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
-TRANSIENT_ERROR_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "ServiceUnavailableException",
-        "InternalServerException",
-        "ModelNotReadyException",
-        "ModelTimeoutException",
-    }
-)
+# Converse's stop reason when the conversation filled the model's window while it wrote.
+CONTEXT_WINDOW_STOP = "model_context_window_exceeded"
 
 # Converse rejects blank text blocks; a tool that printed nothing still needs a result block.
 _EMPTY_TOOL_RESULT = "(no output)"
@@ -50,8 +48,11 @@ class _WireOutput(BaseModel):
 
 
 class _WireUsage(BaseModel):
+    # Converse counts cache reads and writes apart from `inputTokens`.
     inputTokens: int = 0
     outputTokens: int = 0
+    cacheReadInputTokens: int = 0
+    cacheWriteInputTokens: int = 0
 
 
 class _WireConverseResponse(BaseModel):
@@ -71,16 +72,30 @@ class BedrockConverseChatModel:
     `toolConfig`. `response_schema` is not sent; Converse has no JSON mode.
     """
 
-    def __init__(self, config: BedrockModelConfig, *, client: Any) -> None:
-        """Use `client`, a boto3 `bedrock-runtime` client (the factory builds one with the timeouts)."""
+    def __init__(
+        self,
+        config: BedrockModelConfig,
+        *,
+        client: Any,
+        facts: ModelFacts | None = None,
+        client_with_timeout: Callable[[float], Any] | None = None,
+    ) -> None:
+        """Use `client`, a boto3 `bedrock-runtime` client (the factory builds one with the timeouts).
+
+        `facts` (the model catalog's entry) say whether and where the prompt is cached. botocore has no
+        per-call timeout: `client_with_timeout(seconds)` gives a client reading for at most that long, used
+        when the run's deadline is nearer than the model's timeout.
+        """
         self._config = config
         self._client = client
+        self._facts = facts
+        self._client_with_timeout = client_with_timeout
 
     def complete(self, request: ChatRequest) -> Completion:
         """Send one Converse request and return the normalised completion."""
         model_id = self._config.model_id
         try:
-            response = self._client.converse(**self._params(request))
+            response = self._client_for(request).converse(**self._params(request))
         except ClientError as exc:
             raise _client_error(model_id, exc) from exc
         except (BotoConnectionError, HTTPClientError) as exc:
@@ -92,7 +107,12 @@ class BedrockConverseChatModel:
         except ValidationError as exc:
             problems = describe_problems(exc, limit=3, top_level="body")
             raise LLMTransientError(f"model {model_id}: not a Converse response ({problems})") from None
+        if wire.stopReason == CONTEXT_WINDOW_STOP:
+            raise ContextWindowExceeded(
+                f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})"
+            )
         blocks = wire.output.message.content
+        usage = wire.usage
         return repaired_completion(
             "".join(block.text for block in blocks if block.text),
             [
@@ -100,10 +120,22 @@ class BedrockConverseChatModel:
                 for block in blocks
                 if block.toolUse is not None
             ],
-            usage=Usage(input_tokens=wire.usage.inputTokens, output_tokens=wire.usage.outputTokens),
+            usage=Usage(
+                input_tokens=usage.inputTokens + usage.cacheReadInputTokens + usage.cacheWriteInputTokens,
+                output_tokens=usage.outputTokens,
+                cache_read_tokens=usage.cacheReadInputTokens,
+                cache_write_tokens=usage.cacheWriteInputTokens,
+            ),
             model=model_id,
             finish_reason=wire.stopReason,
         )
+
+    def _client_for(self, request: ChatRequest) -> Any:
+        limit = request.timeout_seconds
+        if limit is None or self._client_with_timeout is None or limit >= self._config.timeout_seconds:
+            return self._client
+        # Whole seconds, so the clients built for a run's last calls are few and reused.
+        return self._client_with_timeout(max(1.0, float(math.ceil(limit))))
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         config = self._config
@@ -134,6 +166,9 @@ class BedrockConverseChatModel:
             if request.tool_choice is not None:
                 tool_config["toolChoice"] = _tool_choice(request.tool_choice)
             params["toolConfig"] = tool_config
+        cache = self._facts.prompt_cache if self._facts is not None else None
+        if cache is not None and cache.style == "explicit":
+            params = with_cache_points(params, cache)
         return params
 
 
@@ -196,9 +231,4 @@ def _client_error(model_id: str, exc: ClientError) -> LLMTransientError | LLMPer
     error = exc.response.get("Error", {})
     code = str(error.get("Code", "Unknown"))
     status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
-    message = f"model {model_id}: HTTP {status} {code}"
-    if error.get("Message"):
-        message = f"{message}: {error['Message']}"
-    if code in TRANSIENT_ERROR_CODES or status == 429 or status >= 500:
-        return LLMTransientError(message)
-    return LLMPermanentError(message)
+    return bedrock_error(model_id, status, code, str(error.get("Message") or ""))

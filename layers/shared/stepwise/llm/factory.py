@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from stepwise.config.llm import (
     OpenAIModelConfig,
     ScriptedModelConfig,
 )
+from stepwise.config.model_catalog import ModelFacts
 from stepwise.llm.base import ChatModel
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
 from stepwise.llm.scripted import ScriptedChatModel
@@ -33,6 +35,7 @@ def build_chat_model(
     http_client: httpx.Client | None = None,
     bedrock_client: Any | None = None,
     secret_resolver: Callable[[str], str] = _unchanged,
+    facts: ModelFacts | None = None,
 ) -> ChatModel:
     """Return the provider for `config`.
 
@@ -40,17 +43,26 @@ def build_chat_model(
     OpenAI-compatible models when given. `bedrock_client` is a boto3 `bedrock-runtime` client; without
     one, a client is built with the configured region and timeouts (boto3 is imported only then, to
     keep cold starts short). The API key goes through `secret_resolver` first, so it may be a secret
-    reference.
+    reference. `facts` is the model catalog's entry for the model (parameter rules, prompt caching).
     """
     if isinstance(config, OpenAIModelConfig):
         if config.api_key:
             config = config.model_copy(update={"api_key": secret_resolver(config.api_key)})
-        return OpenAICompatibleChatModel(config, http_client=http_client)
+        return OpenAICompatibleChatModel(config, http_client=http_client, facts=facts)
     if isinstance(config, BedrockModelConfig):
         from stepwise.llm.bedrock import BedrockConverseChatModel
 
-        client = bedrock_client if bedrock_client is not None else _bedrock_client(config)
-        return BedrockConverseChatModel(config, client=client)
+        if bedrock_client is not None:
+            return BedrockConverseChatModel(config, client=bedrock_client, facts=facts)
+        bedrock_config = config
+
+        @cache
+        def client_with_timeout(seconds: float) -> Any:
+            return _bedrock_client(bedrock_config, seconds)
+
+        return BedrockConverseChatModel(
+            config, client=_bedrock_client(config), facts=facts, client_with_timeout=client_with_timeout
+        )
     return _scripted_model(config, config_dir)
 
 
@@ -60,14 +72,18 @@ def _scripted_model(config: ScriptedModelConfig, config_dir: Path) -> ScriptedCh
     return ScriptedChatModel(config.scenarios or [])
 
 
-def _bedrock_client(config: BedrockModelConfig) -> Any:
+def _bedrock_client(config: BedrockModelConfig, timeout_seconds: float | None = None) -> Any:
+    """A `bedrock-runtime` client of the caller's AWS identity (the SDK's credential chain and region)."""
     import boto3
     from botocore.config import Config
 
+    timeout = config.timeout_seconds if timeout_seconds is None else timeout_seconds
     # One attempt: the state machine retries LLMTransientError with backoff, SDK retries would stack.
     client_config = Config(
-        read_timeout=config.timeout_seconds,
-        connect_timeout=min(_BEDROCK_CONNECT_TIMEOUT_SECONDS, config.timeout_seconds),
+        read_timeout=timeout,
+        connect_timeout=min(_BEDROCK_CONNECT_TIMEOUT_SECONDS, timeout),
         retries={"mode": "standard", "total_max_attempts": 1},
     )
-    return boto3.client("bedrock-runtime", region_name=config.region, config=client_config)
+    # A session of its own reads the caller's identity as it is now (environment, AWS_PROFILE, SSO, files),
+    # not as boto3's process-wide default session first found it.
+    return boto3.session.Session().client("bedrock-runtime", region_name=config.region, config=client_config)

@@ -6,13 +6,17 @@ import json
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
-from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
+from stepwise.config.model_catalog import ModelFacts
+from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.llm.prompt_cache import cache_control_messages
+from stepwise.llm.provider_errors import openai_error
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
+from stepwise.models.finish import EMPTY_REPLY
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
@@ -44,14 +48,21 @@ class _WireChoice(BaseModel):
     finish_reason: str | None = None
 
 
+class _WirePromptDetails(BaseModel):
+    cached_tokens: int | None = None
+
+
 class _WireUsage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # OpenAI's automatic prompt caching: how many of the prompt tokens were read from its cache.
+    prompt_tokens_details: _WirePromptDetails | None = None
 
 
 class _WireCompletion(BaseModel):
     model: str = ""
-    choices: list[_WireChoice] = Field(min_length=1)
+    # An empty list is a reply with nothing in it (a filtered or empty generation), not a malformed body.
+    choices: list[_WireChoice]
     usage: _WireUsage | None = None
 
 
@@ -64,9 +75,15 @@ class OpenAICompatibleChatModel:
     model, the status and the provider's message, never the API key or the prompt.
     """
 
-    def __init__(self, config: OpenAIModelConfig, *, http_client: httpx.Client | None = None) -> None:
-        """Use `http_client` when given (the caller closes it), else open a client owned by this model."""
+    def __init__(
+        self, config: OpenAIModelConfig, *, http_client: httpx.Client | None = None, facts: ModelFacts | None = None
+    ) -> None:
+        """Use `http_client` when given (the caller closes it), else open a client owned by this model.
+
+        `facts` (the model catalog's entry) name the output cap's field and how the prompt is cached.
+        """
         self._config = config
+        self._facts = facts
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.Client()
         self._url = f"{config.base_url}/chat/completions"
@@ -83,12 +100,11 @@ class OpenAICompatibleChatModel:
                 self._url,
                 json=self._payload(request),
                 headers=self._headers(),
-                timeout=self._config.timeout_seconds,
+                timeout=self._timeout(request),
             )
         except httpx.TimeoutException as exc:
             raise LLMTransientError(
-                f"model {self._config.model}: no response within {self._config.timeout_seconds:g}s "
-                f"({type(exc).__name__})"
+                f"model {self._config.model}: no response within {self._timeout(request):g}s ({type(exc).__name__})"
             ) from exc
         except httpx.RequestError as exc:
             raise LLMTransientError(
@@ -97,6 +113,11 @@ class OpenAICompatibleChatModel:
         if not response.is_success:
             raise self._status_error(response)
         return self._parse(response)
+
+    def _timeout(self, request: ChatRequest) -> float:
+        if request.timeout_seconds is None:
+            return self._config.timeout_seconds
+        return min(self._config.timeout_seconds, request.timeout_seconds)
 
     def _headers(self) -> dict[str, str]:
         headers = {}
@@ -108,10 +129,11 @@ class OpenAICompatibleChatModel:
 
     def _payload(self, request: ChatRequest) -> dict[str, Any]:
         config = self._config
-        payload: dict[str, Any] = {
-            "model": config.model,
-            "messages": [_wire_message(message) for message in request.messages],
-        }
+        messages = [_wire_message(message) for message in request.messages]
+        facts = self._facts
+        if facts is not None and facts.prompt_cache is not None and facts.prompt_cache.style == "explicit":
+            messages = cache_control_messages(messages, facts.prompt_cache)
+        payload: dict[str, Any] = {"model": config.model, "messages": messages}
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
         if request.tools:
             payload["tools"] = [_wire_tool(tool) for tool in request.tools]
@@ -123,7 +145,7 @@ class OpenAICompatibleChatModel:
             payload["stop"] = list(request.stop)
         max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
         if max_tokens is not None:
-            payload["max_tokens"] = max_tokens
+            payload[facts.rules.max_tokens_field if facts is not None else "max_tokens"] = max_tokens
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             payload["temperature"] = temperature
@@ -136,17 +158,10 @@ class OpenAICompatibleChatModel:
         return payload
 
     def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
-        status = response.status_code
-        message = f"model {self._config.model}: HTTP {status}"
+        message, code = _provider_message(response)
         # Scrubbed before it is shortened, so a key cut in half cannot slip through.
-        provider_message = self._scrub(_provider_message(response))[:_MAX_PROVIDER_MESSAGE].strip()
-        if provider_message:
-            message = f"{message}: {provider_message}"
-        if status == 429 or status >= 500:
-            return LLMTransientError(message)
-        if status in (400, 413) and _is_context_overflow(response):
-            return ContextWindowExceeded(message)
-        return LLMPermanentError(message)
+        provider_message = self._scrub(message)[:_MAX_PROVIDER_MESSAGE].strip()
+        return openai_error(self._config.model, response.status_code, code, provider_message)
 
     def _parse(self, response: httpx.Response) -> Completion:
         try:
@@ -164,16 +179,23 @@ class OpenAICompatibleChatModel:
             raise LLMTransientError(
                 f"model {self._config.model}: HTTP 200 but not a chat completion ({problems})"
             ) from None
-        choice = wire.choices[0]
         usage = wire.usage or _WireUsage()
+        cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details else None
+        counted = Usage(
+            input_tokens=usage.prompt_tokens or 0,
+            output_tokens=usage.completion_tokens or 0,
+            cache_read_tokens=cached or 0,
+        )
+        model = wire.model or self._config.model
+        if not wire.choices:
+            # The parser answers an empty reply with a corrective observation; the run goes on.
+            return repaired_completion("", [], usage=counted, model=model, finish_reason=EMPTY_REPLY)
+        choice = wire.choices[0]
         return repaired_completion(
             _text_of(choice.message.content),
             [_tool_call(call) for call in choice.message.tool_calls or []],
-            usage=Usage(
-                input_tokens=usage.prompt_tokens or 0,
-                output_tokens=usage.completion_tokens or 0,
-            ),
-            model=wire.model or self._config.model,
+            usage=counted,
+            model=model,
             finish_reason=choice.finish_reason,
         )
 
@@ -247,28 +269,20 @@ def _tool_call(call: _WireToolCall) -> RawToolCall:
     return RawToolCall(id=call.id, name=call.function.name or "", arguments=arguments)
 
 
-def _is_context_overflow(response: httpx.Response) -> bool:
-    """True when a refusal says the request was longer than the model's window: OpenAI's error code
-    `context_length_exceeded`, or the wording OpenAI and vLLM use in the message."""
+def _provider_message(response: httpx.Response) -> tuple[str, str | None]:
+    """The error text a provider put in its response (`error.message`, `error`, `message` or `detail`) and
+    its error code (`error.code`, else `error.type`), when it names one."""
     try:
         body = load_json(response.content, what="the provider's error body")
     except ValueError:
-        body = None
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
-        return True
-    return "maximum context length" in _provider_message(response).lower()
-
-
-def _provider_message(response: httpx.Response) -> str:
-    """The error text a provider put in its response: `error.message`, `error`, `message` or `detail`."""
-    try:
-        body = load_json(response.content, what="the provider's error body")
-    except ValueError:
-        return response.text.strip()
+        return response.text.strip(), None
     candidate: Any = body
+    code: str | None = None
     if isinstance(body, dict):
         error = body.get("error")
+        if isinstance(error, dict):
+            named = error.get("code") or error.get("type")
+            code = named if isinstance(named, str) else None
         if isinstance(error, dict) and error.get("message"):
             candidate = error["message"]
         elif error:
@@ -278,4 +292,4 @@ def _provider_message(response: httpx.Response) -> str:
         elif body.get("detail"):
             candidate = body["detail"]
     text = candidate if isinstance(candidate, str) else json.dumps(candidate)
-    return text.strip()
+    return text.strip(), code

@@ -17,12 +17,11 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / ".stepwise" / "dynamodb"
 DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 
-# Local runs have no X-Ray daemon or CloudWatch agent; fake credentials satisfy botocore's signer only.
+# Local runs have no X-Ray daemon or CloudWatch agent. The caller's AWS identity and region are left alone:
+# Bedrock, SSM, Secrets Manager and S3 are called as the caller; only the local stand-ins of DynamoDB and
+# Step Functions are signed with placeholder keys, by their own clients (Settings.emulated_service_arguments).
 LOCAL_ENVIRONMENT = {
-    "AWS_ACCESS_KEY_ID": "local",
-    "AWS_SECRET_ACCESS_KEY": "local",
-    "AWS_REGION": "us-east-1",
-    "AWS_DEFAULT_REGION": "us-east-1",
+    "STEPWISE_LOCAL_ENDPOINTS": "true",
     "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
     "POWERTOOLS_LOG_LEVEL": "WARNING",

@@ -12,7 +12,6 @@ from urllib.parse import urlsplit
 
 from stepwise.config.llm import BedrockModelConfig, OpenAIModelConfig
 from stepwise.config.model import StepwiseConfig
-from stepwise.local.defaults import LOCAL_ENVIRONMENT
 
 HOW_TO_CONFIGURE = (
     "configure one: STEPWISE_DEFAULT_MODEL=openai OPENAI_BASE_URL=… OPENAI_API_KEY=… for an OpenAI-compatible "
@@ -23,11 +22,14 @@ CONNECT_TIMEOUT_SECONDS = 0.5
 
 def _bedrock_reason(name: str) -> str | None:
     import boto3  # deferred: only a Bedrock model needs it
+    from botocore.exceptions import BotoCoreError
 
-    credentials = boto3.Session().get_credentials()
-    # the local defaults' placeholder keys only satisfy DynamoDB Local's signer; Bedrock refuses them
-    placeholder = (LOCAL_ENVIRONMENT["AWS_ACCESS_KEY_ID"], LOCAL_ENVIRONMENT["AWS_SECRET_ACCESS_KEY"])
-    if credentials is None or (credentials.access_key, credentials.secret_key) == placeholder:
+    # The SDK's own chain, as the Bedrock client will use it: environment, AWS_PROFILE, SSO, config files.
+    try:
+        credentials = boto3.Session().get_credentials()
+    except BotoCoreError as exc:  # a profile that names an unknown profile, an SSO session that expired
+        return f"no model reachable: model '{name}' is Bedrock and its AWS credentials cannot be read ({exc})"
+    if credentials is None:
         return f"no model reachable: model '{name}' is Bedrock and no AWS credentials were found"
     return None
 

@@ -49,10 +49,17 @@ class ToolSpec(BaseModel):
 
 
 class Usage(BaseModel, defer_build=True):
-    """Token counts reported by a provider for one completion."""
+    """Token counts reported by a provider for one completion.
+
+    `input_tokens` counts every prompt token, cached or not (OpenAI's `prompt_tokens`; Converse's
+    `inputTokens` plus its cache reads and writes); `cache_read_tokens` and `cache_write_tokens` say how
+    many of them were read from or written to the provider's prompt cache, which bills them apart.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -98,6 +105,8 @@ class ChatRequest(BaseModel, defer_build=True):
     temperature: float | None = None
     response_schema: dict[str, Any] | None = None
     sampling: SamplingOptions = Field(default_factory=SamplingOptions)
+    # The most this call may wait for the model (the run's deadline); the model's own timeout when shorter.
+    timeout_seconds: float | None = Field(default=None, gt=0)
     # The model's turns of this run a summary stands for (not in `messages`): a provider that plays turns by
     # position, the scripted model, counts them; none sends it.
     turns_before: int = Field(default=0, ge=0)

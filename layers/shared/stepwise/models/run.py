@@ -20,6 +20,8 @@ StopReason = Literal[
     "token_budget",
     "cost_budget",
     "parse_errors",
+    "model_error",
+    "context_window",
     "error",
     "cancelled",
 ]
@@ -31,6 +33,9 @@ class RunUsage(BaseModel, defer_build=True):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    # Of the input tokens, those read from and written to the provider's prompt cache (billed apart).
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     llm_calls: int = 0
     tool_calls: int = 0
     llm_ms: int = 0
@@ -51,6 +56,8 @@ class RunUsage(BaseModel, defer_build=True):
         return cls(
             input_tokens=sum(step.input_tokens or 0 for step in model_steps),
             output_tokens=sum(step.output_tokens or 0 for step in model_steps),
+            cache_read_tokens=sum(step.cache_read_tokens or 0 for step in model_steps),
+            cache_write_tokens=sum(step.cache_write_tokens or 0 for step in model_steps),
             llm_calls=sum(1 for step in model_steps if step.kind != "compaction")
             + sum(note.model_calls for note in compactions),
             tool_calls=len(tool_steps),
@@ -232,6 +239,10 @@ class StepRecord(BaseModel, defer_build=True):
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    # Why the model stopped writing, as its provider said (`length`, `max_tokens`, `malformed_tool_use`...).
+    finish_reason: str | None = None
     error: str | None = None
     parse_errors: int | None = None
     # a model call: its request as estimated here (what the provider's count is compared with)

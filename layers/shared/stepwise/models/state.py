@@ -44,6 +44,8 @@ class RunSpend(BaseModel, defer_build=True):
 
     input_tokens: int = Field(default=0, ge=0)
     output_tokens: int = Field(default=0, ge=0)
+    cache_read_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = Field(default=None, ge=0)
 
 

@@ -12,34 +12,51 @@ from stepwise.models.state import RunContext, RunSpend
 from stepwise.steps.runtime import StepRuntime
 
 
-def _cost(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> float | None:
-    """The cost of these tokens at the profile's model prices; None when the configuration has none."""
+def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
+    """The cost of these tokens at the profile's model prices (the configuration's, else the model
+    catalog's), cached tokens at the cache rates; None when neither has prices."""
     prices = runtime.config.model_prices(profile)
     if prices is None:
         return None
-    return round(prices.cost_usd(input_tokens, output_tokens), 6)
+    cost = prices.cost_usd(
+        tokens.input_tokens, tokens.output_tokens, tokens.cache_read_tokens, tokens.cache_write_tokens
+    )
+    return round(cost, 6)
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
     """A run's usage from its trace, with its cost when the profile's model has prices."""
     usage = RunUsage.from_steps(steps)
-    cost = _cost(profile, usage.input_tokens, usage.output_tokens, runtime)
+    cost = _cost(profile, _tokens_of(usage), runtime)
     return usage if cost is None else usage.model_copy(update={"cost_usd": cost})
 
 
-def _priced_spend(profile: str, input_tokens: int, output_tokens: int, runtime: StepRuntime) -> RunSpend:
+def _tokens_of(usage: RunUsage) -> RunSpend:
+    return RunSpend(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
+    )
+
+
+def _priced_spend(profile: str, tokens: RunSpend, runtime: StepRuntime) -> RunSpend:
     # the cost of the total, not a sum of rounded costs: the same figure the run's usage reports
-    cost = _cost(profile, input_tokens, output_tokens, runtime)
-    return RunSpend(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost)
+    return tokens.model_copy(update={"cost_usd": _cost(profile, tokens, runtime)})
 
 
 def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) -> RunSpend:
     """The run's spend once the model call `step` records is added (unchanged when there is no step)."""
     if step is None:
         return run.spend
-    input_tokens = run.spend.input_tokens + (step.input_tokens or 0)
-    output_tokens = run.spend.output_tokens + (step.output_tokens or 0)
-    return _priced_spend(run.profile, input_tokens, output_tokens, runtime)
+    spent = run.spend
+    tokens = RunSpend(
+        input_tokens=spent.input_tokens + (step.input_tokens or 0),
+        output_tokens=spent.output_tokens + (step.output_tokens or 0),
+        cache_read_tokens=spent.cache_read_tokens + (step.cache_read_tokens or 0),
+        cache_write_tokens=spent.cache_write_tokens + (step.cache_write_tokens or 0),
+    )
+    return _priced_spend(run.profile, tokens, runtime)
 
 
 def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
@@ -47,7 +64,7 @@ def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime:
     from its stored trace."""
     spent = [step for step in steps if step.kind in ("llm", "compaction") and step.iteration < iteration]
     usage = RunUsage.from_steps(spent)
-    return _priced_spend(profile, usage.input_tokens, usage.output_tokens, runtime)
+    return _priced_spend(profile, _tokens_of(usage), runtime)
 
 
 def budget_reached(run: RunContext) -> FinalRoundReason | None:

@@ -116,18 +116,25 @@ class StepFunctionsExecutions:
         endpoint = settings.stepfunctions_endpoint_url
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
         host_prefix = endpoint is None
-        client = boto3.client(
+        identity = settings.emulated_service_identity()
+        # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
+        session = boto3.session.Session()
+        client = session.client(
             "stepfunctions",
-            region_name=settings.aws_region,
             endpoint_url=endpoint,
+            region_name=identity.region_name,
+            aws_access_key_id=identity.aws_access_key_id,
+            aws_secret_access_key=identity.aws_secret_access_key,
             config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
         )
 
         def bounded_client(*, read_timeout: float, connect_timeout: float, attempts: int) -> Any:
-            return boto3.client(
+            return session.client(
                 "stepfunctions",
-                region_name=settings.aws_region,
                 endpoint_url=endpoint,
+                region_name=identity.region_name,
+                aws_access_key_id=identity.aws_access_key_id,
+                aws_secret_access_key=identity.aws_secret_access_key,
                 config=Config(
                     inject_host_prefix=host_prefix,
                     read_timeout=read_timeout,

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.models.run import RunMeta, StopReason, StoredMessage
+from stepwise.models.run import RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
-from stepwise.steps.agent import agent_for
-from stepwise.steps.best_answer import best_available_answer
+from stepwise.steps.agent import RunAgent, agent_for
+from stepwise.steps.best_answer import best_available_answer, final_answer_text
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.run_metrics import record_run_ended
-from stepwise.steps.run_outcomes import record_failure
+from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, failure_message, record_failure
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 from stepwise.store.trace import RunRecord
@@ -99,10 +99,58 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
 
 
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
-    """Record a run as FAILED (or TIMED_OUT) with the error that ended it, so it never stays RUNNING."""
+    """Record how a failed step ended the run, so it never stays RUNNING.
+
+    A model error after the run did work (a tool answered, or the model wrote an answer) ends it
+    SUCCEEDED with the best answer it had and a stop reason naming the cause (`model_error`,
+    `context_window`; `deadline` when the deadline left no time to retry, whatever was done); any other
+    failure is recorded FAILED (or TIMED_OUT) with its error.
+    """
+    stop_reason = MODEL_ERROR_STOPS.get(event.error.Error)
+    if stop_reason is not None:
+        meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
+        agent = agent_for(meta, runtime)
+        conversation = record.messages
+        work_done = any(m.role == "tool" and m.content.strip() for m in conversation) or any(
+            m.role == "assistant" and final_answer_text(m, agent.protocol) for m in conversation
+        )
+        if stop_reason == "deadline" or work_done:
+            return _end_on_model_error(meta, record, agent, event, stop_reason, runtime)
     meta = runtime.store.require_run(event.run_id)
     record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
     return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
+
+
+def _end_on_model_error(
+    meta: RunMeta,
+    record: RunRecord,
+    agent: RunAgent,
+    event: FailureEvent,
+    stop_reason: StopReason,
+    runtime: StepRuntime,
+) -> FormatResult:
+    """Record the run SUCCEEDED with its best answer, the stop reason and the model's error kept."""
+    if meta.is_terminal:
+        return FormatResult(
+            run_id=meta.run_id,
+            status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
+            stop_reason=meta.stop_reason,
+        )
+    answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
+    usage = priced_usage(meta.profile, record.steps, runtime)
+    error = RunError(type=event.error.Error, message=failure_message(event.error.Error, event.error.Cause))
+    finished = runtime.store.finish_run(
+        meta, "SUCCEEDED", stop_reason=stop_reason, answer=answer, error=error, usage=usage, iteration=event.iteration
+    )
+    metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
+    metrics.add_metric(name="RunsEndedOnModelError", unit="Count", value=1)
+    if finished.status == "SUCCEEDED":
+        record_run_ended(finished.status, finished.stop_reason, usage, finished.iteration)
+    logger.warning(
+        "run ended on a model error",
+        extra={"run_id": meta.run_id, "error_type": error.type, "stop_reason": stop_reason},
+    )
+    return FormatResult(run_id=meta.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:

@@ -7,8 +7,9 @@ from functools import partial
 from typing import Any
 
 from stepwise.config.context import ContextLimits
-from stepwise.errors import ContextWindowExceeded, LLMPermanentError
-from stepwise.models.messages import ChatMessage, ToolSpec
+from stepwise.config.model_catalog import ModelFacts
+from stepwise.errors import ContextWindowExceeded, ContextWindowExhausted
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import StepRecord
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.models.summary import ConversationSummary
@@ -22,6 +23,7 @@ from stepwise.steps.context_window import (
     overflow_safety,
     rendered_history,
 )
+from stepwise.steps.model_call import call_within_deadline
 from stepwise.steps.model_request import model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.keys import ASSISTANT_SLOT
@@ -86,41 +88,54 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         )
     started = time.perf_counter()
     model = runtime.chat_model(profile.model)
+    facts = runtime.config.model_facts(profile.model)
+    request, shaping = _shaped(fitted.request, facts)
     provider, model_name = runtime.model_identity(profile.model)
+
+    def call(request: ChatRequest) -> Completion:
+        return call_within_deadline(model, request, deadline=run.deadline, clock=runtime.clock, sleep=runtime.sleep)
+
     with runtime.spans.chat(
-        provider=provider,
-        model=model_name,
-        max_tokens=fitted.request.max_tokens,
-        temperature=fitted.request.temperature,
+        provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
     ) as span:
         try:
-            completion = model.complete(fitted.request)
+            completion = call(request)
         except ContextWindowExceeded as exc:
             if limits.window is None:
-                raise LLMPermanentError(f"{exc} (the model's context window is not configured)") from exc
+                # nothing to fit it to: the run ends with its best answer (stop reason context_window)
+                raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
             if can_compact(payload, limits):
                 raise  # to Compact, then this call again
             # Compact already ran in this iteration (or has nothing to summarize): cut to fit once more, with
             # the estimates raised to what the provider counted, and send again, once
             raised = overflow_safety(str(exc), fitted.tokens, safety * OVERFLOW_SAFETY)
             fitted = fit(size=RequestSize(payload.context, safety=raised))
+            request, shaping = _shaped(fitted.request, facts)
             try:
-                completion = model.complete(fitted.request)
+                completion = call(request)
             except ContextWindowExceeded as again:
-                raise LLMPermanentError(str(again)) from again
+                exhausted = f"{again} (after the conversation was summarized and cut to fit)"
+                raise ContextWindowExhausted(exhausted) from again
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     message = ChatMessage(role="assistant", content=completion.content, tool_calls=completion.tool_calls)
+    usage = completion.usage
+    note = (
+        f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
+        f"{_offer_note(agent, turn.tools)}{_context_note(summary, fitted.cut_messages)}"
+    )
     step = StepRecord(
         iteration=payload.iteration,
         kind="llm",
         final_round=payload.final_round,
         latency_ms=latency_ms,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens or None,
+        cache_write_tokens=usage.cache_write_tokens or None,
+        finish_reason=completion.finish_reason,
         estimated_tokens=fitted.estimate,
-        note=f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
-        f"{_offer_note(agent, turn.tools)}{_context_note(summary, fitted.cut_messages)}",
+        note="; ".join([note, *shaping]),
     )
     runtime.store.record_message(
         StoredRun(payload.run_id, run.expires_at), payload.iteration, ASSISTANT_SLOT, message, step
@@ -129,6 +144,10 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     metrics.add_metric(name="ModelLatency", unit="Milliseconds", value=latency_ms)
     metrics.add_metric(name="ModelInputTokens", unit="Count", value=completion.usage.input_tokens)
     metrics.add_metric(name="ModelOutputTokens", unit="Count", value=completion.usage.output_tokens)
+    if usage.cache_read_tokens:
+        metrics.add_metric(name="ModelCacheReadTokens", unit="Count", value=usage.cache_read_tokens)
+    if usage.cache_write_tokens:
+        metrics.add_metric(name="ModelCacheWriteTokens", unit="Count", value=usage.cache_write_tokens)
     if fitted.cut_messages:
         metrics.add_metric(name="MessagesCutToFit", unit="Count", value=fitted.cut_messages)
     logger.info(
@@ -142,6 +161,14 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         },
     )
     return _after_call(payload, run, step, limits, runtime)
+
+
+def _shaped(request: ChatRequest, facts: ModelFacts | None) -> tuple[ChatRequest, list[str]]:
+    """The request as the model's provider takes it (per the model catalog), and what was dropped, for the
+    trace. Imported here: the `stepwise.llm` package loads httpx, which the handler's cold start does without."""
+    from stepwise.llm.request_shaping import shaped_request
+
+    return shaped_request(request, facts)
 
 
 def _context_note(summary: ConversationSummary | None, cut: int) -> str:

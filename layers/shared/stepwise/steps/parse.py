@@ -11,6 +11,7 @@ from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import CallRef, NextStep, RunContext, StatePayload, parse_event
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
+from stepwise.steps.reply_problems import reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
@@ -135,7 +136,9 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         errors_before = (stored.previous_decision.parse_errors or 0) if stored.previous_decision else 0
     agent = agent_for(stored.meta, runtime)
     completion = Completion(content=stored.assistant.content, tool_calls=stored.assistant.tool_calls)
-    decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
+    decision: Decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
+    # a reply cut at the output cap, malformed, or empty is told to the model, never run or taken as the answer
+    decision = reply_problem(stored.assistant_step, decision, bool(completion.tool_calls)) or decision
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
     corrective = (

@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import json
 
-from stepwise.models.run import RunError, RunMeta, RunStatus
+from stepwise.models.run import RunError, RunMeta, RunStatus, StopReason
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
+
+# The model errors a run survives, by the name the state machine caught, and the stop reason each gives.
+MODEL_ERROR_STOPS: dict[str, StopReason] = {
+    "LLMDeadlineReached": "deadline",
+    "ContextWindowExceeded": "context_window",
+    "ContextWindowExhausted": "context_window",
+    "LLMPermanentError": "model_error",
+    # retried by the state machine until its attempts ran out
+    "LLMTransientError": "model_error",
+}
 
 
 def failure_message(error: str, cause: str | None) -> str:

@@ -47,8 +47,16 @@ def dynamodb_client(settings: Settings) -> Any:
         # request cost 5% of that CPU. A malformed one is still refused, by DynamoDB (ValidationException).
         parameter_validation=False,
     )
-    return boto3.client(
-        "dynamodb", region_name=settings.aws_region, endpoint_url=settings.dynamodb_endpoint_url, config=config
+    # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
+    session = boto3.session.Session()
+    identity = settings.emulated_service_identity()
+    return session.client(
+        "dynamodb",
+        endpoint_url=settings.dynamodb_endpoint_url,
+        config=config,
+        region_name=identity.region_name,
+        aws_access_key_id=identity.aws_access_key_id,
+        aws_secret_access_key=identity.aws_secret_access_key,
     )
 
 
@@ -65,6 +73,7 @@ class StepRuntime:
         secret_resolver: SecretResolver | None = None,
         http_client: Any = None,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
         spans: GenAiSpans | None = None,
     ) -> None:
         self._config = config
@@ -72,6 +81,8 @@ class StepRuntime:
         self.config_dir = config_dir
         self.store = store
         self.clock = clock
+        # A step's own waits (a model retry near the run's deadline) go through it, so tests need not wait.
+        self.sleep = sleep
         self._secret_resolver = secret_resolver
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
@@ -144,6 +155,7 @@ class StepRuntime:
                     config_dir=self.config_dir,
                     http_client=self._http_client,
                     secret_resolver=resolver.resolve,
+                    facts=self.config.model_facts(name),
                 )
             return self._chat_models[name]
 

@@ -293,6 +293,7 @@ class ConversationStore:
         return IterationItems(
             meta=_optional(to_meta, items.get("meta")),
             assistant=_optional(to_message, items.get("assistant")),
+            assistant_step=_optional(_trace_of, items.get("assistant")),
             decision=_optional(_decision, items.get("decision")),
             previous_decision=_optional(_decision, items.get("previous_decision")),
             observation=_optional(to_message, items.get("observation")),
@@ -392,3 +393,8 @@ def _decision(item: dict[str, Any]) -> StepRecord:
 
 def _optional(read: Callable[[dict[str, Any]], ReadT], item: dict[str, Any] | None) -> ReadT | None:
     return read(item) if item else None
+
+
+def _trace_of(item: dict[str, Any]) -> StepRecord | None:
+    """The trace step a message item carries (a model call's), if it carries one."""
+    return StepRecord.model_validate_json(item["trace"]) if "trace" in item else None

@@ -23,6 +23,8 @@ class IterationItems(BaseModel, defer_build=True):
 
     meta: RunMeta | None = None
     assistant: StoredMessage | None = None
+    # The model call's trace step stored with the assistant message (its finish reason, its usage).
+    assistant_step: StepRecord | None = None
     decision: StepRecord | None = None
     previous_decision: StepRecord | None = None
     observation: StoredMessage | None = None

@@ -1,0 +1,188 @@
+"""``stepwise config check --aws``: ask Bedrock, as the caller, whether each configured model can be invoked.
+
+Per Bedrock model of the configuration: the inference profile exists and is ACTIVE (GetInferenceProfile), the
+foundation model exists, is ACTIVE rather than LEGACY, and is served on demand or only through a profile
+(GetFoundationModel), and the account may invoke it (GetFoundationModelAvailability: the AWS Marketplace
+subscription and Anthropic's use-case form). Each problem is one line naming the model and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from stepwise.config.llm import BedrockModelConfig
+from stepwise.config.model import StepwiseConfig
+from stepwise.config.model_catalog import INFERENCE_PROFILE_PREFIXES, normalise_model_id
+
+# boto3 `bedrock` (control plane) client for a Region (None: the caller's own Region).
+BedrockClientFor = Callable[[str | None], Any]
+
+
+@dataclass(frozen=True)
+class BedrockProblem:
+    """Something that stops a configured Bedrock model from answering, and how to fix it."""
+
+    model: str
+    model_id: str
+    problem: str
+    fix: str
+
+    def line(self) -> str:
+        """The problem as one line for the terminal."""
+        return f"model {self.model} ({self.model_id}): {self.problem}; fix: {self.fix}"
+
+
+def _is_profile(model_id: str) -> bool:
+    lowered = model_id.lower()
+    return (
+        lowered.startswith(INFERENCE_PROFILE_PREFIXES)
+        or ":inference-profile/" in lowered
+        or (":application-inference-profile/" in lowered)
+    )
+
+
+def _error_code(exc: Exception) -> str:
+    response = getattr(exc, "response", None) or {}
+    return str(response.get("Error", {}).get("Code", type(exc).__name__))
+
+
+def _error_message(exc: Exception) -> str:
+    response = getattr(exc, "response", None) or {}
+    return str(response.get("Error", {}).get("Message", exc))
+
+
+def check_bedrock_models(config: StepwiseConfig, client_for: BedrockClientFor, *, today: date) -> list[BedrockProblem]:
+    """The problems of every Bedrock model the configuration names, asked of Bedrock; empty when all can answer."""
+    problems: list[BedrockProblem] = []
+    for name, model in config.models.items():
+        if isinstance(model, BedrockModelConfig):
+            problems.extend(_model_problems(name, model, config, client_for(model.region), today))
+    return problems
+
+
+def _model_problems(
+    name: str, model: BedrockModelConfig, config: StepwiseConfig, client: Any, today: date
+) -> Iterator[BedrockProblem]:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    model_id = model.model_id
+
+    def problem(text: str, fix: str) -> BedrockProblem:
+        return BedrockProblem(name, model_id, text, fix)
+
+    facts = config.model_facts(name)
+    if facts is not None and facts.lifecycle.end_of_life is not None and facts.lifecycle.end_of_life <= today:
+        yield problem(
+            f"reached its end of life on Bedrock on {facts.lifecycle.end_of_life.isoformat()}",
+            "configure a current model (stepwise/config/model_catalog.yaml lists them)",
+        )
+        return
+    try:
+        if _is_profile(model_id):
+            foundation_ids = yield from _profile_models(model_id, client, problem)
+        else:
+            foundation_ids = [model_id]
+        for foundation_id in foundation_ids:
+            yield from _foundation_model_problems(foundation_id, model_id, client, problem)
+    except ClientError as exc:
+        yield _access_problem(exc, model_id, problem)
+    except BotoCoreError as exc:
+        yield problem(
+            f"Bedrock cannot be asked ({exc})", "configure AWS credentials and a Region (AWS_PROFILE, aws sso login)"
+        )
+
+
+def _profile_models(
+    model_id: str, client: Any, problem: Callable[[str, str], BedrockProblem]
+) -> Generator[BedrockProblem, None, list[str]]:
+    """Problems of the inference profile; returns the foundation model ids it routes to (generator return)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        profile = client.get_inference_profile(inferenceProfileIdentifier=model_id)
+    except ClientError as exc:
+        if _error_code(exc) in ("ResourceNotFoundException", "ValidationException"):
+            yield problem(
+                "no such inference profile in this Region",
+                "check the id and the Region: aws bedrock list-inference-profiles lists the profiles you can use",
+            )
+            return []
+        raise
+    if profile.get("status") != "ACTIVE":
+        yield problem(f"the inference profile is {profile.get('status')}", "use an ACTIVE profile")
+    model_ids = {str(entry.get("modelArn", "")).rsplit("/", 1)[-1] for entry in profile.get("models", [])}
+    return sorted(identifier for identifier in model_ids if identifier)
+
+
+def _foundation_model_problems(
+    foundation_id: str, model_id: str, client: Any, problem: Callable[[str, str], BedrockProblem]
+) -> Iterator[BedrockProblem]:
+    from botocore.exceptions import ClientError
+
+    try:
+        details = client.get_foundation_model(modelIdentifier=foundation_id)["modelDetails"]
+    except ClientError as exc:
+        if _error_code(exc) in ("ResourceNotFoundException", "ValidationException"):
+            yield problem(
+                f"Bedrock has no model {foundation_id} in this Region (ended, or never offered here)",
+                "configure a current model (stepwise/config/model_catalog.yaml lists them)",
+            )
+            return
+        raise
+    lifecycle = details.get("modelLifecycle", {})
+    if lifecycle.get("status") == "LEGACY":
+        ends = lifecycle.get("endOfLifeTime")
+        when = f", calls fail from {ends:%Y-%m-%d}" if hasattr(ends, "strftime") else ""
+        yield problem(f"{foundation_id} is LEGACY{when}", "move to a current model before its end of life")
+    inference_types = details.get("inferenceTypesSupported", [])
+    if not _is_profile(model_id) and "ON_DEMAND" not in inference_types and "INFERENCE_PROFILE" in inference_types:
+        yield problem(
+            "this model is served only through an inference profile",
+            f"use its profile id, e.g. us.{normalise_model_id(model_id)} or global.{normalise_model_id(model_id)}",
+        )
+    yield from _availability_problems(foundation_id, client, problem)
+
+
+def _availability_problems(
+    foundation_id: str, client: Any, problem: Callable[[str, str], BedrockProblem]
+) -> Iterator[BedrockProblem]:
+    availability = client.get_foundation_model_availability(modelId=foundation_id)
+    if availability.get("regionAvailability") == "NOT_AVAILABLE":
+        yield problem(
+            f"{foundation_id} is not offered in this Region", "deploy in a Region that offers it, or use a profile"
+        )
+    if availability.get("authorizationStatus") == "NOT_AUTHORIZED":
+        yield problem(
+            "the account has not submitted Anthropic's use-case form",
+            "submit it once in the Bedrock console (Model catalog, any Anthropic model), then wait a few minutes",
+        )
+    agreement = (availability.get("agreementAvailability") or {}).get("status")
+    if availability.get("entitlementAvailability") == "NOT_AVAILABLE" or agreement in ("NOT_AVAILABLE", "ERROR"):
+        yield problem(
+            "the account has no AWS Marketplace subscription to this model",
+            "invoke it once with a role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
+        )
+    elif agreement == "PENDING":
+        yield problem("the AWS Marketplace subscription is still pending", "wait a few minutes and check again")
+
+
+def _access_problem(exc: Exception, model_id: str, problem: Callable[[str, str], BedrockProblem]) -> BedrockProblem:
+    code, message = _error_code(exc), _error_message(exc)
+    if code == "AccessDeniedException":
+        resource = message.split("on resource: ", 1)[1].split(" ", 1)[0] if "on resource: " in message else model_id
+        return problem(
+            f"access denied: {message}",
+            f"allow the caller {resource} (and bedrock:GetInferenceProfile, GetFoundationModel, "
+            "GetFoundationModelAvailability to run this check)",
+        )
+    return problem(f"Bedrock answered {code}: {message}", "see the message; docs/deployment.md lists the set-up steps")
+
+
+def caller_bedrock_client(region: str | None) -> Any:
+    """A `bedrock` client of the caller's own identity and Region (the SDK's chain), for the check."""
+    import boto3
+
+    return boto3.session.Session().client("bedrock", region_name=region)

@@ -1,0 +1,109 @@
+"""What a provider's refusal means: retry it, hand it to context management, or end the run — and how to fix it.
+
+Both providers read their errors here, from the status, the provider's error code and its message as real
+servers send them (tests/fixtures/providers/ keeps recorded bodies with their sources): OpenAI's
+`context_length_exceeded`, vLLM's and Anthropic's "maximum context length" / "prompt is too long" wording,
+Bedrock's `ValidationException` "Input is too long", and the account set-up errors of a fresh AWS account
+(no Marketplace subscription, no Anthropic use-case form, a model that needs an inference profile or has
+reached its end of life), each with the one-line fix a user needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
+
+ModelError = LLMTransientError | LLMPermanentError
+
+# Bedrock's error codes a retry may fix (the Converse API reference lists them with 429/5xx statuses).
+BEDROCK_TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "ModelTimeoutException",
+    }
+)
+
+# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama).
+_CONTEXT_OVERFLOW = re.compile(
+    r"context[ _-]?length|context window|maximum context|prompt is too long|input is too long"
+    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed",
+    re.IGNORECASE,
+)
+
+# (pattern on the message, the fix to print) for Bedrock errors a new account or an old model id meets.
+_BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (
+        re.compile(r"on-demand throughput isn.t supported", re.IGNORECASE),
+        "this model is invoked through an inference profile: use its id with a geography prefix "
+        "(us., eu., apac., global.) as model_id",
+    ),
+    (
+        re.compile(r"use case details|use case form", re.IGNORECASE),
+        "submit Anthropic's use-case form once for the account (Bedrock console, Model catalog, any Anthropic "
+        "model), then retry after a few minutes",
+    ),
+    (
+        re.compile(r"aws-marketplace|marketplace", re.IGNORECASE),
+        "the first call of a third-party model subscribes the account in AWS Marketplace: call it once with a "
+        "role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
+    ),
+    (
+        re.compile(r"end of (its )?life|legacy|no longer (available|supported)", re.IGNORECASE),
+        "this model version has reached its end of life on Bedrock: configure a current model "
+        "(see the model catalog, stepwise/config/model_catalog.yaml)",
+    ),
+    (
+        re.compile(r"not authorized to perform|don.t have access|access denied|is not authorized", re.IGNORECASE),
+        "grant bedrock:InvokeModel on the inference profile and on its foundation model in every Region it "
+        "routes to (docs/deployment.md, 'Bedrock permissions')",
+    ),
+)
+
+
+def is_context_overflow(message: str, code: str | None = None) -> bool:
+    """True when an error says the request is longer than the model's context window."""
+    return code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(message))
+
+
+def openai_error(model: str, status: int, code: str | None, message: str) -> ModelError:
+    """The error of an OpenAI-compatible answer with a non-2xx `status` (`code` is `error.code`, if any).
+
+    429, 5xx (Anthropic's 529 `overloaded_error` included) and 408 are transient; a context overflow is
+    `ContextWindowExceeded`; any other status is permanent.
+    """
+    text = f"model {model}: HTTP {status}"
+    if code:
+        text = f"{text} {code}"
+    if message:
+        text = f"{text}: {message}"
+    if status in (408, 409, 429) or status >= 500:
+        return LLMTransientError(text)
+    if status in (400, 413, 422) and is_context_overflow(message, code):
+        return ContextWindowExceeded(text)
+    return LLMPermanentError(text)
+
+
+def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelError:
+    """The error of a Bedrock `ClientError`, with the fix for the account set-up errors."""
+    text = f"model {model_id}: HTTP {status} {code}"
+    if message:
+        text = f"{text}: {message}"
+    if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
+        return LLMTransientError(text)
+    if code == "ValidationException" and is_context_overflow(message):
+        return ContextWindowExceeded(text)
+    fix = (
+        bedrock_fix(message)
+        if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
+        else None
+    )
+    return LLMPermanentError(f"{text} (fix: {fix})" if fix else text)
+
+
+def bedrock_fix(message: str) -> str | None:
+    """The one-line fix of a Bedrock refusal a fresh account or an old model id meets, if it is one."""
+    return next((fix for pattern, fix in _BEDROCK_FIXES if pattern.search(message)), None)

@@ -1,0 +1,34 @@
+"""Replies a provider marked as unusable, read as parse errors the model is told about and can correct.
+
+A reply cut at the output cap in the middle of a tool call carries arguments that were never finished:
+running the call would act on half an instruction, and taking the text as the answer would give a
+fragment. A tool call Converse flags as malformed, or a 200 with no choice at all, likewise holds nothing
+to act on. Each becomes a corrective observation; the run goes on, and ends at the parse-error limit with
+its best answer if the model cannot do better.
+"""
+
+from __future__ import annotations
+
+from stepwise.models.decision import Decision, FinalAnswer, ParseError
+from stepwise.models.finish import EMPTY_REPLY, MALFORMED_FINISH_REASONS, TRUNCATED_FINISH_REASONS
+from stepwise.models.run import StepRecord
+
+
+def reply_problem(step: StepRecord | None, decision: Decision, had_tool_calls: bool) -> ParseError | None:
+    """The parse error to send back for a reply its provider marked unusable, else None (read as parsed)."""
+    reason = step.finish_reason if step is not None else None
+    if reason in TRUNCATED_FINISH_REASONS and (had_tool_calls or not isinstance(decision, FinalAnswer)):
+        cap = f" of {step.output_tokens} tokens" if step is not None and step.output_tokens else ""
+        return ParseError(
+            message=f"Your reply was cut off at the output limit{cap} before it was complete, so nothing in it "
+            "was run. Write a shorter reply: call one tool at a time with short arguments, or give the answer "
+            "in fewer words."
+        )
+    if reason in MALFORMED_FINISH_REASONS:
+        return ParseError(
+            message="Your last tool call was malformed and could not be read. Call the tool again with "
+            "arguments that are a JSON object matching its parameters."
+        )
+    if reason == EMPTY_REPLY:
+        return ParseError(message="Your reply was empty. Call a tool or give the final answer.")
+    return None
