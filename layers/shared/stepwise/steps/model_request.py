@@ -64,6 +64,10 @@ def _first_set(*values: _T | None) -> _T | None:
     return next((value for value in values if value is not None), None)
 
 
+def _at_most(asked: int | None, largest: int | None) -> int | None:
+    return asked if asked is None or largest is None else min(asked, largest)
+
+
 @dataclass(frozen=True)
 class ModelTurn:
     """One model call of the loop, up to its history: who is asked, with which tools and options."""
@@ -99,8 +103,10 @@ class ModelTurn:
 def model_turn(payload: StatePayload, run: RunContext, conversation: Conversation, runtime: StepRuntime) -> ModelTurn:
     """The model call of `payload`'s iteration, from the run's profile and the options its request set.
 
-    The output cap asked for is the request's, else the profile's, the model's entry's, or (when the
-    window is known) the model's largest output; LLMCall lowers it to what the window leaves.
+    The output cap asked for is the request's, else the profile's or the model's entry's, never above the
+    model's largest output; LLMCall lowers it to what the window leaves. Nothing asked, nothing is sent: the
+    provider then bounds the reply by what its window leaves, which is safer than a cap from the catalog
+    when a server runs the model with a shorter window (vLLM's `--max-model-len`) than the catalog says.
     """
     stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
     agent = agent_for(AgentRun(run.profile, stored_options), runtime)
@@ -118,10 +124,7 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
         tool_choice=tool_choice,
         final_round=payload.final_round,
         limits=limits,
-        asked_max_tokens=_first_set(
-            options.max_tokens,
-            profile.max_tokens,
-            model_max_tokens,
-            limits.max_output if limits.window is not None else None,
+        asked_max_tokens=_at_most(
+            _first_set(options.max_tokens, profile.max_tokens, model_max_tokens), limits.max_output
         ),
     )
