@@ -157,14 +157,14 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
         default = ", the default" if name == report.default_profile else ""
         count = f"{len(profile.tools)} tool{'' if len(profile.tools) == 1 else 's'}"
         print(f"\nprofile {name} (model {profile.model}{default}): {count}", file=out)
-        if profile.context is not None:
-            print(f"  {_context_line(profile.model, profile.context)}", file=out)
         if profile.search is not None:
             print(
                 f"  more than tool_search.threshold={profile.search.threshold}: the model is offered {FIND_TOOLS} "
                 f"({profile.search.results} tools per search) and the tools it finds, not all {len(profile.tools)}",
                 file=out,
             )
+        if profile.context is not None:
+            print(f"  {_context_line(profile.model, profile.context)}", file=out)
         for spec in profile.tools:
             print(f"\n  {spec.name}", file=out)
             for line in (spec.description or "(no description)").splitlines():
