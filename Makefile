@@ -14,7 +14,7 @@ PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versi
 export SAM_CLI_TELEMETRY := 0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: setup demo test unit fuzz lint validate static build bench corpus serve clean eval
+.PHONY: setup setup-browser demo test unit fuzz lint validate static build bench corpus serve clean eval
 
 $(PY_STAMP): pyproject.toml layers/shared/requirements.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ $(STATIC_STAMP): pyproject.toml | $(PY_STAMP)
 	touch $@
 
 setup: $(PY_STAMP) $(NODE_STAMP)
+
+# The console's browser tests (tests/browser) drive Debian's Chromium through Playwright's Python package;
+# Playwright's own browser download is not used. Installed when missing, as root (CI and these machines);
+# elsewhere, install `chromium` yourself or point STEPWISE_CHROMIUM at one.
+setup-browser:
+	@if [ -n "$$STEPWISE_CHROMIUM" ] || command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "make: the browser tests need Chromium: install Debian's chromium (as root) or set STEPWISE_CHROMIUM" >&2; exit 1; fi
 
 demo: setup
 	$(BIN)/stepwise demo
@@ -69,8 +78,8 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 	$(BIN)/cfn-lint template.yaml
 	$(STATIC_VENV)/bin/checkov --file template.yaml --framework cloudformation --skip-download --compact --quiet
 
-# tests/static runs checkov from $(STATIC_VENV)
-unit: setup $(STATIC_STAMP)
+# tests/static runs checkov from $(STATIC_VENV); tests/browser drives Chromium
+unit: setup setup-browser $(STATIC_STAMP)
 	$(BIN)/pytest -q -n 2 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 test: static lint validate unit build

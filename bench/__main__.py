@@ -6,10 +6,12 @@ from stepwise.local.defaults import apply_local_defaults
 apply_local_defaults()
 
 from bench import (  # noqa: E402
+    adversarial_inputs,
     cold_start,
     context_cost,
     cost_model,
     loop_overhead,
+    mcp_transports,
     openapi_import,
     parse_time,
     prompt_cache,
@@ -33,8 +35,12 @@ if __name__ == "__main__":
     print()
     parse_time.main()
     print()
+    adversarial_inputs.main()
+    print()
     tool_sets.main()
     print()
     prompt_cache.main()
+    print()
+    mcp_transports.main()
     print()
     context_cost.main()

@@ -58,8 +58,7 @@ def _environment(deployed: bool) -> dict[str, str]:
             "TABLE_NAME": "bench",
             "STEPWISE_CONFIG_DIR": str(PROJECT_ROOT / "config"),
             "STEPWISE_CONFIG_FILE": "stepwise.yaml",
-            # as the template deploys it: in-process tracing off, Lambda's active tracing on
-            "POWERTOOLS_TRACE_DISABLED": "true",
+            # as the template deploys it: no pydantic plugins scanned at cold start (tracing off by default)
             "PYDANTIC_DISABLE_PLUGINS": "__all__",
         }
         # as on Lambda, whatever the caller's environment says

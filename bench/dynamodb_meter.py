@@ -1,6 +1,7 @@
 """Counts DynamoDB requests, the bytes writes send and reads receive, and the time spent waiting on them.
 
-Hooked on botocore's events (before-call, after-call) of boto3's default session, so it sees every
+Hooked on botocore's events (before-call, after-call) of boto3's default session and of every boto3
+session created while it is installed (the store's client has a session of its own), so it sees every
 client the handlers create after it is installed, at the wire, without touching their code. A request
 is counted once per call the code makes: an attempt the SDK repeats after a dropped connection (a busy
 machine) is the SDK's, not the code's, and would make the counts depend on the load.
@@ -27,6 +28,8 @@ class DynamoDBMeter:
         self.installed = False
         self._lock = threading.Lock()
         self._started = threading.local()
+        self._sessions: list[Any] = []
+        self._original_init: Any = None
 
     def install(self) -> DynamoDBMeter:
         """Start metering DynamoDB clients created from now on."""
@@ -35,19 +38,35 @@ class DynamoDBMeter:
         boto3.setup_default_session()
         session = boto3.DEFAULT_SESSION
         assert session is not None
-        session.events.register("before-call.dynamodb", self._start)
-        session.events.register("after-call.dynamodb", self._stop)
+        self._hook(session)
+        original_init = boto3.session.Session.__init__
+        meter = self
+
+        def metered_init(session: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(session, *args, **kwargs)
+            meter._hook(session)
+
+        self._original_init = original_init
+        boto3.session.Session.__init__ = metered_init  # type: ignore[method-assign,assignment]
         self.installed = True
         return self
+
+    def _hook(self, session: Any) -> None:
+        session.events.register("before-call.dynamodb", self._start)
+        session.events.register("after-call.dynamodb", self._stop)
+        self._sessions.append(session)
 
     def uninstall(self) -> None:
         """Stop metering."""
         import boto3
 
-        session = boto3.DEFAULT_SESSION
-        if session is not None and self.installed:
+        if self._original_init is not None:
+            boto3.session.Session.__init__ = self._original_init  # type: ignore[method-assign]
+            self._original_init = None
+        for session in self._sessions:
             session.events.unregister("before-call.dynamodb", self._start)
             session.events.unregister("after-call.dynamodb", self._stop)
+        self._sessions.clear()
         self.installed = False
 
     def _start(self, model: Any, params: dict[str, Any], **_: Any) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.steps import api
-from stepwise.telemetry.observability import logger, metrics, tracer
+from stepwise.telemetry.observability import logger, metrics
 
 services = api.services_from_environment(os.environ)
 app = api.RequestScopedResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
@@ -14,7 +14,6 @@ api.register_routes(app, services)
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

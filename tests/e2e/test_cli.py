@@ -31,6 +31,20 @@ def test_the_demo_prints_a_react_trace_with_a_real_tool_call_and_the_answer() ->
     assert "status SUCCEEDED · stop_reason final_answer · iterations 3" in text
 
 
+def test_the_demo_asked_another_question_says_its_model_is_scripted_and_what_it_answers(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a question the demo's script was not written for
+    out = io.StringIO()
+    # When the demo is asked it
+    code = main(["demo", "What is 2+2?", "--json"], out=out)
+    # Then it says, on stderr, that its model is scripted, which question it answers, and how to ask a real one
+    notice = capsys.readouterr().err
+    assert "its model is scripted" in notice and "weather in Paris" in notice and "stepwise run" in notice
+    # And the run itself is still the demo's, on stdout alone
+    assert code == 0 and json.loads(out.getvalue())["status"] == "SUCCEEDED"
+
+
 @pytest.fixture
 def store_options(dynamodb_local: str, unique_table_name: str) -> list[str]:
     """The CLI options that point a command at the session's DynamoDB Local, in a table of the test's own."""

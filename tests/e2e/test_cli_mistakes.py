@@ -16,7 +16,7 @@ import pytest
 from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
-from tests.support.openai_server import FakeOpenAIServer
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.ports import refused_port
 
 
@@ -330,3 +330,36 @@ def test_invoking_a_step_event_whose_run_is_not_stored_suggests_seeding_it(
     assert (
         completed.stderr.splitlines()[-1] == "stepwise: a step event needs its run stored; --seed-run builds it first"
     )
+
+
+@pytest.mark.parametrize("key", ["ollama", "x"])
+def test_a_local_servers_short_key_runs_with_one_warning_line(
+    key: str, tmp_path: Path, dynamodb_local: str, unique_table_name: str
+) -> None:
+    with FakeOpenAIServer() as server:
+        # Given the OpenAI-compatible model on loopback with the key local servers take (Ollama, vLLM)
+        server.default(body=chat_completion(content="Final Answer: ollama says hi"))
+        environment = _with_openai_at(tmp_path, int(server.base_url.rsplit(":", 1)[1].split("/")[0]))
+        environment["OPENAI_API_KEY"] = key
+        # When a question is run
+        completed = subprocess.run(
+            [
+                *(sys.executable, "-m", "stepwise.cli", "run", "hi", "--json"),
+                *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+            ],
+            env=environment,
+            capture_output=True,
+            text=True,
+            cwd=PROJECT_ROOT,
+            timeout=120,
+        )
+        sent_keys = {request.headers.get("authorization") for request in server.requests}
+    # Then the run succeeds with the key sent as it is, and its answer is whole (the key is not redacted in it)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    run = json.loads(completed.stdout)
+    assert (run["status"], sent_keys) == ("SUCCEEDED", {f"Bearer {key}"})
+    assert "ollama says hi" in run["answer"]
+    # And one line warns that the key is too short to redact inside text, without quoting it
+    warnings = [line for line in completed.stderr.splitlines() if "too short to redact" in line]
+    assert len(warnings) == 1
+    assert f'"{key}"' not in warnings[0]

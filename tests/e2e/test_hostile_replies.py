@@ -100,15 +100,22 @@ def test_a_call_with_an_empty_name_is_dropped_and_the_other_runs(ask_through_ser
     assert [m.name for m in messages if m.role == "tool"] == ["get_weather"]
 
 
-def test_lone_surrogates_and_nul_in_the_answer_are_replaced_stored_and_shown(ask_through_server: Ask) -> None:
-    # Given an answer holding a lone surrogate and a NUL character
-    # When the run goes through it
-    meta, messages, _ = ask_through_server(chat_completion(content="Sunny\ud800 and\x00 mild."))
-    # Then the stored answer shows both replaced, and says so
+def test_lone_surrogates_and_nul_in_the_answer_are_replaced_in_it_and_noted_in_the_trace(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a model whose answer holds a lone surrogate and a NUL character
+    with FakeOpenAIServer() as server:
+        server.default(body=chat_completion(content="Sunny\ud800 and\x00 mild."))
+        model = {"provider": "openai", "base_url": server.base_url, "model": "fake-model", "api_key": "sk-test-key"}
+        environment, _ = local_run(write_config(model, strategy="function_calling"))
+        # When the question is asked
+        meta, _ = environment.ask("weather in Paris?")
+    # Then the user's answer shows both replaced and says nothing more, and the model step's trace says so
     assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "final_answer")
-    assert meta.answer is not None and meta.answer.startswith("Sunny\ufffd and\ufffd mild.")
-    assert "2 characters" in meta.answer
-    assert [m.role for m in messages] == ["user", "assistant"]
+    assert meta.answer == "Sunny\ufffd and\ufffd mild."
+    (model_step,) = [step for step in environment.runtime.store.list_steps(meta.run_id) if step.kind == "llm"]
+    assert model_step.note is not None
+    assert "[2 characters that cannot be encoded (lone surrogate or NUL) replaced with U+FFFD]" in model_step.note
 
 
 def test_a_lone_surrogate_in_tool_arguments_is_replaced_and_the_call_runs(ask_through_server: Ask) -> None:

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
 import os
+import signal
 import socket
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +151,67 @@ def test_a_configuration_that_cannot_be_used_is_refused_on_entry_and_leaves_noth
     # Then the error names the field, before anything runs, and the process environment is as it was
     assert "profiles" in str(refused.value)
     assert os.environ.get("STEPWISE_CONFIG_DIR") == before
+
+
+# Linux's IPv6 address flags (include/uapi/linux/if_addr.h)
+_IFA_F_DADFAILED = 0x08
+_IFA_F_TENTATIVE = 0x40
+# How /proc/net/tcp and tcp6 write the loopback addresses (little-endian words): 127.0.0.1, ::ffff:127.0.0.1, ::1.
+_LOOPBACK_HEX = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
+
+
+def _listening_addresses(port: int) -> list[str]:
+    """The local addresses (as /proc writes them) of every socket listening on ``port``, on IPv4 or IPv6."""
+    addresses = []
+    for table in (Path("/proc/net/tcp"), Path("/proc/net/tcp6")):
+        for row in table.read_text(encoding="ascii").splitlines()[1:]:
+            local, state = row.split()[1], row.split()[3]
+            address, _, hex_port = local.rpartition(":")
+            if state == "0A" and int(hex_port, 16) == port:
+                addresses.append(address)
+    return addresses
+
+
+def _machine_addresses() -> list[tuple[int, str]]:
+    """The machine's own addresses other than loopback, IPv4 (from the kernel's routing trie) and IPv6."""
+    found: list[tuple[int, str]] = []
+    lines = Path("/proc/net/fib_trie").read_text(encoding="ascii").splitlines()
+    for previous, line in itertools.pairwise(lines):
+        if line.strip() == "/32 host LOCAL":
+            address = previous.strip().removeprefix("|-- ")
+            if not address.startswith("127."):
+                found.append((socket.AF_INET, address))
+    for row in Path("/proc/net/if_inet6").read_text(encoding="ascii").splitlines():
+        raw, _, _, scope, flags = row.split()[:5]
+        address = socket.inet_ntop(socket.AF_INET6, bytes.fromhex(raw))
+        # global scope only (a link-local one needs an interface to bind), and not still being checked
+        # for duplicates on the link (tentative, or failed that check): those cannot be bound yet
+        usable = int(flags, 16) & (_IFA_F_TENTATIVE | _IFA_F_DADFAILED) == 0
+        if address != "::1" and scope == "00" and usable:
+            found.append((socket.AF_INET6, address))
+    return list(dict.fromkeys(found))
+
+
+def test_the_store_of_stepwise_serve_listens_on_loopback_only(tmp_path: Path) -> None:
+    # Given `stepwise serve` with its embedded store, as a user starts it
+    data_dir = tmp_path / "data"
+    command = [sys.executable, "-m", "stepwise.cli", "serve", "--demo", "--port", "0", "--data-dir", str(data_dir)]
+    serve = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert serve.stdout is not None
+        banner = serve.stdout.readline()
+        assert banner.startswith("stepwise serve: http://127.0.0.1:"), banner
+        engine = json.loads((data_dir / "engine.json").read_text(encoding="utf-8"))
+        port = int(engine["endpoint_url"].rsplit(":", 1)[1])
+        # When the kernel is asked which addresses the store's port listens on
+        listening = _listening_addresses(port)
+        # Then only loopback: a connection to any other address of the machine finds nothing there
+        assert listening and set(listening) <= _LOOPBACK_HEX, listening
+        # And each of the machine's other addresses can take that port for itself (without sending anything),
+        # which the kernel refuses while a socket listens on every interface
+        for family, address in _machine_addresses():
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.bind((address, port))
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.communicate(timeout=60)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer
 
 PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
@@ -78,3 +82,35 @@ def test_a_run_publishes_its_tokens_latencies_tool_failures_outcome_and_cost(
     assert (total(metrics, "RunInputTokens", **outcome), total(metrics, "RunOutputTokens", **outcome)) == (90, 60)
     assert total(metrics, "RunCostUSD", **outcome) == pytest.approx(0.00021)
     assert total(metrics, "RunIterations", **outcome) == 2
+
+
+def test_run_json_with_metrics_on_prints_the_run_alone_on_stdout_and_its_emf_metrics_on_stderr(
+    write_config: ConfigWriter, dynamodb_local: str, unique_table_name: str
+) -> None:
+    # Given a scripted model that calls the calculator once, then answers
+    model = {
+        "provider": "scripted",
+        "scenarios": [{"turns": [react_action("calculator", {"expression": "6*7"}), react_answer("42.")]}],
+    }
+    config_dir = write_config(model, builtin=["calculator"])
+    # When `stepwise run --json` runs as a user runs it, with the caller's POWERTOOLS_METRICS_DISABLED=false
+    completed = subprocess.run(
+        [
+            *(sys.executable, "-m", "stepwise.cli", "run", "six times seven", "--json"),
+            *("--config", str(config_dir / "stepwise.yaml")),
+            *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT_ROOT,
+        timeout=120,
+        env={**os.environ, "POWERTOOLS_METRICS_DISABLED": "false"},
+    )
+    # Then stdout is exactly the run as JSON (what `| jq` reads)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["answer"] == "42."
+    # And the run's EMF metrics are on stderr: its iterations, its tool call and its outcome
+    metrics = emitted(completed.stderr)
+    assert total(metrics, "Iterations") == 2
+    assert total(metrics, "ToolCalls", tool="calculator") == 1
+    assert total(metrics, "Runs", status="SUCCEEDED", stop_reason="final_answer") == 1

@@ -1,10 +1,13 @@
 """A canary secret echoed back by a tool in every common encoding reaches no item, response, log or model.
 
-The canary lives in SSM and is the query key of an API. The API answers with the canary in each
-encoding (percent-encoded in either case, `+` for space, JSON and HTML escaping, base64, base64url, hex).
+The canary lives in SSM and is the query key of an API. The API answers with the canary in each form of
+`tests.unit.test_secret_encodings.ENCODINGS` (percent-encoding in either case, of every byte, twice; HTML
+entities named, decimal and hex; JSON and Python escapes; upper case; base64, base64url, base32 and hex
+of the canary and of its halves).
 The run goes through `stepwise serve` and the real state machine with an OpenAI-compatible model on
 loopback; every logger is at DEBUG. Afterwards the stored items, the API's answers (trace included),
-the log records, stdout/stderr and every request the model received are searched for each encoding.
+the log records, stdout/stderr and every request the model received are searched for each encoding, both
+as they are written and, for JSON documents, in each of their strings (where JSON's own escaping is undone).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import boto3
 import httpx
@@ -35,6 +39,17 @@ def ssm_canary() -> Iterator[None]:
     with mock_aws(config={"core": {"service_whitelist": ["ssm"]}}):
         boto3.client("ssm", region_name="us-east-1").put_parameter(Name=PARAMETER, Value=CANARY, Type="SecureString")
         yield
+
+
+def strings_in(value: Any) -> str:
+    """Every string of a JSON-like value, keys included, one a line: what a reader of the document sees."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(strings_in(key) + "\n" + strings_in(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return "\n".join(strings_in(item) for item in value)
+    return ""
 
 
 def finished_run(client: httpx.Client, run_id: str) -> httpx.Response:
@@ -68,6 +83,9 @@ def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_pr
             # When a question is asked and its run read back with its trace
             accepted = client.post("/v1/runs", json={"input": "look it up"})
             answer = finished_run(client, accepted.json()["run_id"])
+            run_id = accepted.json()["run_id"]
+            events = client.get(f"/v1/runs/{run_id}/events")
+            streamed = client.get(f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"})
             items = scan_table(served.environment.table_name)
         model_requests = [request.body for request in model.requests]
         sent_keys = [request.query.get("key") for request in tool_api.requests]
@@ -75,12 +93,16 @@ def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_pr
     # Then the API did receive the secret and the run succeeded
     assert sent_keys == [[CANARY]]
     assert answer.json()["status"] == "SUCCEEDED"
+    assert events.status_code == streamed.status_code == 200
     assert len(model_requests) == 2
     captured = capfd.readouterr()
     places = {
-        "run and trace": accepted.text + answer.text,
-        "stored items": json.dumps(items),
-        "model requests": json.dumps(model_requests, ensure_ascii=False) + json.dumps(model_requests),
+        "run and trace": accepted.text + answer.text + strings_in(answer.json()),
+        "events": events.text + strings_in(events.json()) + streamed.text,
+        "stored items": json.dumps(items) + strings_in(items),
+        "model requests": json.dumps(model_requests, ensure_ascii=False)
+        + json.dumps(model_requests)
+        + strings_in(model_requests),
         "log records": caplog.text,
         "stdout and stderr": captured.out + captured.err,
     }

@@ -133,6 +133,16 @@ def test_the_models_are_the_profiles_and_model_selects_one(client: OpenAI, model
     assert sent.body["messages"][0] == {"role": "system", "content": "You research."}
 
 
+def test_the_sdk_retrieves_one_profile_as_a_model_and_an_unknown_one_is_not_found(client: OpenAI) -> None:
+    # When the SDK retrieves a profile by name
+    model = client.models.retrieve("researcher")
+    # Then it is that profile, as an OpenAI model
+    assert (model.id, model.object, model.owned_by) == ("researcher", "model", "stepwise")
+    # And a name that is no profile is the SDK's NotFoundError, saying where the names are
+    with pytest.raises(openai.NotFoundError, match="GET /v1/models"):
+        client.models.retrieve("gpt-4o")
+
+
 def test_a_request_without_a_key_is_refused(api: LocalApi) -> None:
     # When a request carries neither x-api-key nor a bearer token
     response = httpx.get(f"{api.url}/v1/models")

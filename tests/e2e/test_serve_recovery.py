@@ -209,7 +209,9 @@ CHAT = {"model": "default", "messages": [{"role": "user", "content": "weather in
 
 
 @pytest.mark.parametrize("model_latency_ms", [SLOW_MODEL_MS])
-def test_a_chat_waiting_when_serve_stops_is_answered_503_not_to_be_retried(serve_arguments: list[str]) -> None:
+def test_a_chat_waiting_when_serve_stops_is_answered_503_naming_its_run_not_to_be_retried(
+    serve_arguments: list[str],
+) -> None:
     # Given a chat completion waiting on `stepwise serve` for a run whose model is slow
     serve = ServeProcess(serve_arguments)
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -219,12 +221,14 @@ def test_a_chat_waiting_when_serve_stops_is_answered_503_not_to_be_retried(serve
         code = serve.end(signal.SIGTERM)
         answer = waiting.result()
     # Then the chat is answered 503 in the API's error shape, telling the SDK not to retry (a retry would
-    # start another run), and the server exited 0
+    # start another run) and naming the run to poll instead, as a 504 does; and the server exited 0
     assert answer.status_code == 503
     assert answer.headers["x-should-retry"] == "false"
-    assert answer.json()["error"]["type"] == "unavailable"
-    assert code == 0
+    error = answer.json()["error"]
+    assert error["type"] == "unavailable"
     assert len(runs) == 1
+    assert error["details"]["run_id"] == runs[0]["run_id"] and runs[0]["run_id"] in error["message"]
+    assert code == 0
 
 
 @pytest.mark.parametrize("model_latency_ms", [SLOW_MODEL_MS])

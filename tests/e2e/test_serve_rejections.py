@@ -79,6 +79,18 @@ BAD_REQUESTS = [
     ),
     pytest.param(
         "POST",
+        "/v1/runs",
+        {"input": "hi"},
+        {**JSON, "x-api-key": "k" * 5_000},
+        400,
+        "invalid_identity",
+        id="x-api-key of 5,000 characters",
+    ),
+    pytest.param(
+        "GET", "/v1/models", None, {"x-api-key": "a key with spaces"}, 400, "invalid_identity", id="key with spaces"
+    ),
+    pytest.param(
+        "POST",
         "/v1/chat/completions",
         {"model": "default", "messages": [user("hi")], "n": 2},
         JSON,
@@ -134,4 +146,14 @@ def test_a_request_without_an_api_key_is_unauthorized(api: LocalApi) -> None:
     response = httpx.post(api.url + "/v1/runs", json={"input": "hi"}, timeout=10)
     # Then it is 401, and nothing is stored
     assert (response.status_code, response.json()["error"]["type"]) == (401, "unauthorized")
+    assert items_in_table(api) == 0
+
+
+def test_a_key_too_long_to_be_an_owner_is_refused_naming_the_header(api: LocalApi) -> None:
+    # When a question is posted with an x-api-key of 5,000 characters
+    response = httpx.post(api.url + "/v1/runs", json={"input": "hi"}, headers={"x-api-key": "k" * 5_000}, timeout=10)
+    # Then it is a 400 naming the header, and nothing is stored
+    error = response.json()["error"]
+    assert (response.status_code, error["details"]["errors"][0]["field"]) == (400, "x-api-key (header)")
+    assert "5000 characters" in error["message"]
     assert items_in_table(api) == 0

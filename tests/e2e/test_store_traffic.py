@@ -13,6 +13,7 @@ import pytest
 from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.example_api import ExampleToolApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
+from tests.support.tool_server import ScriptableToolServer
 
 MAX_REQUESTS_PER_TOOL_ITERATION = 6
 BUDGET_PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
@@ -95,3 +96,36 @@ def test_a_budgeted_run_makes_as_many_requests_per_iteration_late_in_the_run_as_
     read_late = (long.bytes_read - medium.bytes_read) / 30
     assert requests_late == requests_early <= MAX_REQUESTS_PER_TOOL_ITERATION
     assert abs(read_late - read_early) <= 0.05 * read_early
+
+
+@pytest.fixture
+def requests_of_a_run(
+    write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
+) -> Callable[[str, int], int]:
+    """The DynamoDB requests of one run of `n` calls of a tool of `method` on loopback, then an answer."""
+
+    def measure(method: str, tool_iterations: int) -> int:
+        with ScriptableToolServer() as api:
+            turns = [react_action("book", {"room": "A"}) for _ in range(tool_iterations)]
+            tool = {**get_tool("book", "/book", room="string"), "method": method}
+            config = write_config(
+                scripted_model(*turns, react_answer("done")),
+                limits={"max_iterations": tool_iterations + 2},
+                apis=[http_api(api.url, tool)],
+            )
+            environment, _ = local_run(config)
+            environment.ask("warm-up")
+            meter.reset()
+            environment.ask("book it")
+        return meter.total_calls
+
+    return measure
+
+
+def test_a_call_that_may_change_something_costs_one_request_more_its_recorded_start(
+    requests_of_a_run: Callable[[str, int], int],
+) -> None:
+    # Given runs of three GET calls and of three POST calls of the same tool
+    get_calls, post_calls = requests_of_a_run("GET", 3), requests_of_a_run("POST", 3)
+    # Then each POST call made exactly one request more than a GET call: the put of its start
+    assert post_calls - get_calls == 3

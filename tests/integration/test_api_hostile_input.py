@@ -117,3 +117,47 @@ def test_a_nul_in_the_question_is_valid_json_and_is_stored_replaced(handler: Api
     assert status == 202
     stored = [item["content"]["S"] for item in handler.items() if "content" in item]
     assert stored == ["a\ufffdb"]
+
+
+@pytest.mark.parametrize(
+    ("headers", "field"),
+    [
+        ({"x-api-key": "k" * 5_000}, "x-api-key (header)"),
+        ({"Authorization": "Bearer " + "k" * 5_000}, "Authorization (header)"),
+        ({"x-api-key": "caf\u00e9-key"}, "x-api-key (header)"),
+    ],
+    ids=["x-api-key of 5,000 characters", "bearer token of 5,000 characters", "non-ASCII key"],
+)
+def test_a_key_no_owner_can_have_is_a_400_naming_the_header_and_nothing_is_stored(
+    handler: ApiHandler, headers: dict[str, str], field: str
+) -> None:
+    # When a run is asked for with a key that cannot be an owner (it would be a DynamoDB key over 2,048 bytes)
+    status, answer = handler.call("POST", "/v1/runs", {"input": "hi"}, key=None, headers=headers)
+
+    # Then it is a 400 naming the header, and nothing was written or started
+    assert status == 400
+    assert answer["error"]["type"] == "invalid_identity"
+    assert answer["error"]["details"]["errors"][0]["field"] == field
+    assert handler.items() == []
+    assert handler.executions() == []
+
+
+@pytest.mark.parametrize(
+    "content_type", ["APPLICATION/JSON; charset=UTF-8", "Application/Json", "application/json;charset=utf-8"]
+)
+def test_a_json_media_type_in_any_case_with_parameters_is_accepted(handler: ApiHandler, content_type: str) -> None:
+    # When a run is asked for with the JSON media type written in another case, with a charset
+    status, answer = handler.call("POST", "/v1/runs", {"input": "hi"}, headers={"Content-Type": content_type})
+
+    # Then it is accepted like any JSON body
+    assert status == 202, json.dumps(answer)
+    assert len(handler.executions()) == 1
+
+
+def test_a_body_of_another_media_type_is_a_415(handler: ApiHandler) -> None:
+    # When the body is sent as text
+    status, answer = handler.call("POST", "/v1/runs", b'{"input": "hi"}', headers={"Content-Type": "TEXT/PLAIN"})
+
+    # Then it is refused as the wrong media type, and nothing was written
+    assert (status, answer["error"]["type"]) == (415, "unsupported_media_type")
+    assert handler.items() == []

@@ -9,7 +9,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 from stepwise.errors import StorePermanentError
 from stepwise.models.messages import ChatMessage
 from stepwise.store import ConversationStore

@@ -17,6 +17,7 @@ import json
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -110,7 +111,14 @@ class Echo:
     status: int = 200
 
 
-Behaviour = Json | Status | Hang | Reset | HugeBody | Binary | Raw | Redirect | Echo
+@dataclass(frozen=True)
+class Judged:
+    """Answer like `Echo` when ``judge`` finds nothing wrong with the request, else 400 with its problems."""
+
+    judge: Callable[[RecordedRequest], list[str]]
+
+
+Behaviour = Json | Status | Hang | Reset | HugeBody | Binary | Raw | Redirect | Echo | Judged
 
 
 class ScriptableToolServer:
@@ -258,6 +266,12 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
         elif isinstance(behaviour, Raw):
             encoding = {"Content-Encoding": behaviour.content_encoding} if behaviour.content_encoding else None
             self._reply(behaviour.status, behaviour.body, behaviour.content_type, extra_headers=encoding)
+        elif isinstance(behaviour, Judged):
+            problems = behaviour.judge(recorded)
+            if problems:
+                self._reply(400, json.dumps({"problems": problems}).encode(), "application/json")
+            else:
+                self._reply(200, json.dumps(_echo(recorded)).encode(), "application/json")
         elif isinstance(behaviour, Redirect):
             self._reply(behaviour.status, b"", "text/plain", extra_headers={"Location": behaviour.location})
         else:

@@ -53,6 +53,11 @@ def test_the_setting_is_read_once_into_the_settings_and_refused_when_not_a_boole
     # Given the environment's values, when the settings are read, then STEPWISE_OTEL is a boolean, off by default
     assert Settings.from_environ({"TABLE_NAME": "table"}).otel is False
     assert Settings.from_environ({"TABLE_NAME": "table", "STEPWISE_OTEL": "true"}).otel is True
+    # And OpenTelemetry's own exporter setting turns it on when STEPWISE_OTEL is unset, but not `none`
+    assert Settings.from_environ({"TABLE_NAME": "table", "OTEL_TRACES_EXPORTER": "console"}).otel is True
+    assert Settings.from_environ({"TABLE_NAME": "table", "OTEL_TRACES_EXPORTER": "none"}).otel is False
+    off = {"TABLE_NAME": "table", "OTEL_TRACES_EXPORTER": "otlp", "STEPWISE_OTEL": "false"}
+    assert Settings.from_environ(off).otel is False
     # And a value that is not one is refused, naming the variable
     with pytest.raises(ConfigError, match="STEPWISE_OTEL"):
         Settings.from_environ({"TABLE_NAME": "table", "STEPWISE_OTEL": "sometimes"})

@@ -1,4 +1,10 @@
-"""The redactor follows a secret into every form it commonly travels in."""
+"""The redactor follows a secret into every form an echo can give it: it decodes the text, it does not list forms.
+
+`ENCODINGS` is the list of forms the canary is tested in, here and end to end (`tests/e2e/
+test_secret_encodings_canary.py`, `tests/fuzz/test_pipeline.py`): every form a server was seen or can
+reasonably be expected to echo, and combinations no list of forms would hold (double percent-encoding,
+every byte escaped, JSON escapes of every character).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,12 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 
-# '/', '+', '=', a space, '&', '<', a quote and a non-ASCII letter: every encoding below changes it.
-CANARY = 'canary/7f+3a=9 c&2<e"0bé'
+# A character of every class an encoding treats apart: upper and lower case letters, digits, '/', '+', '=',
+# a space, '&', '<', a double and a single quote, '%', '~', a backslash, a non-ASCII letter and a character
+# outside the Basic Multilingual Plane (a surrogate pair in JSON's escapes).
+CANARY = "Canary/7f+3a=9 c&2<e\"0bé'%~\\\U0001f600"
 
 
 def lower_percent(text: str) -> str:
@@ -28,7 +36,23 @@ def b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode().rstrip("=")
 
 
+def every_byte_percent_encoded(data: bytes) -> str:
+    return "".join(f"%{byte:02X}" for byte in data)
+
+
+def json_escapes_of_every_character(text: str) -> str:
+    """`\\uXXXX` for every UTF-16 code unit, as Go and some JSON writers escape (`\\u003c`)."""
+    units = text.encode("utf-16-be")
+    return "".join(f"\\u{units[index] << 8 | units[index + 1]:04x}" for index in range(0, len(units), 2))
+
+
+def python_escapes(data: bytes) -> str:
+    """What `repr(bytes)` writes between its quotes: `\\xNN` for every byte outside printable ASCII."""
+    return repr(data)[2:-1]
+
+
 SECRET_BYTES = CANARY.encode()
+FIRST_HALF, SECOND_HALF = CANARY[: len(CANARY) // 2].encode(), CANARY[len(CANARY) // 2 :].encode()
 ENCODINGS = {
     "raw": CANARY,
     "percent-encoded": quote(CANARY, safe=""),
@@ -46,6 +70,28 @@ ENCODINGS = {
     "base64url after two bytes": b64url(b"ab" + SECRET_BYTES + b"!"),
     "hex": SECRET_BYTES.hex(),
     "hex, upper case": SECRET_BYTES.hex().upper(),
+    "decimal HTML entities": "".join(f"&#{ord(char)};" for char in CANARY),
+    "hex HTML entities": "".join(f"&#x{ord(char):x};" for char in CANARY),
+    "hex HTML entities, upper case": "".join(f"&#X{ord(char):X};" for char in CANARY),
+    "every byte percent-encoded": every_byte_percent_encoded(SECRET_BYTES),
+    "every byte percent-encoded, lower case": every_byte_percent_encoded(SECRET_BYTES).lower(),
+    "double percent-encoding": quote(quote(CANARY, safe=""), safe=""),
+    "double percent-encoding of every byte": every_byte_percent_encoded(
+        every_byte_percent_encoded(SECRET_BYTES).encode()
+    ),
+    "JSON escapes of every character": json_escapes_of_every_character(CANARY),
+    "JSON-escaped twice": json.dumps(json.dumps(CANARY))[1:-1],
+    "Python str escapes": repr(CANARY)[1:-1],
+    "Python ascii() escapes": ascii(CANARY)[1:-1],
+    "Python bytes escapes": python_escapes(SECRET_BYTES),
+    "upper case": CANARY.upper(),
+    "base32": base64.b32encode(SECRET_BYTES).decode(),
+    "base32 after three bytes": base64.b32encode(b"ab:" + SECRET_BYTES).decode(),
+    "base64 of the first half": b64(FIRST_HALF),
+    "base64 of the second half": b64(SECOND_HALF),
+    "base64url of the second half": b64url(SECOND_HALF),
+    "base32 of the first half": base64.b32encode(FIRST_HALF).decode(),
+    "hex of the second half": SECOND_HALF.hex(),
 }
 
 
@@ -65,3 +111,38 @@ def test_each_encoding_of_a_secret_is_redacted_inside_ordinary_text(form: str) -
 def test_ordinary_text_is_left_as_it_is() -> None:
     text = "Paris is 14 °C & cloudy; base64 dGVzdA== and hex 0a0b"
     assert Redactor([CANARY]).redact(text) == text
+
+
+def test_escapes_around_a_secret_are_left_as_they_were() -> None:
+    # Given a document whose every byte is percent-encoded, the secret among other words
+    document = every_byte_percent_encoded(b"before " + SECRET_BYTES + b" after")
+
+    # When it is redacted
+    redacted = Redactor([CANARY]).redact(document)
+
+    # Then exactly the secret's escapes were replaced, the words around it still encoded as they were
+    assert redacted == every_byte_percent_encoded(b"before ") + "***" + every_byte_percent_encoded(b" after")
+
+
+def test_text_with_escapes_of_other_things_is_left_as_it_is() -> None:
+    text = 'C:\\new\\table 100%25 sure &amp; \\u00e9t\\u00e9 &#x43;anary "quoted\\"" %ZZ &#99999999999;'
+    assert Redactor([CANARY]).redact(text) == text
+
+
+def test_a_hex_form_after_a_percent_sign_is_still_found() -> None:
+    # Given the hex of the secret right after a '%', which decoding would read as the escape '%43'
+    text = "100%" + SECRET_BYTES.hex()
+
+    # When it is redacted, then the hex is gone all the same
+    assert Redactor([CANARY]).redact(text) == "100%***"
+
+
+def test_a_short_secret_is_redacted_as_a_whole_value_only() -> None:
+    # Given a redactor that knows a one-letter key (what local model servers accept)
+    redactor = Redactor(["x"])
+
+    # When a value that is the key, and texts holding the letter, are redacted
+    redacted = [redactor.redact(text) for text in ["x", " x\n", "x-ray and max", "Bearer x"]]
+
+    # Then only the whole value is replaced: nothing else can be without mangling the text
+    assert redacted == ["***", "***", "x-ray and max", "Bearer x"]

@@ -8,6 +8,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
@@ -70,14 +72,18 @@ def _run_question(
         ) as environment,
     ):
         started = time.perf_counter()
-        try:
-            meta = environment.accept_question(args.question, profile=args.profile, max_iterations=args.max_iterations)
-        except ApiError as exc:
-            raise UsageError(exc.message) from None
-        if not args.json:
-            print(f"Question: {args.question}", file=out)
-            print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
-        environment.execute(meta.run_id)
+        # the run's trace starts here, as a request to the API starts it (nothing is recorded unless tracing is on)
+        with environment.runtime.spans.command(f"stepwise {args.command}"):
+            try:
+                meta = environment.accept_question(
+                    args.question, profile=args.profile, max_iterations=args.max_iterations
+                )
+            except ApiError as exc:
+                raise UsageError(exc.message) from None
+            if not args.json:
+                print(f"Question: {args.question}", file=out)
+                print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
+            environment.execute(meta.run_id)
         final = environment.runtime.store.require_run(meta.run_id)
         return _print_outcome(final, time.perf_counter() - started, out, as_json=args.json)
 
@@ -86,6 +92,14 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
     """The whole loop on this machine: scripted model, example tool API, embedded DynamoDB, local engine."""
     from stepwise.local.example_api import ExampleToolApi
 
+    if args.question.strip() and args.question != DEMO_QUESTION:
+        # the demo's model plays one script whatever it is asked; say so before its answer puzzles anyone
+        print(
+            "stepwise demo: its model is scripted (config/demo-script.yaml) and plays one conversation whatever "
+            f"the question: it answers {DEMO_QUESTION!r}. Ask a real model with `stepwise run QUESTION`.",
+            file=sys.stderr,
+            flush=True,
+        )
     with ExampleToolApi() as api:
         if not args.json:
             print(
@@ -154,6 +168,19 @@ def logs_to_stderr() -> None:
     for handler in logging.getLogger(SERVICE).handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler.stream, _CurrentStderr):
             handler.setStream(_CurrentStderr())
+
+
+@contextmanager
+def stdout_kept_for_results() -> Iterator[None]:
+    """While a command runs, whatever writes to `sys.stdout` (Powertools' EMF metrics, which it `print`s, an
+    OpenTelemetry console exporter) writes to stderr instead; the command's results go to the stream it was
+    given, so `stepwise run … --json | jq` reads nothing else."""
+    saved = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stdout = saved
 
 
 def _with_data_dir(args: argparse.Namespace, data_dir: Path) -> argparse.Namespace:
@@ -261,7 +288,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
     logs_to_stderr()
     args = build_parser().parse_args(argv)
     try:
-        code: int = args.handler(args, out)
+        with stdout_kept_for_results():
+            code: int = args.handler(args, out)
     except UsageError as exc:
         print(f"stepwise: {exc}", file=sys.stderr)
         return 2

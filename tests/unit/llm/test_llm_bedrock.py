@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -14,7 +15,7 @@ from botocore.stub import Stubber
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.bedrock import BedrockConverseChatModel
-from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
+from stepwise.models.messages import ChatMessage, ChatRequest, ImageInput, ToolCall, ToolSpec
 
 MODEL_ID = "anthropic.claude-3-haiku-20240307-v1:0"
 WEATHER_TOOL = ToolSpec(
@@ -256,3 +257,29 @@ def test_a_read_timeout_is_transient() -> None:
             BedrockConverseChatModel(CONFIG, client=client).complete(
                 ChatRequest(messages=[ChatMessage(role="user", content="hi")])
             )
+
+
+# A 1x1 PNG, as a client sends it in a data: URL
+PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+
+def test_an_image_of_a_user_message_is_a_converse_image_block_of_its_bytes(client: Any, stubber: Stubber) -> None:
+    # Given a user message with its text and a PNG image
+    image = ImageInput(media_type="image/png", data=PIXEL_PNG)
+    request = ChatRequest(messages=[ChatMessage(role="user", content="What is this?", images=[image])])
+    expected = {
+        "modelId": MODEL_ID,
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"text": "What is this?"},
+                    {"image": {"format": "png", "source": {"bytes": base64.b64decode(PIXEL_PNG)}}},
+                ],
+            }
+        ],
+        "inferenceConfig": {"maxTokens": 512},
+    }
+    stubber.add_response("converse", converse_response([{"text": "A pixel."}]), expected)
+    # When it is sent, then Converse gets the text block and an image block holding the PNG's bytes
+    assert BedrockConverseChatModel(CONFIG, client=client).complete(request).content == "A pixel."

@@ -11,7 +11,7 @@ import pytest
 from stepwise.config.llm import ModelCapabilities, OpenAIModelConfig
 from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
-from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall, ToolSpec
+from stepwise.models.messages import ChatMessage, ChatRequest, ImageInput, ToolCall, ToolSpec
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.ports import refused_port
 
@@ -95,6 +95,30 @@ def test_sends_the_conversation_in_openai_shape(
             ],
         },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temp_c": 21}'},
+    ]
+
+
+def test_images_of_a_user_message_are_image_url_parts_after_its_text(
+    openai_server: FakeOpenAIServer, model: OpenAICompatibleChatModel
+) -> None:
+    # Given a user message with a PNG given as bytes and a picture given by its https URL
+    images = [
+        ImageInput(media_type="image/png", data="iVBORw0KGgo=", detail="low"),
+        ImageInput(url="https://example.com/cat.jpg"),
+    ]
+    request = ChatRequest(messages=[ChatMessage(role="user", content="Which is the cat?", images=images)])
+    # When it is sent
+    model.complete(request)
+    # Then its content is OpenAI's list of parts: the text, then each image as an image_url part
+    assert sent_body(openai_server)["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Which is the cat?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}},
+            ],
+        }
     ]
 
 

@@ -3,19 +3,16 @@ the OpenTelemetry SDK's in-memory exporter: names, kinds and attributes by value
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from stepwise.config.model import StepwiseConfig
 from stepwise.errors import LLMTransientError
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, Usage
+from stepwise.models.messages import ChatMessage, Completion, ToolCall, Usage
 from stepwise.models.state import StatePayload, ToolInvokeEvent
 from stepwise.steps.format import format_run
 from stepwise.steps.iteration_guard import iteration_guard
@@ -24,63 +21,9 @@ from stepwise.steps.parse import parse
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_invoke import tool_invoke
-from stepwise.store import ConversationStore
-from stepwise.telemetry.otel_spans import OtelSpans
+from tests.unit.steps.span_runtime import QueuedModel, runtime_with
 
 QUESTION = "What time is it in Lisbon? My secret word is heliotrope."
-
-
-class QueuedModel:
-    """A chat model that plays queued completions, or raises queued errors."""
-
-    def __init__(self, *replies: Completion | Exception) -> None:
-        self.replies = list(replies)
-
-    def complete(self, request: ChatRequest) -> Completion:
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-
-@pytest.fixture
-def exporter() -> Iterator[InMemorySpanExporter]:
-    recorded = InMemorySpanExporter()
-    yield recorded
-    recorded.shutdown()
-
-
-def runtime_with(
-    model: QueuedModel, table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter, **profile: Any
-) -> StepRuntime:
-    config = StepwiseConfig.from_mapping(
-        {
-            "models": {
-                "m": {
-                    "provider": "openai",
-                    "base_url": "http://127.0.0.1:9/v1",
-                    "model": "gpt-4o-mini",
-                    "capabilities": {"native_tools": True},
-                }
-            },
-            "tools": {"builtin": ["current_time"]},
-            "profiles": {
-                "default": {"model": "m", "strategy": "function_calling", "tools": ["current_time"], "max_tokens": 300}
-                | profile
-            },
-        },
-        environ={},
-    )
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    client, table_name = table
-    return StepRuntime(
-        config=config,
-        config_dir=tmp_path,
-        store=ConversationStore(client, table_name),
-        chat_models={"m": model},
-        spans=OtelSpans(provider),
-    )
 
 
 def first_iteration(runtime: StepRuntime) -> StatePayload:
@@ -90,7 +33,12 @@ def first_iteration(runtime: StepRuntime) -> StatePayload:
     return parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
 
 
-def values_of(spans: tuple[ReadableSpan, ...]) -> str:
+def model_and_tool_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    """The finished `chat` and `execute_tool` spans (a run's start and its guard have spans of their own)."""
+    return [span for span in exporter.get_finished_spans() if span.name.startswith(("chat ", "execute_tool "))]
+
+
+def values_of(spans: list[ReadableSpan]) -> str:
     return " ".join(str(value) for span in spans for value in (span.attributes or {}).values())
 
 
@@ -108,7 +56,7 @@ def test_a_model_call_is_a_chat_client_span_with_the_genai_attributes(
     # When the run's first model call is made
     first_iteration(runtime)
     # Then one CLIENT span `chat gpt-4o-mini` holds the request and response metadata
-    (span,) = exporter.get_finished_spans()
+    (span,) = model_and_tool_spans(exporter)
     assert (span.name, span.kind, span.status.status_code) == ("chat gpt-4o-mini", SpanKind.CLIENT, StatusCode.UNSET)
     assert dict(span.attributes or {}) == {
         "gen_ai.operation.name": "chat",
@@ -161,7 +109,7 @@ def test_a_failed_model_call_ends_its_span_as_an_error_of_that_type(
     with pytest.raises(LLMTransientError):
         first_iteration(runtime)
     # And the span is an error naming the exception's type, without its message or any event
-    (span,) = exporter.get_finished_spans()
+    (span,) = model_and_tool_spans(exporter)
     assert span.status.status_code is StatusCode.ERROR and span.status.description is None
     assert (span.attributes or {})["error.type"] == "LLMTransientError"
     assert span.events == ()
@@ -180,10 +128,10 @@ def test_no_span_carries_the_question_or_the_answer(
     event = ToolInvokeEvent(run_id=payload.run_id, iteration=payload.iteration, index=0, call=payload.calls[0])
     tool_invoke(event, runtime)
     parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
-    # Then three spans were recorded, and none of their attributes holds a message, an argument or a result
-    spans = exporter.get_finished_spans()
+    # Then three model and tool spans were recorded, and no span's attributes hold a message, an argument or a result
+    spans = model_and_tool_spans(exporter)
     assert [span.name for span in spans] == ["chat gpt-4o-mini", "execute_tool current_time", "chat gpt-4o-mini"]
-    assert not any(word in values_of(spans) for word in ("heliotrope", "Lisbon", "noon"))
+    assert not any(word in values_of(list(exporter.get_finished_spans())) for word in ("heliotrope", "Lisbon", "noon"))
 
 
 def test_the_structured_answers_formatting_call_is_a_chat_span_too(
@@ -196,6 +144,6 @@ def test_the_structured_answers_formatting_call_is_a_chat_span_too(
     # When the run is formatted
     format_run(first_iteration(runtime), runtime)
     # Then the formatting call has its own chat span, with its finish reason
-    spans = exporter.get_finished_spans()
+    spans = model_and_tool_spans(exporter)
     assert [span.name for span in spans] == ["chat gpt-4o-mini", "chat gpt-4o-mini"]
     assert (spans[1].attributes or {})["gen_ai.response.finish_reasons"] == ("stop",)

@@ -1,7 +1,7 @@
 """What a Lambda cold start loads: each handler's module import, and its first use of the default
 configuration (config/stepwise.yaml), in a fresh interpreter.
 
-Modules a handler does not need stay unloaded: no tracing SDK while in-process tracing is off, no MCP
+Modules a handler does not need stay unloaded: no tracing SDK (X-Ray's or OpenTelemetry's) while tracing is off, no MCP
 client, OpenAPI importer or HTTP client unless the configuration has such tools, no JSON Schema
 validator until ToolInvoke checks a call's arguments (a wait for approval, a replay or a denied call
 checks none) or a profile asks for structured output; the streaming function loads neither Powertools'
@@ -155,8 +155,6 @@ def _environment() -> dict[str, str]:
             "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:imports",
             "STEPWISE_CONFIG_DIR": str(PROJECT_ROOT / "config"),
             "STEPWISE_CONFIG_FILE": "stepwise.yaml",
-            # the template's default: Lambda's and Step Functions' active tracing, no in-process spans
-            "POWERTOOLS_TRACE_DISABLED": "true",
         }
     )
 

@@ -102,7 +102,9 @@ def test_a_long_history_is_summarized_in_chunks_each_with_the_notes_so_far() -> 
         "Facts:\n- aisle 1 holds 7 parcels\nOpen:\n- the rest", "Facts:\n- aisles 1-12 read\nOpen:\n- none"
     )
     # When the notes are written
-    notes = write_notes(source(12), model=model, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES)
+    notes = write_notes(
+        source(12), complete=model.complete, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES
+    )
     # Then the summarizer was called once per chunk, and the last chunk's notes are the summary's
     assert notes.source == "model" and notes.chunks == notes.model_calls > 1
     assert (notes.facts, notes.open) == ("- aisles 1-12 read", "- none")
@@ -112,7 +114,9 @@ def test_unusable_notes_give_way_to_a_digest_of_the_calls_and_their_observations
     # Given a summarizer that answers garbage
     model = summarizer("~~ garbage ~~")
     # When the notes of four pages are written
-    notes = write_notes(source(4), model=model, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES)
+    notes = write_notes(
+        source(4), complete=model.complete, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES
+    )
     # Then they are the digest: each call, its outcome and the start of what it returned, within the budget
     assert notes.source == "digest" and notes.problems == ["the reply has no facts section"]
     assert "- 3: fetch_page -> ok: Page 3: aisle 3 holds 21 parcels." in notes.facts
@@ -123,7 +127,9 @@ def test_a_summarizer_that_refuses_the_call_gives_way_to_the_digest() -> None:
     # Given a summarizer that refuses the request (the scripted model refuses a question it has no scenario for)
     model = summarizer("Facts:\n- x", match="^never$")
     # When the notes are written; Then the digest stands in, saying why
-    notes = write_notes(source(2), model=model, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES)
+    notes = write_notes(
+        source(2), complete=model.complete, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES
+    )
     assert notes.source == "digest" and notes.problems[0].startswith("the summarizer refused")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -10,7 +11,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepwise.config.credentials import Redactor, SecretResolver, SecretTooShort, SecretUnavailable
+from stepwise.config.credentials import SecretResolver, SecretUnavailable
+from stepwise.config.redaction import Redactor
 from tests.support.tool_server import Echo, ScriptableToolServer, Status
 from tests.unit.tools.config_builders import MakeInvoker, api_entry, call, endpoint
 
@@ -184,14 +186,24 @@ def test_the_redactor_scrubs_encoded_forms_and_a_secret_cut_at_the_end() -> None
     assert [redactor.redact(text, cut_at_end=True) for text in texts] == ["***", "***", "***", "tail: ***"]
 
 
-def test_a_secret_too_short_to_redact_safely_is_refused_when_it_is_loaded() -> None:
-    # Given a literal key of six characters, when it is resolved, then it is refused without being quoted
-    with pytest.raises(SecretTooShort) as refused:
-        SecretResolver().resolve("abc123")
-    assert str(refused.value) == (
-        "secret a literal value: a secret of 6 characters is too short to redact safely; use one of at least 8"
-    )
-    assert "abc123" not in str(refused.value)
+def test_a_secret_too_short_to_redact_inside_text_is_accepted_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a resolver, when a literal key of six characters (a local model server's) is resolved twice
+    resolver = SecretResolver()
+    with caplog.at_level(logging.WARNING, logger="stepwise"):
+        resolved = [resolver.resolve("llama7"), resolver.resolve("llama7")]
+
+    # Then it is used as it is, with one warning that does not quote it
+    assert resolved == ["llama7", "llama7"]
+    warnings = [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING]
+    assert warnings == [
+        "a secret of 6 characters is too short to redact inside text (under 8); "
+        "it is used, and redacted only where it is a whole value"
+    ]
+    # And it is replaced where it is a whole value, but text mentioning it is left whole
+    assert resolver.redactor.redact("llama7") == "***"
+    assert resolver.redactor.redact("I run llama7 on my laptop") == "I run llama7 on my laptop"
 
 
 def test_a_key_split_by_the_response_cap_leaves_no_beginning_behind(

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.config.context import ContextLimits
-from stepwise.config.credentials import SecretResolver, redact_known_secrets
+from stepwise.config.credentials import SecretResolver
 from stepwise.config.loading import read_config_file
 from stepwise.config.model import ToolSearch
+from stepwise.config.redaction import redact_known_secrets
 from stepwise.errors import ConfigError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.registry import build_tool_registry

@@ -12,7 +12,12 @@ is either the plugin's own shape (``apiProvider`` + ``api``, an OpenAPI document
   the provider's domain) or an ``apis`` entry, with the ``apiKey`` placed as the plugin places it: in the
   query for ``in: query``, else in the named header;
 - one ``default`` profile uses the model with the ReAct Thought/Action text protocol the plugin uses,
-  ``maxIterations`` as its iteration limit, and ``jsonResp.jsonSchema`` as its response schema.
+  ``maxIterations`` as its iteration limit, and ``jsonResp.jsonSchema`` as its response schema, written
+  as the Higress READMEs write it: a YAML mapping (English README), or text holding YAML (the Chinese
+  README's ``jsonSchema: |``) or JSON.
+
+A file holding only part of a plugin configuration (the READMEs show ``jsonResp:`` alone, "added to the
+above configuration") is recognised, and `higress_fragment_explanation` says so in one line.
 
 ``promptTemplate.language`` (``CH`` or ``EN``) becomes the profile's ``language``, so Stepwise's own prompts
 are Chinese or English; the templates in ``promptTemplate`` and ``returnResponseTemplate`` are accepted and
@@ -43,6 +48,8 @@ DEFAULT_MAX_EXECUTION_MS = 50_000
 DEFAULT_MAX_TOKENS = 1000
 
 _STRICT = ConfigDict(extra="forbid", populate_by_name=True, hide_input_in_errors=True)
+# The top-level keys of an ai-agent plugin configuration.
+AGENT_KEYS = frozenset({"llm", "apis", "promptTemplate", "jsonResp", "returnResponseTemplate"})
 
 
 class HigressApiKey(BaseModel):
@@ -93,7 +100,7 @@ class HigressApi(BaseModel):
 
 
 class HigressJsonResponse(BaseModel):
-    """``jsonResp``: answer as JSON, following ``jsonSchema`` (a mapping or JSON text) when given."""
+    """``jsonResp``: answer as JSON, following ``jsonSchema`` (a mapping, or YAML or JSON text) when given."""
 
     model_config = _STRICT
 
@@ -124,6 +131,25 @@ class HigressConversion:
 def is_higress_agent_config(raw: object) -> bool:
     """True for a mapping in the plugin's shape: a top-level ``llm`` block and no Stepwise ``models``."""
     return isinstance(raw, Mapping) and "llm" in raw and "models" not in raw
+
+
+def higress_agent_fragment(raw: object) -> list[str]:
+    """The ai-agent keys of a mapping that holds nothing else and lacks ``llm`` or ``apis``; empty otherwise.
+
+    ``apis:`` alone is not taken for one: it is as likely a Stepwise ``tools.apis`` section put at the top.
+    """
+    if not isinstance(raw, Mapping) or not set(raw) - {"apis"} or not set(raw) <= AGENT_KEYS:
+        return []
+    return [] if {"llm", "apis"} <= set(raw) else [str(key) for key in raw]
+
+
+def higress_fragment_explanation(keys: list[str], *, source: str = "<config>") -> str:
+    """One line saying a file is part of a Higress ai-agent configuration, and what it needs."""
+    shown = ", ".join(f"{key}:" for key in keys)
+    return (
+        f"{source}: this is a Higress ai-agent fragment ({shown}); a configuration needs llm: and apis: beside "
+        "it: add it to the plugin configuration it belongs to, as the Higress README does"
+    )
 
 
 def is_higress_intent_config(raw: object) -> bool:
@@ -245,12 +271,32 @@ def _response_schema(json_resp: HigressJsonResponse, source: str) -> dict[str, A
     if schema is None:
         return {"type": "object"}
     if isinstance(schema, str):
-        try:
-            schema = json.loads(schema)
-        except ValueError:
-            raise ConfigError(f"{source}: jsonResp.jsonSchema is not valid JSON") from None
+        schema = _schema_text(schema, source)
     if not isinstance(schema, dict):
-        raise ConfigError(f"{source}: jsonResp.jsonSchema must be a JSON object")
+        raise ConfigError(f"{source}: jsonResp.jsonSchema must be a JSON schema object")
+    return schema
+
+
+def _schema_text(text: str, source: str) -> Any:
+    """A schema written as text: JSON, or YAML (JSON's superset, which the Chinese README uses)."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    # deferred: a configuration without a text schema needs no YAML parser here
+    import yaml
+
+    from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
+
+    try:
+        schema = yaml.safe_load(text)
+        check_alias_expansion(schema, what="jsonResp.jsonSchema")
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}: jsonResp.jsonSchema is text that is neither JSON nor YAML{at}") from None
+    except AliasExpansionExceeded as exc:
+        raise ConfigError(f"{source}: jsonResp.jsonSchema: {exc}") from None
     return schema
 
 

@@ -15,10 +15,11 @@ tools:
     bindings: {units: {in: header, name: X-Units}}
 ```
 
-``bindings`` is a Stepwise addition: it says where an argument goes (``path``, ``query``, ``header`` or
-``body``) and under which name, when the default is not right. By default a ``{placeholder}`` argument
-fills the path and every other argument goes to the query string (GET, DELETE) or is a field of a JSON
-body (POST, PUT, PATCH). OpenAPI-imported tools are built with bindings for every parameter.
+``bindings`` is a Stepwise addition: it says where an argument goes (``path``, ``query``, ``header``,
+``cookie`` or ``body``), under which name and in which OpenAPI ``style``, when the default is not right.
+By default a ``{placeholder}`` argument fills the path and every other argument goes to the query string
+(GET, DELETE) or is a field of a JSON body (POST, PUT, PATCH). OpenAPI-imported tools are built with
+bindings for every parameter.
 """
 
 import json
@@ -27,8 +28,6 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
-
-from stepwise.config.credentials import check_redactable_literal
 
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
@@ -73,7 +72,16 @@ RESERVED_HEADERS = frozenset(
 )
 
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
-ArgumentLocation = Literal["path", "query", "header", "body"]
+ArgumentLocation = Literal["path", "query", "header", "cookie", "body"]
+ParameterStyle = Literal["simple", "label", "matrix", "form", "spaceDelimited", "pipeDelimited", "deepObject"]
+# The styles OpenAPI allows in each location, the first being the default.
+STYLES_BY_LOCATION: dict[str, tuple[str, ...]] = {
+    "path": ("simple", "label", "matrix"),
+    "query": ("form", "spaceDelimited", "pipeDelimited", "deepObject"),
+    "header": ("simple",),
+    "cookie": ("form",),
+    "body": ("form",),
+}
 
 # Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
 SCHEMAS_CHECKED = "schemas_checked"
@@ -111,6 +119,55 @@ class ApprovalRule(BaseModel):
     def approval_timeout(self) -> int | None:
         """The wait for approval of each call, or None when calls run without one."""
         return self.approval_timeout_seconds if self.requires_approval else None
+
+
+DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
+# Methods that change nothing on the server (RFC 9110, 9.2.1): their calls need no record before they are sent.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+class IdempotencyKeyConfig(BaseModel):
+    """How a tool source's calls carry their idempotency key, and whether the receiver honours it."""
+
+    model_config = TOOL_MODEL_CONFIG
+
+    header: str | None = Field(
+        default=DEFAULT_IDEMPOTENCY_HEADER,
+        description="The header an HTTP tool sends the key in (the IETF draft's name by default); null sends none.",
+    )
+    honoured: bool = Field(
+        default=False,
+        description="The receiver does a repeated key's work once: a call cut short by a crash is sent again "
+        "with the same key. Otherwise it is not sent again, and the model is told its outcome is unknown.",
+    )
+
+    @field_validator("header")
+    @classmethod
+    def _sendable_header(cls, header: str | None) -> str | None:
+        if header is not None and not HEADER_NAME.fullmatch(header):
+            raise ValueError(f"{header!r} is not a valid HTTP header name")
+        if header is not None and header.lower() in RESERVED_HEADERS:
+            raise ValueError(f"the {header} header is set by the HTTP client")
+        return header
+
+
+class EffectRule(BaseModel):
+    """Whether the calls of a tool source change anything outside, and how a repeat can be recognised.
+
+    A call that may change something (`side_effects`) has its start recorded before it is sent, so a
+    step resumed after a crash knows it may have happened: it is sent again only to a receiver that
+    honours its idempotency key.
+    """
+
+    model_config = TOOL_MODEL_CONFIG
+
+    side_effects: bool | None = Field(
+        default=None,
+        alias="sideEffects",
+        description="True: every call may change something; false: none does. By default an HTTP call does "
+        "unless its method is GET, HEAD or OPTIONS, and any other tool's call does not.",
+    )
+    idempotency_key: IdempotencyKeyConfig = Field(default_factory=IdempotencyKeyConfig, alias="idempotencyKey")
 
 
 def validated_http_url(url: str, *, what: str = "url") -> str:
@@ -153,11 +210,6 @@ class ApiKeyConfig(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=128, validate_default=True)
     value: str = Field(min_length=1, repr=False)
 
-    @field_validator("value")
-    @classmethod
-    def _redactable(cls, value: str) -> str:
-        return check_redactable_literal(value)
-
     # A field validator, not a model validator: pydantic shows a failing validator's input, and the
     # input of a model validator here would include the (possibly literal) key.
     @field_validator("name")
@@ -172,25 +224,46 @@ class ApiKeyConfig(BaseModel):
 
 
 class ArgumentBinding(BaseModel):
-    """Where one argument goes in the request, and its name there.
+    """Where one argument goes in the request, its name there, and how it is written (OpenAPI's style).
 
     ``name`` defaults to the argument's own name. For ``in: body`` without a name the argument *is* the
-    JSON body (any JSON value); with a name it is one field of a JSON object body. ``style`` and
-    ``explode`` follow OpenAPI for query arrays and objects: ``form`` + explode repeats an array's name
-    (``?id=1&id=2``) and spreads an object's fields (``?a=1&b=2``); without explode both are joined with
-    commas; ``deepObject`` writes ``name[field]=value``. ``multi_segment`` (GitHub's
-    ``x-multi-segment``) lets a path argument span segments: its ``/`` are sent as they are, each segment
-    between them escaped (a file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``. A
-    ``.`` or ``..`` segment is refused either way: servers resolve it even when percent-encoded.
+    JSON body (any JSON value); with a name it is one field of a JSON object body. ``style``, ``explode``
+    and ``allowReserved`` are OpenAPI's, with its defaults: ``simple`` in the path and headers, ``form``
+    (explode) in the query and cookies; the query also takes ``spaceDelimited``, ``pipeDelimited`` and
+    ``deepObject`` (nested objects and arrays in brackets, ``a[b][0]=v``), the path ``label`` and
+    ``matrix`` (`stepwise.tools.parameter_styles`). ``multi_segment`` (GitHub's ``x-multi-segment``) lets a
+    path argument span segments: its ``/`` are sent as they are, each segment between them escaped (a
+    file path in ``/contents/{path}``); otherwise a ``/`` is sent as ``%2F``. A ``.`` or ``..`` segment is
+    refused either way: servers resolve it even when percent-encoded.
     """
 
     model_config = TOOL_MODEL_CONFIG
 
     location: ArgumentLocation = Field(alias="in")
     name: str | None = Field(default=None, min_length=1, max_length=256)
-    style: Literal["form", "deepObject"] = "form"
-    explode: bool = True
+    style: ParameterStyle | None = None
+    explode: bool | None = None
+    allow_reserved: bool = Field(default=False, alias="allowReserved")
     multi_segment: bool = Field(default=False, alias="multiSegment")
+
+    @model_validator(mode="after")
+    def _style_fits_location(self) -> "ArgumentBinding":
+        allowed = STYLES_BY_LOCATION[self.location]
+        if self.style is not None and self.style not in allowed:
+            raise ValueError(f"style {self.style} is not used in the {self.location}; use {' or '.join(allowed)}")
+        if self.allow_reserved and self.location != "query":
+            raise ValueError("allowReserved applies to query parameters only")
+        return self
+
+    @property
+    def effective_style(self) -> str:
+        """The style, or the location's default (OpenAPI's)."""
+        return self.style or STYLES_BY_LOCATION[self.location][0]
+
+    @property
+    def effective_explode(self) -> bool:
+        """Explode, or its default: true for ``form``, false for every other style (OpenAPI's)."""
+        return self.explode if self.explode is not None else self.effective_style == "form"
 
 
 class HttpToolConfig(BaseModel):
@@ -200,6 +273,7 @@ class HttpToolConfig(BaseModel):
 
     # None: as its API says
     requires_approval: bool | None = Field(default=None, alias="requiresApproval")
+    side_effects: bool | None = Field(default=None, alias="sideEffects")
     approval_timeout_seconds: int | None = Field(
         default=None, alias="approvalTimeoutSeconds", ge=1, le=MAX_APPROVAL_TIMEOUT_SECONDS
     )
@@ -276,11 +350,11 @@ class HttpToolConfig(BaseModel):
                 raise ValueError(f"{at}: multi_segment applies to a path argument only")
             if binding.location == "body" and self.method == "GET":
                 raise ValueError(f"{at}: a GET request has no body")
-            if binding.location == "header":
+            if binding.location in ("header", "cookie"):
                 header = binding.name or name
                 if not HEADER_NAME.fullmatch(header):
-                    raise ValueError(f"{at}: {header!r} is not a valid HTTP header name")
-                if header.lower() in RESERVED_HEADERS:
+                    raise ValueError(f"{at}: {header!r} is not a valid HTTP {binding.location} name")
+                if binding.location == "header" and header.lower() in RESERVED_HEADERS:
                     raise ValueError(f"{at}: the {header} header is set by the HTTP client, not by arguments")
         body = [name for name, binding in self.bindings.items() if binding.location == "body"]
         whole_body = [name for name in body if not self.bindings[name].name]
@@ -293,10 +367,10 @@ class HttpToolConfig(BaseModel):
         return PATH_PLACEHOLDER.findall(self.path)
 
 
-class ApiConfig(ApprovalRule):
+class ApiConfig(ApprovalRule, EffectRule):
     """A base URL, how to authenticate to it, its limits, and the tools it serves.
 
-    `requires_approval` applies to every tool of the API unless a tool says otherwise.
+    `requires_approval` and `side_effects` apply to every tool of the API unless a tool says otherwise.
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -327,6 +401,13 @@ class ApiConfig(ApprovalRule):
                 raise ValueError(f"api {info.data.get('url')}: tool {tool.tool_name}: toolName is used twice")
             seen.add(tool.tool_name)
         return tools
+
+    def tool_has_side_effects(self, tool: HttpToolConfig) -> bool:
+        """Whether a call of `tool` may change something: its own setting, else the API's, else its method."""
+        for setting in (tool.side_effects, self.side_effects):
+            if setting is not None:
+                return setting
+        return tool.method not in SAFE_METHODS
 
     def tool_approval_timeout(self, tool: HttpToolConfig) -> int | None:
         """The wait for approval of `tool`'s calls (its own setting, else the API's), or None."""

@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stepwise.config.credentials import check_redactable_literal
 from stepwise.config.http_api import check_client_url
 
 
@@ -23,6 +22,8 @@ class ModelCapabilities(BaseModel):
     parallel_tools: bool = False
     stop_sequences: bool = True
     json_mode: bool = False
+    # Tools are sent with OpenAI's `strict: true` where their schema has a strict form (stepwise.tools.strict_schema).
+    strict_tools: bool = False
 
 
 class ModelPrices(BaseModel):
@@ -75,11 +76,6 @@ class OpenAIModelConfig(BaseModel):
     # What the model takes in and gives out, for a model the catalog does not know (or to override it)
     context_window: int | None = Field(default=None, ge=1024)
     max_output_tokens: int | None = Field(default=None, ge=1)
-
-    @field_validator("api_key")
-    @classmethod
-    def _redactable(cls, value: str | None) -> str | None:
-        return None if value is None else check_redactable_literal(value)
 
     @field_validator("base_url")
     @classmethod

@@ -10,6 +10,8 @@ from typing import Any, Literal
 import yaml
 
 from stepwise.config.higress import (
+    higress_agent_fragment,
+    higress_fragment_explanation,
     higress_intent_placement,
     higress_to_stepwise,
     is_higress_agent_config,
@@ -65,6 +67,9 @@ def read_config_file(path: Path, *, environ: Mapping[str, str] | None = None) ->
     raw, notes = _repaired(raw)
     if is_higress_intent_config(raw):
         raise ConfigError(higress_intent_placement(raw, source=str(path)))
+    fragment = higress_agent_fragment(raw)
+    if fragment:
+        raise ConfigError(higress_fragment_explanation(fragment, source=str(path)))
     if is_higress_agent_config(raw):
         conversion = higress_to_stepwise(raw, source=str(path))
         config = StepwiseConfig.from_mapping(conversion.config, source=str(path), environ=environ)

@@ -49,7 +49,8 @@ class Settings(BaseModel):
     stepfunctions_endpoint_url: str | None = None
     run_ttl_days: int = Field(default=30, ge=1, le=3650)
     workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD"
-    # GenAI spans (OpenTelemetry) around model and tool calls; OpenTelemetry is imported only when true
+    # The run's spans (OpenTelemetry); OpenTelemetry is imported only when true. Set by STEPWISE_OTEL, or
+    # by an OTEL_TRACES_EXPORTER other than `none` when STEPWISE_OTEL is unset.
     otel: bool = False
     # True in local runs: the DynamoDB and Step Functions endpoints are local stand-ins, signed with
     # placeholder keys; every other AWS client (Bedrock, SSM, Secrets Manager, S3) keeps the caller's identity.
@@ -71,6 +72,9 @@ class Settings(BaseModel):
     def from_environ(cls, environ: Mapping[str, str]) -> "Settings":
         """Read the settings from environment variables (names in `_ENVIRONMENT_NAMES`)."""
         values = {field: environ[name] for field, name in _ENVIRONMENT_NAMES.items() if environ.get(name)}
+        exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+        if "otel" not in values and exporter not in ("", "none"):
+            values["otel"] = "true"
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

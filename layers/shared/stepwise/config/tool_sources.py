@@ -48,6 +48,7 @@ from stepwise.config.http_api import (
     ApiKeyConfig,
     ApprovalRule,
     ArgumentBinding,
+    EffectRule,
     HttpToolConfig,
     validated_http_url,
 )
@@ -82,6 +83,8 @@ MIN_SCHEMA_BYTES = 1024
 MAX_SCHEMA_BYTES_LIMIT = 1024 * 1024
 DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
 MAX_MCP_TIMEOUT_SECONDS = 300.0
+DEFAULT_MCP_IDLE_SECONDS = 300.0
+MAX_MCP_IDLE_SECONDS = 3600.0
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -100,7 +103,7 @@ class OperationFilter(BaseModel):
         return self
 
 
-class OpenApiSourceConfig(ApprovalRule):
+class OpenApiSourceConfig(ApprovalRule, EffectRule):
     """An OpenAPI 3.0/3.1 document whose operations become tools.
 
     ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
@@ -162,14 +165,15 @@ class OpenApiSourceConfig(ApprovalRule):
 McpTransport = Literal["streamable-http", "sse", "stdio"]
 
 
-class McpServerConfig(ApprovalRule):
+class McpServerConfig(ApprovalRule, EffectRule):
     """An MCP server; its tools are listed at cold start.
 
     A server with a ``url`` is reached over streamable HTTP, or over the legacy HTTP+SSE transport with
     ``transport: sse``. A server with a ``command`` (and ``args``, ``env``, ``cwd``) is run as a
-    subprocess and spoken to over stdio, one process per session. ``headers`` are sent as they are (not
-    secrets: they are not redacted); a credential goes in ``apiKey`` (``in: header`` or ``in: bearer``).
-    ``include`` names the server's tools to offer (all when absent).
+    subprocess and spoken to over stdio: one process per server per Python process (per Lambda
+    container), started on first use, kept between calls and stopped after ``idleTimeoutSeconds`` unused.
+    ``headers`` are sent as they are (not secrets: they are not redacted); a credential goes in ``apiKey``
+    (``in: header`` or ``in: bearer``). ``include`` names the server's tools to offer (all when absent).
     """
 
     model_config = TOOL_MODEL_CONFIG
@@ -189,6 +193,10 @@ class McpServerConfig(ApprovalRule):
     include: list[str] | None = Field(default=None, min_length=1)
     max_response_bytes: int = Field(
         default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
+    )
+    # A stdio server's process is kept between calls; unused this long, it is stopped (started again on use).
+    idle_timeout_seconds: float = Field(
+        default=DEFAULT_MCP_IDLE_SECONDS, alias="idleTimeoutSeconds", gt=0, le=MAX_MCP_IDLE_SECONDS
     )
 
     @field_validator("url")
@@ -250,7 +258,7 @@ class McpServerConfig(ApprovalRule):
         return key
 
 
-class PythonModuleConfig(ApprovalRule):
+class PythonModuleConfig(ApprovalRule, EffectRule):
     """A Python module of tools, given as a mapping to set how its calls are approved."""
 
     module: str

@@ -6,8 +6,9 @@ it. Every JSON the service parses from a caller, a model or a tool goes through 
 measures both before parsing and raises `JsonLimitExceeded` naming the limit, so each boundary can
 answer with a 400, a corrective observation or a config error instead of a 500.
 
-The depth is measured by scanning the brackets outside string literals (a regular-expression pass,
-no recursion), so even a 10 MB document of brackets costs one linear scan.
+The depth is measured by one left-to-right pass over the string literals and brackets (no recursion, no
+backtracking), so even a 10 MB document of brackets, or of an unterminated string full of escapes, costs
+one linear scan.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from typing import Any
 MAX_JSON_DEPTH = 64
 MAX_JSON_BYTES = 4 * 1024 * 1024
 
-# A JSON string literal, escapes included; brackets inside one do not nest anything.
-_STRING_LITERAL = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
+# One token: a string literal (escapes included; brackets inside one nest nothing) or a bracket. A string
+# runs to its closing quote or, unterminated, to the end of the text, and every repetition is possessive:
+# the match never gives characters back, and a string that does not close still matches (to the end), so
+# no later quote inside it is tried as a new start. A pattern that failed on an unterminated string (the
+# previous one, `"[^"\\]*(?:\\.[^"\\]*)*"`) retried from every quote inside it: quadratic time on `\"` * n.
+_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)|[\[\]{}]', re.DOTALL)
 
 
 class JsonLimitExceeded(ValueError):
@@ -37,8 +41,10 @@ class JsonLimitExceeded(ValueError):
 def nesting_depth(text: str) -> int:
     """How deep arrays and objects nest in a JSON text (0 for a scalar); malformed text is measured as is."""
     depth = deepest = 0
-    for bracket in _BRACKET.findall(_STRING_LITERAL.sub("", text)):
-        if bracket in "[{":
+    for token in _TOKEN.findall(text):
+        if token[0] == '"':
+            continue
+        if token in "[{":
             depth += 1
             deepest = max(deepest, depth)
         else:

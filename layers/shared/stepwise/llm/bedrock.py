@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.prompt_cache import with_cache_points
 from stepwise.llm.provider_errors import bedrock_error
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec, Usage
 
 # Converse's stop reason when the conversation filled the model's window while it wrote.
 CONTEXT_WINDOW_STOP = "model_context_window_exceeded"
@@ -218,6 +219,8 @@ def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if message.content:
         blocks.append({"text": message.content})
+    for image in message.images:
+        blocks.append(_image_block(image))
     for call in message.tool_calls:
         if use_tools:
             blocks.append({"toolUse": {"toolUseId": call.id, "name": call.name, "input": call.arguments}})
@@ -225,6 +228,16 @@ def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
             arguments = json.dumps(call.arguments, ensure_ascii=False)
             blocks.append({"text": f"Called tool {call.name} (call {call.id}) with {arguments}"})
     return blocks
+
+
+def _image_block(image: ImageInput) -> dict[str, Any]:
+    """A Converse image block: the format and the raw bytes (boto3 encodes them). The API refuses an image
+    given by URL for a Bedrock model before the run starts, so only bytes arrive here."""
+    if image.data is None or image.media_type is None:
+        raise LLMPermanentError("Bedrock Converse takes an image's bytes, not a URL")
+    return {
+        "image": {"format": image.media_type.removeprefix("image/"), "source": {"bytes": base64.b64decode(image.data)}}
+    }
 
 
 def _client_error(model_id: str, exc: ClientError) -> LLMTransientError | LLMPermanentError:

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
 from stepwise.config.model_catalog import ModelFacts
+from stepwise.config.redaction import Redactor
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
@@ -83,6 +84,8 @@ class OpenAICompatibleChatModel:
         `facts` (the model catalog's entry) name the output cap's field and how the prompt is cached.
         """
         self._config = config
+        # The key's own redactor: it may be a literal that no resolver has seen (a short one included).
+        self._redactor = Redactor([config.api_key] if config.api_key else [])
         self._facts = facts
         self._owns_client = http_client is None
         self._client = http_client if http_client is not None else httpx.Client()
@@ -136,7 +139,7 @@ class OpenAICompatibleChatModel:
         payload: dict[str, Any] = {"model": config.model, "messages": messages}
         # OpenAI rejects tool_choice and parallel_tool_calls when no tools are offered.
         if request.tools:
-            payload["tools"] = [_wire_tool(tool) for tool in request.tools]
+            payload["tools"] = [_wire_tool(tool, strict=config.capabilities.strict_tools) for tool in request.tools]
             if request.tool_choice is not None:
                 payload["tool_choice"] = _wire_tool_choice(request.tool_choice)
             if request.parallel_tool_calls is not None:
@@ -201,15 +204,22 @@ class OpenAICompatibleChatModel:
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from text a provider or library wrote, in case it echoes it."""
-        if self._config.api_key:
-            text = text.replace(self._config.api_key, "***")
-        return text
+        return self._redactor.redact(text)
 
 
 def _wire_message(message: ChatMessage) -> dict[str, Any]:
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
     wire: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.images:
+        # OpenAI's content parts: the text, then each image as an image_url part
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.content}] if message.content else []
+        for image in message.images:
+            image_url: dict[str, str] = {"url": image.as_url}
+            if image.detail is not None:
+                image_url["detail"] = image.detail
+            parts.append({"type": "image_url", "image_url": image_url})
+        wire["content"] = parts
     if message.name:
         wire["name"] = message.name
     if message.tool_calls:
@@ -226,11 +236,16 @@ def _wire_message(message: ChatMessage) -> dict[str, Any]:
     return wire
 
 
-def _wire_tool(tool: ToolSpec) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-    }
+def _wire_tool(tool: ToolSpec, *, strict: bool) -> dict[str, Any]:
+    """A tool as OpenAI's ``tools`` entry; with ``strict``, in strict mode where its schema has a strict form."""
+    function: dict[str, Any] = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    if strict:
+        from stepwise.tools.strict_schema import strict_form
+
+        strict_parameters = strict_form(tool.parameters)
+        if strict_parameters is not None:
+            function.update(parameters=strict_parameters, strict=True)
+    return {"type": "function", "function": function}
 
 
 def _wire_tool_choice(choice: str) -> str | dict[str, Any]:

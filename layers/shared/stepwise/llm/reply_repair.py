@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable, replacement_note
+from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable
 from stepwise.models.messages import Completion, ToolCall, Usage
 
 # Far beyond any useful answer or action, far below what a store item holds (DynamoDB: 400 KB).
@@ -35,12 +35,14 @@ def capped_text(text: str, limit: int = MAX_REPLY_CHARS) -> str:
     return f"{text[:limit]}\n[reply truncated: {len(text) - limit} more characters were not kept]"
 
 
-def repaired_text(text: str) -> str:
-    """Model text with unencodable characters replaced (and said so), capped at `MAX_REPLY_CHARS`."""
+def repaired_text(text: str) -> tuple[str, int]:
+    """Model text with unencodable characters replaced, capped at `MAX_REPLY_CHARS`, and how many were replaced.
+
+    The text may be the user's answer, so it carries only the visible U+FFFD; the count goes to the
+    trace (the model step's note), which says what was replaced.
+    """
     replaced = count_unencodable(text)
-    if replaced:
-        text = f"{clean_text(text)}\n{replacement_note(replaced)}"
-    return capped_text(text)
+    return capped_text(clean_text(text) if replaced else text), replaced
 
 
 def repaired_calls(calls: list[RawToolCall]) -> list[ToolCall]:
@@ -85,8 +87,10 @@ def repaired_completion(
     finish_reason: str | None,
 ) -> Completion:
     """A provider's reply as a `Completion` whose text and calls can always be stored and shown."""
+    content, replaced = repaired_text(text)
     return Completion(
-        content=repaired_text(text),
+        content=content,
+        replaced_characters=replaced,
         tool_calls=repaired_calls(calls),
         usage=usage,
         model=model,

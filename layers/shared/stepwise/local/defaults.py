@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 # layers/shared/stepwise/local/defaults.py -> the repository (template.yaml, config/, statemachine/)
@@ -17,12 +18,13 @@ DEFAULT_DATA_DIR = PROJECT_ROOT / ".stepwise" / "dynamodb"
 DEMO_CONFIG = PROJECT_ROOT / "config" / "demo.yaml"
 DEMO_QUESTION = "What's the weather in Paris today, and how much is 100 EUR in US dollars?"
 
-# Local runs have no X-Ray daemon or CloudWatch agent. The caller's AWS identity and region are left alone:
-# Bedrock, SSM, Secrets Manager and S3 are called as the caller; only the local stand-ins of DynamoDB and
-# Step Functions are signed with placeholder keys, by their own clients (Settings.emulated_service_arguments).
+# Local runs have no CloudWatch agent. The caller's AWS identity and region are left alone: Bedrock, SSM,
+# Secrets Manager and S3 are called as the caller; only the local stand-ins of DynamoDB and Step Functions
+# are signed with placeholder keys, by their own clients (Settings.emulated_service_arguments).
+# `CALLER_SETTINGS` among them are defaults only: a value the caller set wins (`POWERTOOLS_METRICS_DISABLED=false
+# stepwise run …` prints the run's EMF metrics, on stderr).
 LOCAL_ENVIRONMENT = {
     "STEPWISE_LOCAL_ENDPOINTS": "true",
-    "POWERTOOLS_TRACE_DISABLED": "true",
     "POWERTOOLS_METRICS_DISABLED": "true",
     "POWERTOOLS_LOG_LEVEL": "WARNING",
     "POWERTOOLS_LOGGER_LOG_EVENT": "false",
@@ -30,6 +32,15 @@ LOCAL_ENVIRONMENT = {
     # and botocore's own signer takes less CPU per request (docs/performance.md, "Where a burst's time goes").
     "BOTO_DISABLE_CRT": "true",
 }
+CALLER_SETTINGS = frozenset({"POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL"})
+
+
+def local_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The local environment, with the caller's own values (in `environ`) of the `CALLER_SETTINGS`."""
+    return {
+        name: environ[name] if name in CALLER_SETTINGS and environ.get(name) else value
+        for name, value in LOCAL_ENVIRONMENT.items()
+    }
 
 
 def apply_local_defaults() -> None:

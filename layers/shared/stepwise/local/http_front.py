@@ -49,7 +49,8 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
-from stepwise.steps.api.route_table import ROUTES
+from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
+from stepwise.steps.api.started_runs import observing_started_runs
 from stepwise.streaming.answers import (
     Event,
     HttpResponse,
@@ -112,9 +113,10 @@ class _HeadTimeoutProtocol(H11Protocol):
             self.timeout_keep_alive_handler()
 
 
-_ROUTE_METHODS = sorted({method for method, _ in ROUTES})
+_SERVED = (*ROUTES, *CONSOLE_ROUTES)
+_ROUTE_METHODS = sorted({method for method, _ in _SERVED})
 _METHODS_OF_RESOURCE = {
-    resource: sorted(method for method, path in ROUTES if path == resource) for _, resource in ROUTES
+    resource: sorted(method for method, path in _SERVED if path == resource) for _, resource in _SERVED
 }
 
 
@@ -289,11 +291,16 @@ class ApiFront:
         if not self._waiting_slots.acquire(blocking=False):
             message = f"all {self.limits.waiting_workers} slots for waiting requests are busy; retry, or poll a run"
             return error_answer(503, "unavailable", message, retry_after="1")
+        started: list[str] = []
+
+        def handle_observed(waiting_event: Event) -> Any:
+            with observing_started_runs(started.append):
+                return self._waiting_handler(waiting_event)
+
         try:
-            return proxy_response(await self._unless_stopping(_on_daemon_thread(self._waiting_handler, event)))
+            return proxy_response(await self._unless_stopping(_on_daemon_thread(handle_observed, event)))
         except StreamInterrupted:
-            message = "the server is stopping before the run ended; the run goes on when it starts again: GET /v1/runs"
-            return error_answer(503, "unavailable", message, x_should_retry="false")
+            return _stopped_while_waiting(started[-1] if started else None)
         finally:
             self._waiting_slots.release()
 
@@ -313,6 +320,19 @@ class ApiFront:
                 return future.result()
             if self._stopping.is_set():
                 raise StreamInterrupted
+
+
+def _stopped_while_waiting(run_id: str | None) -> HttpResponse:
+    """The 503 of a chat completion whose run the stopping server no longer waits for, naming that run
+    (`error.details.run_id`, as the 504 of a run that did not finish in time does)."""
+    if run_id is None:
+        message = "the server is stopping before the run started; send the request again once it is back"
+        return error_answer(503, "unavailable", message, x_should_retry="false")
+    message = (
+        f"the server is stopping before run {run_id} ended; the run goes on when the server starts again: "
+        f"GET /v1/runs/{run_id}"
+    )
+    return error_answer(503, "unavailable", message, x_should_retry="false", details={"run_id": run_id})
 
 
 async def _on_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:

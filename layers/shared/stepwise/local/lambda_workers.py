@@ -37,6 +37,7 @@ from typing import Any
 from stepwise.local.asl.errors import TaskError
 from stepwise.local.lambda_runtime import DEFAULT_FUNCTION_ARN_PREFIX, UnknownFunctionError, lambda_json
 from stepwise.local.template import SamTemplate
+from stepwise.telemetry.spans import flush_spans
 
 SERVICE_EXCEPTION = "Lambda.ServiceException"
 # Each worker runs as many invocations at once as it is sent; the engine's execution slots bound them.
@@ -223,6 +224,9 @@ def worker_main(descriptor: int, template_path: Path, module_prefix: str) -> Non
     """A worker's life: read invocations from the pipe, run each on a thread, write its reply; exit at EOF."""
     for stop_signal in (signal.SIGINT, signal.SIGTERM):
         signal.signal(stop_signal, signal.SIG_IGN)
+    # A worker's stdout is the server's, which carries no results: what handlers print (EMF metrics) is
+    # diagnostics, written to stderr as the CLI writes it.
+    sys.stdout = sys.stderr
     from stepwise.local.lambda_runtime import LocalLambdaInvoker
 
     connection = Connection(descriptor)
@@ -242,7 +246,9 @@ def worker_main(descriptor: int, template_path: Path, module_prefix: str) -> Non
         try:
             request = json.loads(connection.recv_bytes())
         except (EOFError, OSError):
-            # The server closed the pipe (it stopped, or its process ended): nothing can take a reply.
+            # The server closed the pipe (it stopped, or its process ended): nothing can take a reply. The
+            # spans still buffered are exported first, as the exit handlers that would do it do not run.
+            flush_spans()
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(0)

@@ -281,6 +281,8 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             lambda_workers=args.workers,
         ) as stack,
     ):
+        # installed before the banner: whoever reads it may signal at once
+        stopping = stop_signal_event()
         print(f"stepwise serve: {stack.url} · config {config_dir / config_file} · Ctrl-C stops", file=out)
         print(
             f"  curl -s -X POST {stack.url}/v1/runs -H 'x-api-key: me' -H 'content-type: application/json' "
@@ -294,7 +296,8 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
                 "past their deadline (TIMED_OUT)",
                 file=sys.stderr,
             )
-        wait_for_stop_signal()
+        while not stopping.wait(0.5):
+            pass
         print("stopping: no new requests; steps in flight finish, open runs resume at the next start", file=sys.stderr)
     if not stack.drained:
         # a step still running past the drain bound is abandoned; its run resumes at the next start
@@ -303,10 +306,9 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
-def wait_for_stop_signal() -> None:
-    """Block until SIGTERM or SIGINT (Ctrl-C)."""
+def stop_signal_event() -> threading.Event:
+    """An event set by SIGTERM or SIGINT (Ctrl-C), whose handlers this installs."""
     stopping = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stopping.set())
-    while not stopping.wait(0.5):
-        pass
+    return stopping

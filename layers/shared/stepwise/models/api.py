@@ -69,6 +69,23 @@ class TextPart(StrictRequest):
     text: str
 
 
+class ImageUrl(StrictRequest):
+    """Where an image part's image is: a data: URL (base64 PNG, JPEG, GIF or WebP) or an https URL."""
+
+    url: str = Field(min_length=1)
+    detail: Literal["auto", "low", "high"] | None = None
+
+
+class ImagePart(StrictRequest):
+    """An image part of a user message (OpenAI style), for a profile whose model accepts images."""
+
+    type: Literal["image_url"]
+    image_url: ImageUrl
+
+
+ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+
+
 class InputFunctionCall(StrictRequest):
     """The function an assistant message called, with its arguments as the JSON text the model wrote."""
 
@@ -92,7 +109,7 @@ class InputMessage(StrictRequest):
     """
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[TextPart] | None = None
+    content: str | list[ContentPart] | None = None
     name: str | None = Field(default=None, max_length=64)
     tool_calls: list[InputToolCall] | None = None
     tool_call_id: str | None = Field(default=None, min_length=1, max_length=128)
@@ -104,7 +121,14 @@ class InputMessage(StrictRequest):
             return ""
         if isinstance(self.content, str):
             return self.content
-        return "\n".join(part.text for part in self.content)
+        return "\n".join(part.text for part in self.content if isinstance(part, TextPart))
+
+    @property
+    def image_parts(self) -> list[ImagePart]:
+        """The content's image parts, in order."""
+        if not isinstance(self.content, list):
+            return []
+        return [part for part in self.content if isinstance(part, ImagePart)]
 
     @model_validator(mode="after")
     def _fields_fit_the_role(self) -> "InputMessage":
@@ -114,6 +138,8 @@ class InputMessage(StrictRequest):
             raise ValueError("only an assistant message may carry tool_calls")
         if self.content is None and not (self.role == "assistant" and self.tool_calls):
             raise ValueError("content may be null only in an assistant message with tool_calls")
+        if self.image_parts and self.role != "user":
+            raise ValueError("only a user message may carry image parts")
         return self
 
 
@@ -123,7 +149,7 @@ def check_conversation(messages: list[InputMessage]) -> list[InputMessage]:
     last = messages[-1]
     if last.role not in ("user", "tool"):
         raise ValueError("the last message must be the user's question (role user) or a tool result (role tool)")
-    if last.role == "user" and not last.text.strip():
+    if last.role == "user" and not last.text.strip() and not last.image_parts:
         raise ValueError("the last user message must not be empty")
     called = {call.id for message in messages for call in message.tool_calls or []}
     for message in messages:
@@ -271,6 +297,14 @@ class TraceStep(BaseModel, defer_build=True):
     output_tokens: int | None = None
     error: str | None = None
     note: str | None = None
+    idempotency_key: str | None = Field(
+        default=None,
+        description="A tool call that may change something: the idempotency key it was sent with (the same "
+        "for every attempt of the call).",
+    )
+    attempt: int | None = Field(
+        default=None, description="Which attempt of such a call this was: 2 or more after a crash or a retry."
+    )
     estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
     compaction: CompactionNote | None = Field(
         default=None, description="A compaction step: what its summary covers, and the request before and after."

@@ -243,7 +243,7 @@ class ChatCompletionChunk(BaseModel, defer_build=True):
 
 
 class ModelCard(BaseModel, defer_build=True):
-    """One agent profile as an OpenAI model (`GET /v1/models`)."""
+    """One agent profile as an OpenAI model (`GET /v1/models`, `GET /v1/models/{model_id}`)."""
 
     id: str
     object: Literal["model"] = "model"

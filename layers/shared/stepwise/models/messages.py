@@ -9,6 +9,24 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["system", "user", "assistant", "tool"]
+ImageMediaType = Literal["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+
+class ImageInput(BaseModel):
+    """An image of a user message: its bytes (base64) with their media type, or an https URL the
+    provider fetches itself (OpenAI-compatible providers only: Bedrock takes bytes)."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    media_type: ImageMediaType | None = None
+    data: str | None = None
+    url: str | None = None
+    detail: Literal["auto", "low", "high"] | None = None
+
+    @property
+    def as_url(self) -> str:
+        """The image as OpenAI's `image_url.url`: the https URL, or a data: URL of the bytes."""
+        return self.url if self.url is not None else f"data:{self.media_type};base64,{self.data}"
 
 
 class ToolCall(BaseModel):
@@ -31,6 +49,8 @@ class ChatMessage(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: str | None = None
     name: str | None = None
+    # images of a user message, forwarded to models whose catalog entry accepts them
+    images: list[ImageInput] = Field(default_factory=list)
 
 
 # The tool search a profile with too many tools offers instead of them (stepwise.tools.find_tools); no
@@ -75,6 +95,8 @@ class Completion(BaseModel, defer_build=True):
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
+    # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)
+    replaced_characters: int = 0
 
 
 class SamplingOptions(BaseModel):

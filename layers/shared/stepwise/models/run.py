@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
+from stepwise.models.trace_context import TraceContext
 
 # WAITING_APPROVAL: a tool call is paused until someone approves or denies it; the run is still open.
 RunStatus = Literal["QUEUED", "RUNNING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
@@ -173,6 +174,8 @@ class RunMeta(BaseModel, defer_build=True):
     created_at: str
     updated_at: str
     expires_at: int
+    # the span the run's steps descend from, when tracing was on as it was created
+    trace: TraceContext | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -245,6 +248,9 @@ class StepRecord(BaseModel, defer_build=True):
     finish_reason: str | None = None
     error: str | None = None
     parse_errors: int | None = None
+    # A tool call that may change something: the key it was sent with, and which attempt this was.
+    idempotency_key: str | None = None
+    attempt: int | None = None
     # a model call: its request as estimated here (what the provider's count is compared with)
     estimated_tokens: int | None = None
     compaction: CompactionNote | None = None

@@ -12,6 +12,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from stepwise.errors import InvalidStateEvent
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.run import FinalRoundReason, RunMeta
+from stepwise.models.trace_context import TraceContext
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 
@@ -68,6 +69,8 @@ class RunContext(BaseModel, defer_build=True):
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
     spend: RunSpend = Field(default_factory=RunSpend)
+    # where each step's span joins the run's trace (W3C trace context; None when tracing was off)
+    trace: TraceContext | None = None
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> "RunContext":
@@ -81,6 +84,7 @@ class RunContext(BaseModel, defer_build=True):
             max_parallel_calls=meta.limits.max_parallel_calls,
             max_total_tokens=meta.limits.max_total_tokens,
             max_cost_usd=meta.limits.max_cost_usd,
+            trace=meta.trace,
         )
 
 
@@ -164,6 +168,11 @@ class StatePayload(BaseModel, defer_build=True):
     run: RunContext | None = None
     context: ContextState = Field(default_factory=ContextState)
 
+    @property
+    def trace(self) -> TraceContext | None:
+        """The run's trace context, once the first IterationGuard copied it into `run`."""
+        return self.run.trace if self.run is not None else None
+
 
 class _MapItemEvent(BaseModel, defer_build=True):
     """What every task of one ToolInvoke Map item is given: the run, the iteration, and the call."""
@@ -174,6 +183,8 @@ class _MapItemEvent(BaseModel, defer_build=True):
     iteration: int = Field(ge=1, le=10_000)
     index: int = Field(ge=0, le=63)
     call: CallRef
+    # the run's trace context (the Map's ItemSelector copies `$.run.trace`)
+    trace: TraceContext | None = None
 
 
 class ToolInvokeEvent(_MapItemEvent, defer_build=True):
@@ -210,6 +221,15 @@ def _iteration_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def _trace_or_none(value: Any) -> TraceContext | None:
+    """The trace context of a failed payload's `run`, when it has a readable one."""
+    trace = value.get("trace") if isinstance(value, dict) else None
+    try:
+        return TraceContext.model_validate(trace) if trace is not None else None
+    except ValidationError:
+        return None
+
+
 class FailureEvent(BaseModel, defer_build=True):
     """The FormatFailure input: whatever the payload was when a task failed, plus the caught error.
 
@@ -223,6 +243,8 @@ class FailureEvent(BaseModel, defer_build=True):
     # recorded as the iteration the run ended at when it is readable; a malformed one is dropped, not refused
     iteration: Annotated[int | None, BeforeValidator(_iteration_or_none)] = None
     error: TaskFailure
+    # read from the payload's `run` (a malformed one gives none): the failure's span joins the run's trace
+    trace: Annotated[TraceContext | None, BeforeValidator(_trace_or_none)] = Field(default=None, alias="run")
 
 
 class ToolInvokeResult(BaseModel, defer_build=True):

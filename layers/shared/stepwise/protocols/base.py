@@ -106,7 +106,7 @@ class TextProtocol(Protocol):
                 text = message.content.strip() or self.render_tool_calls(message.tool_calls)
                 rendered.append(ChatMessage(role="assistant", content=text))
             else:
-                rendered.append(ChatMessage(role=message.role, content=message.content))
+                rendered.append(ChatMessage(role=message.role, content=message.content, images=message.images))
         if results:
             rendered.append(ChatMessage(role="user", content=self.render_observations(results)))
         return rendered
@@ -146,7 +146,7 @@ def append_merging_users(messages: list[ChatMessage], message: ChatMessage) -> N
     """
     if messages and message.role == "user" and messages[-1].role == "user":
         merged = f"{messages[-1].content}\n\n{message.content}".strip()
-        messages[-1] = ChatMessage(role="user", content=merged)
+        messages[-1] = ChatMessage(role="user", content=merged, images=messages[-1].images + message.images)
     else:
         messages.append(message)
 

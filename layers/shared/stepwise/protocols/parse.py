@@ -21,7 +21,8 @@ from stepwise.protocols.registry import find_protocol, get_protocol
 from stepwise.protocols.shapes import has_action_key
 
 _MARKER_DECISION = re.compile(r"/\*\s*(?:ACTION|FINAL[ _-]?ANSWER)\s*\*/", re.IGNORECASE)
-_XML_DECISION = re.compile(r"<\s*(?:action|tool|tool[_-]?input|final[_-]?answer)\s*(?:\s[^<>]*)?>", re.IGNORECASE)
+# Possessive where spaces could be split two ways (quadratic on `<action` and a run of spaces); see xml_tags.
+_XML_DECISION = re.compile(r"<\s*+(?:action|tool|tool[_-]?input|final[_-]?answer)(?:\s[^<>]*+)?>", re.IGNORECASE)
 
 
 def detect_protocol(completion: Completion) -> ProtocolName | None:

@@ -40,15 +40,17 @@ _KINDS = {
     "answer": "final_answer",
     "observation": "observation",
 }
+# Possessive (`*+`) wherever two parts could share the same characters: `<` then spaces, or a name then
+# spaces, was tried in every split once no `>` followed, quadratic in the run of spaces.
 _TAG = re.compile(
-    r"<\s*(?P<closing>/)?\s*(?P<name>thought|thinking|action[_-]?input|action|tool[_-]?input|tool|final[_-]?answer|answer|"
-    r"observation)\s*(?:\s[^<>]*)?>",
+    r"<\s*+(?P<closing>/)?\s*+(?P<name>thought|thinking|action[_-]?input|action|tool[_-]?input|tool|final[_-]?answer|"
+    r"answer|observation)(?:\s[^<>]*+)?>",
     re.IGNORECASE,
 )
 _QUOTE = re.compile("[\"']")
 _ESCAPED_QUOTE = re.compile(r"&(?:quot|apos|#34|#39|#x22|#x27);", re.IGNORECASE)
 _ENTITY = re.compile(r"&(?:lt|gt|amp|quot|apos|#\d+|#x[0-9a-f]+);", re.IGNORECASE)
-_ANY_TAG = re.compile(r"</?\s*\w[\w-]*\s*(?:\s[^<>]*)?>")
+_ANY_TAG = re.compile(r"</?\s*+\w[\w-]*+(?:\s[^<>]*+)?>")
 
 
 def _read_tag(match: re.Match[str]) -> Tag:

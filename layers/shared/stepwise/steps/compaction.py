@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from stepwise.models.messages import ChatRequest, Completion
 from stepwise.models.run import CompactionNote, StoredMessage
 from stepwise.models.state import CompactEvent, RunContext, StatePayload, SummaryRef, parse_event
 from stepwise.models.summary import ConversationSummary
@@ -100,10 +101,21 @@ def _summarize(
         if step.kind == "tool" and step.iteration <= through
     }
     question = next((m.content for m in reversed(history) if m.iteration == 0 and m.role == "user"), "")
+    provider, model_name = runtime.model_identity(limits.summary_model)
+    model = runtime.chat_model(limits.summary_model)
+
+    def summarize(request: ChatRequest) -> Completion:
+        with runtime.spans.chat(
+            provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=None
+        ) as span:
+            completion = model.complete(request)
+            span.completed(completion)
+        return completion
+
     notes = write_notes(
         SummaryInput(question=question, previous=previous, messages=covered, first=first, through=through),
-        model=runtime.chat_model(limits.summary_model),
-        model_name=runtime.model_identity(limits.summary_model)[1],
+        complete=summarize,
+        model_name=model_name,
         limits=limits,
         language=language,
         outcomes=outcomes,
@@ -207,4 +219,6 @@ def _count(summary: ConversationSummary) -> None:
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the state event (the payload, and the caught error when LLMCall sent it), run
     the step, return the payload pointing at the summary."""
-    return compact(parse_event(CompactEvent, event), runtime).model_dump()
+    compact_event = parse_event(CompactEvent, event)
+    with runtime.spans.step("Compact", run_id=compact_event.run_id, trace=compact_event.trace):
+        return compact(compact_event, runtime).model_dump()

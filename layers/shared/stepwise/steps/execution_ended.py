@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from stepwise.models.run import RunMeta
 from stepwise.models.state import RUN_ID_PATTERN, parse_event
 from stepwise.steps.run_outcomes import record_cancellation, record_failure
 from stepwise.steps.runtime import StepRuntime
@@ -86,6 +87,12 @@ def record_execution_end(event: ExecutionStatusChange, runtime: StepRuntime) -> 
         return ExecutionEndOutcome(run_id=run_id, status=None, recorded=False)
     if meta.is_terminal:
         return ExecutionEndOutcome(run_id=meta.run_id, status=meta.status, recorded=False)
+    with runtime.spans.step("ExecutionEnded", run_id=meta.run_id, trace=meta.trace):
+        return _record_unrecorded_end(meta, detail, runtime)
+
+
+def _record_unrecorded_end(meta: RunMeta, detail: ExecutionStatusDetail, runtime: StepRuntime) -> ExecutionEndOutcome:
+    """Record the run CANCELLED (its execution was stopped) or FAILED / TIMED_OUT with what ended it."""
     metrics.add_metric(name="RunsEndedByExecution", unit="Count", value=1)
     logger.warning(
         "the execution ended without recording its run",

@@ -156,5 +156,9 @@ def _end_on_model_error(
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry for both Format and FormatFailure: an event with `error` is a failure to record."""
     if isinstance(event, dict) and "error" in event:
-        return format_failure(parse_event(FailureEvent, event), runtime).model_dump()
-    return format_run(parse_event(StatePayload, event), runtime).model_dump()
+        failure = parse_event(FailureEvent, event)
+        with runtime.spans.step("FormatFailure", run_id=failure.run_id, trace=failure.trace):
+            return format_failure(failure, runtime).model_dump()
+    payload = parse_event(StatePayload, event)
+    with runtime.spans.step("Format", run_id=payload.run_id, trace=payload.trace):
+        return format_run(payload, runtime).model_dump()

@@ -3,6 +3,7 @@ is reached."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from stepwise.models.run import FinalRoundReason
@@ -22,6 +23,7 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
     Format records the iteration the run ended at. It also sets `context.compact` when the next request
     could pass the compaction threshold, which sends the iteration through Compact first.
     """
+    started_ns = time.time_ns()
     iteration = payload.iteration + 1
     run = payload.run
     reason: FinalRoundReason | None = None
@@ -29,6 +31,15 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
         meta = runtime.store.begin_iteration(payload.run_id, iteration)
         run = RunContext.from_meta(meta)
         reason = meta.final_round_reason
+    # the first iteration learns the run's trace from META: its span starts when the step did
+    with runtime.spans.step("IterationGuard", run_id=payload.run_id, trace=run.trace, started_ns=started_ns):
+        return _guarded(payload, runtime, iteration, run, reason)
+
+
+def _guarded(
+    payload: StatePayload, runtime: StepRuntime, iteration: int, run: RunContext, reason: FinalRoundReason | None
+) -> StatePayload:
+    """The guard's decision for `iteration`: final round when a limit, the deadline or a budget is reached."""
     if reason is None:
         if iteration >= run.max_iterations:
             reason = "max_iterations"

@@ -9,6 +9,7 @@ from typing import Any
 from stepwise.config.context import ContextLimits
 from stepwise.config.model_catalog import ModelFacts
 from stepwise.errors import ContextWindowExceeded, ContextWindowExhausted
+from stepwise.inputs.text_policy import replacement_note
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import StepRecord
 from stepwise.models.state import RunContext, StatePayload, parse_event
@@ -122,7 +123,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     usage = completion.usage
     note = (
         f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
-        f"{_offer_note(agent, turn.tools)}{_context_note(summary, fitted.cut_messages)}"
+        f"{_offer_note(agent, turn.tools)}{_replacement_note(completion)}{_context_note(summary, fitted.cut_messages)}"
     )
     step = StepRecord(
         iteration=payload.iteration,
@@ -163,6 +164,11 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     return _after_call(payload, run, step, limits, runtime)
 
 
+def _replacement_note(completion: Completion) -> str:
+    """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
+    return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
+
+
 def _shaped(request: ChatRequest, facts: ModelFacts | None) -> tuple[ChatRequest, list[str]]:
     """The request as the model's provider takes it (per the model catalog), and what was dropped, for the
     trace. Imported here: the `stepwise.llm` package loads httpx, which the handler's cold start does without."""
@@ -192,4 +198,6 @@ def _after_call(
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the state event, run the step, return the payload with the run's spend."""
-    return llm_call(parse_event(StatePayload, event), runtime).model_dump()
+    payload = parse_event(StatePayload, event)
+    with runtime.spans.step("LLMCall", run_id=payload.run_id, trace=payload.trace):
+        return llm_call(payload, runtime).model_dump()

@@ -154,4 +154,6 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the state event, run the step, return the routed payload."""
-    return parse(parse_event(StatePayload, event), runtime).model_dump()
+    payload = parse_event(StatePayload, event)
+    with runtime.spans.step("Parse", run_id=payload.run_id, trace=payload.trace):
+        return parse(payload, runtime).model_dump()

@@ -61,8 +61,9 @@ def new_run_meta(
     limits = limits.within(budget)
     now = datetime.fromtimestamp(runtime.clock(), UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    run_id = run_id or new_run_id()
     return RunMeta(
-        run_id=run_id or new_run_id(),
+        run_id=run_id,
         owner=owner,
         profile=profile,
         session_id=session_id,
@@ -76,6 +77,8 @@ def new_run_meta(
         created_at=stamp,
         updated_at=stamp,
         expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+        # the run's steps join its trace under this span (the request's child)
+        trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
     )
 
 

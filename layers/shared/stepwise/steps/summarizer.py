@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.model import Language
 from stepwise.errors import LLMPermanentError
-from stepwise.llm.base import ChatModel
-from stepwise.models.messages import ChatMessage, ChatRequest
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion
 from stepwise.models.run import StoredMessage
 from stepwise.models.summary import CallDigest, ConversationSummary, EarlierCalls
 from stepwise.steps.context_wording import ContextWording, context_wording
@@ -175,7 +174,7 @@ class SummaryInput:
 def write_notes(
     source: SummaryInput,
     *,
-    model: ChatModel,
+    complete: Callable[[ChatRequest], Completion],
     model_name: str,
     limits: ContextLimits,
     language: Language,
@@ -183,7 +182,7 @@ def write_notes(
 ) -> Notes:
     """The summary's notes, from the summarizer in chunks; the digest when any reply is unusable or the
     summarizer refuses (`LLMPermanentError`, a context overflow included). Transient errors propagate, so the
-    state machine retries Compact."""
+    state machine retries Compact. `complete` calls the summarizer once (in its span)."""
     wording = context_wording(language)
     budget = notes_budget(limits)
     facts = source.previous.facts if source.previous else ""
@@ -208,7 +207,7 @@ def write_notes(
         )
         started = time.perf_counter()
         try:
-            completion = model.complete(request)
+            completion = complete(request)
         except LLMPermanentError as exc:
             return digest_notes(source, outcomes, budget, language, notes, f"the summarizer refused: {exc}")
         notes.latency_ms += (time.perf_counter() - started) * 1000

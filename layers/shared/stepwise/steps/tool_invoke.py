@@ -16,6 +16,7 @@ from stepwise.steps.approvals import Verdict, await_approval, settle_approval, s
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_attempts import SentCall, send_at_most_once
 from stepwise.steps.tool_offer import finder_for
 from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
@@ -30,7 +31,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
 
     Requests: one BatchGetItem of META (the run's profile, and whether it was cancelled), the decision
     (which holds the call's arguments) and the observation (stored if this is a retry), then the
-    conditional put of the observation with its trace.
+    conditional put of the observation with its trace. A call that may change something outside has its
+    start put before it is sent (`stepwise.steps.tool_attempts`): one more request.
     """
     stored = runtime.store.read_iteration(
         event.run_id, event.iteration, meta=True, decision=True, observation_slot=observation_slot(event.index)
@@ -64,9 +66,19 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         callable_tools.with_tools([finder]) if finder is not None else callable_tools,
         max_observation_chars=profile.limits.max_observation_chars,
         redactor=runtime.secret_resolver.redactor,
+        strict_nulls=runtime.config.models[profile.model].capabilities.strict_tools,
     )
     with runtime.spans.tool(name=call.name, call_id=call.id) as span:
-        observation = invoker.invoke(call)
+        sent = send_at_most_once(
+            stored.meta,
+            event.iteration,
+            event.index,
+            call,
+            effects=registry.effects(call.name),
+            attempts=runtime.store.tool_attempts,
+            send=invoker.invoke,
+        )
+        observation = sent.observation
         span.observed(observation)
     _store_observation(
         event,
@@ -77,6 +89,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         ok=observation.ok,
         error=observation.error,
         latency_ms=observation.latency_ms,
+        sent=sent,
         note=note,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
@@ -124,8 +137,12 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the Map item and run the step; an item carrying a task token is the wait
     for approval (the callback task) of a call, which stores the token and returns."""
     if isinstance(event, dict) and "task_token" in event:
-        return await_approval(parse_event(ApprovalWaitEvent, event), runtime)
-    return tool_invoke(parse_event(ToolInvokeEvent, event), runtime).model_dump()
+        wait = parse_event(ApprovalWaitEvent, event)
+        with runtime.spans.step("AwaitApproval", run_id=wait.run_id, trace=wait.trace):
+            return await_approval(wait, runtime)
+    item = parse_event(ToolInvokeEvent, event)
+    with runtime.spans.step("ToolInvoke", run_id=item.run_id, trace=item.trace):
+        return tool_invoke(item, runtime).model_dump()
 
 
 def _store_observation(
@@ -138,6 +155,7 @@ def _store_observation(
     ok: bool,
     error: str | None,
     latency_ms: float | None = None,
+    sent: SentCall | None = None,
     note: str | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step, in the call's slot."""
@@ -153,6 +171,8 @@ def _store_observation(
         ok=ok,
         latency_ms=latency_ms,
         error=error,
+        idempotency_key=sent.idempotency_key if sent is not None and sent.attempt is not None else None,
+        attempt=sent.attempt if sent is not None else None,
         note=note,
     )
     runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)

@@ -15,7 +15,7 @@ from typing import Any, cast
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
-from stepwise.config.credentials import redact_known_secrets
+from stepwise.config.redaction import redact_known_secrets
 from stepwise.inputs.text_policy import clean_text
 
 _serializer = TypeSerializer()

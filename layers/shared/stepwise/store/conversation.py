@@ -34,6 +34,7 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 from stepwise.store.summaries import SummaryStore
+from stepwise.store.tool_attempts import ToolAttemptStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
 from stepwise.store.transient import error_code, transient_errors
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
@@ -60,6 +61,8 @@ class ConversationStore:
         """Listing and cancelling runs (`stepwise.store.directory`)."""
         self.approvals = ApprovalStore(self._call, table_name, now_iso=self._now_iso)
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
+        self.tool_attempts = ToolAttemptStore(self._call, table_name, now_iso=self._now_iso)
+        """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._call, table_name, self._put_if_absent)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
 

@@ -24,7 +24,7 @@ from stepwise.models.run import StoredMessage
 from stepwise.store import keys
 from stepwise.store.items import to_message
 
-MESSAGE_ATTRIBUTES = ("sk", "role", "content", "tool_calls", "tool_call_id", "name")
+MESSAGE_ATTRIBUTES = ("sk", "role", "content", "tool_calls", "tool_call_id", "name", "images")
 """What a model request needs of a message item: not its trace, partition key or expiry."""
 
 _CONVERSATION_ATTRIBUTES = (*MESSAGE_ATTRIBUTES, "options")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.messages import ChatMessage, ImageInput, ToolCall
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.store import keys
 
@@ -20,6 +20,10 @@ def message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, e
         "tool_calls": json.dumps([call.model_dump() for call in message.tool_calls]) if message.tool_calls else None,
         "tool_call_id": message.tool_call_id,
         "name": message.name,
+        # as JSON text, as tool calls are: one attribute, read back whole
+        "images": json.dumps([image.model_dump(exclude_none=True) for image in message.images])
+        if message.images
+        else None,
         "expires_at": expires_at,
     }
 
@@ -38,10 +42,12 @@ def to_message(item: dict[str, Any]) -> StoredMessage:
     """A message item read back, with the (iteration, slot) of its key."""
     _, iteration, slot = item["sk"].split("#")
     calls = [ToolCall.model_validate(call) for call in json.loads(item.get("tool_calls") or "[]")]
+    images = [ImageInput.model_validate(image) for image in json.loads(item.get("images") or "[]")]
     return StoredMessage(
         role=item["role"],
         content=item.get("content", ""),
         tool_calls=calls,
+        images=images,
         tool_call_id=item.get("tool_call_id"),
         name=item.get("name"),
         iteration=int(iteration),

@@ -12,14 +12,17 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from stepwise.steps.api.route_table import ROUTES
+from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
 
 
 def _resource_pattern(resource: str) -> re.Pattern[str]:
     return re.compile("^" + re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", re.escape(resource)) + "$")
 
 
-_RESOURCES = [(resource, _resource_pattern(resource)) for resource in dict.fromkeys(path for _, path in ROUTES)]
+_RESOURCES = [
+    (resource, _resource_pattern(resource))
+    for resource in dict.fromkeys(path for _, path in (*ROUTES, *CONSOLE_ROUTES))
+]
 
 
 def group_pairs(pairs: list[tuple[str, str]]) -> tuple[dict[str, str] | None, dict[str, list[str]] | None]:
@@ -33,9 +36,12 @@ def group_pairs(pairs: list[tuple[str, str]]) -> tuple[dict[str, str] | None, di
 
 
 def resource_of(path: str) -> tuple[str, dict[str, str] | None]:
-    """The API resource (`/v1/runs/{run_id}`) a path matches, with its path parameters; the path itself if none."""
+    """The API resource (`/v1/runs/{run_id}`) a path matches, with its path parameters; the path itself if none.
+
+    A trailing slash is ignored, as API Gateway ignores it (`/ui/` is the resource `/ui`).
+    """
     for candidate, pattern in _RESOURCES:
-        match = pattern.match(path)
+        match = pattern.match(path) or (pattern.match(path[:-1]) if len(path) > 1 and path.endswith("/") else None)
         if match:
             return candidate, match.groupdict() or None
     return path, None

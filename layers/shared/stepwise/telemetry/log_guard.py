@@ -21,7 +21,7 @@ import threading
 import traceback
 from typing import Any
 
-from stepwise.config.credentials import redact_known_secrets
+from stepwise.config.redaction import redact_known_secrets
 
 # The libraries whose debug records hold request or response data: AWS SDK, HTTP clients, MCP transport.
 LIBRARY_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3", "httpx", "httpcore", "httpx2", "mcp")

@@ -1,5 +1,5 @@
-"""What a model or tool call's span is told, and what opens spans: the interface every span backend
-implements (`spans.NoSpans`, `otel_spans.OtelSpans`)."""
+"""What a span is told, and what opens spans: the interface every span backend implements
+(`spans.NoSpans`, `otel_spans.OtelSpans`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from stepwise.models.messages import Completion
+    from stepwise.models.trace_context import TraceContext
     from stepwise.tools.observation import ToolObservation
 
 
@@ -27,8 +30,40 @@ class ToolSpan(Protocol):
         ...
 
 
+class RequestSpan(Protocol):
+    """The span of one HTTP request to the API, told how it was answered."""
+
+    def responded(self, status_code: int) -> None:
+        """Record the response's status code (a 5xx marks the span as an error)."""
+        ...
+
+
 class GenAiSpans(Protocol):
-    """Opens the spans of model and tool calls."""
+    """Opens the spans of a run: its request, its start, each step, and the model and tool calls in them."""
+
+    def request(
+        self, *, method: str, route: str, path: str, headers: Mapping[str, str]
+    ) -> AbstractContextManager[RequestSpan]:
+        """A SERVER span `{method} {route}` around one API request, continuing the caller's trace when its
+        headers carry one (`traceparent`)."""
+        ...
+
+    def command(self, name: str) -> AbstractContextManager[None]:
+        """A span around a local command that starts a run (`stepwise run`): the root of its trace."""
+        ...
+
+    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+        """Record the `invoke_agent {profile}` span of a run being created, a child of the current span
+        (the request's); its context, which the run's steps descend from, or None when nothing is traced."""
+        ...
+
+    def step(
+        self, name: str, *, run_id: str, trace: TraceContext | None, started_ns: int | None = None
+    ) -> AbstractContextManager[None]:
+        """A span for one state's work on a run (`LLMCall`, `ToolInvoke`, ...), in the run's trace; the
+        model and tool spans opened inside it are its children. `started_ns` backdates its start (the
+        first IterationGuard learns the trace from what it read)."""
+        ...
 
     def chat(
         self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None

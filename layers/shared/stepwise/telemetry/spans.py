@@ -1,25 +1,28 @@
-"""Spans around model calls and tool calls, following OpenTelemetry's GenAI semantic conventions.
+"""The spans of a run, following OpenTelemetry's semantic conventions (HTTP, GenAI).
 
 Off by default: `GenAiSpans` is then `NoSpans`, which records nothing, and OpenTelemetry is never
-imported (the handlers' cold start stays as it is). With `STEPWISE_OTEL=true` (`Settings.otel`),
-`spans_for` loads `stepwise.telemetry.otel_spans`, which writes spans through the OpenTelemetry API to whatever
-tracer provider the process has (the ADOT Lambda layer's on AWS; none configured means no-op spans).
+imported (the handlers' cold start stays as it is). With `Settings.otel` on (`STEPWISE_OTEL=true`, or an
+`OTEL_TRACES_EXPORTER` set), `spans_for` loads `stepwise.telemetry.otel_spans`, which writes spans through
+the OpenTelemetry API to the process's tracer provider: the ADOT Lambda layer's on AWS, or one the
+OpenTelemetry SDK builds from the standard `OTEL_*` variables (`otel_setup`).
 
-What a span holds is metadata only (provider, model, token counts, finish reasons, tool name and call
-id): never a prompt, a message, tool arguments or an observation.
+What a span holds is metadata only (ids, provider, model, token counts, finish reasons, tool name and call
+id, HTTP method, route and status): never a prompt, a message, tool arguments or an observation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from stepwise.errors import ConfigError
-from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, ToolSpan
+from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, RequestSpan, ToolSpan
 
 if TYPE_CHECKING:
     from stepwise.models.messages import Completion
+    from stepwise.models.trace_context import TraceContext
     from stepwise.tools.observation import ToolObservation
 
 
@@ -30,9 +33,33 @@ class _Nothing:
     def observed(self, observation: ToolObservation) -> None:
         """Nothing is recorded."""
 
+    def responded(self, status_code: int) -> None:
+        """Nothing is recorded."""
+
 
 class NoSpans:
     """Spans off: every call is a no-op, and nothing of OpenTelemetry is loaded."""
+
+    @contextmanager
+    def request(self, *, method: str, route: str, path: str, headers: Mapping[str, str]) -> Iterator[RequestSpan]:
+        """No span."""
+        yield _Nothing()
+
+    @contextmanager
+    def command(self, name: str) -> Iterator[None]:
+        """No span."""
+        yield
+
+    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+        """No span, no context."""
+        return None
+
+    @contextmanager
+    def step(
+        self, name: str, *, run_id: str, trace: TraceContext | None, started_ns: int | None = None
+    ) -> Iterator[None]:
+        """No span."""
+        yield
 
     @contextmanager
     def chat(
@@ -48,14 +75,31 @@ class NoSpans:
 
 
 def spans_for(enabled: bool) -> GenAiSpans:
-    """The spans the settings ask for: OpenTelemetry's when enabled (imported only then), else none."""
+    """The spans the settings ask for: OpenTelemetry's when enabled (imported only then), else none.
+
+    Enabled, the process's tracer provider is configured from the `OTEL_*` variables unless one already
+    is (ADOT's wrapper configures it before the handler is imported)."""
     if not enabled:
         return NoSpans()
     try:
+        from stepwise.telemetry.otel_setup import configure_tracing
         from stepwise.telemetry.otel_spans import OtelSpans
     except ModuleNotFoundError as missing:
         raise ConfigError(
             f"STEPWISE_OTEL=true needs OpenTelemetry's API ({missing.name} is not installed): "
             "pip install 'stepwise[otel]', or on AWS add the ADOT Python layer"
         ) from None
+    configure_tracing()
     return OtelSpans()
+
+
+def flush_spans(timeout_millis: int = 5000) -> None:
+    """Export the spans a process still holds, before it ends without running its exit handlers
+    (`os._exit`); nothing when OpenTelemetry was never loaded."""
+    if "opentelemetry.trace" not in sys.modules:
+        return
+    from opentelemetry import trace
+
+    force_flush = getattr(trace.get_tracer_provider(), "force_flush", None)
+    if force_flush is not None:
+        force_flush(timeout_millis)

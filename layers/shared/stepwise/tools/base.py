@@ -7,6 +7,7 @@ the invoker turns every failure into an observation, so a tool never has to catc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -29,6 +30,26 @@ class ToolResult(BaseModel):
     truncated: bool = False
 
 
+# The keyword a Python tool declares to be given its call's idempotency key (never offered to the model).
+IDEMPOTENCY_KEY_PARAMETER = "idempotency_key"
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What a tool is told of a call besides its arguments.
+
+    ``idempotency_key`` is the same for every attempt of one call and differs between calls (see
+    `stepwise.tools.idempotency`): a receiver that remembers it can tell a repeat from a new call. An HTTP
+    tool sends it as a header, an MCP tool in the request's ``_meta``, a Python tool as the keyword
+    `IDEMPOTENCY_KEY_PARAMETER` when it declares one. None outside a run (a test calling a tool).
+    """
+
+    idempotency_key: str | None = None
+
+
+NO_CONTEXT = CallContext()
+
+
 @runtime_checkable
 class Tool(Protocol):
     """A callable tool: ``spec`` is offered to the model, ``call`` runs it on validated arguments."""
@@ -38,6 +59,6 @@ class Tool(Protocol):
         """Name, description and JSON-schema parameters."""
         ...
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
         """Run the tool once; arguments were already validated against ``spec.parameters``."""
         ...

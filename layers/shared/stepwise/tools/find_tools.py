@@ -19,7 +19,7 @@ from typing import Any
 
 from stepwise.errors import ToolError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
-from stepwise.tools.base import ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.tool_budget import shorten_description
 
 __all__ = ["FIND_TOOLS", "FindTools", "ToolIndex", "find_tools_spec", "words"]
@@ -140,7 +140,7 @@ class FindTools:
         """The spec offered to the model."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
         """Search; the found tools are offered from the next model call on (see `stepwise.steps.tool_offer`)."""
         query = query_of(arguments)
         if query is None:

@@ -15,7 +15,9 @@ description and per-argument docs from a Google-style docstring::
 
 Built-in tools and a deployer's modules (listed under ``python:``) use the same decorator. The
 function stays callable as before; what it returns becomes the observation: a string as it is, a
-`ToolResult` as it is, anything else as compact JSON.
+`ToolResult` as it is, anything else as compact JSON. A function that declares a parameter
+``idempotency_key: str | None = None`` is given its call's idempotency key there (the same for every
+attempt of one call); the model never sees that parameter.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, Literal, Union, get_args, get_origin, overload
 from stepwise.config.tool_sources import TOOL_NAME_PATTERN
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
-from stepwise.tools.base import ToolResult
+from stepwise.tools.base import IDEMPOTENCY_KEY_PARAMETER, NO_CONTEXT, CallContext, ToolResult
 
 _SCALAR_TYPES: dict[object, str] = {str: "string", bool: "boolean", int: "integer", float: "number"}
 _SECTION_HEADER = re.compile(
@@ -47,6 +49,7 @@ class FunctionTool:
     def __init__(self, function: Callable[..., Any], spec: ToolSpec) -> None:
         self.function = function
         self._spec = spec
+        self._takes_key = IDEMPOTENCY_KEY_PARAMETER in inspect.signature(function).parameters
         self.__doc__ = function.__doc__
         self.__name__ = getattr(function, "__name__", spec.name)
         self.__module__ = function.__module__
@@ -56,8 +59,11 @@ class FunctionTool:
         """What the model is told about this tool."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
-        """Call the function with the (already validated) arguments as keywords."""
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
+        """Call the function with the (already validated) arguments as keywords, and the call's idempotency
+        key as `idempotency_key` when the function declares that parameter."""
+        if self._takes_key:
+            return as_tool_result(self.function(**arguments, **{IDEMPOTENCY_KEY_PARAMETER: context.idempotency_key}))
         return as_tool_result(self.function(**arguments))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -111,6 +117,8 @@ def spec_from_function(
     properties: dict[str, Any] = {}
     required: list[str] = []
     for parameter in inspect.signature(function).parameters.values():
+        if parameter.name == IDEMPOTENCY_KEY_PARAMETER:
+            continue  # given by the invoker, never by the model
         where = f"tool {tool_name}: parameter {parameter.name}"
         if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
             raise ConfigError(f"{where}: only named parameters can be tool arguments")

@@ -9,7 +9,7 @@ import zlib
 
 import httpx
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 from stepwise.errors import ToolError
 from stepwise.inputs.json_limits import JsonLimitExceeded, load_json
 

@@ -1,13 +1,8 @@
 """A tool that calls one endpoint of a configured HTTP API, with every guard in `guards` applied.
 
-Arguments fill the path's ``{placeholders}`` (each value fully percent-encoded, so ``../``, ``?``,
-``#``, ``@`` or ``/`` stay inside their segment; a ``multi_segment`` one keeps its ``/`` and has each
-segment encoded; a ``.`` or ``..`` segment is refused, so no value climbs out of the endpoint's path); the rest go
-where the endpoint's ``bindings`` say (query, header, a JSON body field or the whole JSON body), by
-default to the query string (GET, DELETE)
-or a JSON body (POST, PUT, PATCH). Only properties the schema declares are sent, when it declares any.
-The API key is resolved at call time, so a rotated secret is used once its cache expires, and it always
-wins over an argument of the same name.
+Where each argument goes, and how it is written, is `request_parameters` (OpenAPI's styles). The API
+key is resolved at call time, so a rotated secret is used once its cache expires, and it always wins
+over an argument of the same name.
 
 For APIs that are not ``internal``, the host is resolved once, checked, and the connection is made to
 that very address (with the original Host header and TLS server name), so a second DNS answer cannot
@@ -17,19 +12,17 @@ client (`ClientsByOrigin`), never one opened for another host at the same addres
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
-from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
+from stepwise.config.http_api import ApiConfig, ApiKeyConfig, HttpToolConfig
 from stepwise.errors import ToolError
 from stepwise.models.messages import ToolSpec
-from stepwise.tools.base import ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.guards import (
     AddressPolicy,
     HostResolver,
@@ -41,12 +34,11 @@ from stepwise.tools.guards import (
 )
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_response import DeadlinePassed, describe_body, error_snippet, read_capped_body
+from stepwise.tools.idempotency import CallEffects
 from stepwise.tools.request_body import encoded_body
+from stepwise.tools.request_parameters import NO_BODY, request_parts, with_query_pair
 
 MAX_REDIRECTS = 3
-_BODY_METHODS = {"POST", "PUT", "PATCH"}
-# No body at all, as opposed to a JSON ``null`` body.
-_NO_BODY = object()
 _REDIRECT_STATUSES = {301, 302, 303, 307, 308}
 # what no HTTP header can carry: a line break would end it (or be refused by the client), NUL is never allowed
 _UNSENDABLE = ("\r", "\n", "\0")
@@ -93,11 +85,19 @@ class HttpTool:
         """What the model is told about this endpoint."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
-        """Send the request and describe the response; failures raise `ToolError` saying what failed."""
+    @property
+    def effects(self) -> CallEffects:
+        """Whether a call may change something (its method, unless configured) and whether the API honours keys."""
+        return CallEffects.of(self._api, side_effects=self._api.tool_has_side_effects(self._endpoint))
+
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
+        """Send the request and describe the response; failures raise `ToolError` saying what failed.
+
+        The call's idempotency key goes in the configured header (`Idempotency-Key` by default).
+        """
         request = self._first_request(arguments)
         url, json_body = request.url, request.json_body
-        headers = _merged_headers(request.headers, self._headers())
+        headers = _merged_headers(request.headers, self._headers(context))
         # The API's time starts once its request is built: resolving a secret (an SSM or Secrets Manager
         # call on a cold cache) is bounded by the AWS client's own timeouts, not charged to the API.
         timeout_seconds = self._api.max_execution_time / 1000
@@ -117,7 +117,7 @@ class HttpTool:
                     response.close()
                 url = self._redirect_target(url, location)
                 if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                    method, json_body = "GET", _NO_BODY
+                    method, json_body = "GET", NO_BODY
         except (httpx.TimeoutException, DeadlinePassed):
             raise ToolError(f"timed out after {timeout_seconds:.1f} s") from None
         except httpx.ConnectError as exc:
@@ -129,37 +129,17 @@ class HttpTool:
         raise ToolError(f"refused to follow more than {self._max_redirects} redirects")
 
     def _first_request(self, arguments: dict[str, Any]) -> _Request:
-        bindings = self._endpoint.bindings
-        path = PATH_PLACEHOLDER.sub(
-            lambda match: _path_value(match.group(1), arguments, bindings.get(match.group(1))), self._endpoint.path
-        )
-        url = httpx.URL(f"{self._api.url}{path}")
+        key = self._api.api_key
+        query_key = key.name if key is not None and key.location == "query" else None
+        parts = request_parts(self._endpoint, arguments, query_key=query_key)
+        url = httpx.URL(f"{self._api.url}{parts.path}")
         self._check_inside_base(url)
-        path_names = set(self._endpoint.path_parameters)
-        declared = self._endpoint.parameter.get("properties") or {}
-        default_location = "body" if self._endpoint.method in _BODY_METHODS else "query"
-        query: list[tuple[str, str]] = []
-        headers: dict[str, str] = {}
-        body_fields: dict[str, Any] = {}
-        whole_body: Any = _NO_BODY
-        for name, value in arguments.items():
-            if name in path_names or value is None or (declared and name not in declared):
-                continue
-            binding = self._endpoint.bindings.get(name)
-            location = binding.location if binding is not None else default_location
-            wire_name = (binding.name if binding is not None else None) or name
-            if location == "header":
-                headers[wire_name] = _header_value(wire_name, value)
-            elif location == "query":
-                query.extend(_query_pairs(wire_name, value, binding))
-            elif binding is not None and binding.name is None:
-                whole_body = value
-            else:
-                body_fields[wire_name] = value
-        if whole_body is _NO_BODY and (body_fields or self._endpoint.method in _BODY_METHODS):
-            whole_body = body_fields
-        with_query = url.copy_merge_params(tuple(query)) if query else url
-        return _Request(self._with_query_key(with_query), headers, whole_body)
+        if parts.query:
+            url = url.copy_with(query=parts.query_string.encode("ascii"))
+        headers = dict(parts.headers)
+        if parts.cookies:
+            headers["Cookie"] = "; ".join(parts.cookies)
+        return _Request(self._with_query_key(url), headers, parts.body)
 
     def _check_inside_base(self, url: httpx.URL) -> None:
         """Defence in depth: after encoding, the URL must still be under the configured base URL."""
@@ -172,11 +152,14 @@ class HttpTool:
         key = self._api.api_key
         if key is None or key.location != "query" or key.name is None:
             return url
-        # copy_set_param replaces any argument of the same name: the configured key always wins.
-        return url.copy_set_param(key.name, self._resolve_key(key))
+        # Any argument of the same name is replaced: the configured key always wins.
+        return url.copy_with(query=with_query_pair(url.query, key.name, self._resolve_key(key)))
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, context: CallContext) -> dict[str, str]:
         headers = dict(_DEFAULT_HEADERS)
+        key_header = self._api.idempotency_key.header
+        if key_header and context.idempotency_key:
+            headers[key_header] = context.idempotency_key
         key = self._api.api_key
         if key is not None and key.location == "header" and key.name:
             headers[key.name] = self._resolve_key(key)
@@ -242,7 +225,7 @@ class HttpTool:
                 # TLS still verifies the certificate against the name, not the address.
                 extensions["sni_hostname"] = url.host
         content: bytes | None = None
-        if json_body is not _NO_BODY:
+        if json_body is not NO_BODY:
             content, request_headers["Content-Type"] = encoded_body(json_body, self._endpoint.body_encoding)
         # Redirects stay on this origin, so the origin's own client serves every request of a call.
         client = self._clients.client_for(self._origin)
@@ -292,65 +275,14 @@ class HttpTool:
 
 @dataclass(frozen=True)
 class _Request:
-    """The first request of a call: URL with its query, argument headers, and the JSON body or `_NO_BODY`."""
+    """The first request of a call: URL with its query, argument headers, and the JSON body or `NO_BODY`."""
 
     url: httpx.URL
     headers: dict[str, str]
     json_body: Any
 
 
-def _path_value(name: str, arguments: dict[str, Any], binding: ArgumentBinding | None) -> str:
-    value = arguments.get(name)
-    if value is None:
-        raise ToolError(f"invalid arguments: path parameter {name} is missing")
-    text = _as_text(value)
-    if not text:
-        raise ToolError(f"invalid arguments: path parameter {name} is empty")
-    segments = text.split("/") if binding is not None and binding.multi_segment else [text]
-    if any(segment in (".", "..") for segment in segments):
-        # Dot segments are resolved by URL normalisation (RFC 3986, nginx), even percent-encoded, so
-        # they would climb out of the endpoint's path on the server; no encoding makes them data.
-        raise ToolError(f"invalid arguments: path parameter {name} must not contain '.' or '..' segments")
-    return "/".join(quote(segment, safe="") for segment in segments)
-
-
-def _query_pairs(name: str, value: object, binding: ArgumentBinding | None) -> list[tuple[str, str]]:
-    """The query parameters of one argument: OpenAPI's ``form`` or ``deepObject`` style when bound.
-
-    An unbound object is sent as JSON text: a hand-written tool declares no style to spread it by.
-    """
-    explode = binding is None or binding.explode
-    if isinstance(value, list):
-        items = [_as_text(item) for item in value if item is not None]
-        return [(name, item) for item in items] if explode else [(name, ",".join(items))]
-    if isinstance(value, dict) and binding is not None:
-        fields = [(str(key), _as_text(item)) for key, item in value.items() if item is not None]
-        if binding.style == "deepObject":
-            return [(f"{name}[{key}]", text) for key, text in fields]
-        if explode:
-            return fields
-        return [(name, ",".join(part for pair in fields for part in pair))]
-    return [(name, _as_text(value))]
-
-
 def _merged_headers(from_arguments: dict[str, str], own: dict[str, str]) -> dict[str, str]:
     """Argument headers, then the tool's own (defaults and API key), which win whatever the case."""
     taken = {name.lower() for name in own}
     return {**{name: value for name, value in from_arguments.items() if name.lower() not in taken}, **own}
-
-
-def _header_value(name: str, value: object) -> str:
-    text = ",".join(_as_text(item) for item in value) if isinstance(value, list) else _as_text(value)
-    if any(character in text for character in _UNSENDABLE):
-        raise ToolError(f"invalid arguments: header {name} must not hold line breaks")
-    if not text.isascii():
-        raise ToolError(f"invalid arguments: header {name} must be ASCII text")
-    return text
-
-
-def _as_text(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str | int | float):
-        return str(value)
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)

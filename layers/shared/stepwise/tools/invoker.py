@@ -10,27 +10,26 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config.credentials import Redactor
+from stepwise.config.redaction import Redactor
 from stepwise.errors import ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolCall
 from stepwise.telemetry.observability import logger
-from stepwise.tools.base import Tool, ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, Tool, ToolResult
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
+from stepwise.tools.strict_schema import without_left_out_nulls
 
 if TYPE_CHECKING:
     # jsonschema (a third of ToolInvoke's import) is loaded when a call's arguments are first checked: a
     # ToolInvoke that waits for an approval, replays a stored observation or records a denied call never
     # checks any, and neither does a handler that only builds the tool list (LLMCall, the API).
     from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
 
 DEFAULT_MAX_OBSERVATION_CHARS = 4000
 DEFAULT_MAX_CALL_SECONDS = 60.0
 MAX_REPORTED_ARGUMENT_ERRORS = 3
-MAX_ARGUMENT_ERROR_CHARS = 300
 _MIN_OBSERVATION_CHARS = 64
 
 
@@ -65,7 +64,9 @@ class ToolInvoker:
     exception inside a Python tool — becomes an observation with ``ok=False`` that says what happened,
     so the model can react and the run goes on. Content and errors are scrubbed of known secrets, then
     cut to ``max_observation_chars``. Each call runs in its own thread, held to ``max_call_seconds``
-    overall, so even a Python tool that never returns cannot hold the step past that.
+    overall, so even a Python tool that never returns cannot hold the step past that. With
+    ``strict_nulls`` (the model is sent its tools in strict mode), a null for an optional argument whose
+    schema takes no null is read as the argument left out, as strict mode makes the model write it.
     """
 
     def __init__(
@@ -75,6 +76,7 @@ class ToolInvoker:
         max_observation_chars: int = DEFAULT_MAX_OBSERVATION_CHARS,
         redactor: Redactor | None = None,
         max_call_seconds: float = DEFAULT_MAX_CALL_SECONDS,
+        strict_nulls: bool = False,
     ) -> None:
         if max_observation_chars < _MIN_OBSERVATION_CHARS:
             raise ValueError(f"max_observation_chars must be at least {_MIN_OBSERVATION_CHARS}")
@@ -84,12 +86,14 @@ class ToolInvoker:
         self._max_observation_chars = max_observation_chars
         self._redactor = redactor if redactor is not None else registry.redactor
         self._max_call_seconds = max_call_seconds
+        # A model sent tools in strict mode sends null for an optional argument it leaves out.
+        self._strict_nulls = strict_nulls
 
-    def invoke(self, call: ToolCall) -> ToolObservation:
-        """Run one call and describe its outcome; never raises."""
+    def invoke(self, call: ToolCall, context: CallContext = NO_CONTEXT) -> ToolObservation:
+        """Run one call (the tool told `context`: its idempotency key) and describe its outcome; never raises."""
         started = time.perf_counter()
         try:
-            result = self._run(call)
+            result = self._run(call, context)
         except ToolError as exc:
             result = ToolResult(content="", ok=False, error=str(exc))
         except Exception as exc:
@@ -109,21 +113,26 @@ class ToolInvoker:
                 latency_ms=latency_ms,
             )
 
-    def _run(self, call: ToolCall) -> ToolResult:
+    def _run(self, call: ToolCall, context: CallContext) -> ToolResult:
         found = self._registry.get(call.name)
         if found is None:
             known = ", ".join(self._registry.names()) or "none"
             raise ToolError(f"unknown tool {call.name!r}; known tools: {known}")
-        self._check_arguments(call.name, found, call.arguments)
-        return self._call_with_cap(found, call.arguments)
+        arguments = call.arguments
+        if self._strict_nulls:
+            arguments = without_left_out_nulls(arguments, found.spec.parameters)
+        self._check_arguments(call.name, found, arguments)
+        return self._call_with_cap(found, arguments, context)
 
     def _check_arguments(self, name: str, found: Tool, arguments: dict[str, Any]) -> None:
         from jsonschema.exceptions import relevance
 
+        from stepwise.tools.argument_problems import describe_argument_error
+
         errors = sorted(self._validator(name, found).iter_errors(arguments), key=relevance, reverse=True)
         if not errors:
             return
-        problems = "; ".join(_describe(error) for error in errors[:MAX_REPORTED_ARGUMENT_ERRORS])
+        problems = "; ".join(describe_argument_error(error) for error in errors[:MAX_REPORTED_ARGUMENT_ERRORS])
         raise ToolError(f"invalid arguments for {name}: {problems}")
 
     def _validator(self, name: str, found: Tool) -> Draft202012Validator:
@@ -132,21 +141,21 @@ class ToolInvoker:
             raise ToolError(f"tool {name} has an invalid parameter schema")
         return validator
 
-    def _call_with_cap(self, found: Tool, arguments: dict[str, Any]) -> ToolResult:
+    def _call_with_cap(self, found: Tool, arguments: dict[str, Any], context: CallContext) -> ToolResult:
         outcome = _Outcome()
         finished = threading.Event()
 
         def run() -> None:
             try:
-                outcome.result = found.call(arguments)
+                outcome.result = found.call(arguments, context)
             except BaseException as exc:  # a tool calling sys.exit() must become an observation too
                 outcome.failure = exc
             finally:
                 finished.set()
 
         # Daemon: a tool that never returns must not keep the process alive; the context carries tracing.
-        context = contextvars.copy_context()
-        threading.Thread(target=context.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
+        variables = contextvars.copy_context()
+        threading.Thread(target=variables.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
         if not finished.wait(self._max_call_seconds):
             raise ToolError(f"timed out after {self._max_call_seconds:.1f} s")
         if isinstance(outcome.failure, ToolError):
@@ -181,11 +190,3 @@ class ToolInvoker:
             latency_ms=latency_ms,
             truncated=result.truncated or shortened,
         )
-
-
-def _describe(error: ValidationError) -> str:
-    field = "/".join(str(part) for part in error.absolute_path) or "arguments"
-    message = error.message
-    if len(message) > MAX_ARGUMENT_ERROR_CHARS:
-        message = f"{message[:MAX_ARGUMENT_ERROR_CHARS]}…"
-    return f"{field}: {message}"

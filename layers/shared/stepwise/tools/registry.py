@@ -7,13 +7,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from stepwise.config.credentials import Redactor, SecretResolver, redact_known_secrets
+from stepwise.config.credentials import SecretResolver
+from stepwise.config.redaction import Redactor, redact_known_secrets
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec
 from stepwise.telemetry.observability import logger
 from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
+from stepwise.tools.idempotency import NO_EFFECTS, CallEffects
 from stepwise.tools.python_tools import load_python_tools
 from stepwise.tools.tool_budget import held_to_budget
 
@@ -41,6 +43,7 @@ class ToolRegistry:
         redactor: Redactor | None = None,
         notes: Iterable[str] = (),
         approvals: Mapping[str, int] | None = None,
+        effects: Mapping[str, CallEffects] | None = None,
         read_only: Iterable[str] = (),
         http_clients: ClientsByOrigin | None = None,
     ) -> None:
@@ -53,6 +56,7 @@ class ToolRegistry:
         self.redactor = redactor if redactor is not None else Redactor()
         self.notes = list(notes)
         self._approvals = {name: seconds for name, seconds in (approvals or {}).items() if name in self._tools}
+        self._effects = {name: each for name, each in (effects or {}).items() if name in self._tools}
         self._read_only = {name for name in read_only if name in self._tools}
         self._http_clients = http_clients
 
@@ -64,6 +68,10 @@ class ToolRegistry:
     def approval_timeout(self, name: str) -> int | None:
         """How long a call of the tool `name` waits for approval, or None when it runs without one."""
         return self._approvals.get(name)
+
+    def effects(self, name: str) -> CallEffects:
+        """What a call of the tool `name` may change outside, and whether a repeat of it is recognised."""
+        return self._effects.get(name, NO_EFFECTS)
 
     def is_read_only(self, name: str) -> bool:
         """True when a call of the tool `name` changes nothing (a GET, a built-in, or one marked `replaySafe`):
@@ -108,6 +116,7 @@ class ToolRegistry:
             [each for name, each in self._tools.items() if name in allowed],
             redactor=self.redactor,
             approvals=self._approvals,
+            effects=self._effects,
             read_only=self._read_only,
             http_clients=self._http_clients,
         )
@@ -119,6 +128,7 @@ class ToolRegistry:
             redactor=self.redactor,
             notes=self.notes,
             approvals=self._approvals,
+            effects=self._effects,
             read_only=self._read_only,
             http_clients=self._http_clients,
         )
@@ -167,6 +177,7 @@ def build_tool_registry(
                     f"api {api.url}",
                     approval=api.tool_approval_timeout(endpoint),
                     read_only=endpoint.method in READ_ONLY_METHODS,
+                    effects=tool.effects,
                 )
         if config.openapi:
             # only a configuration with OpenAPI sources loads the importer
@@ -184,6 +195,7 @@ def build_tool_registry(
                         f"openapi {source.describe()}",
                         approval=source.approval_timeout(),
                         read_only=tool.method in READ_ONLY_METHODS,
+                        effects=tool.effects,
                     )
                 collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
     if config.mcp:
@@ -193,7 +205,9 @@ def build_tool_registry(
         with _unusable_as(f"tools.mcp.{index}"):
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
         for remote in remote_tools:
-            collected.add(remote, f"mcp {server.describe()}", approval=server.approval_timeout())
+            collected.add(
+                remote, f"mcp {server.describe()}", approval=server.approval_timeout(), effects=CallEffects.of(server)
+            )
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:
@@ -204,7 +218,12 @@ def build_tool_registry(
     for each in load_python_tools(list(modules), config_dir=config_dir):
         module = each.function.__module__
         rule = modules.get(module)
-        collected.add(each, f"python module {module}", approval=rule.approval_timeout() if rule else None)
+        collected.add(
+            each,
+            f"python module {module}",
+            approval=rule.approval_timeout() if rule else None,
+            effects=CallEffects.of(rule) if rule else NO_EFFECTS,
+        )
     # Specs over the size limit are trimmed or left out after every source is in, so a name clash is
     # still found between tools a trim would leave out.
     fitted, budget_notes = held_to_budget(collected.tools, config.max_schema_bytes)
@@ -215,6 +234,7 @@ def build_tool_registry(
         redactor=resolver.redactor,
         notes=collected.notes + budget_notes,
         approvals=collected.approvals,
+        effects=collected.effects,
         read_only=collected.read_only | set(config.replay_safe),
         http_clients=clients,
     )
@@ -243,9 +263,18 @@ class _CollectedTools:
         self.notes: list[str] = []
         self.approvals: dict[str, int] = {}
         self.read_only: set[str] = set()
+        self.effects: dict[str, CallEffects] = {}
         self._owners: dict[str, str] = {}
 
-    def add(self, tool: Tool, source: str, *, approval: int | None = None, read_only: bool = False) -> None:
+    def add(
+        self,
+        tool: Tool,
+        source: str,
+        *,
+        approval: int | None = None,
+        read_only: bool = False,
+        effects: CallEffects = NO_EFFECTS,
+    ) -> None:
         name = tool.spec.name
         if name in self._owners:
             raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
@@ -253,5 +282,7 @@ class _CollectedTools:
         self.tools.append(tool)
         if approval is not None:
             self.approvals[name] = approval
+        if effects != NO_EFFECTS:
+            self.effects[name] = effects
         if read_only:
             self.read_only.add(name)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepwise.models.messages import ToolSpec
-from stepwise.tools.base import Tool, ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, Tool, ToolResult
 
 SHORT_DESCRIPTION_CHARS = 200
 _DESCRIPTIONS = ("description", "title")
@@ -168,9 +168,9 @@ class BudgetedTool:
         """The trimmed spec."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
         """Run the original tool."""
-        return self._tool.call(arguments)
+        return self._tool.call(arguments, context)
 
 
 def held_to_budget(tools: Iterable[Tool], max_bytes: int) -> tuple[list[Tool], list[str]]:

@@ -104,18 +104,6 @@ def test_all_of_members_with_contradicting_types_are_refused(import_source: Impo
     assert message == "openapi inline document: operation create: allOf combines type 'string' with type 'object'"
 
 
-def test_a_required_cookie_parameter_is_refused(import_source: ImportSource) -> None:
-    # Given an operation that needs a cookie
-    parameters = [{"name": "session", "in": "cookie", "required": True, "schema": {"type": "string"}}]
-    paths = {"/me": {"get": {"operationId": "me", "parameters": parameters}}}
-    # When it is imported
-    message = import_error(import_source, {"document": document(paths)})
-    # Then the error says the cookie cannot be sent
-    assert message == (
-        "openapi inline document: operation me: cookie parameter session is required but cannot be sent by a tool"
-    )
-
-
 def test_two_operations_with_the_same_tool_name_are_told_apart_in_document_order(import_source: ImportSource) -> None:
     # Given two operationIds that sanitise to the same name
     paths = {"/a": {"get": {"operationId": "things.list"}}, "/b": {"get": {"operationId": "things/list"}}}

@@ -171,3 +171,25 @@ def test_a_multipart_body_sends_its_fields_as_parts(
     assert sent.headers["content-type"].startswith("multipart/form-data; boundary=")
     assert b'name="content"\r\n\r\nhello\r\n' in sent.body
     assert b'name="payload_json"\r\n\r\n{"tts":false}\r\n' in sent.body
+
+
+def test_closed_objects_keep_additional_properties_false_as_the_document_wrote_it(stripe: ToolRegistry) -> None:
+    # Given Stripe's tools, whose bodies the document closes with additionalProperties: false
+    specs = json.dumps([spec.parameters for spec in stripe.specs()])
+    # Then every closed object says so with the literal false (what strict modes accept), none with a "not"
+    assert '"additionalProperties": false' in specs
+    assert '"not": {}' not in specs
+
+
+def test_an_unexpected_body_field_is_named_with_the_fields_the_body_takes(
+    stripe: ToolRegistry, real_api_server: ScriptableToolServer
+) -> None:
+    # Given Stripe's create-customer tool
+    before = len(real_api_server.requests)
+    # When the model sends a field the body does not have, and leaves out nothing required
+    observation = ToolInvoker(stripe).invoke(call("PostCustomers", body={"email": "ada@example.com", "validate": True}))
+    # Then nothing was sent, and the model is told which field is wrong and which ones there are
+    assert len(real_api_server.requests) == before
+    assert observation.error is not None
+    assert "body: 'validate' is not a field of body; the fields are " in observation.error
+    assert "email" in observation.error.split("the fields are ")[1]

@@ -35,7 +35,7 @@ from stepwise.models.chat_api import (
 )
 from stepwise.models.messages import SamplingOptions, ToolSpec
 from stepwise.models.run import RunMeta, RunOptions
-from stepwise.steps.api.problems import GatewayTimeout, RunFailed
+from stepwise.steps.api.problems import GatewayTimeout, NotFound, RunFailed
 from stepwise.steps.api.runs import (
     chat_messages,
     create_queued_run,
@@ -44,6 +44,7 @@ from stepwise.steps.api.runs import (
     start_queued_run,
 )
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.api.started_runs import run_started
 from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
 from stepwise.steps.runs import execution_input
 from stepwise.store import ConversationStore
@@ -52,6 +53,12 @@ FIRST_POLL_SECONDS = 0.05
 MAX_POLL_SECONDS = 1.0
 _POLL_GROWTH = 1.5
 _STREAM_PIECE = re.compile(r"\s*\S+\s*|\s+")
+
+
+def stream_pieces(text: str) -> list[str]:
+    """An answer cut into the pieces a stream sends it in: each word with the spaces around it."""
+    pieces: list[str] = _STREAM_PIECE.findall(text)
+    return pieces
 
 
 def _poll_until_ended(services: ApiServices, meta: RunMeta, deadline: float) -> RunMeta:
@@ -209,12 +216,21 @@ def queue_chat_run(
         metadata=request.metadata,
         options=run_options(request),
     )
-    return create_queued_run(services, plan)
+    meta = create_queued_run(services, plan)
+    run_started(meta.run_id)
+    return meta
 
 
 def list_models(config: StepwiseConfig) -> ModelList:
     """`GET /v1/models`: every agent profile, by name, as an OpenAI model a request may name."""
     return ModelList(data=[ModelCard(id=name) for name in sorted(config.profiles)])
+
+
+def describe_model(config: StepwiseConfig, model_id: str) -> ModelCard:
+    """`GET /v1/models/{model_id}`: the agent profile of that name, as an OpenAI model; 404 for another."""
+    if model_id not in config.profiles:
+        raise NotFound(f"no model (agent profile) named {model_id!r}; GET /v1/models lists them")
+    return ModelCard(id=model_id)
 
 
 def completion_events(completion: ChatCompletion, *, include_usage: bool = False, with_role: bool = True) -> str:
@@ -232,8 +248,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
 
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])] if with_role else []
     events += [
-        chunk([ChunkChoice(delta=ChunkDelta(content=piece))])
-        for piece in _STREAM_PIECE.findall(choice.message.content or "")
+        chunk([ChunkChoice(delta=ChunkDelta(content=piece))]) for piece in stream_pieces(choice.message.content or "")
     ]
     if choice.message.tool_calls:
         calls = [

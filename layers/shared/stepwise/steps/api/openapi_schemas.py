@@ -20,7 +20,8 @@ API_DESCRIPTION = (
 )
 
 _ERROR_DESCRIPTIONS = {
-    400: "The body is not JSON.",
+    400: "The body is not JSON; or the caller's key (x-api-key or Authorization) is over 512 characters or "
+    "holds characters no key has (details.errors names the header).",
     401: "No caller identity.",
     404: "No such run visible to the caller.",
     409: "Idempotency-Key reused with another body, or still in progress; or the run already ended; or the "

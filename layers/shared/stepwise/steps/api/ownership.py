@@ -3,6 +3,10 @@
 The owner is the API key's id under API-key auth, or the IAM principal under IAM auth, both taken from
 the request context API Gateway fills in (never from a header the caller controls). Anyone else asking
 for a run gets 404, exactly as for a run that does not exist, so run ids cannot be probed.
+
+The owner becomes a key of the store (the `RunsByOwner` index's partition, part of idempotency records),
+and DynamoDB refuses a partition key over 2,048 bytes, so an identity is checked before anything is
+written: at most `MAX_OWNER_CHARS` printable ASCII characters, else a 400 naming the header it came from.
 """
 
 from __future__ import annotations
@@ -14,10 +18,15 @@ from urllib.parse import unquote
 
 from stepwise.models.api import RUN_ID_PATTERN
 from stepwise.models.run import RunMeta
-from stepwise.steps.api.problems import InvalidRequest, NotFound, Unauthorized
+from stepwise.steps.api.problems import InvalidIdentity, InvalidRequest, NotFound, Unauthorized
 from stepwise.store import ConversationStore
 
 _RUN_ID = re.compile(RUN_ID_PATTERN)
+
+# API Gateway's key ids and IAM ARNs are printable ASCII far below this; locally the key itself is the
+# owner, so a key of any length would otherwise reach the store's keys.
+MAX_OWNER_CHARS = 512
+_OWNER = re.compile(r"[\x21-\x7e]+")
 
 
 def request_owner(event: Mapping[str, Any]) -> str:
@@ -30,7 +39,24 @@ def request_owner(event: Mapping[str, Any]) -> str:
     owner = identity.get("apiKeyId") or identity.get("userArn") or identity.get("caller")
     if not owner:
         raise Unauthorized("the request carries no API key or IAM identity")
+    owner = str(owner)
+    if len(owner) > MAX_OWNER_CHARS or not _OWNER.fullmatch(owner):
+        raise InvalidIdentity(
+            _identity_source(event),
+            f"must be 1-{MAX_OWNER_CHARS} printable ASCII characters without spaces; "
+            f"got {len(owner)} characters{'' if owner.isascii() else ', not all ASCII'}",
+        )
     return owner
+
+
+def _identity_source(event: Mapping[str, Any]) -> str:
+    """The header the caller's identity came from, as the API names fields."""
+    names = {str(name).lower() for name in (event.get("headers") or {})}
+    if "x-api-key" in names:
+        return "x-api-key (header)"
+    if "authorization" in names:
+        return "Authorization (header)"
+    return "the caller's identity"
 
 
 def parse_run_reference(reference: str) -> str:

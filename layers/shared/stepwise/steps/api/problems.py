@@ -43,6 +43,16 @@ class Unauthorized(ApiError):
     type = "unauthorized"
 
 
+class InvalidIdentity(ApiError):
+    """The caller's key or identity cannot name an owner (too long, or characters no key has); the header named."""
+
+    status = 400
+    type = "invalid_identity"
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field}: {reason}", details={"errors": [{"field": field, "reason": reason}]})
+
+
 class NotFound(ApiError):
     """No such route, or no run with that id that the caller may see."""
 

@@ -45,7 +45,32 @@ class RequestScopedResolver(APIGatewayRestResolver):
         self._request.context = context
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        """Resolve `event` with it as this request's current event."""
+        """Resolve `event` with it as this request's current event (its media type in lower case)."""
+        event = with_lower_case_media_type(event)
         self.current_event = APIGatewayProxyEvent(dict(event), self._json_body_deserializer)
         self.lambda_context = context
         return super().resolve(event, context)
+
+
+def with_lower_case_media_type(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`event` with its Content-Type's media type in lower case, its parameters kept.
+
+    Media types are case-insensitive (RFC 9110, 8.3.1), but Powertools' request validation compares the
+    header with `application/json` as written, and answered `APPLICATION/JSON` with an unexpected error.
+    """
+    headers = event.get("headers") or {}
+    multi = event.get("multiValueHeaders") or {}
+    if not any(str(name).lower() == "content-type" for name in (*headers, *multi)):
+        return event
+
+    def lowered(name: str, value: Any) -> Any:
+        if str(name).lower() != "content-type" or not isinstance(value, str):
+            return value
+        media_type, separator, parameters = value.partition(";")
+        return media_type.strip().lower() + separator + parameters
+
+    return {
+        **event,
+        "headers": {name: lowered(name, value) for name, value in headers.items()},
+        "multiValueHeaders": {name: [lowered(name, value) for value in values] for name, values in multi.items()},
+    }

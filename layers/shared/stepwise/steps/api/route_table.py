@@ -15,5 +15,12 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
+    ("GET", "/v1/models/{model_id}"),
     ("GET", "/v1/openapi.json"),
+)
+
+# The console's page and files (`console_routes`): public, and not part of the API's OpenAPI document.
+CONSOLE_ROUTES: tuple[tuple[str, str], ...] = (
+    ("GET", "/ui"),
+    ("GET", "/ui/{asset}"),
 )

@@ -30,8 +30,9 @@ from stepwise.models.api import (
     RunRequest,
     RunView,
 )
-from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelList
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
 from stepwise.models.run import RunStatus
+from stepwise.steps.api.console_routes import register_console_routes
 from stepwise.steps.api.errors import (
     InvalidJson,
     InvalidRequest,
@@ -48,6 +49,7 @@ from stepwise.steps.api.openapi_schemas import (
     success_response,
 )
 from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.api.request_spans import traced_requests
 from stepwise.steps.api.services import LazyServices
 
 EVENT_STREAM = "text/event-stream"
@@ -124,7 +126,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     the routes' OpenAPI description and validation are declared with them.
     """
     register_error_handlers(app)
-    app.use([refuse_unencodable_parameters])
+    app.use([traced_requests(services), refuse_unencodable_parameters])
 
     @app.post(
         "/v1/runs",
@@ -171,7 +173,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "`run_id` may also be the execution ARN.",
         responses={
             **success_response(200, "The run as stored: status, and its outcome once it ended.", RunView),
-            **error_responses(401, 404, 422),
+            **error_responses(400, 401, 404, 422),
         },
         tags=["runs"],
     )
@@ -191,7 +193,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "pass `next_cursor` back as `cursor` for the next page.",
         responses={
             **success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
-            **error_responses(401, 422),
+            **error_responses(400, 401, 422),
         },
         tags=["runs"],
     )
@@ -225,7 +227,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
                     EVENT_STREAM: {"schema": STEP_EVENT_SCHEMA},
                 },
             },
-            **error_responses(401, 404, 422),
+            **error_responses(400, 401, 404, 422),
         },
         tags=["runs"],
     )
@@ -254,7 +256,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "finishes, but nothing it produces moves the run on. 409 when the run had already ended.",
         responses={
             **success_response(200, "The run, now CANCELLED.", RunView),
-            **error_responses(401, 404, 409, 422),
+            **error_responses(400, 401, 404, 409, 422),
         },
         tags=["runs"],
     )
@@ -360,7 +362,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         "/v1/models",
         summary="The agent profiles, as OpenAI models",
         description="Each profile a chat completion's `model` may name to select it.",
-        responses={**success_response(200, "The profiles.", ModelList), **error_responses(401)},
+        responses={**success_response(200, "The profiles.", ModelList), **error_responses(400, 401)},
         tags=["chat"],
     )
     def get_models() -> ModelList:
@@ -368,6 +370,21 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         request_owner(app.current_event)
         return list_models(services.get().config)
+
+    @app.get(
+        "/v1/models/<model_id>",
+        summary="One agent profile, as an OpenAI model",
+        description="The profile a chat completion's `model` names (`client.models.retrieve(id)`); 404 for another.",
+        responses={**success_response(200, "The profile.", ModelCard), **error_responses(401, 404, 422)},
+        tags=["chat"],
+    )
+    def get_model(
+        model_id: Annotated[str, Path(min_length=1, max_length=128, description="A profile's name.")],
+    ) -> ModelCard:
+        from stepwise.steps.api.chat import describe_model
+
+        request_owner(app.current_event)
+        return describe_model(services.get().config, model_id)
 
     @app.get(
         "/v1/openapi.json",
@@ -384,3 +401,5 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         return Response(
             status_code=200, content_type=content_types.APPLICATION_JSON, body=json.dumps(openapi_document(app))
         )
+
+    register_console_routes(app)

@@ -12,9 +12,10 @@ from typing import Any
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.intent import extract_question, route_profile
-from stepwise.models.api import InputMessage, RunAccepted, RunRequest
+from stepwise.models.api import ImagePart, InputMessage, RunAccepted, RunRequest
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions
+from stepwise.steps.api.images import check_images_accepted, image_input
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStartFailed
@@ -65,10 +66,17 @@ def chat_messages(messages: list[InputMessage]) -> list[ChatMessage]:
             for position, call in enumerate(message.tool_calls or [])
         ]
         names |= {call.id: call.name for call in calls}
+        parts = message.content if isinstance(message.content, list) else []
+        images = [
+            image_input(part, f"messages[{index}].content[{position}].image_url.url")
+            for position, part in enumerate(parts)
+            if isinstance(part, ImagePart)
+        ]
         converted.append(
             ChatMessage(
                 role="system" if message.role == "developer" else message.role,
                 content=message.text,
+                images=images,
                 tool_calls=calls,
                 tool_call_id=message.tool_call_id,
                 name=names.get(message.tool_call_id or "") if message.role == "tool" else None,
@@ -143,6 +151,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
     profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
     if plan.options is not None and plan.options.client_tools:
         _check_client_tools(services, profile, plan.options)
+    check_images_accepted(config, profile, plan.messages)
     if plan.budget is not None and plan.budget.max_cost_usd is not None and config.model_prices(profile) is None:
         raise InvalidRequest.of(
             "budget.max_cost_usd", f"the model of profile {profile} has no prices configured to count a cost"

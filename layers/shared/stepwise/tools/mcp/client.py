@@ -1,35 +1,32 @@
 """A synchronous face over the official MCP SDK's clients: streamable HTTP, legacy HTTP+SSE and stdio.
 
-Each operation (listing the tools, calling one) opens its own MCP session in a fresh event loop, does its
-work and closes it, all within the server's ``timeoutSeconds``. A session per call costs a few round
-trips more than a long-lived one, but there is nothing to keep alive across a frozen Lambda container,
-and parallel tool calls (each in its own invoker thread) never share a loop.
+Over HTTP, each operation (listing the tools, calling one) opens its own MCP session in a fresh event
+loop, does its work and closes it, all within the server's ``timeoutSeconds``: a session per call costs a
+few round trips more than a long-lived one, but there is nothing to keep alive across a frozen Lambda
+container, and parallel tool calls (each in its own invoker thread) never share a loop. A stdio server is
+a process that costs a second to start, so it is kept running and shared (`stdio_servers`). The tool
+listing of a server is read once per process and kept.
 
 Guards: the server's host is checked before every session (loopback, private and link-local addresses
 are refused unless the server is ``internal``); the SDK itself follows redirects only within the
 endpoint's origin; the SSE event size is capped. The credential is resolved per session, so a rotated
-secret is picked up when its cache expires. A stdio server is started for the session and stopped
-after it (by the SDK); its ``env`` values are resolved like credentials and known to the redactor before
-it starts, and what it writes to stderr is kept and its end quoted (redacted) when the session fails.
+secret is picked up when its cache expires. A stdio server's ``env`` values are resolved like credentials
+(at each start of its process) and known to the redactor before it starts, and what it writes to stderr
+is kept and its end quoted (redacted) when a call fails.
 """
 
 from __future__ import annotations
 
-import tempfile
+import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import httpx
 
-from stepwise.config.credentials import (
-    MIN_REDACTED_LENGTH,
-    Redactor,
-    SecretReference,
-    SecretResolver,
-    SecretUnavailable,
-)
+from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
+from stepwise.config.redaction import MIN_REDACTED_LENGTH, Redactor
 from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
@@ -40,15 +37,22 @@ from stepwise.tools.guards import (
     refusal_reason,
     system_resolver,
 )
+from stepwise.tools.mcp.stdio_servers import STDIO_SERVERS
 
 if TYPE_CHECKING:
     from mcp import Client
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, RequestParamsMeta
     from mcp.types import Tool as RemoteTool
 
 Result = TypeVar("Result")
 
 MAX_LIST_PAGES = 50
+# Where a tool call's idempotency key goes in the request's `_meta` (an unprefixed name, as the MCP
+# specification allows for a client's own keys).
+IDEMPOTENCY_META_KEY = "idempotencyKey"
+# Each server's tool listing, by its configuration: read once per process (per Lambda container).
+_LISTINGS: dict[str, list[RemoteTool]] = {}
+_LISTINGS_LOCK = threading.Lock()
 _USER_AGENT = "stepwise-tools/0.1"
 
 
@@ -74,7 +78,11 @@ class McpClient:
         return self._secrets.redactor
 
     def list_tools(self) -> list[RemoteTool]:
-        """Every tool the server offers, all pages of the listing."""
+        """Every tool the server offers, all pages of the listing; read once per process and kept."""
+        key = self.config.model_dump_json()
+        with _LISTINGS_LOCK:
+            if key in _LISTINGS:
+                return list(_LISTINGS[key])
 
         async def list_all(client: Client) -> list[RemoteTool]:
             tools: list[RemoteTool] = []
@@ -87,13 +95,17 @@ class McpClient:
                     return tools
             raise ToolError(f"the tool listing has more than {MAX_LIST_PAGES} pages")
 
-        return self._in_session(list_all)
+        listed = self._in_session(list_all)
+        with _LISTINGS_LOCK:
+            _LISTINGS[key] = listed
+        return list(listed)
 
-    def call_tool(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call the server's tool ``name`` once."""
+    def call_tool(self, name: str, arguments: dict[str, Any], *, idempotency_key: str | None = None) -> CallToolResult:
+        """Call the server's tool ``name`` once, with ``idempotency_key`` in the request's `_meta` when given."""
+        meta = {IDEMPOTENCY_META_KEY: idempotency_key} if idempotency_key else None
 
         async def call(client: Client) -> CallToolResult:
-            return await client.call_tool(name, arguments)
+            return await client.call_tool(name, arguments, meta=cast("RequestParamsMeta | None", meta))
 
         return self._in_session(call)
 
@@ -101,35 +113,31 @@ class McpClient:
         from mcp import Client
 
         config = self.config
+        if config.kind == "stdio":
+            server = STDIO_SERVERS.server_for(config, self._environment)
+            try:
+                return server.run(operation, timeout=config.timeout_seconds)
+            except Exception as exc:
+                raise self._as_tool_error(_innermost(exc), [], server.stderr_tail()) from None
         # Statuses the HTTP server answered with, to name a transport mismatch the SDK reports only vaguely.
         statuses: list[int] = []
-        with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as server_stderr:
 
-            async def run() -> Result:
-                with anyio.fail_after(config.timeout_seconds):
-                    async with AsyncExitStack() as stack:
-                        transport = await self._transport(stack, statuses, server_stderr)
-                        async with Client(transport, read_timeout_seconds=config.timeout_seconds, cache=None) as client:
-                            return await operation(client)
+        async def run() -> Result:
+            with anyio.fail_after(config.timeout_seconds):
+                async with AsyncExitStack() as stack:
+                    transport = await self._transport(stack, statuses)
+                    async with Client(transport, read_timeout_seconds=config.timeout_seconds, cache=None) as client:
+                        return await operation(client)
 
-            try:
-                return anyio.run(run)
-            except BaseException as exc:  # anyio wraps task failures in exception groups
-                raise self._as_tool_error(_innermost(exc), statuses, _tail(server_stderr)) from None
+        try:
+            return anyio.run(run)
+        except BaseException as exc:  # anyio wraps task failures in exception groups
+            raise self._as_tool_error(_innermost(exc), statuses, "") from None
 
-    async def _transport(
-        self, stack: AsyncExitStack, statuses: list[int], server_stderr: TextIO
-    ) -> AbstractAsyncContextManager[Any]:
+    async def _transport(self, stack: AsyncExitStack, statuses: list[int]) -> AbstractAsyncContextManager[Any]:
         import httpx2
 
         config = self.config
-        if config.kind == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            parameters = StdioServerParameters(
-                command=config.command or "", args=config.args, env=self._environment() or None, cwd=config.cwd
-            )
-            return stdio_client(parameters, errlog=server_stderr)
         self._check_target()
         headers = self._headers()
         url = config.url or ""
@@ -243,13 +251,3 @@ def _innermost(failure: BaseException) -> BaseException:
     while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
         failure = failure.exceptions[0]
     return failure
-
-
-MAX_STDERR_QUOTE = 500
-
-
-def _tail(stream: TextIO) -> str:
-    """The last lines a stdio server wrote to stderr, bounded."""
-    stream.seek(0)
-    text = stream.read().strip()
-    return text[-MAX_STDERR_QUOTE:]

@@ -13,7 +13,7 @@ from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolSpec
-from stepwise.tools.base import ToolResult
+from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.mcp.client import McpClient
 from stepwise.tools.openapi.names import model_safe_name
@@ -39,9 +39,12 @@ class McpTool:
         """What the model is told about this tool."""
         return self._spec
 
-    def call(self, arguments: dict[str, Any]) -> ToolResult:
-        """Call the tool on the server; a tool-reported error becomes a failed result, not an exception."""
-        result = self._client.call_tool(self.remote_name, arguments)
+    def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
+        """Call the tool on the server; a tool-reported error becomes a failed result, not an exception.
+
+        The call's idempotency key goes in the request's `_meta` (see `McpClient.call_tool`).
+        """
+        result = self._client.call_tool(self.remote_name, arguments, idempotency_key=context.idempotency_key)
         text = result_text(result)
         # Capping encodes the text, which a lone surrogate would break: the text is repaired first, and says so.
         replaced = count_unencodable(text)

@@ -97,6 +97,8 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> O
         "maxExecutionTime": source.max_execution_time,
         "internal": source.internal,
         "maxResponseBytes": source.max_response_bytes,
+        "sideEffects": source.side_effects,
+        "idempotencyKey": source.idempotency_key,
         "tools": endpoints,
     }
     try:

@@ -1,6 +1,6 @@
 """OpenAPI operations as HTTP tool endpoints: one JSON-schema object of arguments, and where each goes.
 
-Path, query and header parameters become arguments of the same name (made model-safe by
+Path, query, header and cookie parameters become arguments of the same name (made model-safe by
 `argument_name_for`; a clash between locations gets the location as a prefix, ``header_id``). A JSON
 request body becomes one argument, ``body``, holding the body as the document describes it: the body
 keeps its own shape (an array body stays an array) and its fields can never clash with a parameter.
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from stepwise.config.http_api import (
     PATH_PLACEHOLDER,
     RESERVED_HEADERS,
+    STYLES_BY_LOCATION,
     ApiKeyConfig,
     ArgumentBinding,
     HttpToolConfig,
@@ -215,7 +216,7 @@ class _EndpointBuilder:
         required = location == "path" or parameter.get("required") is True
         if (location == "header" and name.lower() in _IGNORED_HEADERS) or self._is_credential(name, location):
             return None
-        if location == "cookie" or (location == "header" and name.lower() in RESERVED_HEADERS):
+        if location == "header" and name.lower() in RESERVED_HEADERS:
             if required:
                 raise ConfigError(
                     f"{self._where}: {location} parameter {name} is required but cannot be sent by a tool"
@@ -230,15 +231,36 @@ class _EndpointBuilder:
         self._properties[argument] = schema
         if required:
             self._required.append(argument)
-        if location == "path" and parameter.get("x-multi-segment") is True:
-            self._bindings[argument] = ArgumentBinding.model_validate({"in": "path", "multi_segment": True})
-        elif location != "path":
-            style = "deepObject" if parameter.get("style") == "deepObject" else "form"
-            explode = parameter.get("explode", style == "form") is not False
-            self._bindings[argument] = ArgumentBinding.model_validate(
-                {"in": location, "name": name, "style": style, "explode": explode}
-            )
+        self._bindings[argument] = self._binding(parameter, argument)
         return argument
+
+    def _binding(self, parameter: dict[str, Any], argument: str) -> ArgumentBinding:
+        """How the parameter is sent: its location, name, style, explode and allowReserved as declared."""
+        location = parameter["in"]
+        binding: dict[str, Any] = {"in": location}
+        if location != "path":
+            binding["name"] = parameter["name"]
+        style = parameter.get("style")
+        if "content" in parameter and "schema" not in parameter:
+            # A parameter described by a media type is sent as that media type's text (JSON).
+            style = None
+        elif isinstance(style, str):
+            if style not in STYLES_BY_LOCATION[location]:
+                allowed = " or ".join(STYLES_BY_LOCATION[location])
+                raise ConfigError(
+                    f"{self._where}: {location} parameter {parameter['name']}: style {style!r} is not one of {allowed}"
+                )
+            binding["style"] = style
+        if isinstance(parameter.get("explode"), bool):
+            binding["explode"] = parameter["explode"]
+        if location == "query" and parameter.get("allowReserved") is True:
+            binding["allowReserved"] = True
+        if location == "path" and parameter.get("x-multi-segment") is True:
+            binding["multiSegment"] = True
+        try:
+            return ArgumentBinding.model_validate(binding)
+        except ValidationError as exc:
+            raise ConfigError(f"{self._where}: parameter {argument}: {reasons_of(exc)}") from None
 
     def _is_credential(self, name: str, location: str) -> bool:
         key = self._credential

@@ -9,6 +9,7 @@
   ``exclusiveMinimum``/``exclusiveMaximum`` become numbers; ``discriminator``, ``xml``, ``externalDocs``,
   ``example`` and ``x-`` extensions are dropped.
 - Properties marked ``readOnly`` are left out: they are never sent in a request.
+- Boolean subschemas (``additionalProperties: false``) are kept as booleans.
 
 Sizes are bounded, so that a hostile document (YAML aliases can make a small file describe a huge
 tree) cannot make the import spin.
@@ -103,7 +104,11 @@ class SchemaNormaliser:
         return _without_read_only_properties(result)
 
     def _keyword(self, key: str, value: Any, expanding: tuple[str, ...], depth: int) -> Any:
-        if key in _SCHEMA_KEYWORDS and isinstance(value, dict | bool):
+        if key in _SCHEMA_KEYWORDS and isinstance(value, bool):
+            # As the API wrote it: a model provider's strict mode takes only the literal
+            # ``additionalProperties: false``, and validators name the unexpected field for it.
+            return value
+        if key in _SCHEMA_KEYWORDS and isinstance(value, dict):
             return self._walk(value, expanding, depth + 1)
         if key in _SCHEMA_LIST_KEYWORDS and isinstance(value, list):
             return [self._walk(item, expanding, depth + 1) for item in value]

@@ -1,0 +1,449 @@
+// The Stepwise console: runs, a run's steps as they happen, and the tool calls waiting for approval.
+//
+// Every call goes to the public API with the key the person typed (kept in this tab's sessionStorage).
+// Whatever a model or a tool wrote is put in the page with textContent, never parsed as markup, and the
+// only links the page makes point into the page itself (#/runs/<id>, with an id the API validated).
+"use strict";
+
+const KEY_STORAGE = "stepwise.apiKey";
+const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL"]);
+const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
+const KIND_NAMES = { llm: "model", parse: "decision", tool: "tool", format: "format" };
+// The API is served from the same origin, one level above the console's /ui/ (a stage path included).
+const API_BASE = new URL("..", window.location.href).pathname.replace(/\/$/, "");
+
+let following = null; // the AbortController of the event stream of the run on screen
+
+// ---- DOM helpers: elements built with text, never with markup ----
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "onclick" || name === "onsubmit" || name === "onchange") node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function text(tag, value, className) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  node.textContent = value === undefined || value === null ? "" : String(value);
+  return node;
+}
+
+function show(...nodes) {
+  const view = document.getElementById("view");
+  view.replaceChildren(...nodes);
+}
+
+function notice(message) {
+  document.getElementById("notice").textContent = message || "";
+}
+
+function runLink(runId) {
+  // run ids are [A-Za-z0-9_-] (the API refuses others); encoded all the same
+  return el("a", { href: "#/runs/" + encodeURIComponent(runId), class: "run-link" }, runId);
+}
+
+function statusBadge(status) {
+  return text("span", status, "status status-" + status);
+}
+
+function age(isoTime) {
+  const seconds = Math.max(0, (Date.now() - Date.parse(isoTime)) / 1000);
+  if (!Number.isFinite(seconds)) return "";
+  if (seconds < 60) return Math.round(seconds) + " s";
+  if (seconds < 3600) return Math.round(seconds / 60) + " min";
+  if (seconds < 86400) return Math.round(seconds / 3600) + " h";
+  return Math.round(seconds / 86400) + " d";
+}
+
+function money(value) {
+  return value === undefined || value === null ? "—" : "$" + Number(value).toFixed(value < 0.01 ? 5 : 3);
+}
+
+function tokens(usage) {
+  return usage ? usage.input_tokens + " / " + usage.output_tokens : "…";
+}
+
+// ---- the API ----
+
+function apiKey() {
+  return window.sessionStorage.getItem(KEY_STORAGE) || "";
+}
+
+class ApiProblem extends Error {
+  constructor(status, body) {
+    const error = body && body.error ? body.error : {};
+    super(error.message || "HTTP " + status);
+    this.status = status;
+    this.type = error.type || "http_error";
+  }
+}
+
+async function api(method, path, body, options) {
+  const headers = { "x-api-key": apiKey(), accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(API_BASE + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: options && options.signal,
+    cache: "no-store",
+    credentials: "omit",
+  });
+  const answer = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiProblem(response.status, answer);
+  return answer;
+}
+
+function failed(error) {
+  if (error.name === "AbortError") return;
+  notice(error.status === 401 ? "The API refused the key: type yours above." : error.message);
+}
+
+// ---- the runs ----
+
+async function showRuns(query) {
+  const status = query.get("status") || "";
+  const session = query.get("session_id") || "";
+  const cursor = query.get("cursor") || "";
+  const filters = el(
+    "form",
+    { class: "filters", id: "run-filters", onsubmit: (event) => {
+      event.preventDefault();
+      const form = new FormData(event.target);
+      const next = new URLSearchParams();
+      for (const name of ["status", "session_id"]) if (form.get(name)) next.set(name, form.get(name));
+      window.location.hash = "#/runs" + (next.toString() ? "?" + next : "");
+    } },
+    el("label", {}, "Status", el("select", { name: "status", id: "status-filter" },
+      el("option", { value: "" }, "any"),
+      STATUSES.map((each) => el("option", { value: each, selected: each === status }, each)))),
+    el("label", {}, "Session", el("input", { name: "session_id", value: session, placeholder: "session id" })),
+    el("button", { type: "submit" }, "Filter"),
+  );
+  const body = el("tbody");
+  const table = el("table", { id: "runs" },
+    el("thead", {}, el("tr", {}, ["Run", "Status", "Profile", "Iterations", "Tokens in / out", "Cost", "Age"].map((h) => text("th", h)))),
+    body);
+  const more = el("p");
+  show(text("h2", "Runs"), filters, table, more);
+  const params = new URLSearchParams({ limit: "20" });
+  if (status) params.set("status", status);
+  if (session) params.set("session_id", session);
+  if (cursor) params.set("cursor", cursor);
+  const page = await api("GET", "/v1/runs?" + params);
+  if (page.runs.length === 0) body.append(el("tr", {}, el("td", { colspan: 7, class: "hint" }, "No runs.")));
+  for (const run of page.runs) {
+    const tokenCell = text("td", "…", "number");
+    const costCell = text("td", "…", "number");
+    body.append(el("tr", { "data-run-id": run.run_id },
+      el("td", {}, runLink(run.run_id)), el("td", {}, statusBadge(run.status)), text("td", run.profile),
+      text("td", run.iterations, "number"), tokenCell, costCell, text("td", age(run.created_at))));
+    // the listing has no usage: each run's own read gives its tokens and cost (an open run's, so far,
+    // are summed from its trace)
+    api("GET", runPath(run.run_id, OPEN_STATUSES.has(run.status))).then((full) => {
+      tokenCell.textContent = tokens(full.usage);
+      costCell.textContent = money(full.usage.cost_usd);
+    }, () => { tokenCell.textContent = "—"; costCell.textContent = "—"; });
+  }
+  if (page.next_cursor) {
+    const next = new URLSearchParams(query);
+    next.set("cursor", page.next_cursor);
+    more.append(el("a", { href: "#/runs?" + next, id: "next-page" }, "Older runs →"));
+  }
+}
+
+// ---- one run ----
+
+// A run's read; with its trace while it is open, so that its usage so far is summed (META has it at the end).
+function runPath(runId, open) {
+  return "/v1/runs/" + encodeURIComponent(runId) + (open ? "?trace=true" : "");
+}
+
+function stepTitle(step) {
+  if (step.kind === "tool") return step.tool || "tool";
+  if (step.kind === "parse") return step.decision || "decision";
+  if (step.kind === "llm") return step.final_round ? "model call (final round)" : "model call";
+  return KIND_NAMES[step.kind] || step.kind;
+}
+
+function stepDetails(step) {
+  const details = [];
+  if (step.thought) details.push(text("p", step.thought, "text thought"));
+  if (step.kind === "parse" && step.calls) {
+    for (const call of step.calls) details.push(text("p", call.name + " " + JSON.stringify(call.arguments || {}), "text call"));
+  }
+  if (step.kind === "tool") {
+    if (step.arguments) details.push(text("p", JSON.stringify(step.arguments), "text arguments"));
+    if (step.observation !== null && step.observation !== undefined) details.push(text("p", step.observation, "text observation"));
+  }
+  if (step.answer) details.push(text("p", step.answer, "text step-answer"));
+  if (step.error) details.push(text("p", step.error, "text step-error"));
+  if (step.note) details.push(text("p", step.note, "text note"));
+  return details;
+}
+
+class Timeline {
+  constructor() {
+    this.list = el("ol", { class: "timeline", id: "timeline" });
+    this.steps = [];
+    this.rows = [];
+  }
+
+  add(step) {
+    const bars = el("div", { class: "bars" });
+    const measure = text("span", "", "measure");
+    const row = el("li", { class: "step step-" + step.kind, "data-kind": step.kind },
+      text("span", "#" + step.iteration, "step-iteration"),
+      text("span", KIND_NAMES[step.kind] || step.kind, "step-kind"),
+      el("div", {}, text("strong", stepTitle(step), "step-title"), " ", measure, bars, stepDetails(step)));
+    this.list.append(row);
+    this.steps.push(step);
+    this.rows.push({ bars, measure });
+    this.rescale();
+  }
+
+  // durations and tokens are drawn to one scale for the run: the longest step and the largest call fill the row
+  rescale() {
+    const longest = Math.max(1, ...this.steps.map((step) => step.latency_ms || 0));
+    const largest = Math.max(1, ...this.steps.map((step) => (step.input_tokens || 0) + (step.output_tokens || 0)));
+    this.steps.forEach((step, index) => {
+      const { bars, measure } = this.rows[index];
+      const parts = [];
+      const drawn = [];
+      if (step.latency_ms !== null && step.latency_ms !== undefined) {
+        parts.push(Math.round(step.latency_ms) + " ms");
+        const bar = el("div", { class: "bar bar-duration", title: "duration" });
+        bar.style.width = (100 * step.latency_ms / longest).toFixed(1) + "%";
+        drawn.push(bar);
+      }
+      const used = (step.input_tokens || 0) + (step.output_tokens || 0);
+      if (used) {
+        parts.push(step.input_tokens + " in / " + step.output_tokens + " out tokens");
+        const bar = el("div", { class: "bar bar-tokens", title: "tokens" });
+        bar.style.width = (100 * used / largest).toFixed(1) + "%";
+        drawn.push(bar);
+      }
+      if (step.ok === false) parts.push("failed");
+      measure.textContent = parts.join(" · ");
+      bars.replaceChildren(...drawn);
+    });
+  }
+}
+
+function approvalForm(runId, approval, onAnswered) {
+  const reason = el("input", { type: "text", name: "reason", placeholder: "reason (optional)", maxlength: 1000 });
+  const answer = async (approved, buttons) => {
+    buttons.forEach((button) => { button.disabled = true; });
+    try {
+      const body = { approved };
+      if (reason.value.trim()) body.reason = reason.value.trim();
+      await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(approval.call_id), body);
+      notice("");
+      onAnswered(approved);
+    } catch (error) {
+      buttons.forEach((button) => { button.disabled = false; });
+      failed(error);
+    }
+  };
+  const approve = el("button", { type: "button", class: "approve" }, "Approve");
+  const deny = el("button", { type: "button", class: "danger deny" }, "Deny");
+  approve.addEventListener("click", () => answer(true, [approve, deny]));
+  deny.addEventListener("click", () => answer(false, [approve, deny]));
+  return el("div", { class: "approval", "data-call-id": approval.call_id },
+    el("div", {}, text("strong", approval.tool, "approval-tool"), " ", text("span", "waits since " + approval.requested_at, "measure")),
+    text("p", JSON.stringify(approval.arguments), "text approval-arguments"),
+    el("div", { class: "actions" }, reason, approve, deny));
+}
+
+function runFacts(run) {
+  const facts = el("dl", { class: "facts" });
+  const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
+  add("Status", statusBadge(run.status));
+  add("Profile", run.profile);
+  add("Iterations", run.iterations);
+  add("Stop reason", run.stop_reason || "—");
+  add("Tokens in / out", tokens(run.usage));
+  add("Cost", money(run.usage.cost_usd));
+  add("Started", run.created_at + " (" + age(run.created_at) + " ago)");
+  if (run.session_id) add("Session", run.session_id);
+  if (run.error) add("Error", run.error.type + ": " + run.error.message);
+  if (run.cancelled_by) add("Cancelled by", run.cancelled_by);
+  return facts;
+}
+
+async function showRun(runId) {
+  const summary = el("div", { class: "card", id: "run-summary" });
+  const answer = el("div", { class: "card", id: "run-answer" });
+  const approvals = el("div", { id: "run-approvals" });
+  const timeline = new Timeline();
+  const live = text("span", "", "live");
+  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, answer, text("h3", "Steps"), timeline.list);
+
+  let open = true;
+  const refresh = async () => {
+    const run = await api("GET", runPath(runId, open));
+    open = OPEN_STATUSES.has(run.status);
+    const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
+    cancel.addEventListener("click", async () => {
+      cancel.disabled = true;
+      try {
+        await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", {});
+        await refresh();
+      } catch (error) {
+        cancel.disabled = false;
+        failed(error);
+      }
+    });
+    summary.replaceChildren(runFacts(run), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
+    approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
+      approvalForm(runId, pending, () => refresh().catch(failed))));
+    return run;
+  };
+  const run = await refresh();
+  await followSteps(runId, timeline, live, refresh, run);
+}
+
+// The run's steps through GET /v1/runs/{id}/events as server-sent events (fetch, for the key header),
+// picking up after the last event id when the stream ends before the run does.
+async function followSteps(runId, timeline, live, refresh, run) {
+  if (following) following.abort();
+  const controller = new AbortController();
+  following = controller;
+  let cursor = null;
+  let lastStatus = run.status;
+  live.textContent = OPEN_STATUSES.has(run.status) ? "● live" : "";
+  for (let attempt = 0; attempt < 1000 && !controller.signal.aborted; attempt += 1) {
+    const path = "/v1/runs/" + encodeURIComponent(runId) + "/events" + (cursor ? "?after=" + encodeURIComponent(cursor) : "");
+    const response = await fetch(API_BASE + path, {
+      headers: { "x-api-key": apiKey(), accept: "text/event-stream" },
+      signal: controller.signal,
+      cache: "no-store",
+      credentials: "omit",
+    });
+    if (!response.ok) throw new ApiProblem(response.status, await response.json().catch(() => null));
+    const ended = await readEvents(response, (event) => {
+      if (event.id) cursor = event.id;
+      if (event.type === "step") {
+        const step = JSON.parse(event.data);
+        timeline.add(step);
+        // a step may change what the summary shows (a call waiting for approval, the answer)
+        refresh().then((latest) => { lastStatus = latest.status; }, failed);
+      }
+    });
+    if (ended) break;
+  }
+  if (following === controller) {
+    live.textContent = "";
+    const final = await refresh();
+    lastStatus = final.status;
+  }
+  return lastStatus;
+}
+
+// Reads one SSE response, calling `onEvent({type, id, data})` per event; true once an `end` event came.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let ended = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+    let boundary;
+    while ((boundary = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      const event = { type: "message", id: null, data: "" };
+      const data = [];
+      for (const line of frame.split("\n")) {
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") event.type = value;
+        else if (field === "id") event.id = value;
+        else if (field === "data") data.push(value);
+      }
+      if (data.length === 0 && event.type === "message") continue;
+      event.data = data.join("\n");
+      if (event.type === "end") ended = true;
+      onEvent(event);
+    }
+  }
+  return ended;
+}
+
+// ---- the approvals ----
+
+async function showApprovals() {
+  const list = el("div", { id: "approvals" });
+  show(text("h2", "Approvals"), text("p", "Tool calls of your runs waiting for you.", "hint"), list);
+  const page = await api("GET", "/v1/runs?status=WAITING_APPROVAL&limit=100");
+  const runs = await Promise.all(page.runs.map((run) => api("GET", "/v1/runs/" + encodeURIComponent(run.run_id))));
+  let count = 0;
+  for (const run of runs) {
+    for (const pending of run.pending_approvals || []) {
+      count += 1;
+      const card = el("div", { class: "card" }, el("div", {}, "Run ", runLink(run.run_id), " · ", text("span", run.profile)));
+      card.append(approvalForm(run.run_id, pending, (approved) => {
+        card.replaceChildren(el("p", { class: "answered" }, approved ? "Approved: " : "Denied: ", text("span", pending.tool), " in run ", runLink(run.run_id)));
+      }));
+      list.append(card);
+    }
+  }
+  if (count === 0) list.append(text("p", "Nothing waits for approval.", "hint empty"));
+}
+
+// ---- routing ----
+
+async function route() {
+  if (following) following.abort();
+  following = null;
+  notice("");
+  const hash = window.location.hash || "#/runs";
+  const [path, search] = hash.slice(1).split("?");
+  const query = new URLSearchParams(search || "");
+  const view = path.startsWith("/approvals") ? "approvals" : "runs";
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.view === view);
+  if (!apiKey()) {
+    show(text("p", "Type your API key above: every call this page makes goes to the API with it.", "hint"));
+    return;
+  }
+  try {
+    const match = /^\/runs\/([A-Za-z0-9_-]{1,80})$/.exec(path);
+    if (match) await showRun(match[1]);
+    else if (view === "approvals") await showApprovals();
+    else await showRuns(query);
+  } catch (error) {
+    failed(error);
+  }
+}
+
+function start() {
+  const input = document.getElementById("api-key");
+  const state = document.getElementById("key-state");
+  state.textContent = apiKey() ? "key set" : "";
+  document.getElementById("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    window.sessionStorage.setItem(KEY_STORAGE, input.value);
+    input.value = "";
+    state.textContent = "key set";
+    route();
+  });
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+start();

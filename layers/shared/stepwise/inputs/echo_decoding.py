@@ -1,0 +1,229 @@
+"""Undoing what an echo does to a value: percent escapes, HTML entities, backslash escapes, letter case.
+
+`normalize` decodes a text round after round until nothing changes (double encodings included) and keeps,
+for every character of every stage, the span of the original text it came from, so that something found
+in the decoded text can be replaced in the original (`stepwise.config.redaction` finds secrets so).
+
+Time is linear in the text: each round is a few regular-expression passes without nested quantifiers,
+and the rounds are bounded (`MAX_DECODING_ROUNDS`). No library decodes text while keeping track of where
+each character came from; `html.unescape` does the entity decoding itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# Decoding rounds, each undoing one layer of percent, entity and backslash escaping. An echo encodes a
+# value once or twice; a text nested deeper than this is not an echo, and more rounds would only let it
+# buy time (each round costs a pass over the text).
+MAX_DECODING_ROUNDS = 8
+
+
+# Where a decoded piece came from: output characters [out_start, out_end) were input [in_start, in_end).
+# With a stride, output character i came from the `stride` input characters starting at
+# in_start + (i - out_start) * stride (a run of `%41%42`); with 0 the piece is atomic. A plain tuple: a
+# text of escapes makes one a piece, and an object each would cost more than the decoding.
+_Segment = tuple[int, int, int, int, int]
+
+
+class _Layer:
+    """One decoding step's map from its output positions back to its input positions."""
+
+    def __init__(self, segments: list[_Segment]) -> None:
+        self._segments = segments
+        self._starts = [segment[0] for segment in segments]
+
+    def _segment_of(self, position: int) -> _Segment | None:
+        index = bisect.bisect_right(self._starts, position) - 1
+        return self._segments[index] if index >= 0 else None
+
+    def start(self, position: int) -> int:
+        """The input position where output character `position` begins."""
+        segment = self._segment_of(position)
+        if segment is None:
+            return position
+        out_start, out_end, in_start, in_end, stride = segment
+        if position < out_end:
+            return in_start + (position - out_start) * stride
+        return in_end + (position - out_end)
+
+    def end(self, position: int) -> int:
+        """The input position just after output character `position - 1` (an exclusive end)."""
+        if position <= 0:
+            return 0
+        segment = self._segment_of(position - 1)
+        if segment is None:
+            return position
+        out_start, out_end, in_start, in_end, stride = segment
+        if position - 1 < out_end:
+            return in_start + (position - out_start) * stride if stride else in_end
+        return in_end + (position - out_end)
+
+
+@dataclass
+class Normalized:
+    """A text at each stage of its decoding, case-folded, with the way back to the original's positions.
+
+    Stage 0 is the text itself; each later stage has one more layer of escaping undone. Secrets are
+    searched at every stage, not only the last: a form visible as it is can be broken by decoding the text
+    around it (a `%` just before a hex form makes `%43` of its first digits), and each stage costs one pass.
+    """
+
+    stages: list[str]
+    _layers: list[_Layer]
+
+    @property
+    def text(self) -> str:
+        """The fully decoded, case-folded text."""
+        return self.stages[-1]
+
+    def original_span(self, start: int, end: int, stage: int | None = None) -> tuple[int, int]:
+        """The span of the original text that [start, end) of `stage` (the last by default) came from."""
+        count = len(self._layers) if stage is None else stage
+        for layer in reversed(self._layers[:count]):
+            start, end = layer.start(start), layer.end(end)
+        return start, end
+
+
+# A decoder turns one match into pieces: (start, end) within the match, the text they decode to, and the
+# stride when each character of that text came from `stride` characters of the match (0: atomic).
+_Piece = tuple[int, int, str, int]
+_Decoder = Callable[[re.Match[str]], list[_Piece] | None]
+
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})++")
+_ENTITY = re.compile(r"&(?:#[0-9]{1,10}|#[xX][0-9A-Fa-f]{1,8}|[A-Za-z][A-Za-z0-9]{1,31});?")
+# Runs are possessive (`++`): Python's engine keeps backtracking state for every repetition of a group, which
+# made a megabyte of backslashes cost 70 times what 100 KB did; nothing here ever needs to give a character back.
+# A run of escaped backslashes (one piece, however long), a run of \xNN (Python's bytes and str escapes),
+# or one other backslash escape: a surrogate pair as two \u escapes (JSON's form of a character outside the
+# BMP), \u, \U, octal, or a one-character escape.
+_BACKSLASH = re.compile(
+    r"(?P<backslashes>(?:\\\\)++)|(?P<bytes>(?:\\x[0-9A-Fa-f]{2})++)"
+    r"|\\(?:u(?P<high>[dD][89abAB][0-9A-Fa-f]{2})\\u(?P<low>[dD][c-fC-F][0-9A-Fa-f]{2})"
+    r"|u(?P<u4>[0-9A-Fa-f]{4})|U(?P<u8>[0-9A-Fa-f]{8})|(?P<octal>[0-7]{1,3})|(?P<char>[\\/\"'abfnrtv]))"
+)
+_SIMPLE_ESCAPES = {
+    "\\": "\\",
+    "/": "/",
+    '"': '"',
+    "'": "'",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+}
+# U+0130 is the one character whose lower case is two characters; positions must not move.
+_SAME_LENGTH_LOWER = str.maketrans({"\u0130": "i"})
+
+
+def _byte_run_pieces(data: bytes, width: int) -> list[_Piece]:
+    """Pieces of a run of escaped bytes, `width` characters each: UTF-8 where it decodes, else one byte each."""
+    if data.isascii():
+        return [(0, len(data) * width, data.decode("ascii"), width)]
+    pieces: list[_Piece] = []
+    index = 0
+    while index < len(data):
+        lead = data[index]
+        size = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4 if lead >> 3 == 30 else 1
+        try:
+            char = data[index : index + size].decode("utf-8")
+        except UnicodeDecodeError:
+            # Latin-1: what a `\xe9` in a Python str means, and a harmless guess for a stray byte.
+            size, char = 1, chr(lead)
+        pieces.append((index * width, (index + size) * width, char, 0))
+        index += size
+    return pieces
+
+
+def _percent(match: re.Match[str]) -> list[_Piece]:
+    return _byte_run_pieces(bytes.fromhex(match.group().replace("%", "")), 3)
+
+
+def _entity(match: re.Match[str]) -> list[_Piece] | None:
+    decoded = html.unescape(match.group())
+    return None if decoded == match.group() or not decoded else [(0, len(match.group()), decoded, 0)]
+
+
+def _backslash(match: re.Match[str]) -> list[_Piece] | None:
+    whole = (0, len(match.group()))
+    pieces: list[_Piece]
+    if match["backslashes"]:
+        return [(*whole, "\\" * (whole[1] // 2), 2)]
+    if match["bytes"]:
+        return _byte_run_pieces(bytes.fromhex(match["bytes"].replace("\\x", "")), 4)
+    if match["high"]:
+        high, low = int(match["high"], 16), int(match["low"], 16)
+        pieces = [(*whole, chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)), 0)]
+    elif match["u4"] or match["octal"]:
+        pieces = [(*whole, chr(int(match["u4"], 16) if match["u4"] else int(match["octal"], 8)), 0)]
+    elif match["u8"]:
+        code = int(match["u8"], 16)
+        pieces = [(*whole, chr(code), 0)] if code <= 0x10FFFF else []
+    else:
+        pieces = [(*whole, _SIMPLE_ESCAPES[match["char"]], 0)]
+    return pieces
+
+
+_DECODERS: tuple[tuple[str, re.Pattern[str], _Decoder], ...] = (
+    ("%", _PERCENT_RUN, _percent),
+    ("&", _ENTITY, _entity),
+    ("\\", _BACKSLASH, _backslash),
+)
+
+
+def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str, _Layer] | None:
+    """`text` with every match of `pattern` decoded, and the map back; None when nothing changed."""
+    parts: list[str] = []
+    segments: list[_Segment] = []
+    copied = 0  # input copied up to here
+    length = 0  # output written so far
+    for match in pattern.finditer(text):
+        pieces = decoder(match)
+        if not pieces:
+            continue
+        gap = match.start() - copied
+        parts.append(text[copied : match.start()])
+        length += gap
+        for start, end, decoded, stride in pieces:
+            in_start, in_end = match.start() + start, match.start() + end
+            segments.append((length, length + len(decoded), in_start, in_end, stride))
+            parts.append(decoded)
+            length += len(decoded)
+        copied = match.end()
+    if not segments:
+        return None
+    parts.append(text[copied:])
+    return "".join(parts), _Layer(segments)
+
+
+def normalize(text: str) -> Normalized:
+    """`text` with percent escapes, HTML entities and backslash escapes undone, to a fixed point of at most
+    `MAX_DECODING_ROUNDS` rounds, every stage in lower case; each character keeps the span it came from."""
+    layers: list[_Layer] = []
+    stages = [_lower(text)]
+    for _ in range(MAX_DECODING_ROUNDS):
+        changed = False
+        for trigger, pattern, decoder in _DECODERS:
+            if trigger not in text:
+                continue
+            decoded = _decode(text, pattern, decoder)
+            if decoded is not None:
+                text, layer = decoded
+                layers.append(layer)
+                stages.append(_lower(text))
+                changed = True
+        if not changed:
+            break
+    return Normalized(stages, layers)
+
+
+def _lower(text: str) -> str:
+    """`text` in lower case, every character keeping its position."""
+    return text.translate(_SAME_LENGTH_LOWER).lower()

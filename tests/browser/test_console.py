@@ -1,0 +1,251 @@
+"""The console as a person uses it, in headless Chromium against `stepwise serve` on loopback: the runs
+list and its filters, a run's steps (followed live), approving, denying and cancelling, and text from a
+model or a tool that tries to be markup."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from stepwise.local.server import LocalApi
+from tests.e2e.conftest import serve
+from tests.e2e.test_serve_approvals import PAYMENTS, finished, start, waiting
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
+
+# Would run a script (and set the flag) if any of it were ever parsed as markup.
+HOSTILE = (
+    '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> '
+    '[read me](javascript:window.__pwned=3) <a href="javascript:window.__pwned=4">link</a>'
+)
+ECHO = '''
+from stepwise.tools import tool
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back.
+
+    Args:
+        text: What to say.
+    """
+    return text
+'''
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> Iterator[LocalApi]:
+    """`stepwise serve` with `transfer` (waits for approval) and `echo` (does not), on the loopback model."""
+    config_dir: Path = tmp_path_factory.mktemp("console")
+    (config_dir / "payments.py").write_text(PAYMENTS, encoding="utf-8")
+    (config_dir / "echoes.py").write_text(ECHO, encoding="utf-8")
+    config = {
+        "models": {
+            "gpt": {
+                "provider": "openai",
+                "base_url": model.base_url,
+                "model": "gpt-fake",
+                "api_key": "sk-provider",
+                "timeout_seconds": 10,
+                "capabilities": {"native_tools": True, "parallel_tools": True},
+            }
+        },
+        "tools": {
+            "python": [
+                {"module": "payments", "requires_approval": True, "approval_timeout_seconds": 300},
+                {"module": "echoes"},
+            ]
+        },
+        "profiles": {"assistant": {"model": "gpt", "strategy": "function_calling"}},
+        "default_profile": "assistant",
+    }
+    with serve(config, config_dir) as served:
+        yield served
+
+
+def client(api: LocalApi, key: str) -> httpx.Client:
+    return httpx.Client(base_url=api.url, headers={"x-api-key": key}, timeout=30)
+
+
+def sign_in(page: Page, api: LocalApi, key: str, view: str = "#/runs") -> None:
+    """Open the console at `view` and type the key, as a person does."""
+    page.goto(f"{api.url}/ui/{view}")
+    page.fill("#api-key", key)
+    page.click("#key-form button")
+
+
+def answered_run(api: LocalApi, model: FakeOpenAIServer, key: str, answer: str) -> str:
+    """A run of `key` that the model answers at once; its id, once it ended."""
+    model.enqueue(body=chat_completion(content=answer))
+    with client(api, key) as http:
+        run_id = start(http, "a question")
+        finished(http, run_id)
+    return run_id
+
+
+def waiting_run(api: LocalApi, model: FakeOpenAIServer, key: str, call_id: str, answer: str | None) -> str:
+    """A run of `key` waiting for approval of `transfer` (call `call_id`); the model then answers `answer`
+    (None: the run is not expected to ask again, so nothing is left queued for the next test)."""
+    call = {"id": call_id, "name": "transfer", "arguments": {"amount": 5, "to": "bob"}}
+    model.enqueue(body=chat_completion(tool_calls=[call]))
+    if answer is not None:
+        model.enqueue(body=chat_completion(content=answer))
+    with client(api, key) as http:
+        run_id = start(http, "pay bob 5")
+        assert waiting(http, run_id)["status"] == "WAITING_APPROVAL"
+    return run_id
+
+
+def read_run(api: LocalApi, key: str, run_id: str) -> dict[str, Any]:
+    with client(api, key) as http:
+        return finished(http, run_id)
+
+
+def test_the_runs_list_shows_the_callers_runs_and_filters_them_by_status(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given one succeeded run and one waiting for approval of the key "lister", and a run of another key
+    done = answered_run(api, model, "lister", "Done.")
+    paused = waiting_run(api, model, "lister", "call_list_1", "Paid.")
+    others = answered_run(api, model, "someone-else", "Not yours.")
+    # When the person opens the console with their key
+    sign_in(page, api, "lister")
+    # Then both of their runs are listed with status, profile and tokens, and the other key's run is not
+    expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("SUCCEEDED")
+    expect(page.locator(f'#runs tr[data-run-id="{paused}"]')).to_contain_text("WAITING_APPROVAL")
+    expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("assistant")
+    expect(page.locator(f'#runs tr[data-run-id="{done}"] td').nth(4)).to_have_text("12 / 7")
+    expect(page.locator(f'#runs tr[data-run-id="{others}"]')).to_have_count(0)
+    # When they filter on SUCCEEDED
+    page.select_option("#status-filter", "SUCCEEDED")
+    page.click("#run-filters button")
+    # Then only the succeeded run is left
+    expect(page.locator(f'#runs tr[data-run-id="{paused}"]')).to_have_count(0)
+    expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_be_visible()
+    # And the waiting run is answered, so it leaves nothing queued for the next test
+    with client(api, "lister") as http:
+        http.post(f"/v1/runs/{paused}/approvals/call_list_1", json={"approved": False})
+        finished(http, paused)
+
+
+def test_opening_a_run_shows_its_steps_to_scale_and_its_answer(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run whose model called `echo` once and then answered
+    model.enqueue(body=chat_completion(tool_calls=[{"id": "call_echo_1", "name": "echo", "arguments": {"text": "hi"}}]))
+    model.enqueue(body=chat_completion(content="It said hi."))
+    with client(api, "reader") as http:
+        run_id = start(http, "say hi")
+        finished(http, run_id)
+    sign_in(page, api, "reader")
+    # When the person clicks it in the list
+    page.click(f'#runs a[href="#/runs/{run_id}"]')
+    # Then its steps are a timeline: model call, decision, tool call (with arguments and observation), ...
+    timeline = page.locator("#timeline li")
+    expect(timeline).to_have_count(5)
+    kinds = [timeline.nth(index).get_attribute("data-kind") for index in range(5)]
+    assert kinds == ["llm", "parse", "tool", "llm", "parse"]
+    expect(timeline.nth(2)).to_contain_text("echo")
+    expect(timeline.nth(2).locator(".observation")).to_have_text("hi")
+    # with the model calls' tokens drawn as bars, and the answer and stop reason shown
+    expect(timeline.nth(0).locator(".bar-tokens")).to_have_count(1)
+    expect(timeline.nth(0)).to_contain_text("12 in / 7 out tokens")
+    expect(page.locator("#run-answer")).to_contain_text("It said hi.")
+    expect(page.locator("#run-summary")).to_contain_text("final_answer")
+
+
+def test_a_waiting_run_is_followed_live_and_approved_from_its_page(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run waiting for approval of a transfer, open in the console
+    run_id = waiting_run(api, model, "approver", "call_live_1", "Sent to bob.")
+    sign_in(page, api, "approver", f"#/runs/{run_id}")
+    expect(page.locator("#run-summary")).to_contain_text("WAITING_APPROVAL")
+    approval = page.locator('#run-approvals [data-call-id="call_live_1"]')
+    expect(approval.locator(".approval-arguments")).to_have_text('{"amount":5,"to":"bob"}')
+    # When the person approves it with a reason, without reloading the page
+    approval.locator('input[name="reason"]').fill("bob is known")
+    approval.locator("button.approve").click()
+    # Then the tool's step and the answer arrive on the page as the run goes on, and the run succeeded
+    expect(page.locator('#timeline li[data-kind="tool"] .observation')).to_have_text("sent 5 to bob")
+    expect(page.locator("#run-answer")).to_contain_text("Sent to bob.")
+    expect(page.locator("#run-summary")).to_contain_text("SUCCEEDED")
+    assert read_run(api, "approver", run_id)["status"] == "SUCCEEDED"
+
+
+def test_a_call_is_denied_with_a_reason_from_the_approvals_view(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run of the key "denier" waiting for approval
+    run_id = waiting_run(api, model, "denier", "call_deny_1", "Not sent.")
+    # When the person opens the approvals view, types a reason and denies the call
+    sign_in(page, api, "denier", "#/approvals")
+    card = page.locator('#approvals [data-call-id="call_deny_1"]')
+    expect(card.locator(".approval-tool")).to_have_text("transfer")
+    card.locator('input[name="reason"]').fill("bob is not a customer")
+    card.locator("button.deny").click()
+    # Then the view says so, the run ended without the transfer, and the model read the reason
+    expect(page.locator("#approvals .answered")).to_contain_text("Denied: transfer")
+    run = read_run(api, "denier", run_id)
+    assert (run["status"], run["answer"]) == ("SUCCEEDED", "Not sent.")
+    observations = [m["content"] for m in model.requests[-1].body["messages"] if m["role"] == "tool"]
+    assert any("denied" in text and "bob is not a customer" in text for text in observations)
+
+
+def test_a_run_is_cancelled_from_its_page(page: Page, api: LocalApi, model: FakeOpenAIServer) -> None:
+    # Given a run waiting for approval, open in the console
+    run_id = waiting_run(api, model, "canceller", "call_cancel_1", None)
+    sign_in(page, api, "canceller", f"#/runs/{run_id}")
+    # When the person cancels it
+    page.click("#cancel-run")
+    # Then the page shows it CANCELLED, by its owner, and the API agrees
+    expect(page.locator("#run-summary")).to_contain_text("CANCELLED")
+    expect(page.locator("#run-summary")).to_contain_text("canceller")
+    assert read_run(api, "canceller", run_id)["stop_reason"] == "cancelled"
+
+
+def test_text_a_model_or_tool_wrote_as_markup_is_shown_as_text_and_runs_nothing(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run whose model thinks, calls `echo` and answers in markup, and whose tool answers markup
+    thought = {"id": "call_xss_1", "name": "echo", "arguments": {"text": HOSTILE}}
+    model.enqueue(body=chat_completion(content=HOSTILE, tool_calls=[thought]))
+    model.enqueue(body=chat_completion(content=HOSTILE))
+    with client(api, "target") as http:
+        run_id = start(http, "say it")
+        finished(http, run_id)
+    violations: list[str] = []
+    page.on("dialog", lambda dialog: violations.append(f"dialog {dialog.message}"))
+    # When the person opens the run
+    sign_in(page, api, "target", f"#/runs/{run_id}")
+    expect(page.locator("#run-answer .answer")).to_have_text(HOSTILE)
+    expect(page.locator('#timeline li[data-kind="tool"] .observation')).to_have_text(HOSTILE)
+    # Then the markup is text: no image, script or javascript: link was made, nothing ran, no dialog opened
+    view = page.locator("#view")
+    assert view.locator("img").count() == 0
+    assert view.locator("script").count() == 0
+    hrefs = [view.locator("a").nth(index).get_attribute("href") or "" for index in range(view.locator("a").count())]
+    assert all(re.fullmatch(r"#/runs/[A-Za-z0-9_-]+", href) for href in hrefs), hrefs
+    assert page.evaluate("window.__pwned === undefined")
+    assert violations == []
+
+
+def test_the_page_is_served_with_a_strict_content_security_policy(api: LocalApi) -> None:
+    # When the console's page is fetched
+    response = httpx.get(f"{api.url}/ui/")
+    # Then scripts, styles and fetches are allowed from the page's own origin only, nothing inline
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy and "unsafe" not in policy
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert '<script src="console.js" defer></script>' in response.text
