@@ -7,13 +7,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.steps import compaction as step
 from stepwise.steps.runtime import runtime_from_environment
-from stepwise.telemetry.observability import logger, metrics, tracer
+from stepwise.telemetry.observability import logger, metrics
 
 runtime = runtime_from_environment(os.environ)
 
 
 @logger.inject_lambda_context
-@tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return step.handle(event, runtime.get())
