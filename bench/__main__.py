@@ -8,6 +8,7 @@ apply_local_defaults()
 from bench import (  # noqa: E402
     adversarial_inputs,
     cold_start,
+    context_cost,
     cost_model,
     loop_overhead,
     mcp_transports,
@@ -41,3 +42,5 @@ if __name__ == "__main__":
     prompt_cache.main()
     print()
     mcp_transports.main()
+    print()
+    context_cost.main()

@@ -31,7 +31,7 @@ from stepwise.local.example_api import ExampleToolApi
 from tests.conformance.engines import EnginePair, EngineRun
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
-from tests.support.tool_server import Hang, ScriptableToolServer, Status
+from tests.support.tool_server import Hang, Json, ScriptableToolServer, Status
 
 StartEngines = Callable[[Path], EnginePair]
 
@@ -66,7 +66,7 @@ def test_an_answer_without_tools_runs_the_same_on_both_engines(
     local, moto = engines.run_both("hi")
     # Then both ran guard, model, parse and format, and succeeded with the same answer
     assert_same_run(local, moto)
-    assert local.states_entered == ["IterationGuard", "LLMCall", "Parse", "Route", "Format", "Done"]
+    assert local.states_entered == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "Done"]
     assert (local.status, local.stored.answer) == ("SUCCEEDED", "Hello there.")
 
 
@@ -241,3 +241,26 @@ def test_a_permanent_model_error_fails_the_same_on_both_engines(
     assert local.states_entered[-2:] == ["FormatFailure", "Failed"]
     assert (local.status, local.error) == ("FAILED", "LLMPermanentError")
     assert local.stored.error is not None and "does not exist" in local.stored.error[1]
+
+
+def test_a_run_summarized_by_compact_runs_the_same_on_both_engines(
+    write_config: ConfigWriter, engine_pair: StartEngines
+) -> None:
+    with ScriptableToolServer(default=Json({"report": "aisle 7 holds 49 parcels. " * 80})) as tools:
+        # Given a scripted model with a 2,048-token window, reading a 2 KB report five times before answering
+        turns = [react_action("lookup", {"q": f"part {n}"}) for n in range(5)]
+        model = scripted_model(*turns, react_answer("49 parcels.")) | {"context_window": 2048}
+        config = write_config(
+            model,
+            apis=[http_api(tools.url, get_tool("lookup", "/lookup", q="string"))],
+            limits={"max_iterations": 8, "max_observation_chars": 4000},
+        )
+        engines = engine_pair(config)
+        # When the question runs on both engines
+        local, moto = engines.run_both("how many parcels?")
+    # Then both went through Compact, passed the same payloads and stored the same run
+    assert_same_run(local, moto)
+    assert "Compact" in local.states_entered
+    assert (local.status, local.stored.answer) == ("SUCCEEDED", "49 parcels.")
+    # (the summarizer's calls are model calls: more of them than the six replies)
+    assert local.stored.llm_calls > 6

@@ -54,7 +54,7 @@ def test_a_question_answered_without_tools_succeeds_in_one_iteration(
         "final_answer",
         "Hello there.",
     )
-    assert listener.entered() == ["IterationGuard", "LLMCall", "Parse", "Route", "Format", "Done"]
+    assert listener.entered() == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "Done"]
 
 
 def test_one_tool_call_reaches_the_tool_api_and_its_observation_is_stored(
@@ -163,8 +163,9 @@ def test_the_iteration_limit_ends_the_run_with_a_non_empty_answer(
 
 
 def size_less_counters(payload: dict[str, Any]) -> int:
-    """The payload's JSON size less the characters of its counters (its iteration and the run's spend)."""
-    counters = [payload["iteration"], *payload["run"]["spend"].values()]
+    """The payload's JSON size less the characters of its counters: its iteration, the run's spend, and the
+    numbers and flags of its context (request sizes, the summary's iterations)."""
+    counters = [payload["iteration"], *payload["run"]["spend"].values(), *payload["context"].values()]
     return len(json.dumps(payload)) - sum(len(json.dumps(value)) for value in counters)
 
 

@@ -198,16 +198,17 @@ def test_an_unusable_tool_call_is_not_run_and_the_model_is_told(
 def test_a_conversation_that_fills_the_window_ends_with_the_context_window_stop(
     aws: AwsLoopback, caller_identity: None, write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
-    # Given a tool call, then Converse stopping because the conversation filled the window
-    aws.enqueue_converse(
-        converse_reply(tool_uses=[{"name": "current_time", "input": {}}]),
-        converse_reply(text="The time i", stop_reason="model_context_window_exceeded"),
-    )
+    # Given a tool call, then Converse stopping at every call because the conversation filled the window:
+    # the loop's call, the summarizer's, the call made again after the summary, and once more cut to fit
+    filled = converse_reply(text="The time i", stop_reason="model_context_window_exceeded")
+    aws.enqueue_converse(converse_reply(tool_uses=[{"name": "current_time", "input": {}}]), *[filled] * 4)
     config = write_config(bedrock_model(), builtin=["current_time"], strategy="function_calling")
     # When a question is asked
     meta = ask(local_run, config)
-    # Then the run ended on the context window with what the tool returned
+    # Then the run ended on the context window with what the tool returned, once context management could
+    # not make the call fit
     assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "context_window")
+    assert meta.error is not None and meta.error.type == "ContextWindowExhausted"
     assert meta.answer
 
 

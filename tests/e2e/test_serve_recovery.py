@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,8 @@ from stepwise.local.server import LocalApi
 from stepwise.local.template import SamTemplate
 from stepwise.models.run import RunLimits, RunMeta
 from stepwise.store.conversation import ConversationStore
+from tests.support.tool_server import Json, ScriptableToolServer
+from tests.support.windowed_model import PageReader, WindowedModelServer, page_text
 
 ITERATIONS = 3
 MODEL_LATENCY_MS = 400
@@ -258,3 +261,81 @@ def _wait_for_runs(url: str, count: int) -> list[dict[str, Any]]:
         if len(runs) >= count or time.monotonic() > deadline:
             return runs
         time.sleep(0.1)
+
+
+def test_serve_killed_in_the_middle_of_a_compaction_resumes_the_run_to_success(
+    dynamodb_local: str, unique_table_name: str, tmp_path: Path
+) -> None:
+    summarizing, killed = threading.Event(), threading.Event()
+
+    def summary(body: dict[str, Any]) -> str:
+        # the first summary is asked of a server about to be killed: it answers only once that happened
+        if not summarizing.is_set():
+            summarizing.set()
+            killed.wait(timeout=START_LIMIT_SECONDS)
+        return "Facts:\n- every page read holds parcels\nOpen:\n- read the remaining pages"
+
+    reader = PageReader(8, summary=summary)
+    with (
+        ScriptableToolServer() as pages,
+        WindowedModelServer(window=10_000, responder=reader) as model,
+    ):
+        for page in range(1, 9):
+            pages.on(f"/pages/{page}", Json({"page": page, "text": page_text(page, 6000)}))
+        config = _reader_config(model, pages.url)
+        (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        arguments = ["--config", str(tmp_path / "stepwise.yaml"), "--dynamodb-endpoint", dynamodb_local]
+        arguments += ["--table-name", unique_table_name]
+        # Given a run on `stepwise serve` whose conversation is being summarized
+        first = ServeProcess(arguments)
+        run_id = _post(first.url, 0)
+        assert summarizing.wait(timeout=FINISH_LIMIT_SECONDS), "no compaction began"
+        # When the server is killed in the middle of the compaction, and started again on the same store
+        first.end(signal.SIGKILL)
+        killed.set()
+        second = ServeProcess(arguments)
+        try:
+            run = _wait_until(second.url, [run_id], lambda found: found["status"] in TERMINAL)[run_id]
+        finally:
+            second.end(signal.SIGTERM)
+    # Then the run resumed and succeeded, with each page read once and each message stored once
+    assert (run["status"], run["answer"]) == ("SUCCEEDED", "I read 8 pages.")
+    assert len(pages.requests) == 8
+    store = _store(dynamodb_local, unique_table_name)
+    roles = [message.role for message in store.list_messages(run_id)]
+    assert roles == ["user", *["assistant", "tool"] * 8, "assistant"]
+    # And its compaction was written once, by the resumed server
+    compactions = [step for step in store.list_steps(run_id) if step.kind == "compaction"]
+    assert len(compactions) == 1 and compactions[0].compaction is not None
+    assert compactions[0].compaction.source == "model"
+
+
+def _reader_config(model: WindowedModelServer, pages_url: str) -> dict[str, Any]:
+    """A native-tools model with a 10,000-token window reading 6 KB pages from `pages_url`."""
+    tool = {
+        "toolName": "fetch_page",
+        "description": "One page of the depot report.",
+        "method": "GET",
+        "path": "/pages/{page}",
+        "parameter": {"type": "object", "properties": {"page": {"type": "integer"}}, "required": ["page"]},
+    }
+    return {
+        "models": {
+            "m": {
+                "provider": "openai",
+                "base_url": model.base_url,
+                "model": "windowed-model",
+                "api_key": "sk-recovery",
+                "context_window": model.window,
+                "capabilities": {"native_tools": True},
+            }
+        },
+        "tools": {"apis": [{"url": pages_url, "internal": True, "tools": [tool]}], "builtin": []},
+        "profiles": {
+            "default": {
+                "model": "m",
+                "strategy": "function_calling",
+                "limits": {"max_iterations": 12, "max_observation_chars": 8000, "max_parallel_calls": 1},
+            }
+        },
+    }

@@ -156,7 +156,8 @@ def _outcome_problems(meta: RunMeta, expected: ExpectedRun, execution_status: st
 
 def _usage_problems(meta: RunMeta, messages: list[StoredMessage]) -> list[str]:
     """Counters summed from the trace: a step counted twice shows here even when no message is doubled."""
-    replies = sum(1 for message in messages if message.role == "assistant")
+    # the summarizer's calls (a compaction's) are model calls that store no message
+    replies = sum(1 for message in messages if message.role == "assistant") + meta.usage.compaction_calls
     observations = sum(1 for message in messages if message.role == "tool")
     if (meta.usage.llm_calls, meta.usage.tool_calls) != (replies, observations):
         return [

@@ -16,6 +16,7 @@ from tests.integration.conftest import RUN_ID, start_demo_run
 EVENTS = PROJECT_ROOT / "events"
 STATE_EVENTS = {
     "iteration_guard.json": "IterationGuardFunction",
+    "compact.json": "CompactFunction",
     "llm_call.json": "LLMCallFunction",
     "parse.json": "ParseFunction",
     "tool_invoke.json": "ToolInvokeFunction",
@@ -40,6 +41,11 @@ def without_run_context(payload: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in payload.items() if key != "run"}
 
 
+def without_key(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    """A payload less one of its fields."""
+    return {name: value for name, value in payload.items() if name != key}
+
+
 def without_spend(payload: dict[str, Any]) -> dict[str, Any]:
     """A payload less the spend of its run context, which LLMCall adds its call's usage to."""
     return payload | {"run": {key: value for key, value in payload["run"].items() if key != "spend"}}
@@ -61,16 +67,44 @@ def test_the_loop_events_are_what_each_state_hands_the_next(demo_environment: Lo
     llm_out = invoke("LLMCallFunction", event("llm_call.json"))
     parse_out = invoke("ParseFunction", event("parse.json"))
     tool_out = invoke("ToolInvokeFunction", event("tool_invoke.json"))
-    # Then each output is the next event (LLMCall's with its call's tokens in the run's spend), and the
-    # tool call is the one the event names
+    # Then each output is the next event (LLMCall's with its call's tokens in the run's spend and its
+    # request's size in the context), and the tool call is the one the event names
     assert without_run_context(guard_out) == without_run_context(event("llm_call.json"))
-    assert without_spend(event("llm_call.json")) == without_spend(event("parse.json"))
+    assert without_key(without_spend(event("llm_call.json")), "context") == without_key(
+        without_spend(event("parse.json")), "context"
+    )
+    assert event("parse.json")["context"]["sent_tokens"] == event("parse.json")["run"]["spend"]["input_tokens"]
     assert event("parse.json")["run"]["spend"]["input_tokens"] > event("llm_call.json")["run"]["spend"]["input_tokens"]
     assert guard_out["run"].keys() == event("llm_call.json")["run"].keys()
     assert llm_out == event("parse.json")
     assert parse_out["next"] == "tool_calls"
     assert parse_out["calls"] == [event("tool_invoke.json")["call"]]
     assert tool_out == {"call_id": "call_1_0", "ok": True, "replayed": False}
+
+
+def test_the_compact_event_summarizes_the_first_iteration_after_the_model_refused_the_request(
+    demo_environment: LocalEnvironment,
+) -> None:
+    # Given the run the event names, through its first iteration and the guard of its second
+    seed_run(demo_environment)
+    invoke = demo_environment.invoke
+    payload = invoke(
+        "ParseFunction", invoke("LLMCallFunction", invoke("IterationGuardFunction", event("iteration_guard.json")))
+    )
+    for index, call in enumerate(payload["calls"]):
+        invoke("ToolInvokeFunction", {"run_id": RUN_ID, "iteration": 1, "index": index, "call": call})
+    guard_out = invoke("IterationGuardFunction", payload)
+    assert without_run_context(guard_out) == without_run_context(without_key(event("compact.json"), "overflow"))
+    # When the Compact event (LLMCall's ContextWindowExceeded, caught) is fed
+    compacted = invoke("CompactFunction", event("compact.json"))
+    # Then the payload points at the summary of iteration 1, written in iteration 2, with no message deleted
+    context = compacted["context"]
+    assert (context["summary_iteration"], context["summary_n"], context["summary_through"]) == (2, 0, 1)
+    assert (compacted["context"]["compacted_at"], compacted["context"]["overflow_at"]) == (2, 2)
+    steps = demo_environment.runtime.store.list_steps(RUN_ID)
+    compaction = next(step for step in steps if step.kind == "compaction")
+    assert compaction.compaction is not None and compaction.compaction.reason == "overflow"
+    assert [m.role for m in demo_environment.runtime.store.list_messages(RUN_ID)] == ["user", "assistant", "tool"]
 
 
 def test_the_approval_events_pause_the_call_then_deny_it_with_the_reason(demo_environment: LocalEnvironment) -> None:

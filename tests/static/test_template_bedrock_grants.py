@@ -17,7 +17,7 @@ from stepwise.local.template import SamTemplate
 from tests.conftest import PROJECT_ROOT
 from tests.support.cfn_render import ACCOUNT, Rendering, statements
 
-MODEL_CALLERS = {"LLMCallFunction", "FormatFunction", "ApiFunction", "StreamFunction"}
+MODEL_CALLERS = {"LLMCallFunction", "CompactFunction", "FormatFunction", "ApiFunction", "StreamFunction"}
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 NOVA = "amazon.nova-2-lite-v1:0"
 US_DESTINATIONS = ["us-east-1", "us-east-2", "us-west-1", "us-west-2"]

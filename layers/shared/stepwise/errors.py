@@ -29,6 +29,15 @@ class ContextWindowExceeded(LLMPermanentError):
     """
 
 
+class ContextWindowExhausted(LLMPermanentError):
+    """The request is still longer than the model's window after the conversation was summarized and cut to
+    fit (or no window is configured to fit it to).
+
+    A name of its own: the state machine sends `ContextWindowExceeded` to Compact, and this one to
+    FormatFailure, which ends the run with its best answer (stop reason `context_window`).
+    """
+
+
 class LLMDeadlineReached(LLMPermanentError):
     """A model call failed in a way a retry may fix, but the run's deadline leaves no time for one.
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stepwise.config.llm import ModelCapabilities, OpenAIModelConfig
-from stepwise.errors import LLMPermanentError, LLMTransientError
+from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
 from stepwise.models.messages import ChatMessage, ChatRequest, ImageInput, ToolCall, ToolSpec
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -333,6 +333,50 @@ def test_a_rejected_request_is_permanent_with_the_providers_message(
     with pytest.raises(
         LLMPermanentError, match=r"gpt-test: HTTP 400 invalid_request_error: Invalid value for 'tool_choice'"
     ):
+        model.complete(question())
+
+
+# Error bodies as providers send them: OpenAI (chathub-dev/chathub#126, mckaywrigley/chatbot-ui#102), and
+# DeepSeek's OpenAI-compatible API, whose code is not OpenAI's (evalstate/fast-agent#621).
+CONTEXT_OVERFLOWS = {
+    "openai messages": {
+        "error": {
+            "message": "This model's maximum context length is 4097 tokens. However, your messages resulted in 4294 "
+            "tokens. Please reduce the length of the messages.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    },
+    "openai completion": {
+        "error": {
+            "message": "This model's maximum context length is 4097 tokens. However, you requested 4120 tokens (3120 "
+            "in the messages, 1000 in the completion). Please reduce the length of the messages or completion.",
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }
+    },
+    "deepseek": {
+        "error": {
+            "message": "This model's maximum context length is 131072 tokens. However, you requested 131134 tokens "
+            "(122942 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_request_error",
+        }
+    },
+}
+
+
+@pytest.mark.parametrize("body", CONTEXT_OVERFLOWS.values(), ids=CONTEXT_OVERFLOWS.keys())
+def test_a_request_longer_than_the_window_is_a_context_overflow_with_the_providers_count(
+    openai_server: FakeOpenAIServer, model: OpenAICompatibleChatModel, body: dict[str, Any]
+) -> None:
+    # Given the server refuses the request as longer than the model's context window
+    openai_server.enqueue(status=400, body=body)
+    # When the model is called, then the error is a context overflow (permanent), quoting the provider's count
+    with pytest.raises(ContextWindowExceeded, match=r"gpt-test: HTTP 400 .*: This model's maximum context length"):
         model.complete(question())
 
 

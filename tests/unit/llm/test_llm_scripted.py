@@ -180,3 +180,10 @@ def test_a_missing_script_is_a_config_error(tmp_path: Path) -> None:
     # When it is loaded, then the error names the file and the reason
     with pytest.raises(ConfigError, match=r"absent\.yaml: cannot read the script: No such file"):
         ScriptedChatModel.from_file(script)
+
+
+def test_turns_a_summary_stands_for_count_toward_the_turn_played() -> None:
+    # Given a request carrying one assistant turn, with two earlier ones summarized away
+    request = conversation("weather in Paris?", assistant_turns=1).model_copy(update={"turns_before": 2})
+    # When the scripted model answers; Then it plays the fourth turn's reply (the last one, repeated)
+    assert ScriptedChatModel([WEATHER]).complete(request).content == "It is sunny."

@@ -62,3 +62,17 @@ def test_limits_within_the_history_cap_load() -> None:
     most = AGENT_LOOP.most_iterations(16)
     limits = load_limits(max_iterations=most, max_parallel_calls=16).profile("research").limits
     assert (limits.max_iterations, limits.max_parallel_calls) == (most, 16)
+
+
+def test_a_request_too_long_for_the_model_costs_one_detour_through_compact_per_iteration() -> None:
+    # Given the definition, and the same without LLMCall's catch of a context overflow into Compact
+    with_detour = definition()
+    without = definition()
+    without["States"]["LLMCall"]["Catch"] = [
+        catcher for catcher in without["States"]["LLMCall"]["Catch"] if catcher["Next"] != "Compact"
+    ]
+    # When each loop is read; Then the detour adds Compact and a second LLMCall to an iteration, once
+    tasks = LoopShape.from_definition(with_detour).task_retries
+    assert len(tasks) - len(LoopShape.from_definition(without).task_retries) == 2
+    # And a run of 100 one-call iterations, as a long research task makes, is still allowed
+    assert AGENT_LOOP.most_iterations(1) >= 100

@@ -8,7 +8,7 @@ import pytest
 
 from stepwise.models.messages import ToolCall
 from stepwise.models.run import StoredMessage
-from stepwise.steps.llm_call import effective_tool_choice, request_history
+from stepwise.steps.model_request import effective_tool_choice, request_history
 
 
 def stored(role: str, content: str, iteration: int, slot: int, **fields: Any) -> StoredMessage:

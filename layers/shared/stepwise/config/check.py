@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from stepwise.config.context import ContextLimits
 from stepwise.config.credentials import SecretResolver
 from stepwise.config.loading import read_config_file
 from stepwise.config.model import ToolSearch
@@ -34,6 +35,7 @@ class ProfileTools:
     model: str
     tools: list[ToolSpec]
     search: ToolSearch | None = None
+    context: ContextLimits | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class ConfigReport:
                     "model": profile.model,
                     "tools": [spec.model_dump() for spec in profile.tools],
                     "find_tools": profile.search.model_dump() if profile.search is not None else None,
+                    "context_window": profile.context.window if profile.context is not None else None,
+                    "compact_at": profile.context.compact_at if profile.context is not None else None,
                 }
                 for name, profile in self.profiles.items()
             },
@@ -137,7 +141,9 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
                 f"with more than tool_search.threshold={profile.tool_search.threshold} tools needs; rename it"
             )
         search = profile.tool_search if searched else None
-        profiles[name] = ProfileTools(model=profile.model, tools=specs, search=search)
+        profiles[name] = ProfileTools(
+            model=profile.model, tools=specs, search=search, context=config.context_limits(name)
+        )
     # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
     return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes)
 
@@ -158,9 +164,23 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
                 f"({profile.search.results} tools per search) and the tools it finds, not all {len(profile.tools)}",
                 file=out,
             )
+        if profile.context is not None:
+            print(f"  {_context_line(profile.model, profile.context)}", file=out)
         for spec in profile.tools:
             print(f"\n  {spec.name}", file=out)
             for line in (spec.description or "(no description)").splitlines():
                 print(f"    {line}", file=out)
             schema = json.dumps(spec.parameters, indent=2, ensure_ascii=False)
             print("    parameters: " + schema.replace("\n", "\n    "), file=out)
+
+
+def _context_line(model: str, limits: ContextLimits) -> str:
+    """What the profile's runs do with the model's window."""
+    if limits.window is None:
+        return (
+            f"context window: not known, so requests are sent whole (set models.{model}.context_window, or the "
+            "profile's context.window_tokens)"
+        )
+    if not limits.compaction or limits.compact_at is None:
+        return f"context window: {limits.window} tokens; requests are fitted to it, never summarized"
+    return f"context window: {limits.window} tokens; earlier iterations are summarized past {limits.compact_at}"

@@ -46,8 +46,15 @@ class LoopShape:
 
     @classmethod
     def from_definition(cls, definition: dict[str, Any]) -> LoopShape:
-        """The shape of a tool iteration: from StartAt along each `Next` and the `tool_calls`-like Choice
-        branch to the Map, whose `Next` closes the loop; the end is the costliest Task reached from the loop."""
+        """The shape of a tool iteration at its costliest: from StartAt along each `Next`, taking a Choice's
+        branch to the Map (the `tool_calls` route) or else its Default, to the Map, whose `Next` closes the
+        loop; the end is the costliest Task reached from the loop.
+
+        A Task with a Catch into a Task whose `Next` is this one again (LLMCall's `ContextWindowExceeded`
+        into Compact) makes that detour once: Compact runs at most once per iteration
+        (`stepwise.steps.context_state.can_compact`), and reached this way it costs more than reached from
+        the Choice before LLMCall (NeedsCompaction), which it then replaces.
+        """
         states: dict[str, Any] = definition["States"]
         start = definition["StartAt"]
         tasks: list[int] = []
@@ -61,10 +68,13 @@ class LoopShape:
             state = states[name]
             if state["Type"] == "Task":
                 tasks.append(_retries(state))
+                for detour in _detours(name, state, states):
+                    tasks += [_retries(states[detour]), _retries(state)]
                 name = state["Next"]
             elif state["Type"] == "Choice":
                 choices += 1
-                name = next(choice["Next"] for choice in state["Choices"] if states[choice["Next"]]["Type"] == "Map")
+                branches = [choice["Next"] for choice in state["Choices"]]
+                name = next((branch for branch in branches if states[branch]["Type"] == "Map"), state["Default"])
             elif state["Type"] == "Map":
                 item_states = state["ItemProcessor"]["States"]
                 map_items = tuple(_retries(item) for item in item_states.values() if item["Type"] == "Task")
@@ -107,6 +117,15 @@ class LoopShape:
         return (HISTORY_EVENT_LIMIT - fixed) // per_iteration
 
 
+def _detours(name: str, state: dict[str, Any], states: dict[str, Any]) -> list[str]:
+    """The Tasks a Catch of the Task `name` leads to that lead straight back to it."""
+    return [
+        catcher["Next"]
+        for catcher in state.get("Catch", [])
+        if states[catcher["Next"]]["Type"] == "Task" and states[catcher["Next"]].get("Next") == name
+    ]
+
+
 def _retries(state: dict[str, Any]) -> int:
     return sum(int(retrier.get("MaxAttempts", 3)) for retrier in state.get("Retry", []))
 
@@ -116,7 +135,12 @@ def _task_events(retries: int) -> int:
 
 
 AGENT_LOOP = LoopShape(
-    task_retries=(7, 7, 7), choices=1, map_item_task_retries=(7, 7), end_task_retries=7, map_item_extra_events=3
+    task_retries=(7, 7, 7, 7, 7),
+    choices=2,
+    map_item_task_retries=(7, 7),
+    end_task_retries=7,
+    map_item_extra_events=3,
 )
-"""The shape of statemachine/agent.asl.json: IterationGuard, LLMCall, Parse, Route, ToolInvoke (each call:
-NeedsApproval, AwaitApproval, InvokeTool); Format."""
+"""The shape of statemachine/agent.asl.json: IterationGuard, NeedsCompaction, LLMCall, then Compact and LLMCall
+again (a request too long for the model), Parse, Route, ToolInvoke (each call: NeedsApproval, AwaitApproval,
+InvokeTool); Format."""

@@ -81,6 +81,9 @@ class OpenAIModelConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
     prices: ModelPrices | None = None
+    # What the model takes in and gives out, for a model the catalog does not know (or to override it)
+    context_window: int | None = Field(default=None, ge=1024)
+    max_output_tokens: int | None = Field(default=None, ge=1)
 
     @field_validator("base_url")
     @classmethod
@@ -106,6 +109,9 @@ class BedrockModelConfig(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
     prices: ModelPrices | None = None
+    # What the model takes in and gives out, for a model the catalog does not know (or to override it)
+    context_window: int | None = Field(default=None, ge=1024)
+    max_output_tokens: int | None = Field(default=None, ge=1)
 
 
 class ScriptToolCall(BaseModel):
@@ -172,6 +178,9 @@ class ScriptedModelConfig(BaseModel):
     scenarios: list[ScriptScenario] | None = Field(default=None, min_length=1)
     capabilities: ModelCapabilities = Field(default_factory=ModelCapabilities)
     prices: ModelPrices | None = None
+    # What the model takes in and gives out, for a model the catalog does not know (or to override it)
+    context_window: int | None = Field(default=None, ge=1024)
+    max_output_tokens: int | None = Field(default=None, ge=1)
 
     @model_validator(mode="after")
     def _check_one_source(self) -> "ScriptedModelConfig":

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stepwise.config.context import ContextLimits, ContextSettings
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import ModelConfig, ModelPrices
@@ -104,6 +105,7 @@ class AgentProfile(BaseModel):
     tool_search: ToolSearch = Field(default_factory=ToolSearch)
     # Thinking: on, off, and how much (`stepwise.config.reasoning`); absent, the model's own default.
     reasoning: ReasoningSetting | None = None
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
     @field_validator("tool_choice")
     @classmethod
@@ -180,6 +182,9 @@ class StepwiseConfig(BaseModel):
                     f"profiles.{name}.limits.max_cost_usd: model '{profile.model}' has no prices to count the cost"
                 )
             self._check_reasoning(name, profile)
+            summary_model = profile.context.summary_model
+            if summary_model is not None and summary_model not in self.models:
+                raise ValueError(f"profiles.{name}.context.summary_model: '{summary_model}' is not one of the models")
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):
@@ -233,6 +238,23 @@ class StepwiseConfig(BaseModel):
         if requested is None:
             return None
         return packaged_catalog().extended(self.model_catalog).lookup(str(requested))
+
+    def context_limits(self, profile: str) -> ContextLimits:
+        """The named profile's context window, output floor, compaction threshold and budgets, resolved from
+        the profile's `context:`, its model's entry and the model catalog."""
+        agent = self.profile(profile)
+        model = self.models[agent.model]
+        facts = self.model_facts(agent.model)
+        summary_model = agent.context.summary_model or agent.model
+        summary_facts = facts if summary_model == agent.model else self.model_facts(summary_model)
+        return ContextLimits.resolve(
+            agent.context,
+            window=model.context_window or (facts.context_window if facts else None),
+            max_output=model.max_output_tokens or (facts.max_output_tokens if facts else None),
+            summary_model=summary_model,
+            summary_window=self.models[summary_model].context_window
+            or (summary_facts.context_window if summary_facts else None),
+        )
 
     @classmethod
     def from_mapping(

@@ -1,7 +1,8 @@
 """A scripted chat model: replies read from scenarios, for demos, tests and benchmarks.
 
-The model is stateless. The turn it plays is the number of assistant messages already in the request,
-so concurrent runs never share a position and a retried call plays the same turn again.
+The model is stateless. The turn it plays is the number of assistant messages already in the request
+(with those a summary stands for, `ChatRequest.turns_before`), so concurrent runs never share a position
+and a retried call plays the same turn again.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class ScriptedChatModel:
         """Return the scripted reply for this point of the conversation."""
         question = next((m.content for m in request.messages if m.role == "user"), "")
         scenario = self._scenario_for(question)
-        turn_number = sum(1 for message in request.messages if message.role == "assistant")
+        turn_number = request.turns_before + sum(1 for message in request.messages if message.role == "assistant")
         turn = scenario.turns[min(turn_number, len(scenario.turns) - 1)]
         if turn.latency_ms:
             self._sleep(turn.latency_ms / 1000)

@@ -34,10 +34,14 @@ def _steps_before(logical_id: str, event: dict[str, Any]) -> tuple[int, int]:
     A failure event (`error` set by a Catch) and the guard's own event need only the run.
     """
     iteration = event.get("iteration")
-    if not isinstance(iteration, int) or "error" in event or logical_id not in (*_ITERATION_STEPS, "FormatFunction"):
+    steps = (*_ITERATION_STEPS, "CompactFunction", "FormatFunction")
+    if not isinstance(iteration, int) or "error" in event or logical_id not in steps:
         return 0, 0
     if logical_id == "IterationGuardFunction":
         return 0, 0
+    if logical_id == "CompactFunction":
+        # Compact runs between the guard and the model call, as LLMCall's retry does
+        return iteration, _ITERATION_STEPS.index("LLMCallFunction")
     if logical_id == "FormatFunction":
         return iteration, len(_ITERATION_STEPS)
     return iteration, _ITERATION_STEPS.index(logical_id)

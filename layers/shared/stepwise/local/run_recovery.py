@@ -17,9 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta
-from stepwise.models.state import RunContext, StatePayload
+from stepwise.models.run import RunError, RunMeta, StepRecord
+from stepwise.models.state import ContextState, RunContext, StatePayload
 from stepwise.steps.budgets import spend_before
+from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.runs import start_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.open_runs import find_open_runs
@@ -46,7 +47,9 @@ def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
         return start_input(meta)
     steps = runtime.store.list_steps(meta.run_id)
     iteration = max([meta.iteration, *(step.iteration for step in steps)])
-    spend = spend_before(meta.profile, steps, iteration, runtime)
+    # the replayed LLMCall of iteration N adds its stored call again; a compaction of N is not replayed
+    replayed = [step for step in steps if not (step.kind == "llm" and step.iteration == iteration)]
+    spend = spend_before(meta.profile, replayed, iteration + 1, runtime)
     previous = next((step for step in steps if step.kind == "parse" and step.iteration == iteration - 1), None)
     return StatePayload(
         run_id=meta.run_id,
@@ -54,7 +57,23 @@ def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
         next="continue",
         parse_errors=(previous.parse_errors or 0) if previous is not None else 0,
         run=RunContext.from_meta(meta).model_copy(update={"spend": spend}),
+        context=context_from_trace(steps, iteration),
     ).model_dump()
+
+
+def context_from_trace(steps: list[StepRecord], iteration: int) -> ContextState:
+    """The payload's context for resuming at `iteration`: the latest summary, found from its compaction step,
+    and whether Compact already ran in that iteration (it runs at most once). The request sizes are not
+    kept: the resumed LLMCall estimates the whole request, and sends it to Compact if it is too long."""
+    found = latest_summary_ref(steps)
+    if found is None:
+        return ContextState()
+    reference, step = found
+    here = step.iteration == iteration
+    overflow = here and step.compaction is not None and step.compaction.reason == "overflow"
+    return ContextState(
+        compacted_at=iteration if here else None, overflow_at=iteration if overflow else None
+    ).with_summary(reference)
 
 
 def recover_open_runs(

@@ -41,6 +41,13 @@ def describe_step(step: StepRecord) -> list[str]:
         if step.decision == "final_answer":
             lines.append(f"{prefix} final answer reached")
         return lines
+    if step.kind == "compaction" and step.compaction is not None:
+        note = step.compaction
+        by = f"by {note.model}" if note.source == "model" else "digest (the summarizer's notes were unusable)"
+        return [
+            f"{prefix} compact   iterations {note.first_iteration}-{note.through_iteration} summarized, "
+            f"about {note.tokens_before} -> {note.tokens_after} tokens, {by}"
+        ]
     if step.kind == "tool":
         status = "ok" if step.ok else "failed"
         return [
@@ -51,9 +58,9 @@ def describe_step(step: StepRecord) -> list[str]:
 
 
 class LiveTracePrinter:
-    """An engine listener: when LLMCall, Parse or a tool call exits, print what that step stored."""
+    """An engine listener: when Compact, LLMCall, Parse or a tool call exits, print what that step stored."""
 
-    _STATES = {"LLMCall": "llm", "Parse": "parse", "InvokeTool": "tool"}
+    _STATES = {"Compact": "compaction", "LLMCall": "llm", "Parse": "parse", "InvokeTool": "tool"}
 
     def __init__(self, store_factory: Callable[[], ConversationStore], out: TextIO) -> None:
         self._store_factory = store_factory

@@ -19,7 +19,16 @@ from pydantic import (
     model_validator,
 )
 
-from stepwise.models.run import IntentOutcome, ReplayLink, RunBudget, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.run import (
+    CompactionNote,
+    IntentOutcome,
+    ReplayLink,
+    RunBudget,
+    RunError,
+    RunStatus,
+    RunUsage,
+    StopReason,
+)
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
@@ -267,8 +276,8 @@ class ReplayAccepted(RunAccepted):
 
 
 class TraceStep(BaseModel, defer_build=True):
-    """One step of a run's trace: a model call, what the model thought (`reasoning`), its parsed decision, a
-    tool call or the final formatting."""
+    """One step of a run's trace: a compaction, a model call, what the model thought (`reasoning`), its
+    parsed decision, a tool call or the final formatting."""
 
     iteration: int
     kind: str
@@ -298,6 +307,10 @@ class TraceStep(BaseModel, defer_build=True):
     )
     attempt: int | None = Field(
         default=None, description="Which attempt of such a call this was: 2 or more after a crash or a retry."
+    )
+    estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
+    compaction: CompactionNote | None = Field(
+        default=None, description="A compaction step: what its summary covers, and the request before and after."
     )
 
 

@@ -190,3 +190,6 @@ class ChatRequest(BaseModel, defer_build=True):
     reasoning: ReasoningRequest | None = None
     # Sent with assistant messages that called tools, where the provider requires it (`ReasoningPassBack`).
     reasoning_pass_back: ReasoningPassBack = "none"
+    # The model's turns of this run a summary stands for (not in `messages`): a provider that plays turns by
+    # position, the scripted model, counts them; none sends it.
+    turns_before: int = Field(default=0, ge=0)

@@ -42,23 +42,32 @@ class RunUsage(BaseModel, defer_build=True):
     tool_calls: int = 0
     llm_ms: int = 0
     tool_ms: int = 0
+    compactions: int = Field(default=0, description="Times the conversation was summarized to fit the model.")
+    compaction_calls: int = Field(default=0, description="Model calls those summaries took (in `llm_calls`).")
     cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
 
     @classmethod
     def from_steps(cls, steps: list["StepRecord"]) -> "RunUsage":
-        """What a run consumed, summed from its trace: model calls (loop and formatting) and tool calls."""
-        model_steps = [step for step in steps if step.kind in ("llm", "format") and step.latency_ms is not None]
+        """What a run consumed, summed from its trace: model calls (loop, summaries and formatting) and tool
+        calls. A compaction's tokens and time are its summarizer calls'."""
+        model_steps = [
+            step for step in steps if step.kind in ("llm", "format", "compaction") and step.latency_ms is not None
+        ]
         tool_steps = [step for step in steps if step.kind == "tool"]
+        compactions = [step.compaction for step in steps if step.kind == "compaction" and step.compaction]
         return cls(
             input_tokens=sum(step.input_tokens or 0 for step in model_steps),
             output_tokens=sum(step.output_tokens or 0 for step in model_steps),
             cache_read_tokens=sum(step.cache_read_tokens or 0 for step in model_steps),
             cache_write_tokens=sum(step.cache_write_tokens or 0 for step in model_steps),
             reasoning_tokens=sum(step.reasoning_tokens or 0 for step in model_steps),
-            llm_calls=len(model_steps),
+            llm_calls=sum(1 for step in model_steps if step.kind != "compaction")
+            + sum(note.model_calls for note in compactions),
             tool_calls=len(tool_steps),
             llm_ms=round(sum(step.latency_ms or 0 for step in model_steps)),
             tool_ms=round(sum(step.latency_ms or 0 for step in tool_steps)),
+            compactions=len(compactions),
+            compaction_calls=sum(note.model_calls for note in compactions),
         )
 
 
@@ -192,9 +201,30 @@ class RunSummary(BaseModel, defer_build=True):
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
-StepKind = Literal["llm", "reasoning", "parse", "tool", "format"]
-# The order of the steps of one iteration.
-STEP_KIND_ORDER: dict[str, int] = {"llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
+StepKind = Literal["llm", "reasoning", "parse", "tool", "format", "compaction"]
+# The order of the steps of one iteration; a compaction comes before its iteration's model call.
+STEP_KIND_ORDER: dict[str, int] = {"compaction": -1, "llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
+
+
+class CompactionNote(BaseModel, defer_build=True):
+    """What one compaction did: the iterations its summary covers, the request's size before and after (as
+    estimated), who wrote the summary and why it ran."""
+
+    first_iteration: int = Field(description="The first iteration this compaction summarized.")
+    through_iteration: int = Field(description="The summary covers iterations 1 to this one.")
+    tokens_before: int = Field(description="The next model request, estimated, with the previous summary.")
+    tokens_after: int = Field(description="The same request, estimated, with this summary.")
+    model: str | None = Field(default=None, description="The summarizer's model; none when it was not asked.")
+    source: Literal["model", "digest"] = Field(
+        description="`model`: the summarizer's notes; `digest`: its reply was unusable, so a digest of the calls "
+        "and observations stands in."
+    )
+    reason: Literal["window", "overflow"] = Field(
+        description="`window`: the request would pass the profile's threshold; `overflow`: the request was too "
+        "long for the model (the provider said so, or it could not fit)."
+    )
+    model_calls: int = Field(default=0, description="Summarizer calls made (one per chunk of the history).")
+    chunks: int = 0
 
 
 class StepRecord(BaseModel, defer_build=True):
@@ -227,6 +257,9 @@ class StepRecord(BaseModel, defer_build=True):
     # A tool call that may change something: the key it was sent with, and which attempt this was.
     idempotency_key: str | None = None
     attempt: int | None = None
+    # a model call: its request as estimated here (what the provider's count is compared with)
+    estimated_tokens: int | None = None
+    compaction: CompactionNote | None = None
 
 
 class StoredMessage(ChatMessage, defer_build=True):

@@ -90,12 +90,72 @@ class RunContext(BaseModel, defer_build=True):
         )
 
 
+class SummaryRef(BaseModel, defer_build=True):
+    """Which stored summary the conversation is rendered with: the one Compact wrote in `iteration` (its
+    `n`-th that iteration), covering iterations 1 to `through`."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    iteration: int = Field(ge=1, le=10_000)
+    n: int = Field(ge=0, le=9)
+    through: int = Field(ge=1, le=10_000)
+
+
+class ContextState(BaseModel, defer_build=True):
+    """What the loop knows of the conversation's size in the model's context window: a few numbers, so the
+    payload keeps its size however long the run.
+
+    LLMCall sets the sizes after each model call; IterationGuard adds an upper bound for what the tools
+    added and sets `compact` when the next request could pass `compact_at`; Compact clears it and points
+    the context at the summary it wrote.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # the summary the conversation is rendered with (see `summary`): numbers, not an object that appears
+    # once a run is summarized, so the payload only ever changes in its digits
+    summary_iteration: int | None = Field(default=None, ge=1, le=10_000)
+    summary_n: int | None = Field(default=None, ge=0, le=9)
+    summary_through: int | None = Field(default=None, ge=1, le=10_000)
+    # IterationGuard's flag: Compact runs before this iteration's model call
+    compact: bool = False
+    # the iteration Compact last ran in: at most once per iteration, after which a request is cut to fit
+    compacted_at: int | None = Field(default=None, ge=1, le=10_000)
+    # the iteration whose request was found too long (by the provider, or by LLMCall's estimate): from then
+    # on in that iteration, estimates are raised
+    overflow_at: int | None = Field(default=None, ge=1, le=10_000)
+    # the last request: its input tokens as the provider counted them (None when it did not say) and as
+    # estimated here; their ratio calibrates the estimates of what is added after it
+    sent_tokens: int | None = Field(default=None, ge=0)
+    sent_estimate: int | None = Field(default=None, ge=0)
+    reply_tokens: int | None = Field(default=None, ge=0)
+    # the last request is the start of the next one (no summary written since)
+    anchored: bool = False
+    # tokens past which the conversation is summarized first (none: the model's window is not known)
+    compact_at: int | None = Field(default=None, ge=1)
+    # the most tokens one tool result can add (the profile's max_observation_chars, estimated)
+    observation_tokens: int | None = Field(default=None, ge=0)
+
+    @property
+    def summary(self) -> SummaryRef | None:
+        """The stored summary the conversation is rendered with, if any."""
+        if self.summary_iteration is None or self.summary_n is None or self.summary_through is None:
+            return None
+        return SummaryRef(iteration=self.summary_iteration, n=self.summary_n, through=self.summary_through)
+
+    def with_summary(self, summary: SummaryRef) -> "ContextState":
+        """This context rendered with `summary` from now on."""
+        return self.model_copy(
+            update={"summary_iteration": summary.iteration, "summary_n": summary.n, "summary_through": summary.through}
+        )
+
+
 class StatePayload(BaseModel, defer_build=True):
     """What flows between IterationGuard, LLMCall, Parse, ToolInvoke and Format.
 
     `run` is absent only in the execution input (and in executions started before it existed): the
     first IterationGuard fills it. `parse_errors` is the run's count of consecutive parse errors so
-    far, carried from one Parse to the next.
+    far, carried from one Parse to the next. `context` is the conversation's size in the model's window.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -108,6 +168,7 @@ class StatePayload(BaseModel, defer_build=True):
     calls: list[CallRef] = Field(default_factory=list, max_length=64)
     parse_errors: int = Field(default=0, ge=0, le=10_000)
     run: RunContext | None = None
+    context: ContextState = Field(default_factory=ContextState)
 
     @property
     def trace(self) -> TraceContext | None:
@@ -149,6 +210,13 @@ class TaskFailure(BaseModel, defer_build=True):
 
     Error: str = "States.TaskFailed"
     Cause: str | None = None
+
+
+class CompactEvent(StatePayload, defer_build=True):
+    """Compact's input: the payload, and the error LLMCall raised when Compact is reached through its Catch
+    (`ContextWindowExceeded`: the request was too long for the model, or would not fit)."""
+
+    overflow: TaskFailure | None = None
 
 
 def _iteration_or_none(value: Any) -> int | None:

@@ -70,8 +70,10 @@ def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) 
 
 
 def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
-    """What the run's model calls of the iterations before `iteration` spent, from its stored trace."""
-    usage = RunUsage.from_steps([step for step in steps if step.kind == "llm" and step.iteration < iteration])
+    """What the run's model calls of the iterations before `iteration` spent (the loop's and the summaries'),
+    from its stored trace."""
+    spent = [step for step in steps if step.kind in ("llm", "compaction") and step.iteration < iteration]
+    usage = RunUsage.from_steps(spent)
     return _priced_spend(profile, _tokens_of(usage), runtime)
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, StopReason
+from stepwise.models.run import RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.best_answer import best_available_answer, final_answer_text
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.context_state import latest_summary_ref
+from stepwise.steps.context_window import rendered_history
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, failure_message, record_failure
 from stepwise.steps.runtime import StepRuntime
@@ -25,6 +27,18 @@ def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
     if payload.next == "limit_hit":
         return "parse_errors"
     return "final_answer"
+
+
+def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> list[StoredMessage]:
+    """The conversation as the run's model calls last sent it: with the latest summary in place of the
+    iterations it covers, so the formatting call fits the window the loop's calls fitted."""
+    found = latest_summary_ref(record.steps)
+    summary = runtime.store.summaries.get(meta.run_id, found[0].iteration, found[0].n) if found else None
+    if summary is None:
+        return record.messages
+    language = runtime.profile(meta.profile).language
+    budget = runtime.config.context_limits(meta.profile).summary_tokens
+    return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
 
 
 def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
@@ -56,7 +70,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     structured = (
         StructuredOutput()
         if stop_reason == "tool_calls"
-        else produce_structured_output(meta, payload.iteration, answer, record.messages, runtime)
+        else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
     )
     usage = priced_usage(meta.profile, record.steps + structured.calls, runtime)
     finished = runtime.store.finish_run(

@@ -9,6 +9,7 @@ from typing import Any
 from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.steps.budgets import budget_reached
+from stepwise.steps.context_state import next_request_may_pass_threshold
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
 
@@ -19,7 +20,8 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime) -> StatePayload
     Only the first iteration talks to DynamoDB: it marks the run RUNNING and copies what the loop needs of
     META (profile, limits, deadline, expiry) into the payload. Later iterations decide from the payload
     alone, budgets included (LLMCall carries the run's spend in it), so the guard costs no request;
-    Format records the iteration the run ended at.
+    Format records the iteration the run ended at. It also sets `context.compact` when the next request
+    could pass the compaction threshold, which sends the iteration through Compact first.
     """
     started_ns = time.time_ns()
     iteration = payload.iteration + 1
@@ -48,6 +50,10 @@ def _guarded(
         if reason is not None:
             logger.info("final round", extra={"run_id": payload.run_id, "iteration": iteration, "reason": reason})
     final_round = reason is not None
+    # the last iteration's calls are still in the payload: each may have added a tool result
+    compact = next_request_may_pass_threshold(payload.model_copy(update={"iteration": iteration}))
+    if compact:
+        logger.info("compaction first", extra={"run_id": payload.run_id, "iteration": iteration})
     metrics.add_metric(name="Iterations", unit="Count", value=1)
     return payload.model_copy(
         update={
@@ -57,6 +63,7 @@ def _guarded(
             "next": "final_round" if final_round else "continue",
             "calls": [],
             "run": run,
+            "context": payload.context.model_copy(update={"compact": compact}),
         }
     )
 

@@ -19,6 +19,8 @@ def record_run_ended(status: str, stop_reason: str | None, usage: RunUsage, iter
     metrics.add_metric(name="RunOutputTokens", unit="Count", value=usage.output_tokens)
     if usage.reasoning_tokens:
         metrics.add_metric(name="RunReasoningTokens", unit="Count", value=usage.reasoning_tokens)
+    if usage.compactions:
+        metrics.add_metric(name="RunCompactions", unit="Count", value=usage.compactions)
     if usage.cost_usd is not None:
         # CloudWatch has no currency unit: the value is US dollars
         metrics.add_metric(name="RunCostUSD", unit="None", value=usage.cost_usd)

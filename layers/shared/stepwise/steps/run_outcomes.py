@@ -19,6 +19,7 @@ from stepwise.telemetry.observability import logger, metrics
 MODEL_ERROR_STOPS: dict[str, StopReason] = {
     "LLMDeadlineReached": "deadline",
     "ContextWindowExceeded": "context_window",
+    "ContextWindowExhausted": "context_window",
     "LLMPermanentError": "model_error",
     # retried by the state machine until its attempts ran out
     "LLMTransientError": "model_error",

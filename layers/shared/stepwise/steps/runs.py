@@ -5,13 +5,20 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
+from stepwise.config.model import Language
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, ReplayLink, RunBudget, RunLimits, RunMeta, RunOptions
+from stepwise.steps.context_window import cut_to
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, message_tokens
+from stepwise.store import SessionTurn
 
-# Older turns are dropped so a run's opening messages fit in one DynamoDB transaction (100 items).
-SESSION_TURNS_KEPT = 20
+# Each earlier turn is two puts before the execution starts; past this many, older turns are dropped
+# whatever their size, so starting a run in a long session of short turns stays quick.
+MAX_SESSION_TURNS = 100
+# A last answer cut shorter than this says too little to be worth carrying.
+_MIN_CUT_ANSWER_TOKENS = 200
 
 
 def new_run_id() -> str:
@@ -113,10 +120,34 @@ def create_run(
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     history: list[ChatMessage] = []
     if session_id:
-        for turn in runtime.store.list_session_turns(session_id, owner)[-SESSION_TURNS_KEPT:]:
-            history.append(ChatMessage(role="user", content=turn.question))
-            if turn.answer:
-                history.append(ChatMessage(role="assistant", content=turn.answer))
+        turns = runtime.store.list_session_turns(session_id, owner)[-MAX_SESSION_TURNS:]
+        session_tokens = runtime.config.context_limits(profile).session_tokens
+        history = session_history(turns, session_tokens, runtime.profile(profile).language)
     if not runtime.store.create_run(meta, history + messages, question=question):
         raise RunAlreadyExists(f"run {meta.run_id} already exists")
     return meta
+
+
+def session_history(turns: list[SessionTurn], budget_tokens: int, language: Language) -> list[ChatMessage]:
+    """A session's earlier turns as messages, the newest that fit `budget_tokens` (oldest dropped first).
+
+    When even the newest turn does not fit, its answer is cut to fit with a marker, so a session whose last
+    answer was very long still carries its last exchange.
+    """
+    kept: list[list[ChatMessage]] = []
+    used = 0
+    if budget_tokens <= 0:
+        return []
+    for turn in reversed(turns):
+        exchange = [ChatMessage(role="user", content=turn.question)]
+        if turn.answer:
+            exchange.append(ChatMessage(role="assistant", content=turn.answer))
+        cost = sum(message_tokens(message) for message in exchange)
+        if used + cost > budget_tokens:
+            room = budget_tokens - message_tokens(exchange[0]) - MESSAGE_OVERHEAD_TOKENS
+            if not kept and turn.answer and room >= _MIN_CUT_ANSWER_TOKENS:
+                kept.append([exchange[0], ChatMessage(role="assistant", content=cut_to(turn.answer, room, language))])
+            break
+        kept.append(exchange)
+        used += cost
+    return [message for exchange in reversed(kept) for message in exchange]

@@ -33,6 +33,7 @@ from stepwise.store.codec import deserialize_item, serialize_item, serialize_val
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
+from stepwise.store.summaries import SummaryStore
 from stepwise.store.tool_attempts import ToolAttemptStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
 from stepwise.store.transient import error_code, transient_errors
@@ -62,6 +63,8 @@ class ConversationStore:
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
         self.tool_attempts = ToolAttemptStore(self._call, table_name, now_iso=self._now_iso)
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
+        self.summaries = SummaryStore(self._call, table_name, self._put_if_absent)
+        """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -1,9 +1,10 @@
 """Following a run step by step: the logic of `GET /v1/runs/{run_id}/events`.
 
-A run's steps come back in the order they happen — per iteration the model call, its parse decision,
-its tool calls, and the final formatting — after an opaque cursor naming the last step delivered. Tool
-calls of one iteration run in parallel and may be stored in any order, so they are delivered only once
-all the calls the decision named are stored: a step is never skipped by a cursor that moved past it.
+A run's steps come back in the order they happen — per iteration a compaction (when there is one), the
+model call, its parse decision, its tool calls, and the final formatting — after an opaque cursor naming
+the last step delivered. Tool calls of one iteration run in parallel and may be stored in any order, so
+they are delivered only once all the calls the decision named are stored: a step is never skipped by a
+cursor that moved past it.
 """
 
 from __future__ import annotations

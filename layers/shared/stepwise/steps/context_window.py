@@ -1,0 +1,237 @@
+"""Keeping one model request within the model's context window.
+
+- What a request carries: the run's opening messages (the question, a session's earlier turns), the
+  latest summary in place of the iterations it covers, then the messages after them (`rendered_history`).
+- How large it is: the prompt tokens the provider reported for the previous call, plus an estimate of
+  what was added since, scaled by how that call's count compared with its estimate (`RequestSize`).
+- What is done about it (`fit_request`): a request past the profile's threshold is reported so Compact
+  can summarize first; one that would not fit with room for the reply has its largest messages cut, each
+  with a marker saying so (a huge observation is never sent whole); `max_tokens` is fitted to what is
+  left of the window, never below the profile's floor (Dify's `recalc_llm_max_tokens`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from stepwise.config.context import ContextLimits
+from stepwise.config.model import Language
+from stepwise.models.messages import ChatMessage, ChatRequest
+from stepwise.models.run import StoredMessage
+from stepwise.models.state import ContextState
+from stepwise.models.summary import ConversationSummary
+from stepwise.steps.context_wording import context_wording
+from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
+
+# Never cut a message below this many characters: its start says what it was.
+_KEPT_CHARS = 400
+_MAX_CUT_ROUNDS = 8
+# After the provider said a request was too long although the estimate fitted, estimates are raised by this.
+OVERFLOW_SAFETY = 1.25
+# How providers say how long the refused request was: OpenAI ("your messages resulted in 10921 tokens"),
+# vLLM ("(3000 in the messages, 2000 in the completion)"), Anthropic ("prompt is too long: 210000 tokens").
+_REPORTED_PROMPT = re.compile(
+    r"resulted in (\d[\d,]*) tokens|\((\d[\d,]*) in the messages|prompt is too long: (\d[\d,]*) tokens", re.IGNORECASE
+)
+# Calls a summary lists one by one when rendered; older ones are counted per tool.
+_LISTED_CALLS_SHARE = 0.4
+
+
+def summary_message(summary: ConversationSummary, language: Language, budget_tokens: int) -> str:
+    """The text that stands for iterations 1 to `summary.through` in a request.
+
+    The calls are listed newest last, as many as fit in part of the summary's budget; the ones that do
+    not are counted per tool on one line.
+    """
+    wording = context_wording(language)
+    lines = [wording.summary_heading.format(through=summary.through), wording.calls_heading]
+    listed: list[str] = []
+    room = max(1, int(budget_tokens * _LISTED_CALLS_SHARE))
+    unlisted = dict((name, earlier.calls) for name, earlier in summary.earlier_calls.items())
+    for call in reversed(summary.calls):
+        line = f"- {call.iteration}: {call.name} {call.arguments} -> {wording.outcomes[call.outcome]}"
+        cost = text_tokens(line)
+        if cost > room:
+            unlisted[call.name] = unlisted.get(call.name, 0) + 1
+            room = 0
+            continue
+        room -= cost
+        listed.append(line)
+    if unlisted:
+        tools = ", ".join(f"{name} x{count}" for name, count in sorted(unlisted.items()))
+        lines.append(wording.earlier_calls.format(count=sum(unlisted.values()), tools=tools))
+    lines.extend(reversed(listed))
+    if not listed and not unlisted:
+        lines.append(wording.no_calls)
+    lines += [wording.facts_heading, summary.facts.strip() or wording.facts_unknown]
+    lines += [wording.open_heading, summary.open.strip() or wording.open_unknown]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RenderedHistory:
+    """The messages a request carries, and how many of the model's turns the summary stands for."""
+
+    messages: list[StoredMessage]
+    turns_before: int
+
+
+def rendered_history(
+    history: Sequence[StoredMessage],
+    summary: ConversationSummary | None,
+    *,
+    language: Language,
+    summary_tokens: int,
+) -> RenderedHistory:
+    """The opening messages, the summary (as a user message), then the messages after what it covers.
+
+    The summary covers whole iterations, so a tool call and its result are always on the same side of it.
+    """
+    if summary is None:
+        return RenderedHistory(list(history), 0)
+    opening = [message for message in history if message.iteration == 0]
+    after = [message for message in history if message.iteration > summary.through]
+    turns = sum(1 for message in history if 0 < message.iteration <= summary.through and message.role == "assistant")
+    text = summary_message(summary, language, summary_tokens)
+    note = StoredMessage(role="user", content=text, iteration=summary.through, slot=-1)
+    return RenderedHistory([*opening, note, *after], turns)
+
+
+@dataclass(frozen=True)
+class RequestSize:
+    """How this run's requests compare with their estimates, from the payload's context."""
+
+    context: ContextState
+    safety: float = 1.0
+
+    @property
+    def ratio(self) -> float:
+        """The provider's count of the last request over its estimate, never below 1 (estimates stay high)."""
+        sent, estimate = self.context.sent_tokens, self.context.sent_estimate
+        ratio = sent / estimate if sent and estimate else 1.0
+        return max(1.0, ratio) * self.safety
+
+    def tokens(self, estimate: int) -> int:
+        """The tokens of a request estimated at `estimate`: the provider's count of the last request plus
+        what was added since, when this one extends it; else the estimate, scaled."""
+        context = self.context
+        if context.anchored and context.sent_tokens and context.sent_estimate is not None:
+            return context.sent_tokens + math.ceil((estimate - context.sent_estimate) * self.ratio)
+        return math.ceil(estimate * self.ratio)
+
+    def estimate_for(self, tokens: int, current_estimate: int) -> int:
+        """The estimate a request must come down to for `tokens`, given its current estimate."""
+        offset = self.tokens(current_estimate) - current_estimate * self.ratio
+        return math.floor((tokens - offset) / self.ratio)
+
+
+def overflow_safety(provider_message: str, estimated_tokens: int, at_least: float) -> float:
+    """How much to raise estimates after the provider refused a request estimated at `estimated_tokens`:
+    by what it says it counted, when its message says, and at least `at_least`."""
+    found = _REPORTED_PROMPT.search(provider_message)
+    if found is None or estimated_tokens <= 0:
+        return at_least
+    counted = int(next(group for group in found.groups() if group).replace(",", ""))
+    return max(at_least, counted / estimated_tokens * 1.05)
+
+
+@dataclass(frozen=True)
+class FittedRequest:
+    """A request made to fit: what it is, its estimate and size, what was cut, and whether it passed the
+    compaction threshold before anything was cut."""
+
+    request: ChatRequest
+    estimate: int
+    tokens: int
+    cut_messages: int
+    over_threshold: bool
+
+
+RequestBuilder = Callable[[list[ChatMessage], int | None], ChatRequest]
+"""Builds the request for a history and a `max_tokens` (the protocol's rendering)."""
+
+
+def fit_request(
+    build: RequestBuilder,
+    history: list[ChatMessage],
+    *,
+    limits: ContextLimits,
+    size: RequestSize,
+    asked_max_tokens: int | None,
+    language: Language,
+) -> FittedRequest:
+    """The request for `history`, made to fit the window with room for at least the floor's reply.
+
+    Without a known window it is the request as built. `asked_max_tokens` (the request's, the profile's,
+    the model's or the catalog's largest output) is lowered to what the window leaves, not below the floor.
+    """
+    request = build(history, asked_max_tokens)
+    estimate = request_tokens(request)
+    tokens = size.tokens(estimate)
+    window = limits.window
+    if window is None:
+        return FittedRequest(request, estimate, tokens, 0, over_threshold=False)
+    over = limits.compact_at is not None and tokens > limits.compact_at
+    budget = window - limits.min_output
+    cut = 0
+    messages = list(history)
+    for _ in range(_MAX_CUT_ROUNDS):
+        if tokens <= budget:
+            break
+        excess = estimate - size.estimate_for(budget, estimate)
+        messages, changed = _cut_largest(messages, excess, language)
+        if not changed:
+            break
+        cut += changed
+        request = build(messages, asked_max_tokens)
+        estimate = request_tokens(request)
+        tokens = size.tokens(estimate)
+    if asked_max_tokens is not None:
+        floor = min(limits.min_output, asked_max_tokens)
+        fitted = max(floor, min(asked_max_tokens, window - tokens))
+        if fitted != asked_max_tokens:
+            request = request.model_copy(update={"max_tokens": fitted})
+    return FittedRequest(request, estimate, tokens, cut, over_threshold=over)
+
+
+def _cut_largest(messages: list[ChatMessage], excess_tokens: int, language: Language) -> tuple[list[ChatMessage], int]:
+    """Cut the largest messages (never the system prompt) by about `excess_tokens`, each with a marker;
+    how many were cut (0 when none can be cut any more)."""
+    wording = context_wording(language)
+    remaining = excess_tokens
+    cut = 0
+    result = list(messages)
+    candidates = sorted(
+        (index for index, message in enumerate(result) if message.role != "system"),
+        key=lambda index: len(result[index].content.encode("utf-8", errors="replace")),
+        reverse=True,
+    )
+    for index in candidates:
+        if remaining <= 0:
+            break
+        content = result[index].content
+        encoded = content.encode("utf-8", errors="replace")
+        marker_bytes = len(wording.cut_marker.format(count=len(content)).encode("utf-8"))
+        keep_bytes = len(encoded) - (remaining * BYTES_PER_TOKEN + marker_bytes)
+        kept = encoded[: max(keep_bytes, _KEPT_CHARS)].decode("utf-8", errors="ignore")
+        if len(kept) >= len(content) - 1 or len(content) <= _KEPT_CHARS:
+            continue
+        removed = len(content) - len(kept)
+        result[index] = result[index].model_copy(update={"content": kept + wording.cut_marker.format(count=removed)})
+        remaining -= text_tokens(content) - text_tokens(result[index].content)
+        cut += 1
+    return result, cut
+
+
+def cut_to(text: str, tokens: int, language: Language) -> str:
+    """`text` cut to about `tokens` (never below a few hundred characters), with the marker saying how much
+    was cut; `text` itself when it fits."""
+    if text_tokens(text) <= tokens:
+        return text
+    wording = context_wording(language)
+    keep_bytes = max(_KEPT_CHARS, tokens * BYTES_PER_TOKEN - len(wording.cut_marker.encode("utf-8")) - 16)
+    kept = text.encode("utf-8", errors="replace")[:keep_bytes].decode("utf-8", errors="ignore")
+    return kept + wording.cut_marker.format(count=len(text) - len(kept))
