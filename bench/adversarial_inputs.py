@@ -339,8 +339,8 @@ def seconds(case: Case, size: int, repeats: int = REPEATS) -> float:
 
 def _best(run: Callable[[str], object], text: str, repeats: int) -> float:
     """The best time of `run` on `text`, with the cyclic garbage collector off while it runs (as `timeit`
-    does): its full collections cost more the more objects are alive, which is the test's, not the case's."""
-    gc.collect()
+    does): its full collections cost more the more objects are alive, which is the test's, not the case's.
+    Nor is a collection forced first: in a test process with much alive, each would cost seconds."""
     collecting = gc.isenabled()
     gc.disable()
     try:
