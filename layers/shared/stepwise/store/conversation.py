@@ -59,9 +59,9 @@ class ConversationStore:
         self._trace = TraceReader(self._query_items, self._get_item)
         self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
         """Listing and cancelling runs (`stepwise.store.directory`)."""
-        self.approvals = ApprovalStore(self._call, table_name, now_iso=self._now_iso)
+        self.approvals = ApprovalStore(self._call, table_name, self._put_if_absent, now_iso=self._now_iso)
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
-        self.tool_attempts = ToolAttemptStore(self._call, table_name, now_iso=self._now_iso)
+        self.tool_attempts = ToolAttemptStore(self._call, table_name, self._put_if_absent, now_iso=self._now_iso)
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._call, table_name, self._put_if_absent)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
