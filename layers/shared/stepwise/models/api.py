@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -203,16 +204,8 @@ class RunRequest(StrictRequest):
     @field_validator("response_schema")
     @classmethod
     def _output_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        if value is None:
-            return value
-        from jsonschema.exceptions import SchemaError
-        from jsonschema.validators import validator_for
-
-        try:
-            validator_for(value).check_schema(value)
-        except SchemaError as exc:
-            raise ValueError(f"not a JSON schema: {exc.message}") from None
-        if value.get("type") not in ("object", "array"):
+        value = checked_json_schema(value)
+        if value is not None and value.get("type") not in ("object", "array"):
             raise ValueError('the top-level "type" must be "object" or "array"')
         return value
 
