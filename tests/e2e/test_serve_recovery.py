@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -32,6 +31,7 @@ from stepwise.local.server import LocalApi
 from stepwise.local.template import SamTemplate
 from stepwise.models.run import RunLimits, RunMeta
 from stepwise.store.conversation import ConversationStore
+from tests.support.ports import free_port
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.support.windowed_model import PageReader, WindowedModelServer, page_text
 
@@ -46,12 +46,6 @@ HEADERS = {"x-api-key": "recovery"}
 START_ATTEMPTS = 3
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 class ServeProcess:
     """`stepwise serve` in a child process; `url` once it answers."""
 
@@ -59,7 +53,7 @@ class ServeProcess:
         # A port picked free can be taken by a parallel test before serve binds it: serve then exits saying
         # so, and starts again on another port.
         for _ in range(START_ATTEMPTS):
-            self.port = _free_port()
+            self.port = free_port()
             self.url = f"http://127.0.0.1:{self.port}"
             command = [sys.executable, "-m", "stepwise.cli", "serve", "--port", str(self.port), *arguments]
             self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,11 +18,12 @@ import httpx
 import pytest
 import yaml
 
-from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer
 from tests.e2e.test_serve_approvals import PAYMENTS
+from tests.support.cli_process import stepwise_run_json
 from tests.support.console_spans import PrintedSpan, printed_spans
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.ports import free_port
 
 # A caller's own trace: the API request continues it.
 CLIENT_TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
@@ -50,16 +50,11 @@ def test_stepwise_run_prints_one_trace_rooted_at_the_command_with_the_run_id_on_
     }
     config_dir = write_config(model, builtin=["calculator"])
     # When `stepwise run --json` runs with OTEL_TRACES_EXPORTER=console
-    completed = subprocess.run(
-        [
-            *(sys.executable, "-m", "stepwise.cli", "run", "six times seven", "--json"),
-            *("--config", str(config_dir / "stepwise.yaml")),
-            *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-        timeout=120,
+    completed = stepwise_run_json(
+        "six times seven",
+        config_dir,
+        dynamodb_endpoint=dynamodb_local,
+        table_name=unique_table_name,
         env=traced_environment(),
     )
     # Then stdout is the run alone, and the spans went to stderr
@@ -84,12 +79,6 @@ def test_stepwise_run_prints_one_trace_rooted_at_the_command_with_the_run_id_on_
 def model() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
         yield server
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _answered(url: str) -> bool:
@@ -128,7 +117,7 @@ def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_proc
         body=chat_completion(tool_calls=[{"id": "call_1", "name": "transfer", "arguments": {"amount": 5, "to": "bob"}}])
     )
     model.enqueue(body=chat_completion(content="Sent."))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     output = (tmp_path / "serve.log").open("w+", encoding="utf-8")
     serve = subprocess.Popen(
