@@ -12,14 +12,13 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import yaml
 
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer
-from tests.e2e.test_serve_approvals import PAYMENTS
+from tests.support.approval_runs import PAYMENTS, poll
 from tests.support.cli_process import stepwise_run_json
 from tests.support.console_spans import PrintedSpan, printed_spans
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -89,15 +88,6 @@ def _answered(url: str) -> bool:
     return True
 
 
-def _poll(client: httpx.Client, run_id: str, statuses: set[str]) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        run: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if run["status"] in statuses or time.monotonic() > deadline:
-            return run
-        time.sleep(0.1)
-
-
 def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_processes(
     model: FakeOpenAIServer, dynamodb_local: str, unique_table_name: str, tmp_path: Path
 ) -> None:
@@ -140,9 +130,13 @@ def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_proc
             traceparent = f"00-{CLIENT_TRACE_ID}-{CLIENT_SPAN_ID}-01"
             accepted = client.post("/v1/runs", json={"input": "pay bob 5"}, headers={"traceparent": traceparent})
             run_id = accepted.json()["run_id"]
-            assert _poll(client, run_id, {"WAITING_APPROVAL", "FAILED"})["status"] == "WAITING_APPROVAL"
+            assert (
+                poll(client, run_id, lambda run: run["status"] in {"WAITING_APPROVAL", "FAILED"})["status"]
+                == "WAITING_APPROVAL"
+            )
             client.post(f"/v1/runs/{run_id}/approvals/call_1", json={"approved": True})
-            assert _poll(client, run_id, {"SUCCEEDED", "FAILED"})["status"] == "SUCCEEDED"
+            ended = poll(client, run_id, lambda run: run["status"] in {"SUCCEEDED", "FAILED"})
+            assert ended["status"] == "SUCCEEDED"
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=60)
