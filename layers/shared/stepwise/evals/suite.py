@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.inputs.validation_problems import reason_of
 from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
-from stepwise.models.api import RUN_ID_PATTERN
+from stepwise.models.api_requests import RUN_ID_PATTERN
 from stepwise.models.run import RunStatus, StopReason
 
 # A case's id and the suite's name travel as run metadata, whose values are at most 256 characters.

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, content_
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from stepwise.models.api import ErrorResponse
+from stepwise.models.api_responses import ErrorResponse
 
 API_TITLE = "Stepwise"
 API_VERSION = "1.0.0"

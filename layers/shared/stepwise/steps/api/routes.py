@@ -17,19 +17,15 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
 from stepwise.inputs.json_limits import JsonLimitExceeded, load_json
 from stepwise.inputs.text_policy import clean_text, find_unencodable, locate_unencodable
-from stepwise.models.api import (
+from stepwise.models.api_requests import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ApprovalRequest,
-    ReplayAccepted,
     ReplayRequest,
-    RunAccepted,
-    RunEvents,
-    RunList,
     RunRequest,
-    RunView,
 )
+from stepwise.models.api_responses import ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.console_routes import register_console_routes
