@@ -52,6 +52,9 @@ def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
     }
 
 
+# The media type of server-sent events, which the streamed routes answer with.
+EVENT_STREAM = "text/event-stream"
+
 # One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
 # (each event, not the stream as a whole).
 CHUNK_EVENT_SCHEMA: dict[str, Any] = {
