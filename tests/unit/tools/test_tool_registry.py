@@ -166,3 +166,21 @@ def test_restricting_to_an_unconfigured_tool_is_a_config_error(config_dir: Path)
     registry = build_tool_registry(parse_tools_config({"builtin": ["calculator"]}), config_dir=config_dir)
     with pytest.raises(ConfigError, match=r"unknown tool\(s\) web_search"):
         registry.restricted_to(["calculator", "web_search"])
+
+
+def test_a_get_marked_with_side_effects_is_not_read_only_for_a_replay(tmp_path: Path) -> None:
+    # Given an API with a plain GET and a GET its configuration marks as changing something
+    config = parse_tools_config(
+        {
+            "apis": [
+                api_entry(
+                    "http://127.0.0.1:9",
+                    [endpoint("lookup", "/lookup"), endpoint("ring_bell", "/ring", sideEffects=True)],
+                )
+            ]
+        }
+    )
+    # When the registry is built
+    registry = build_tool_registry(config, config_dir=tmp_path)
+    # Then a replay's live tools may call the plain GET, never the one with side effects
+    assert (registry.is_read_only("lookup"), registry.is_read_only("ring_bell")) == (True, False)

@@ -136,9 +136,10 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
     """The model call of `payload`'s iteration, from the run's profile and the options its request set.
 
     The output cap asked for is the request's, else the profile's or the model's entry's (with room for the
-    profile's thinking: `resolve_reasoning`), never above the model's largest output; LLMCall lowers it to what the window leaves. Nothing asked, nothing is sent: the
-    provider then bounds the reply by what its window leaves, which is safer than a cap from the catalog
-    when a server runs the model with a shorter window (vLLM's `--max-model-len`) than the catalog says.
+    profile's thinking: `resolve_reasoning`), never above the model's largest output; LLMCall lowers it to
+    what the window leaves. Nothing asked, nothing is sent (but a thinking model's room): the provider then
+    bounds the reply by what its window leaves, which is safer than a cap from the catalog when a server
+    runs the model with a shorter window (vLLM's `--max-model-len`) than the catalog says.
     """
     stored_options = RunOptions.model_validate_json(conversation.options) if conversation.options else None
     agent = agent_for(AgentRun(run.profile, stored_options), runtime)

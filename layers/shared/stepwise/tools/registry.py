@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stepwise.config.credentials import SecretResolver
+from stepwise.config.http_api import SAFE_METHODS
 from stepwise.config.redaction import Redactor, redact_known_secrets
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
     # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
     # a ToolInvoke container with built-in or Python tools only never needs them (cold start)
     from stepwise.tools.http_clients import ClientFactory, ClientsByOrigin
-
-
-# The methods HTTP defines as safe (RFC 9110, 9.2.1): a call with one of them asks for no change.
-READ_ONLY_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class ToolRegistry:
@@ -74,9 +71,9 @@ class ToolRegistry:
         return self._effects.get(name, NO_EFFECTS)
 
     def is_read_only(self, name: str) -> bool:
-        """True when a call of the tool `name` changes nothing (a GET, a built-in, or one marked `replaySafe`):
-        a replay with live tools may make it."""
-        return name in self._read_only
+        """True when a call of the tool `name` changes nothing (a GET, a built-in, or one marked `replaySafe`,
+        and not marked `sideEffects`): a replay with live tools may make it."""
+        return name in self._read_only and not self.effects(name).side_effects
 
     def names(self) -> list[str]:
         """Every tool name, in configuration order."""
@@ -176,7 +173,7 @@ def build_tool_registry(
                     tool,
                     f"api {api.url}",
                     approval=api.tool_approval_timeout(endpoint),
-                    read_only=endpoint.method in READ_ONLY_METHODS,
+                    read_only=endpoint.method in SAFE_METHODS,
                     effects=tool.effects,
                 )
         if config.openapi:
@@ -194,7 +191,7 @@ def build_tool_registry(
                         tool,
                         f"openapi {source.describe()}",
                         approval=source.approval_timeout(),
-                        read_only=tool.method in READ_ONLY_METHODS,
+                        read_only=tool.method in SAFE_METHODS,
                         effects=tool.effects,
                     )
                 collected.notes += [f"openapi {source.describe()}: {note}" for note in notes]
