@@ -15,7 +15,7 @@ from playwright.sync_api import sync_playwright
 
 from stepwise.local.defaults import apply_local_defaults
 from tests.browser.conftest import CHROMIUM_FLAGS, chromium_path
-from tests.e2e.test_serve_approvals import PAYMENTS, finished, start, waiting
+from tests.support.approval_runs import PAYMENTS, finished, start, waiting
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
-from tests.e2e.test_serve_approvals import PAYMENTS, finished, start, waiting
+from tests.support.approval_runs import PAYMENTS, finished, start, waiting
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 # Would run a script (and set the flag) if any of it were ever parsed as markup.

@@ -20,6 +20,7 @@ from tests.e2e.conftest import (
     scripted_model,
 )
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.state_payloads import size_less_counters
 from tests.support.tool_server import Hang, ScriptableToolServer, Status
 
 
@@ -160,13 +161,6 @@ def test_the_iteration_limit_ends_the_run_with_a_non_empty_answer(
     assert (execution.status, meta.status, meta.stop_reason) == ("SUCCEEDED", "SUCCEEDED", "max_iterations")
     assert meta.answer and meta.answer.strip()
     assert meta.usage.tool_calls == 2
-
-
-def size_less_counters(payload: dict[str, Any]) -> int:
-    """The payload's JSON size less the characters of its counters: its iteration, the run's spend, and the
-    numbers and flags of its context (request sizes, the summary's iterations)."""
-    counters = [payload["iteration"], *payload["run"]["spend"].values(), *payload["context"].values()]
-    return len(json.dumps(payload)) - sum(len(json.dumps(value)) for value in counters)
 
 
 def test_the_state_payload_stays_the_same_small_size_from_iteration_1_to_30(

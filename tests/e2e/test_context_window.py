@@ -15,7 +15,7 @@ import pytest
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, serve
-from tests.e2e.test_agent_loop import size_less_counters
+from tests.support.state_payloads import size_less_counters
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.support.windowed_model import (
     PageReader,

@@ -16,9 +16,13 @@ import httpx
 import pytest
 
 from stepwise.cli import main
-from tests.e2e.test_eval_cli import CONFIG, SUITE
-from tests.e2e.test_serve_recovery import ServeProcess
+from tests.conftest import PROJECT_ROOT
+from tests.support.serve_process import ServeProcess
 from tests.support.tool_server import Json, ScriptableToolServer
+
+FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "evals"
+SUITE = FIXTURES / "suite.yaml"
+CONFIG = FIXTURES / "agent.yaml"
 
 OPEN = {"QUEUED", "RUNNING", "WAITING_APPROVAL"}
 

@@ -4,43 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer
+from tests.support.cli_process import stepwise_run_json
+from tests.support.emf_metrics import emitted, total
 
 PRICES = {"input_per_million": 1.0, "output_per_million": 2.0}
-
-
-def emitted(output: str) -> list[tuple[str, float, dict[str, str]]]:
-    """(name, value, dimensions) of every metric in the EMF documents of `output`, one per dimension set."""
-    found: list[tuple[str, float, dict[str, str]]] = []
-    for line in output.splitlines():
-        try:
-            document = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(document, dict) or "_aws" not in document:
-            continue
-        for directive in document["_aws"]["CloudWatchMetrics"]:
-            for dimension_set in directive["Dimensions"]:
-                dimensions = {name: document[name] for name in dimension_set}
-                for metric in directive["Metrics"]:
-                    values = document[metric["Name"]]
-                    for value in values if isinstance(values, list) else [values]:
-                        found.append((metric["Name"], value, dimensions))
-    return found
-
-
-def total(metrics: list[tuple[str, float, dict[str, str]]], name: str, **dimensions: str) -> float:
-    """The sum of a metric in the dimension set that is exactly `dimensions` (`service` alone by default)."""
-    wanted = dimensions or {"service": "stepwise"}
-    return sum(value for metric, value, found in metrics if metric == name and found == wanted)
 
 
 def test_a_run_publishes_its_tokens_latencies_tool_failures_outcome_and_cost(
@@ -94,16 +67,11 @@ def test_run_json_with_metrics_on_prints_the_run_alone_on_stdout_and_its_emf_met
     }
     config_dir = write_config(model, builtin=["calculator"])
     # When `stepwise run --json` runs as a user runs it, with the caller's POWERTOOLS_METRICS_DISABLED=false
-    completed = subprocess.run(
-        [
-            *(sys.executable, "-m", "stepwise.cli", "run", "six times seven", "--json"),
-            *("--config", str(config_dir / "stepwise.yaml")),
-            *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-        timeout=120,
+    completed = stepwise_run_json(
+        "six times seven",
+        config_dir,
+        dynamodb_endpoint=dynamodb_local,
+        table_name=unique_table_name,
         env={**os.environ, "POWERTOOLS_METRICS_DISABLED": "false"},
     )
     # Then stdout is exactly the run as JSON (what `| jq` reads)

@@ -19,8 +19,8 @@ from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
 from stepwise.models.run import RunMeta, StepRecord
 from tests.e2e.conftest import ConfigWriter
-from tests.e2e.test_metrics import emitted, total
 from tests.support.aws_loopback import AwsLoopback, converse_reply
+from tests.support.emf_metrics import emitted, total
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.strict_openai import ProviderRules, strict_openai_server
 

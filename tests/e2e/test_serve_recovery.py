@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -27,11 +24,11 @@ from bench.harness import scripted_config
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.embedded_dynamodb import create_table_from_template
 from stepwise.local.example_api import ExampleToolApi
-from stepwise.local.port_owner import listens_on
 from stepwise.local.server import LocalApi
 from stepwise.local.template import SamTemplate
 from stepwise.models.run import RunLimits, RunMeta
 from stepwise.store.conversation import ConversationStore
+from tests.support.serve_process import ServeProcess
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.support.windowed_model import PageReader, WindowedModelServer, page_text
 
@@ -43,53 +40,6 @@ START_LIMIT_SECONDS = 120.0
 FINISH_LIMIT_SECONDS = 120.0
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
 HEADERS = {"x-api-key": "recovery"}
-START_ATTEMPTS = 3
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServeProcess:
-    """`stepwise serve` in a child process; `url` once it answers."""
-
-    def __init__(self, arguments: list[str]) -> None:
-        # A port picked free can be taken by a parallel test before serve binds it: serve then exits saying
-        # so, and starts again on another port.
-        for _ in range(START_ATTEMPTS):
-            self.port = _free_port()
-            self.url = f"http://127.0.0.1:{self.port}"
-            command = [sys.executable, "-m", "stepwise.cli", "serve", "--port", str(self.port), *arguments]
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            if self._wait_until_it_answers():
-                return
-        raise AssertionError(f"stepwise serve found no free port in {START_ATTEMPTS} attempts")
-
-    def _wait_until_it_answers(self) -> bool:
-        """True once serve answers on its port; False when the port was taken before serve could bind it."""
-        deadline = time.monotonic() + START_LIMIT_SECONDS
-        while True:
-            if self.process.poll() is not None:
-                errors = self.process.communicate()[1].decode(errors="replace")
-                assert "Address already in use" in errors, errors[-2000:]
-                return False
-            # Probe only serve's own socket: until it listens, the port may belong to another test's server.
-            if listens_on(self.process.pid, self.port) is not False:
-                try:
-                    httpx.get(f"{self.url}/v1/models", headers=HEADERS, timeout=2)
-                    return True
-                except httpx.TransportError:
-                    pass
-            assert time.monotonic() < deadline, "stepwise serve did not answer in time"
-            time.sleep(0.2)
-
-    def end(self, signal_number: int) -> int:
-        """Send `signal_number` and wait for the process to exit; its exit code."""
-        self.process.send_signal(signal_number)
-        self.process.communicate(timeout=60)
-        return self.process.returncode
 
 
 @pytest.fixture

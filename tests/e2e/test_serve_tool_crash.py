@@ -20,8 +20,8 @@ import httpx
 import pytest
 import yaml
 
-from tests.e2e.test_serve_recovery import ServeProcess
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.serve_process import ServeProcess
 from tests.support.tool_server import Hang, Json, RecordedRequest, ScriptableToolServer
 
 HEADERS = {"x-api-key": "crash"}

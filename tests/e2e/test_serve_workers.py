@@ -12,13 +12,13 @@ from pathlib import Path
 
 from tests.e2e.test_serve_recovery import (
     ITERATIONS,
-    ServeProcess,
     _post,
     _store,
     _wait_until,
     model_latency_ms,  # noqa: F401  (a fixture serve_arguments uses)
     serve_arguments,  # noqa: F401  (the fixture, for the tests below)
 )
+from tests.support.serve_process import ServeProcess
 
 WORKERS = 2
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}

@@ -7,23 +7,22 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 import yaml
 
-from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer
-from tests.e2e.test_serve_approvals import PAYMENTS
+from tests.support.approval_runs import PAYMENTS, poll
+from tests.support.cli_process import stepwise_run_json
 from tests.support.console_spans import PrintedSpan, printed_spans
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.ports import free_port
 
 # A caller's own trace: the API request continues it.
 CLIENT_TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
@@ -50,16 +49,11 @@ def test_stepwise_run_prints_one_trace_rooted_at_the_command_with_the_run_id_on_
     }
     config_dir = write_config(model, builtin=["calculator"])
     # When `stepwise run --json` runs with OTEL_TRACES_EXPORTER=console
-    completed = subprocess.run(
-        [
-            *(sys.executable, "-m", "stepwise.cli", "run", "six times seven", "--json"),
-            *("--config", str(config_dir / "stepwise.yaml")),
-            *("--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=PROJECT_ROOT,
-        timeout=120,
+    completed = stepwise_run_json(
+        "six times seven",
+        config_dir,
+        dynamodb_endpoint=dynamodb_local,
+        table_name=unique_table_name,
         env=traced_environment(),
     )
     # Then stdout is the run alone, and the spans went to stderr
@@ -86,27 +80,12 @@ def model() -> Iterator[FakeOpenAIServer]:
         yield server
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _answered(url: str) -> bool:
     try:
         httpx.get(f"{url}/v1/models", headers={"x-api-key": "probe"}, timeout=2)
     except httpx.TransportError:
         return False
     return True
-
-
-def _poll(client: httpx.Client, run_id: str, statuses: set[str]) -> dict[str, Any]:
-    deadline = time.monotonic() + 60
-    while True:
-        run: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if run["status"] in statuses or time.monotonic() > deadline:
-            return run
-        time.sleep(0.1)
 
 
 def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_processes(
@@ -128,7 +107,7 @@ def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_proc
         body=chat_completion(tool_calls=[{"id": "call_1", "name": "transfer", "arguments": {"amount": 5, "to": "bob"}}])
     )
     model.enqueue(body=chat_completion(content="Sent."))
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     output = (tmp_path / "serve.log").open("w+", encoding="utf-8")
     serve = subprocess.Popen(
@@ -151,9 +130,13 @@ def test_serve_prints_one_trace_per_run_from_the_request_through_the_worker_proc
             traceparent = f"00-{CLIENT_TRACE_ID}-{CLIENT_SPAN_ID}-01"
             accepted = client.post("/v1/runs", json={"input": "pay bob 5"}, headers={"traceparent": traceparent})
             run_id = accepted.json()["run_id"]
-            assert _poll(client, run_id, {"WAITING_APPROVAL", "FAILED"})["status"] == "WAITING_APPROVAL"
+            assert (
+                poll(client, run_id, lambda run: run["status"] in {"WAITING_APPROVAL", "FAILED"})["status"]
+                == "WAITING_APPROVAL"
+            )
             client.post(f"/v1/runs/{run_id}/approvals/call_1", json={"approved": True})
-            assert _poll(client, run_id, {"SUCCEEDED", "FAILED"})["status"] == "SUCCEEDED"
+            ended = poll(client, run_id, lambda run: run["status"] in {"SUCCEEDED", "FAILED"})
+            assert ended["status"] == "SUCCEEDED"
     finally:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=60)

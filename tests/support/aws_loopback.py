@@ -25,12 +25,12 @@ import re
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
 
 from stepwise.config.model_catalog import normalise_model_id, packaged_catalog
+from tests.support.loopback_http import LoopbackHttpServer
 from tests.support.provider_errors import recorded_error
 
 _CONVERSE_PATH = re.compile(r"^/model/(?P<model>[^/]+)/converse$")
@@ -107,8 +107,8 @@ def bedrock_error(name: str, **values: Any) -> AwsReply:
     return AwsReply(status=recorded["status"], body={"message": recorded["message"]}, code=recorded["code"])
 
 
-class AwsLoopback:
-    """A ThreadingHTTPServer on 127.0.0.1 answering Converse and SSM GetParameter; a context manager."""
+class AwsLoopback(LoopbackHttpServer):
+    """A loopback server (free port on 127.0.0.1) answering Converse and SSM GetParameter; a context manager."""
 
     def __init__(self, *, context_window: int | None = None, count_usage: bool = False) -> None:
         """`context_window` (tokens, at four characters a token) replaces the catalog's, so overflow is cheap.
@@ -127,16 +127,12 @@ class AwsLoopback:
         # The thinking blocks the scripted replies signed: signature -> the text it seals.
         self._signed: dict[str, str] = {}
         self._context_window = context_window
-        self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
+        super().__init__(_handler_for(self))
 
     @property
     def url(self) -> str:
         """The endpoint URL for `AWS_ENDPOINT_URL_BEDROCK_RUNTIME` / `AWS_ENDPOINT_URL_SSM`."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
     @property
     def requests(self) -> list[SignedRequest]:
@@ -163,26 +159,6 @@ class AwsLoopback:
         """A SecureString parameter GetParameter answers (decrypted)."""
         with self._lock:
             self._parameters[name] = value
-
-    def start(self) -> AwsLoopback:
-        """Serve in the background."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> AwsLoopback:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.stop()
 
     def _answer(self, path: str, target: str | None, body: Any, authorization: str) -> AwsReply:
         signed = _CREDENTIAL.search(authorization or "")

@@ -18,9 +18,10 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.loopback_http import LoopbackHttpServer
 
 CHAT_COMPLETIONS_PATH = "/v1/chat/completions"
 
@@ -106,8 +107,8 @@ def chat_completion_chunks(pieces: list[str], model: str = "fake-model") -> list
     return chunks
 
 
-class FakeOpenAIServer:
-    """A ThreadingHTTPServer on 127.0.0.1 (free port) in a daemon thread; use it as a context manager."""
+class FakeOpenAIServer(LoopbackHttpServer):
+    """A loopback OpenAI-compatible server (free port on 127.0.0.1); use it as a context manager."""
 
     def __init__(self, validator: Callable[[Any], ScriptedReply | None] | None = None) -> None:
         """Bind to a free loopback port; requests are served once `start` (or `with`) runs.
@@ -120,18 +121,12 @@ class FakeOpenAIServer:
         self._replies: deque[ScriptedReply] = deque()
         self._default = ScriptedReply(body=chat_completion(content="ok"))
         self._requests: list[RecordedRequest] = []
-        # Set on stop, so a reply delayed for a timeout test does not hold shutdown.
-        self._stopping = threading.Event()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        # A short poll interval: `shutdown` waits for the loop to notice, once per fixture teardown.
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
+        super().__init__(_handler_for(self))
 
     @property
     def base_url(self) -> str:
         """The URL to configure as an OpenAI `base_url`, ending in `/v1`."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.origin}/v1"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -165,29 +160,6 @@ class FakeOpenAIServer:
             self._default = ScriptedReply(
                 status, chat_completion(content="ok") if body is None else body, delay_seconds, headers or {}
             )
-
-    def start(self) -> FakeOpenAIServer:
-        """Start serving in the background."""
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        self._stopping.set()
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
-
-    def __enter__(self) -> FakeOpenAIServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def _record_and_pick(self, request: RecordedRequest) -> ScriptedReply:
         refusal = self._validator(request.body) if self._validator is not None else None

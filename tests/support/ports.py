@@ -17,3 +17,10 @@ def refused_port() -> Iterator[int]:
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         yield int(holder.getsockname()[1])
+
+
+def free_port() -> int:
+    """A loopback port free when asked (released again: a server of a parallel test may take it first)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

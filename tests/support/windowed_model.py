@@ -24,10 +24,10 @@ import math
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback_http import LoopbackHttpServer
 from tests.support.openai_server import CHAT_COMPLETIONS_PATH
 
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
@@ -71,8 +71,8 @@ def conversation_key(body: dict[str, Any]) -> str:
     return next((m.get("content") or "" for m in body.get("messages", []) if m.get("role") == "user"), "")
 
 
-class WindowedModelServer:
-    """A ThreadingHTTPServer on a free loopback port, in a daemon thread; use it as a context manager."""
+class WindowedModelServer(LoopbackHttpServer):
+    """A loopback OpenAI-compatible server (free port on 127.0.0.1) with a context window; a context manager."""
 
     def __init__(
         self,
@@ -91,15 +91,12 @@ class WindowedModelServer:
         self._lock = threading.Lock()
         self._exchanges: list[Exchange] = []
         self._last_by_conversation: dict[str, list[int]] = {}
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
+        super().__init__(_handler_for(self))
 
     @property
     def base_url(self) -> str:
         """The URL to configure as an OpenAI `base_url`, ending in `/v1`."""
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"{self.origin}/v1"
 
     @property
     def exchanges(self) -> list[Exchange]:
@@ -158,17 +155,6 @@ class WindowedModelServer:
         if self._prompt_cache:
             usage["prompt_tokens_details"] = {"cached_tokens": cached}
         return 200, reply | {"usage": usage}
-
-    def __enter__(self) -> WindowedModelServer:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join()
 
 
 def _overflow_body(window: int, prompt: int, completion: int) -> dict[str, Any]:

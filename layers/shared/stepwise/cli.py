@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TextIO
 
 from stepwise.errors import RunNotFound, StepwiseError, UsageError
 from stepwise.local.defaults import DEMO_CONFIG, DEMO_QUESTION, PROJECT_ROOT, apply_local_defaults
+from stepwise.local.whole_numbers import whole_number
 from stepwise.models.run import RunLimits
 
 # A shell's exit status for a process ended by SIGPIPE (128 + 13): what `stepwise demo | head` reports.
@@ -138,13 +139,7 @@ def iteration_limit(text: str) -> int:
     bounds = RunLimits.model_fields["max_iterations"].metadata
     low = next(bound.ge for bound in bounds if hasattr(bound, "ge"))
     high = next(bound.le for bound in bounds if hasattr(bound, "le"))
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not low <= value <= high:
-        raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
-    return value
+    return whole_number(low, high)(text)
 
 
 class _CurrentStderr:

@@ -9,7 +9,7 @@ from itertools import islice
 import pytest
 from botocore.stub import ANY
 
-from stepwise.models.api import RunRequest
+from stepwise.models.api_requests import RunRequest
 from stepwise.models.chat_api import ChatCompletion, ChatStreamStart
 from stepwise.models.messages import ChatMessage, ReasoningBlock
 from stepwise.models.run import RunError, RunMeta, StepRecord

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from stepwise.models.api import InputMessage, RunRequest
+from stepwise.models.api_requests import InputMessage, RunRequest
 from stepwise.models.chat_api import ChatCompletionRequest
 
 

@@ -6,7 +6,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepwise.config.http_api import MAX_PLAIN_URL_CHARS, PLAIN_URL
+from stepwise.config.url_checks import MAX_PLAIN_URL_CHARS, PLAIN_URL
 
 
 @settings(max_examples=500, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))

@@ -294,7 +294,8 @@ def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_st
         "stepwise.config.",
         "stepwise.store.",
         "stepwise.models.run.",
-        "stepwise.models.api.",
+        "stepwise.models.api_requests.",
+        "stepwise.models.api_responses.",
         "stepwise.models.chat_api.",
     )
     # the API and the streaming function read the file only for the routes that need it (not to read a

@@ -25,24 +25,25 @@ bindings for every parameter.
 import json
 import re
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
+
+from stepwise.config.tool_call_rules import (
+    HEADER_NAME,
+    MAX_APPROVAL_TIMEOUT_SECONDS,
+    RESERVED_HEADERS,
+    SAFE_METHODS,
+    TOOL_MODEL_CONFIG,
+    ApprovalRule,
+    EffectRule,
+)
+from stepwise.config.url_checks import validated_http_url
 
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-# A URL of this form is one httpx always accepts: an ASCII host name that is no IPv4-style address (which
-# httpx validates), an optional numeric port, a path of unreserved characters. Checking such a URL needs
-# no import of httpx, which the model URLs of a configuration would otherwise load into every handler
-# that reads it, a Bedrock-only LLMCall or a Parse included.
-PLAIN_URL = re.compile(
-    r"https?://(?![0-9.]+(?::|/|$))[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~/-]*)?"
-)
-MAX_PLAIN_URL_CHARS = 2048
 PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 DEFAULT_MAX_EXECUTION_MS = 5000
@@ -50,26 +51,6 @@ MAX_EXECUTION_MS_LIMIT = 60_000
 DEFAULT_MAX_RESPONSE_BYTES = 65_536
 MAX_RESPONSE_BYTES_LIMIT = 10 * 1024 * 1024
 
-# Headers the HTTP client or the tool itself owns: a model-chosen value for them could smuggle a second
-# request, break the body framing, lift the size cap (compression) or override the routing.
-RESERVED_HEADERS = frozenset(
-    {
-        "host",
-        "content-length",
-        "content-type",
-        "transfer-encoding",
-        "connection",
-        "keep-alive",
-        "te",
-        "trailer",
-        "upgrade",
-        "expect",
-        "accept-encoding",
-        "proxy-authorization",
-        "proxy-connection",
-        "cookie",
-    }
-)
 
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
 ArgumentLocation = Literal["path", "query", "header", "cookie", "body"]
@@ -85,120 +66,6 @@ STYLES_BY_LOCATION: dict[str, tuple[str, ...]] = {
 
 # Validation context flag: the tools given to an `ApiConfig` are `HttpToolConfig`s already validated.
 SCHEMAS_CHECKED = "schemas_checked"
-# `defer_build`: a section is validated as part of `StepwiseConfig`, whose schema (built at import) holds
-# it; its own validator is built only if something validates it alone.
-TOOL_MODEL_CONFIG = ConfigDict(
-    extra="forbid", populate_by_name=True, hide_input_in_errors=True, frozen=True, defer_build=True
-)
-
-
-# How long a tool call marked `requires_approval` waits for an answer before it is denied, by default and
-# at most: no run lives longer than 3000 s (`max_execution_seconds`), and a wait never outlasts its run.
-DEFAULT_APPROVAL_TIMEOUT_SECONDS = 900
-MAX_APPROVAL_TIMEOUT_SECONDS = 3000
-
-
-class ApprovalRule(BaseModel):
-    """Whether the calls of a tool source (or one tool) wait for a person's approval before they run."""
-
-    model_config = TOOL_MODEL_CONFIG
-
-    requires_approval: bool = Field(
-        default=False,
-        alias="requiresApproval",
-        description="Each call pauses the run (WAITING_APPROVAL) until POST /v1/runs/{id}/approvals/{call_id}.",
-    )
-    approval_timeout_seconds: int = Field(
-        default=DEFAULT_APPROVAL_TIMEOUT_SECONDS,
-        alias="approvalTimeoutSeconds",
-        ge=1,
-        le=MAX_APPROVAL_TIMEOUT_SECONDS,
-        description="Unanswered this long (or past the run's deadline, if sooner), the call is denied.",
-    )
-
-    def approval_timeout(self) -> int | None:
-        """The wait for approval of each call, or None when calls run without one."""
-        return self.approval_timeout_seconds if self.requires_approval else None
-
-
-DEFAULT_IDEMPOTENCY_HEADER = "Idempotency-Key"
-# Methods that change nothing on the server (RFC 9110, 9.2.1): their calls need no record before they are sent.
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-
-
-class IdempotencyKeyConfig(BaseModel):
-    """How a tool source's calls carry their idempotency key, and whether the receiver honours it."""
-
-    model_config = TOOL_MODEL_CONFIG
-
-    header: str | None = Field(
-        default=DEFAULT_IDEMPOTENCY_HEADER,
-        description="The header an HTTP tool sends the key in (the IETF draft's name by default); null sends none.",
-    )
-    honoured: bool = Field(
-        default=False,
-        description="The receiver does a repeated key's work once: a call cut short by a crash is sent again "
-        "with the same key. Otherwise it is not sent again, and the model is told its outcome is unknown.",
-    )
-
-    @field_validator("header")
-    @classmethod
-    def _sendable_header(cls, header: str | None) -> str | None:
-        if header is not None and not HEADER_NAME.fullmatch(header):
-            raise ValueError(f"{header!r} is not a valid HTTP header name")
-        if header is not None and header.lower() in RESERVED_HEADERS:
-            raise ValueError(f"the {header} header is set by the HTTP client")
-        return header
-
-
-class EffectRule(BaseModel):
-    """Whether the calls of a tool source change anything outside, and how a repeat can be recognised.
-
-    A call that may change something (`side_effects`) has its start recorded before it is sent, so a
-    step resumed after a crash knows it may have happened: it is sent again only to a receiver that
-    honours its idempotency key.
-    """
-
-    model_config = TOOL_MODEL_CONFIG
-
-    side_effects: bool | None = Field(
-        default=None,
-        alias="sideEffects",
-        description="True: every call may change something; false: none does. By default an HTTP call does "
-        "unless its method is GET, HEAD or OPTIONS, and any other tool's call does not.",
-    )
-    idempotency_key: IdempotencyKeyConfig = Field(default_factory=IdempotencyKeyConfig, alias="idempotencyKey")
-
-
-def validated_http_url(url: str, *, what: str = "url") -> str:
-    """An http(s) URL with a host and no credentials, query or fragment, without its trailing slash."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(f"{what} {url!r} must use http or https")
-    if not parts.hostname:
-        raise ValueError(f"{what} {url!r} has no host")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError(f"{what} of {parts.hostname} must not hold credentials; use apiKey")
-    if parts.query or parts.fragment:
-        raise ValueError(f"{what} {url!r} must not hold a query or fragment")
-    try:
-        parts.port  # noqa: B018 - reading it validates the port
-    except ValueError:
-        raise ValueError(f"{what} {url!r} has an invalid port") from None
-    check_client_url(url, what=what)
-    return url.rstrip("/")
-
-
-def check_client_url(url: str, *, what: str = "url") -> None:
-    """Raise `ValueError` for a URL the HTTP client would refuse (`0177.0.0.1` is no IPv4 address to httpx)."""
-    if len(url) <= MAX_PLAIN_URL_CHARS and PLAIN_URL.fullmatch(url):
-        return
-    import httpx
-
-    try:
-        httpx.URL(url)
-    except httpx.InvalidURL as exc:
-        raise ValueError(f"{what} {url!r} cannot be used: {exc}") from None
 
 
 class ApiKeyConfig(BaseModel):

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from stepwise.config.http_api import check_client_url
+from stepwise.config.url_checks import check_client_url
 
 
 class ModelCapabilities(BaseModel):

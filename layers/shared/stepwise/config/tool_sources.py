@@ -36,22 +36,18 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from stepwise.config.http_api import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
-    HEADER_NAME,
     MAX_EXECUTION_MS_LIMIT,
     MAX_RESPONSE_BYTES_LIMIT,
     PATH_PLACEHOLDER,
     PYTHON_MODULE_NAME,
-    RESERVED_HEADERS,
-    TOOL_MODEL_CONFIG,
     TOOL_NAME_PATTERN,
     ApiConfig,
     ApiKeyConfig,
-    ApprovalRule,
     ArgumentBinding,
-    EffectRule,
     HttpToolConfig,
-    validated_http_url,
 )
+from stepwise.config.tool_call_rules import HEADER_NAME, RESERVED_HEADERS, TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
+from stepwise.config.url_checks import validated_http_url
 from stepwise.errors import ConfigError
 
 __all__ = [

@@ -16,9 +16,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.inputs.validation_problems import reason_of
 from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
-from stepwise.models.api import RUN_ID_PATTERN
+from stepwise.models.api_requests import RUN_ID_PATTERN
 from stepwise.models.run import RunStatus, StopReason
 
 # A case's id and the suite's name travel as run metadata, whose values are at most 256 characters.
@@ -55,7 +56,7 @@ class CaseInput(_Strict):
     @field_validator("response_schema")
     @classmethod
     def _a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return _checked_schema(value)
+        return checked_json_schema(value)
 
 
 class ReplayInput(_Strict):
@@ -112,7 +113,7 @@ class Expect(_Strict):
     @field_validator("answer_schema")
     @classmethod
     def _a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return _checked_schema(value)
+        return checked_json_schema(value)
 
 
 class Case(_Strict):
@@ -158,19 +159,6 @@ class Suite(_Strict):
     def has_rubrics(self) -> bool:
         """True when a case is graded by the judge model."""
         return any(case.expect.rubric for case in self.cases)
-
-
-def _checked_schema(value: dict[str, Any] | None) -> dict[str, Any] | None:
-    if value is None:
-        return value
-    from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
-
-    try:
-        validator_for(value).check_schema(value)
-    except SchemaError as exc:
-        raise ValueError(f"not a JSON schema: {exc.message}") from None
-    return value
 
 
 def load_suite(path: Path) -> Suite:

@@ -35,32 +35,35 @@ _CONTEXT_OVERFLOW = re.compile(
 )
 
 # (pattern on the message, the fix to print) for Bedrock errors a new account or an old model id meets.
-_BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(r"on-demand throughput isn.t supported", re.IGNORECASE),
-        "this model is invoked through an inference profile: use its id with a geography prefix "
-        "(us., eu., apac., global.) as model_id",
-    ),
-    (
-        re.compile(r"use case details|use case form", re.IGNORECASE),
-        "submit Anthropic's use-case form once for the account (Bedrock console, Model catalog, any Anthropic "
-        "model), then retry after a few minutes",
-    ),
-    (
-        re.compile(r"aws-marketplace|marketplace", re.IGNORECASE),
-        "the first call of a third-party model subscribes the account in AWS Marketplace: call it once with a "
-        "role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
-    ),
-    (
-        re.compile(r"end of (its )?life|legacy|no longer (available|supported)", re.IGNORECASE),
-        "this model version has reached its end of life on Bedrock: configure a current model "
-        "(see the model catalog, stepwise/config/model_catalog.yaml)",
-    ),
-    (
-        re.compile(r"not authorized to perform|don.t have access|access denied|is not authorized", re.IGNORECASE),
-        "grant bedrock:InvokeModel on the inference profile and on its foundation model in every Region it "
-        "routes to (docs/deployment.md, 'Bedrock permissions')",
-    ),
+_BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), fix)
+    for pattern, fix in (
+        (
+            r"on-demand throughput isn.t supported",
+            "this model is invoked through an inference profile: use its id with a geography prefix "
+            "(us., eu., apac., global.) as model_id",
+        ),
+        (
+            r"use case details|use case form",
+            "submit Anthropic's use-case form once for the account (Bedrock console, Model catalog, any Anthropic "
+            "model), then retry after a few minutes",
+        ),
+        (
+            r"aws-marketplace|marketplace",
+            "the first call of a third-party model subscribes the account in AWS Marketplace: call it once with a "
+            "role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
+        ),
+        (
+            r"end of (its )?life|legacy|no longer (available|supported)",
+            "this model version has reached its end of life on Bedrock: configure a current model "
+            "(see the model catalog, stepwise/config/model_catalog.yaml)",
+        ),
+        (
+            r"not authorized to perform|don.t have access|access denied|is not authorized",
+            "grant bedrock:InvokeModel on the inference profile and on its foundation model in every Region it "
+            "routes to (docs/deployment.md, 'Bedrock permissions')",
+        ),
+    )
 )
 
 
@@ -75,11 +78,7 @@ def openai_error(model: str, status: int, code: str | None, message: str) -> Mod
     429, 5xx (Anthropic's 529 `overloaded_error` included) and 408 are transient; a context overflow is
     `ContextWindowExceeded`; any other status is permanent.
     """
-    text = f"model {model}: HTTP {status}"
-    if code:
-        text = f"{text} {code}"
-    if message:
-        text = f"{text}: {message}"
+    text = _error_text(model, status, code, message)
     if status in (408, 409, 429) or status >= 500:
         return LLMTransientError(text)
     if status in (400, 413, 422) and is_context_overflow(message, code):
@@ -89,9 +88,7 @@ def openai_error(model: str, status: int, code: str | None, message: str) -> Mod
 
 def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelError:
     """The error of a Bedrock `ClientError`, with the fix for the account set-up errors."""
-    text = f"model {model_id}: HTTP {status} {code}"
-    if message:
-        text = f"{text}: {message}"
+    text = _error_text(model_id, status, code, message)
     if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
         return LLMTransientError(text)
     if code == "ValidationException" and is_context_overflow(message):
@@ -107,3 +104,11 @@ def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelE
 def bedrock_fix(message: str) -> str | None:
     """The one-line fix of a Bedrock refusal a fresh account or an old model id meets, if it is one."""
     return next((fix for pattern, fix in _BEDROCK_FIXES if pattern.search(message)), None)
+
+
+def _error_text(model: str, status: int, code: str | None, message: str) -> str:
+    """`model m: HTTP 400 code: message`, without the parts the provider left empty."""
+    text = f"model {model}: HTTP {status}"
+    if code:
+        text = f"{text} {code}"
+    return f"{text}: {message}" if message else text

@@ -33,7 +33,7 @@ from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.lambda_workers import LambdaWorkers
 from stepwise.local.run_recovery import Recovery, recover_open_runs
 from stepwise.local.template import SamTemplate
-from stepwise.models.api import RunRequest
+from stepwise.models.api_requests import RunRequest
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, RunMeta, RunOptions
 from stepwise.steps.api.problems import InvalidRequest

@@ -28,6 +28,7 @@ from stepwise.local.command_stack import add_config_arguments, config_path, loca
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.store_options import add_store_arguments
+from stepwise.local.whole_numbers import whole_number
 from stepwise.models.run import TERMINAL_STATUSES, RunMeta, RunOptions, RunStatus
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.replays import ReplayRefused, prepare_replay
@@ -43,13 +44,13 @@ def add_eval_command(subparsers: Any) -> None:
     add_config_arguments(parser, PROJECT_ROOT / "config" / "stepwise.yaml")
     parser.add_argument("--profile", default=None, help="the profile of every case that names none")
     parser.add_argument(
-        "--runs", type=_positive, default=None, metavar="K", help="run every case K times (pass@K, pass^K)"
+        "--runs", type=whole_number(1), default=None, metavar="K", help="run every case K times (pass@K, pass^K)"
     )
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the JSON report here")
     parser.add_argument("--against", default=None, metavar="URL", help="run through this deployed API instead")
     parser.add_argument("--key", default=None, help=f"the API key for --against (default ${KEY_VARIABLE})")
-    parser.add_argument("--parallel", type=_positive, default=DEFAULT_PARALLEL, help="runs at once (default 4)")
+    parser.add_argument("--parallel", type=whole_number(1), default=DEFAULT_PARALLEL, help="runs at once (default 4)")
     parser.add_argument(
         "--require",
         choices=["all", "any"],
@@ -70,23 +71,13 @@ def add_eval_command(subparsers: Any) -> None:
         "--status", choices=sorted(TERMINAL_STATUSES), default=None, help="with --from-runs: only runs of this status"
     )
     parser.add_argument("--session-id", default=None, help="with --from-runs: only the runs of this session")
-    parser.add_argument("--limit", type=_positive, default=20, help="with --from-runs: at most this many runs")
+    parser.add_argument("--limit", type=whole_number(1), default=20, help="with --from-runs: at most this many runs")
     parser.add_argument("--owner", default=LOCAL_OWNER, help="with --from-runs: whose runs (default local)")
     parser.add_argument(
         "--compare", choices=["exact", "rubric"], default="exact", help="with --from-runs: how answers are compared"
     )
     add_store_arguments(parser)
     parser.set_defaults(handler=command_eval)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 class LocalAttempts:

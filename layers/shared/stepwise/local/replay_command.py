@@ -16,6 +16,7 @@ from stepwise.local.config_variant import profile_variant
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.store_options import add_store_arguments
+from stepwise.local.whole_numbers import whole_number
 from stepwise.steps.replays import ReplayRefused, prepare_replay
 
 _SHOWN_CHARS = 60
@@ -39,7 +40,7 @@ def add_replay_command(subparsers: Any) -> None:
     )
     replay.add_argument(
         "--from-iteration",
-        type=kept_iterations,
+        type=whole_number(0),
         default=0,
         metavar="K",
         help="keep the original's first K iterations as recorded and let the model go on from there",
@@ -52,17 +53,6 @@ def add_replay_command(subparsers: Any) -> None:
     replay.add_argument("--json", action="store_true", help="print run_id, original_run_id, status, answer and diff")
     add_store_arguments(replay)
     replay.set_defaults(handler=command_replay)
-
-
-def kept_iterations(text: str) -> int:
-    """`--from-iteration`: a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is below 0")
-    return value
 
 
 def replay_run(environment: LocalEnvironment, args: argparse.Namespace) -> tuple[RunOutcome, RunOutcome]:

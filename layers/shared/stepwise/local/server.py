@@ -43,6 +43,7 @@ from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
 from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
+from stepwise.local.whole_numbers import whole_number
 from stepwise.streaming.routes import chat_stream_route, events_stream_route
 
 __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_event", "command_serve"]
@@ -193,7 +194,10 @@ def add_serve_command(subparsers: Any) -> None:
     """Register `stepwise serve` on the CLI's subcommands."""
     serve = subparsers.add_parser("serve", help="serve the HTTP API on 127.0.0.1, as API Gateway does")
     serve.add_argument(
-        "--port", type=port_number, default=DEFAULT_PORT, help=f"port on 127.0.0.1 (default {DEFAULT_PORT})"
+        "--port",
+        type=whole_number(0, MAX_PORT),
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default {DEFAULT_PORT})",
     )
     serve.add_argument("--demo", action="store_true", help="serve config/demo.yaml with the example tool API")
     serve.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
@@ -206,34 +210,12 @@ def add_serve_command(subparsers: Any) -> None:
     )
     serve.add_argument(
         "--workers",
-        type=worker_count,
+        type=whole_number(0),
         default=DEFAULT_LAMBDA_WORKERS,
         help="processes that run the state machine's Lambda invocations, as Lambda's containers do; "
         f"0 runs them in the server's own process (default {DEFAULT_LAMBDA_WORKERS})",
     )
     serve.set_defaults(handler=command_serve)
-
-
-def worker_count(text: str) -> int:
-    """`--workers`: a whole number, 0 or more (argparse reports a bad one in one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is below 0")
-    return value
-
-
-def port_number(text: str) -> int:
-    """`--port`: a TCP port, 0 (any free one) to 65535 (argparse reports a bad one in one line)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not 0 <= value <= MAX_PORT:
-        raise argparse.ArgumentTypeError(f"{value} is outside 0..{MAX_PORT}")
-    return value
 
 
 def ensure_port_free(port: int) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from stepwise.models.api import InputMessage, Metadata, StrictRequest, check_conversation
+from stepwise.models.api_requests import InputMessage, Metadata, StrictRequest, check_conversation
 from stepwise.models.messages import FIND_TOOLS
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"

@@ -248,6 +248,32 @@ def load_lenient(text: str) -> Any | None:
     return value if rest.pos == len(body) else None
 
 
+class StringTracker:
+    """Follows quoted strings (with backslash escapes) through a JSON-like text, one character at a time, so
+    a scan of its brackets can pass over the brackets inside strings."""
+
+    def __init__(self, quotes: str) -> None:
+        self.quotes = quotes
+        # the quote of the string the scan is inside ("" outside any)
+        self.open_quote = ""
+        self._escaped = False
+
+    def outside(self, char: str) -> bool:
+        """Take the next character; True when it stands outside every string (a quote is part of its string)."""
+        if self.open_quote:
+            if self._escaped:
+                self._escaped = False
+            elif char == "\\":
+                self._escaped = True
+            elif char == self.open_quote:
+                self.open_quote = ""
+            return False
+        if char in self.quotes:
+            self.open_quote = char
+            return False
+        return True
+
+
 def close_cut_off(body: str) -> Any | None:
     """An object or array cut off after a complete value, read with its missing closing brackets added.
 
@@ -255,23 +281,15 @@ def close_cut_off(body: str) -> Any | None:
     colon, on a number (which may have had more digits), or that is broken anywhere else gives None.
     """
     closers: list[str] = []
-    quote = ""
-    escaped = False
+    strings = StringTracker("\"'")
     for char in body:
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char in "\"'":
-            quote = char
-        elif char in "{[":
+        if not strings.outside(char):
+            continue
+        if char in "{[":
             closers.append("}" if char == "{" else "]")
         elif char in "}]" and (not closers or closers.pop() != char):
             return None
-    if quote or not closers:
+    if strings.open_quote or not closers:
         return None
     stripped = body.rstrip()
     trimmed = stripped.rstrip(",").rstrip()

@@ -11,6 +11,7 @@ defensively: anything malformed is skipped, never raised.
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from stepwise.models.messages import ReasoningBlock
@@ -22,8 +23,8 @@ _TEXT_FIELDS = ("reasoning_content", "reasoning", "thinking")
 def reasoning_from_message(message: dict[str, Any]) -> list[ReasoningBlock]:
     """The reasoning of an OpenAI-style assistant message (the structured fields win over plain text)."""
     for structured in (
-        _openrouter_details(message.get("reasoning_details")),
-        _anthropic_blocks(message.get("thinking_blocks")),
+        _read_each(message.get("reasoning_details"), _openrouter_detail),
+        _read_each(message.get("thinking_blocks"), _anthropic_block),
     ):
         if structured:
             return structured
@@ -36,18 +37,7 @@ def reasoning_from_message(message: dict[str, Any]) -> list[ReasoningBlock]:
 
 def reasoning_from_blocks(blocks: Any) -> list[ReasoningBlock]:
     """The reasoning blocks among Bedrock Converse or Anthropic content blocks, in order."""
-    if not isinstance(blocks, list):
-        return []
-    found: list[ReasoningBlock] = []
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        converse = block.get("reasoningContent")
-        if isinstance(converse, dict):
-            found.extend(_converse_block(converse))
-        else:
-            found.extend(_anthropic_blocks([block]))
-    return found
+    return _read_each(blocks, _content_block)
 
 
 def reasoning_tokens(usage: Any) -> int:
@@ -63,49 +53,49 @@ def reasoning_tokens(usage: Any) -> int:
     return 0
 
 
-def _converse_block(block: dict[str, Any]) -> list[ReasoningBlock]:
+def _read_each(items: Any, read: Callable[[dict[str, Any]], ReasoningBlock | None]) -> list[ReasoningBlock]:
+    """What `read` finds in each object of the JSON array `items`; anything else is skipped."""
+    if not isinstance(items, list):
+        return []
+    found = (read(item) for item in items if isinstance(item, dict))
+    return [block for block in found if block is not None]
+
+
+def _string_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _content_block(block: dict[str, Any]) -> ReasoningBlock | None:
+    converse = block.get("reasoningContent")
+    return _converse_block(converse) if isinstance(converse, dict) else _anthropic_block(block)
+
+
+def _converse_block(block: dict[str, Any]) -> ReasoningBlock | None:
     text = block.get("reasoningText")
     if isinstance(text, dict) and isinstance(text.get("text"), str):
-        signature = text.get("signature")
-        return [ReasoningBlock(text=text["text"], signature=signature if isinstance(signature, str) else None)]
+        return ReasoningBlock(text=text["text"], signature=_string_or_none(text.get("signature")))
     redacted = block.get("redactedContent")
     if isinstance(redacted, bytes | bytearray):
-        return [ReasoningBlock(redacted=base64.b64encode(bytes(redacted)).decode("ascii"))]
+        return ReasoningBlock(redacted=base64.b64encode(bytes(redacted)).decode("ascii"))
     if isinstance(redacted, str) and redacted:
-        return [ReasoningBlock(redacted=redacted)]
-    return []
+        return ReasoningBlock(redacted=redacted)
+    return None
 
 
-def _anthropic_blocks(blocks: Any) -> list[ReasoningBlock]:
-    if not isinstance(blocks, list):
-        return []
-    found: list[ReasoningBlock] = []
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        if block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
-            signature = block.get("signature")
-            found.append(
-                ReasoningBlock(text=block["thinking"], signature=signature if isinstance(signature, str) else None)
-            )
-        elif block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
-            found.append(ReasoningBlock(redacted=block["data"]))
-    return found
+def _anthropic_block(block: dict[str, Any]) -> ReasoningBlock | None:
+    if block.get("type") == "thinking" and isinstance(block.get("thinking"), str):
+        return ReasoningBlock(text=block["thinking"], signature=_string_or_none(block.get("signature")))
+    if block.get("type") == "redacted_thinking" and isinstance(block.get("data"), str):
+        return ReasoningBlock(redacted=block["data"])
+    return None
 
 
-def _openrouter_details(details: Any) -> list[ReasoningBlock]:
-    if not isinstance(details, list):
-        return []
-    found: list[ReasoningBlock] = []
-    for detail in details:
-        if not isinstance(detail, dict):
-            continue
-        kind = detail.get("type")
-        signature = detail.get("signature") if isinstance(detail.get("signature"), str) else None
-        if kind == "reasoning.text" and isinstance(detail.get("text"), str):
-            found.append(ReasoningBlock(text=detail["text"], signature=signature))
-        elif kind == "reasoning.summary" and isinstance(detail.get("summary"), str):
-            found.append(ReasoningBlock(text=detail["summary"]))
-        elif kind == "reasoning.encrypted" and isinstance(detail.get("data"), str):
-            found.append(ReasoningBlock(redacted=detail["data"]))
-    return found
+def _openrouter_detail(detail: dict[str, Any]) -> ReasoningBlock | None:
+    kind = detail.get("type")
+    if kind == "reasoning.text" and isinstance(detail.get("text"), str):
+        return ReasoningBlock(text=detail["text"], signature=_string_or_none(detail.get("signature")))
+    if kind == "reasoning.summary" and isinstance(detail.get("summary"), str):
+        return ReasoningBlock(text=detail["summary"])
+    if kind == "reasoning.encrypted" and isinstance(detail.get("data"), str):
+        return ReasoningBlock(redacted=detail["data"])
+    return None

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from stepwise.models.decision import ParseError
 from stepwise.protocols.keywords import find_keywords
-from stepwise.protocols.lenient_json import strip_code_fence
+from stepwise.protocols.lenient_json import StringTracker, strip_code_fence
 
 # A quoted JSON key naming an action: only JSON written as an action block has one.
 ACTION_KEY = re.compile(r"""["'](?:action|tool|tool_?name)["']\s*:""", re.IGNORECASE)
@@ -66,23 +66,15 @@ def json_problem(block: str) -> str:
 def _is_cut_off(body: str) -> bool:
     """True when the JSON text ends inside a string, object or array (a reply stopped mid-block)."""
     depth = 0
-    quote = ""
-    escaped = False
+    strings = StringTracker('"')
     for char in body:
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote:
-                quote = ""
-        elif char == '"':
-            quote = char
-        elif char in "{[":
+        if not strings.outside(char):
+            continue
+        if char in "{[":
             depth += 1
         elif char in "}]":
             depth -= 1
-    return bool(quote) or depth > 0
+    return bool(strings.open_quote) or depth > 0
 
 
 def _json_problem(body: str) -> str:

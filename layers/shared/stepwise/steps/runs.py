@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import TypedDict, Unpack
 
 from stepwise.config.model import Language
 from stepwise.errors import RunAlreadyExists
@@ -37,86 +38,69 @@ def start_input(meta: RunMeta) -> dict[str, object]:
     return execution_input(meta.run_id, meta.replay.from_iteration if meta.replay is not None else 0)
 
 
+class RunFields(TypedDict, total=False):
+    """What a new run may set besides its owner and profile; each one left out takes its default.
+
+    `options` are what the request set over the profile (sampling, a structured answer, client tools);
+    `budget` caps tokens and cost below the profile's own caps; `ttl_days` is 30 unless given.
+    """
+
+    run_id: str | None
+    session_id: str | None
+    intent: dict[str, str] | None
+    intent_outcome: IntentOutcome | None
+    metadata: dict[str, str] | None
+    max_iterations: int | None
+    options: RunOptions | None
+    budget: RunBudget | None
+    ttl_days: int
+
+
 def new_run_meta(
     runtime: StepRuntime,
     *,
     owner: str,
     profile: str,
-    run_id: str | None = None,
-    session_id: str | None = None,
-    intent: dict[str, str] | None = None,
-    intent_outcome: IntentOutcome | None = None,
-    metadata: dict[str, str] | None = None,
-    max_iterations: int | None = None,
-    options: RunOptions | None = None,
-    budget: RunBudget | None = None,
     replay: ReplayLink | None = None,
-    ttl_days: int = 30,
+    **fields: Unpack[RunFields],
 ) -> RunMeta:
     """The META of a new QUEUED run, its limits copied from the profile (nothing is stored)."""
     agent_profile = runtime.profile(profile)
     limits = RunLimits.model_validate(agent_profile.limits.model_dump(include=set(RunLimits.model_fields)))
+    max_iterations = fields.get("max_iterations")
     if max_iterations is not None:
         limits = limits.model_copy(update={"max_iterations": max_iterations})
-    limits = limits.within(budget)
+    limits = limits.within(fields.get("budget"))
     now = datetime.fromtimestamp(runtime.clock(), UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    run_id = run_id or new_run_id()
+    run_id = fields.get("run_id") or new_run_id()
+    session_id = fields.get("session_id")
     return RunMeta(
         run_id=run_id,
         owner=owner,
         profile=profile,
         session_id=session_id,
-        intent=intent or {},
-        intent_outcome=intent_outcome,
-        metadata=metadata or {},
+        intent=fields.get("intent") or {},
+        intent_outcome=fields.get("intent_outcome"),
+        metadata=fields.get("metadata") or {},
         limits=limits,
-        options=options,
+        options=fields.get("options"),
         replay=replay,
         deadline=now.timestamp() + limits.max_execution_seconds,
         created_at=stamp,
         updated_at=stamp,
-        expires_at=int((now + timedelta(days=ttl_days)).timestamp()),
+        expires_at=int((now + timedelta(days=fields.get("ttl_days", 30))).timestamp()),
         # the run's steps join its trace under this span (the request's child)
         trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
     )
 
 
 def create_run(
-    runtime: StepRuntime,
-    *,
-    messages: list[ChatMessage],
-    owner: str,
-    profile: str,
-    run_id: str | None = None,
-    session_id: str | None = None,
-    intent: dict[str, str] | None = None,
-    intent_outcome: IntentOutcome | None = None,
-    metadata: dict[str, str] | None = None,
-    max_iterations: int | None = None,
-    options: RunOptions | None = None,
-    budget: RunBudget | None = None,
-    ttl_days: int = 30,
+    runtime: StepRuntime, *, messages: list[ChatMessage], owner: str, profile: str, **fields: Unpack[RunFields]
 ) -> RunMeta:
-    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution.
-
-    `options` are what the request set over the profile (sampling, a structured answer, client tools);
-    `budget` caps tokens and cost below the profile's own caps.
-    """
-    meta = new_run_meta(
-        runtime,
-        owner=owner,
-        profile=profile,
-        run_id=run_id,
-        session_id=session_id,
-        intent=intent,
-        intent_outcome=intent_outcome,
-        metadata=metadata,
-        max_iterations=max_iterations,
-        options=options,
-        budget=budget,
-        ttl_days=ttl_days,
-    )
+    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution."""
+    meta = new_run_meta(runtime, owner=owner, profile=profile, **fields)
+    session_id = fields.get("session_id")
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     history: list[ChatMessage] = []
     if session_id:

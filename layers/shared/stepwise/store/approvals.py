@@ -50,9 +50,17 @@ def _conditional_failed(exc: ClientError) -> bool:
 class ApprovalStore:
     """Approval items and the run's waiting status, on the conversation table."""
 
-    def __init__(self, call: Callable[..., dict[str, Any]], table_name: str, *, now_iso: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        call: Callable[..., dict[str, Any]],
+        table_name: str,
+        put_if_absent: Callable[[dict[str, Any]], bool],
+        *,
+        now_iso: Callable[[], str],
+    ) -> None:
         self._call = call
         self._table = table_name
+        self._put_if_absent = put_if_absent
         self._now_iso = now_iso
 
     def _key(self, run_id: str, iteration: int, index: int) -> dict[str, Any]:
@@ -116,17 +124,8 @@ class ApprovalStore:
             "timeout_at": timeout_at,
             "expires_at": expires_at,
         }
-        try:
-            self._call(
-                "put_item",
-                TableName=self._table,
-                Item=serialize_item(item),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+        if self._put_if_absent(item):
             return _to_approval(item)
-        except ClientError as exc:
-            if not _conditional_failed(exc):
-                raise
         try:
             response = self._call(
                 "update_item",

@@ -11,7 +11,7 @@ parallel tool calls never contend on one item.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -34,9 +34,10 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.items import message_item, step_item, to_message, to_meta
 from stepwise.store.summaries import SummaryStore
+from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
-from stepwise.store.transient import error_code, transient_errors
+from stepwise.store.transient import error_code
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
@@ -52,57 +53,22 @@ class ConversationStore:
     """Runs, messages, trace steps and session turns in one DynamoDB table."""
 
     def __init__(self, client: Any, table_name: str, *, clock: Callable[[], datetime] = _utc_now) -> None:
-        self._client = client
+        self._db = Table(client, table_name)
         self._table = table_name
         self._clock = clock
-        self._history = HistoryCache(self._query_items)
-        self._trace = TraceReader(self._query_items, self._get_item)
-        self.directory = RunDirectory(self._call, table_name, now_iso=self._now_iso)
+        self._history = HistoryCache(self._db.query_items)
+        self._trace = TraceReader(self._db.query_items, self._db.get_item)
+        self.directory = RunDirectory(self._db.call, table_name, now_iso=self._now_iso)
         """Listing and cancelling runs (`stepwise.store.directory`)."""
-        self.approvals = ApprovalStore(self._call, table_name, now_iso=self._now_iso)
+        self.approvals = ApprovalStore(self._db.call, table_name, self._db.put_if_absent, now_iso=self._now_iso)
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
-        self.tool_attempts = ToolAttemptStore(self._call, table_name, now_iso=self._now_iso)
+        self.tool_attempts = ToolAttemptStore(self._db.call, table_name, self._db.put_if_absent, now_iso=self._now_iso)
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
-        self.summaries = SummaryStore(self._call, table_name, self._put_if_absent)
+        self.summaries = SummaryStore(self._db.call, table_name, self._db.put_if_absent)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-    def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
-        with transient_errors():
-            response: dict[str, Any] = getattr(self._client, operation)(**kwargs)
-        return response
-
-    def _get_item(self, parameters: dict[str, Any]) -> dict[str, Any] | None:
-        item = self._call("get_item", TableName=self._table, **parameters).get("Item")
-        return deserialize_item(item) if item else None
-
-    def _put_if_absent(self, item: dict[str, Any], *, ours_if_identical: bool = False) -> bool:
-        """Put an item unless its key exists; False when it already did.
-
-        With `ours_if_identical`, an identical item found under the key counts as this write's own: the
-        SDK retried a put whose first answer was lost, and the condition then saw the first put.
-        """
-        serialized = serialize_item(item)
-        try:
-            with transient_errors():
-                self._client.put_item(
-                    TableName=self._table, Item=serialized, ConditionExpression="attribute_not_exists(pk)"
-                )
-        except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
-                raise
-            if not ours_if_identical:
-                return False
-            existing = self._call(
-                "get_item",
-                TableName=self._table,
-                Key={"pk": serialized["pk"], "sk": serialized["sk"]},
-                ConsistentRead=True,
-            ).get("Item")
-            return existing == serialized
-        return True
 
     def create_run(self, meta: RunMeta, messages: list[ChatMessage], *, question: str = "") -> bool:
         """Store a new run's opening messages, its session entry, then its META; False if that id is taken.
@@ -113,10 +79,10 @@ class ConversationStore:
         """
         for slot, message in enumerate(messages):
             item = message_item(meta.run_id, 0, slot, message, meta.expires_at)
-            if not self._put_if_absent(item, ours_if_identical=True) and slot == 0:
+            if not self._db.put_if_absent(item, ours_if_identical=True) and slot == 0:
                 return False
         if meta.session_id:
-            self._put_if_absent(
+            self._db.put_if_absent(
                 {
                     "pk": keys.session_pk(meta.session_id),
                     "sk": keys.session_sk(meta.created_at, meta.run_id),
@@ -140,7 +106,7 @@ class ConversationStore:
         if meta.options is not None:
             # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
             meta_item["options"] = meta.options.model_dump_json()
-        return self._put_if_absent(meta_item, ours_if_identical=True)
+        return self._db.put_if_absent(meta_item, ours_if_identical=True)
 
     def create_replay_run(self, meta: RunMeta, original_run_id: str, through_iteration: int) -> bool:
         """Store a replay of `original_run_id`: the original's messages of iterations 0 to
@@ -158,9 +124,9 @@ class ConversationStore:
         for first, last in ranges:
             if first > last:
                 continue
-            for item in self._query_items(items_between(pk, first, last)):
+            for item in self._db.query_items(items_between(pk, first, last)):
                 copied = item | {"pk": keys.run_pk(meta.run_id), "expires_at": meta.expires_at}
-                if not self._put_if_absent(copied, ours_if_identical=True) and item["sk"] == first:
+                if not self._db.put_if_absent(copied, ours_if_identical=True) and item["sk"] == first:
                     return False
         return self._put_meta(meta)
 
@@ -181,16 +147,16 @@ class ConversationStore:
         values |= {key: serialize_value(value) for key, value in extra_values.items()}
         expression = "SET " + ", ".join(f"#{key} = :{key}" for key in sets)
         try:
-            with transient_errors():
-                response = self._client.update_item(
-                    TableName=self._table,
-                    Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
-                    UpdateExpression=expression,
-                    ConditionExpression=condition,
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues=values,
-                    ReturnValues="ALL_NEW",
-                )
+            response = self._db.call(
+                "update_item",
+                TableName=self._table,
+                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
         except ClientError as exc:
             if error_code(exc) == "ConditionalCheckFailedException":
                 raise RunNotFound(f"run {run_id} not found or already ended") from None
@@ -206,33 +172,9 @@ class ConversationStore:
             _OPEN,
         )
 
-    def _query_items(self, parameters: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """Every item one Query returns, following pagination."""
-        pages = self._client.get_paginator("query").paginate(TableName=self._table, **parameters)
-        with transient_errors():
-            for page in pages:
-                for item in page.get("Items", []):
-                    yield deserialize_item(item)
-
-    def _query(
-        self, pk: str, prefix: str, *, forward: bool = True, attributes: dict[str, Any] | None = None
-    ) -> Iterator[dict[str, Any]]:
-        """Every item of a partition whose sort key starts with `prefix` (only `attributes`, if given)."""
-        parameters: dict[str, Any] = {
-            "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :prefix)",
-            "ExpressionAttributeValues": {":pk": serialize_value(pk), ":prefix": serialize_value(prefix)},
-            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"},
-            "ConsistentRead": True,
-            "ScanIndexForward": forward,
-        }
-        if attributes:
-            parameters["ProjectionExpression"] = attributes["ProjectionExpression"]
-            parameters["ExpressionAttributeNames"] |= attributes["ExpressionAttributeNames"]
-        return self._query_items(parameters)
-
     def list_messages(self, run_id: str) -> list[StoredMessage]:
         """The whole conversation of a run, in order, read with one paginated Query (message fields only)."""
-        items = self._query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
+        items = self._db.query(keys.run_pk(run_id), keys.MESSAGE_PREFIX, attributes=message_projection())
         return [to_message(item) for item in items]
 
     def conversation(self, run_id: str) -> Conversation:
@@ -263,7 +205,7 @@ class ConversationStore:
     def record_message(self, run: RunRef, iteration: int, slot: int, message: ChatMessage, step: StepRecord) -> bool:
         """Append a message a step produced, with its trace step, in one put; False if it was already there."""
         item = message_item(run.run_id, iteration, slot, message, run.expires_at)
-        return self._put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
+        return self._db.put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
 
     def read_iteration(
         self,
@@ -289,7 +231,7 @@ class ConversationStore:
             wanted["previous_decision"] = keys.step_sk(iteration - 1, "parse")
         if observation_slot is not None:
             wanted["observation"] = keys.message_sk(iteration, observation_slot)
-        found = self._batch_get(keys.run_pk(run_id), list(wanted.values()))
+        found = self._db.batch_get(keys.run_pk(run_id), list(wanted.values()))
         if meta and keys.META_SK not in found:
             raise RunNotFound(f"run {run_id} not found")
         items = {name: found.get(sk) for name, sk in wanted.items()}
@@ -302,33 +244,16 @@ class ConversationStore:
             observation=_optional(to_message, items.get("observation")),
         )
 
-    def _batch_get(self, pk: str, sort_keys: list[str]) -> dict[str, dict[str, Any]]:
-        """The items of `pk` under `sort_keys` that exist, by sort key, following unprocessed keys."""
-        request = {
-            self._table: {
-                "Keys": [serialize_item({"pk": pk, "sk": sk}) for sk in sort_keys],
-                "ConsistentRead": True,
-            }
-        }
-        found: dict[str, dict[str, Any]] = {}
-        while request:
-            response = self._call("batch_get_item", RequestItems=request)
-            for item in response.get("Responses", {}).get(self._table, []):
-                decoded = deserialize_item(item)
-                found[decoded["sk"]] = decoded
-            request = response.get("UnprocessedKeys") or {}
-        return found
-
     def record_decision(self, run: RunRef, step: StepRecord, corrective: list[ChatMessage]) -> bool:
         """Store the Parse decision after any corrective observations; False if it was already stored.
 
         The decision is the commit record: it is put last, so once it exists everything it implies does.
         """
         for index, message in enumerate(corrective):
-            self._put_if_absent(
+            self._db.put_if_absent(
                 message_item(run.run_id, step.iteration, keys.observation_slot(index), message, run.expires_at)
             )
-        return self._put_if_absent(step_item(run.run_id, step, run.expires_at))
+        return self._db.put_if_absent(step_item(run.run_id, step, run.expires_at))
 
     def finish_run(
         self,
@@ -366,7 +291,7 @@ class ConversationStore:
         except RunNotFound:
             return self.require_run(meta.run_id)
         if meta.session_id and answer is not None:
-            self._call(
+            self._db.call(
                 "update_item",
                 TableName=self._table,
                 Key=serialize_item(
@@ -385,7 +310,7 @@ class ConversationStore:
         """The earlier runs of a session started by `owner`, oldest first; other owners' runs are not seen."""
         return [
             SessionTurn.model_validate(item)
-            for item in self._query(keys.session_pk(session_id), "RUN#")
+            for item in self._db.query(keys.session_pk(session_id), "RUN#")
             if item.get("owner") == owner
         ]
 

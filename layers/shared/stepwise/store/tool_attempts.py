@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.views import RunRef
@@ -47,9 +45,17 @@ class CallStart:
 class ToolAttemptStore:
     """Attempt records of the calls that may change something, on the conversation table."""
 
-    def __init__(self, call: Callable[..., dict[str, Any]], table_name: str, *, now_iso: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        call: Callable[..., dict[str, Any]],
+        table_name: str,
+        put_if_absent: Callable[[dict[str, Any]], bool],
+        *,
+        now_iso: Callable[[], str],
+    ) -> None:
         self._call = call
         self._table = table_name
+        self._put_if_absent = put_if_absent
         self._now_iso = now_iso
 
     def begin(
@@ -72,17 +78,8 @@ class ToolAttemptStore:
             "started_at": now,
             "expires_at": run.expires_at,
         }
-        try:
-            self._call(
-                "put_item",
-                TableName=self._table,
-                Item=serialize_item(item),
-                ConditionExpression="attribute_not_exists(pk)",
-            )
+        if self._put_if_absent(item):
             return CallStart(idempotency_key=idempotency_key, earlier_attempts=0, started_at=now)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-                raise
         found = self._call(
             "get_item", TableName=self._table, Key=self._key(run.run_id, iteration, index), ConsistentRead=True
         )["Item"]

@@ -53,16 +53,10 @@ class RunPartition:
 
 def _between(pk: str, start: str, end: str, attributes: dict[str, Any]) -> dict[str, Any]:
     """Query parameters for the items of `pk` whose sort key is from `start` to `end` (only `attributes`)."""
-    return {
-        "KeyConditionExpression": "#pk = :pk AND #sk BETWEEN :start AND :end",
-        "ExpressionAttributeValues": {
-            ":pk": serialize_value(pk),
-            ":start": serialize_value(start),
-            ":end": serialize_value(end),
-        },
-        "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"} | attributes["ExpressionAttributeNames"],
+    whole = items_between(pk, start, end)
+    return whole | {
+        "ExpressionAttributeNames": whole["ExpressionAttributeNames"] | attributes["ExpressionAttributeNames"],
         "ProjectionExpression": attributes["ProjectionExpression"],
-        "ConsistentRead": True,
     }
 
 

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, I
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.models.api_responses import ErrorBody, ErrorResponse
 
 Event = dict[str, Any]
 Body = bytes | Iterable[bytes] | AsyncIterable[bytes]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from stepwise.config.http_api import EffectRule
+from stepwise.config.tool_call_rules import EffectRule
 
 # Fixed for good: changing it would give a resumed call another key than its first attempt had.
 _KEY_NAMESPACE = uuid.UUID("6f0d5c1e-6a38-4c56-9a55-2b7d1f3c8e41")

@@ -14,15 +14,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from stepwise.steps.api.request_checks import json_body_reader
     from stepwise.steps.api.resolver import RequestScopedResolver
     from stepwise.steps.api.route_table import ROUTES
-    from stepwise.steps.api.routes import json_body_reader, openapi_document, register_routes
+    from stepwise.steps.api.routes import openapi_document, register_routes
     from stepwise.steps.api.services import ApiServices, LazyServices, services_from_environment
 
 _MODULE_OF = {
     "RequestScopedResolver": "resolver",
     "ROUTES": "route_table",
-    "json_body_reader": "routes",
+    "json_body_reader": "request_checks",
     "openapi_document": "routes",
     "register_routes": "routes",
     "ApiServices": "services",

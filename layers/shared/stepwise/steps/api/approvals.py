@@ -10,7 +10,8 @@ could not be reached, the answer is undone too, so it can be sent again.
 from __future__ import annotations
 
 from stepwise.errors import ApprovalDenied
-from stepwise.models.api import ApprovalRequest, RunView
+from stepwise.models.api_requests import ApprovalRequest
+from stepwise.models.api_responses import RunView
 from stepwise.models.approval import Approval
 from stepwise.models.run import RunMeta
 from stepwise.steps.api.ownership import parse_run_reference, visible_run

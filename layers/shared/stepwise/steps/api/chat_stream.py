@@ -22,7 +22,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.models.api_responses import ErrorBody, ErrorResponse
 from stepwise.models.chat_api import (
     ChatCompletionChunk,
     ChatCompletionRequest,

@@ -39,7 +39,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import (
 
 from stepwise.errors import StoreTransientError
 from stepwise.inputs.validation_problems import reason_of
-from stepwise.models.api import ErrorBody, ErrorResponse
+from stepwise.models.api_responses import ErrorBody, ErrorResponse
 from stepwise.steps.api.problems import (
     ApiError,
     ApprovalNotPending,

@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 
-from stepwise.models.api import RunEvents
+from stepwise.models.api_responses import RunEvents
 from stepwise.models.run import OPEN_STATUSES, StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest

@@ -13,7 +13,7 @@ import re
 
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.config.model import StepwiseConfig
-from stepwise.models.api import ImagePart
+from stepwise.models.api_requests import ImagePart
 from stepwise.models.messages import ChatMessage, ImageInput
 from stepwise.steps.api.problems import InvalidRequest
 

@@ -13,7 +13,7 @@ import binascii
 import json
 import re
 
-from stepwise.models.api import RunList, RunListItem, RunView
+from stepwise.models.api_responses import RunList, RunListItem, RunView
 from stepwise.models.run import OPEN_STATUSES, RunStatus, RunSummary
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest, RunEnded

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, content_
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 from pydantic import BaseModel
 
-from stepwise.models.api import ErrorResponse
+from stepwise.models.api_responses import ErrorResponse
 
 API_TITLE = "Stepwise"
 API_VERSION = "1.0.0"
@@ -51,6 +51,9 @@ def error_responses(*statuses: int) -> dict[int, OpenAPIResponse]:
         for status in statuses
     }
 
+
+# The media type of server-sent events, which the streamed routes answer with.
+EVENT_STREAM = "text/event-stream"
 
 # One server-sent event of a streamed completion, as an OpenAPI 3.1 `text/event-stream` schema describes it
 # (each event, not the stream as a whole).

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
-from stepwise.models.api import RUN_ID_PATTERN
+from stepwise.models.api_requests import RUN_ID_PATTERN
 from stepwise.models.run import RunMeta
 from stepwise.steps.api.problems import InvalidIdentity, InvalidRequest, NotFound, Unauthorized
 from stepwise.store import ConversationStore

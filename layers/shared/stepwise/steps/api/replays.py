@@ -7,7 +7,8 @@ so it costs model tokens only (see `stepwise.steps.replays`).
 
 from __future__ import annotations
 
-from stepwise.models.api import ReplayAccepted, ReplayRequest
+from stepwise.models.api_requests import ReplayRequest
+from stepwise.models.api_responses import ReplayAccepted
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import start_queued_run

@@ -7,108 +7,41 @@ OpenAPI document (`GET /v1/openapi.json`) is generated from the same models that
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from stepwise.inputs.json_limits import JsonLimitExceeded, load_json
-from stepwise.inputs.text_policy import clean_text, find_unencodable, locate_unencodable
-from stepwise.models.api import (
+from stepwise.models.api_requests import (
     IDEMPOTENCY_KEY_PATTERN,
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ApprovalRequest,
-    ReplayAccepted,
     ReplayRequest,
-    RunAccepted,
-    RunEvents,
-    RunList,
     RunRequest,
-    RunView,
 )
-from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
+from stepwise.models.api_responses import ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
 from stepwise.models.run import RunStatus
+from stepwise.steps.api.chat_routes import register_chat_routes
 from stepwise.steps.api.console_routes import register_console_routes
 from stepwise.steps.api.errors import (
-    InvalidJson,
-    InvalidRequest,
-    PayloadTooLarge,
-    UnsupportedMediaType,
-    is_json_content_type,
     register_error_handlers,
 )
 from stepwise.steps.api.openapi_schemas import (
-    CHUNK_EVENT_SCHEMA,
+    EVENT_STREAM,
     STEP_EVENT_SCHEMA,
     error_responses,
     openapi_document,
     success_response,
 )
 from stepwise.steps.api.ownership import request_owner
+from stepwise.steps.api.request_checks import refuse_unencodable_parameters, require_json
 from stepwise.steps.api.request_spans import traced_requests
 from stepwise.steps.api.services import LazyServices
 
-EVENT_STREAM = "text/event-stream"
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
-# The deepest request is a message's list of content parts (4 levels); anything far deeper is an attack.
-MAX_BODY_DEPTH = 32
-
-
-def json_body_reader(services: LazyServices) -> Callable[[str], Any]:
-    """The resolver's body parser: 413 over `api.max_body_bytes`, 400 for anything but strict JSON within
-    the depth limit, 422 naming the field for a string that cannot be encoded (a lone surrogate; a NUL
-    is valid JSON and UTF-8, and the store replaces it).
-
-    Everything here is refused before a route runs, so a hostile body costs one parse, never a store call.
-    """
-
-    def read(text: str) -> Any:
-        limit = services.get().config.api.max_body_bytes
-        try:
-            body = load_json(text, max_bytes=limit, max_depth=MAX_BODY_DEPTH, what="the body")
-        except JsonLimitExceeded as exc:
-            details = {"limit": exc.limit, "maximum": exc.maximum, "actual": exc.actual}
-            if exc.limit == "size":
-                raise PayloadTooLarge(
-                    str(exc), details={"limit_bytes": exc.maximum, "size_bytes": exc.actual}
-                ) from None
-            raise InvalidJson(str(exc), details=details) from None
-        except ValueError:
-            raise InvalidJson("the body is not valid JSON") from None
-        problem = locate_unencodable(body, include_nul=False)
-        if problem is not None:
-            raise InvalidRequest.of(*problem)
-        return body
-
-    return read
-
-
-def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Middleware: a header, query or path parameter holding a lone surrogate is a 422 naming it."""
-    event = app.current_event
-    sources = (
-        ("header", event.headers),
-        ("query parameter", event.query_string_parameters),
-        ("path parameter", event.path_parameters),
-    )
-    for source, parameters in sources:
-        for name, value in (parameters or {}).items():
-            for text in (name, value):
-                reason = find_unencodable(str(text), include_nul=False)
-                if reason is not None:
-                    raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
-    return next_middleware(app)
-
-
-def _require_json(event: APIGatewayProxyEvent) -> None:
-    content_type = event.headers.get("content-type") or ""
-    if not is_json_content_type(content_type):
-        raise UnsupportedMediaType(content_type)
 
 
 def _base_path(event: APIGatewayProxyEvent) -> str:
@@ -154,7 +87,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         event = app.current_event
         owner = request_owner(event)
-        _require_json(event)
+        require_json(event)
         accepted = accept_run(
             services.get(),
             owner=owner,
@@ -288,7 +221,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         event = app.current_event
         owner = request_owner(event)
-        _require_json(event)
+        require_json(event)
         accepted = replay_run(
             services.get(), owner=owner, run_reference=run_id, request=body, base_path=_base_path(event)
         )
@@ -317,74 +250,10 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         event = app.current_event
         owner = request_owner(event)
-        _require_json(event)
+        require_json(event)
         return answer_approval(services.get(), owner=owner, run_reference=run_id, call_id=call_id, request=body)
 
-    @app.post(
-        "/v1/chat/completions",
-        summary="OpenAI-compatible chat completion",
-        description="Start a run on the conversation and wait for its answer; `stream: true` answers with "
-        "server-sent `chat.completion.chunk` events ending with `[DONE]`.",
-        responses={
-            200: {
-                "description": "The agent's answer.",
-                "content": {
-                    content_types.APPLICATION_JSON: {"model": ChatCompletion},
-                    EVENT_STREAM: {"schema": CHUNK_EVENT_SCHEMA},
-                },
-            },
-            **error_responses(400, 401, 413, 415, 422, 502, 503, 504),
-        },
-        tags=["chat"],
-    )
-    def post_chat_completion(body: ChatCompletionRequest) -> Response[ChatCompletion | ChatStreamStart | str]:
-        from stepwise.steps.api.chat import complete_chat, completion_events
-        from stepwise.steps.api.chat_stream import start_chat_stream, streams_as_it_runs
-
-        event = app.current_event
-        owner = request_owner(event)
-        _require_json(event)
-        if body.stream and streams_as_it_runs(event, services.get()):
-            start = start_chat_stream(services.get(), owner=owner, request=body, request_body=event.json_body)
-            return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=start)
-        completion = complete_chat(services.get(), owner=owner, request=body, request_body=event.json_body)
-        if not body.stream:
-            return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=completion)
-        include_usage = body.stream_options is not None and body.stream_options.include_usage
-        return Response(
-            status_code=200,
-            content_type=EVENT_STREAM,
-            body=completion_events(completion, include_usage=include_usage),
-            headers={"Cache-Control": "no-cache"},
-        )
-
-    @app.get(
-        "/v1/models",
-        summary="The agent profiles, as OpenAI models",
-        description="Each profile a chat completion's `model` may name to select it.",
-        responses={**success_response(200, "The profiles.", ModelList), **error_responses(400, 401)},
-        tags=["chat"],
-    )
-    def get_models() -> ModelList:
-        from stepwise.steps.api.chat import list_models
-
-        request_owner(app.current_event)
-        return list_models(services.get().config)
-
-    @app.get(
-        "/v1/models/<model_id>",
-        summary="One agent profile, as an OpenAI model",
-        description="The profile a chat completion's `model` names (`client.models.retrieve(id)`); 404 for another.",
-        responses={**success_response(200, "The profile.", ModelCard), **error_responses(401, 404, 422)},
-        tags=["chat"],
-    )
-    def get_model(
-        model_id: Annotated[str, Path(min_length=1, max_length=128, description="A profile's name.")],
-    ) -> ModelCard:
-        from stepwise.steps.api.chat import describe_model
-
-        request_owner(app.current_event)
-        return describe_model(services.get().config, model_id)
+    register_chat_routes(app, services)
 
     @app.get(
         "/v1/openapi.json",

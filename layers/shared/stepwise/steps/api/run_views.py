@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from stepwise.models.api import PendingApproval, RunView, TraceStep
+from stepwise.models.api_responses import PendingApproval, RunView, TraceStep
 from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices

@@ -12,7 +12,8 @@ from typing import Any
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.intent import extract_question, route_profile
-from stepwise.models.api import ImagePart, InputMessage, RunAccepted, RunRequest
+from stepwise.models.api_requests import ImagePart, InputMessage, RunRequest
+from stepwise.models.api_responses import RunAccepted
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import IntentOutcome, RunBudget, RunError, RunMeta, RunOptions
 from stepwise.steps.api.images import check_images_accepted, image_input

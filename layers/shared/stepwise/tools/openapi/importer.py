@@ -10,8 +10,9 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import ValidationError
 
 from stepwise.config.credentials import SecretResolver
-from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, ApiKeyConfig, HttpToolConfig, validated_http_url
+from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, ApiKeyConfig, HttpToolConfig
 from stepwise.config.tool_sources import OpenApiSourceConfig
+from stepwise.config.url_checks import validated_http_url
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.telemetry.observability import logger

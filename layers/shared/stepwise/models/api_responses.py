@@ -1,0 +1,188 @@
+"""What the HTTP API answers: an accepted run, a run's view, trace, events and list, and the error body; the
+OpenAPI document is generated from these models (the requests are in `stepwise.models.api_requests`).
+"""
+
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    Field,
+    computed_field,
+)
+
+from stepwise.models.run import (
+    CompactionNote,
+    IntentOutcome,
+    ReplayLink,
+    RunError,
+    RunStatus,
+    RunUsage,
+    StopReason,
+)
+
+
+class RunAccepted(BaseModel, defer_build=True):
+    """The answer to `POST /v1/runs`: the run is stored and its execution started."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    intent: dict[str, str]
+    session_id: str | None = None
+    poll_url: str = Field(description="Where to GET the run's status and answer.")
+
+
+class ReplayAccepted(RunAccepted):
+    """The answer to `POST /v1/runs/{run_id}/replay`: the new run is stored and its execution started."""
+
+    original_run_id: str
+    from_iteration: int
+
+
+class TraceStep(BaseModel, defer_build=True):
+    """One step of a run's trace: a compaction, a model call, what the model thought (`reasoning`), its
+    parsed decision, a tool call or the final formatting."""
+
+    iteration: int
+    kind: str
+    n: int | None = None
+    thought: str | None = Field(
+        default=None, description="The reasoning before a decision; on a `reasoning` step, what the model thought."
+    )
+    tool: str | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    calls: list[dict[str, Any]] | None = Field(default=None, description="Every tool call a parse step found.")
+    observation: str | None = Field(default=None, description="The start of the tool's observation.")
+    decision: str | None = None
+    answer: str | None = None
+    ok: bool | None = None
+    final_round: bool | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    reasoning_tokens: int | None = Field(default=None, description="The part of the output spent thinking.")
+    error: str | None = None
+    note: str | None = None
+    idempotency_key: str | None = Field(
+        default=None,
+        description="A tool call that may change something: the idempotency key it was sent with (the same "
+        "for every attempt of the call).",
+    )
+    attempt: int | None = Field(
+        default=None, description="Which attempt of such a call this was: 2 or more after a crash or a retry."
+    )
+    estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
+    compaction: CompactionNote | None = Field(
+        default=None, description="A compaction step: what its summary covers, and the request before and after."
+    )
+
+
+class PendingApproval(BaseModel, defer_build=True):
+    """A tool call waiting for approval: what would run, and until when it waits."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    iteration: int
+    requested_at: str
+    timeout_at: str = Field(description="Unanswered by then, the call is denied (not run).")
+
+
+class RunView(BaseModel, defer_build=True):
+    """`GET /v1/runs/{run_id}`: the run's status and, once it ended, its outcome."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    intent: dict[str, str]
+    intent_outcome: IntentOutcome | None = Field(
+        default=None, description="How the intent was classified: source, model, latency, why it fell back."
+    )
+    session_id: str | None = None
+    metadata: dict[str, str]
+    created_at: str
+    updated_at: str
+    iterations: int
+    stop_reason: StopReason | None = None
+    answer: str | None = None
+    output: dict[str, Any] | list[Any] | None = Field(default=None, description="Structured output, if asked for.")
+    output_error: str | None = None
+    usage: RunUsage
+    error: RunError | None = None
+    cancelled_by: str | None = Field(default=None, description="Who cancelled the run (its owner's identity).")
+    cancelled_at: str | None = None
+    replay: ReplayLink | None = Field(
+        default=None, description="For a replay: the run it replays, the iterations it kept, whether tools ran live."
+    )
+    trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
+    pending_approvals: list[PendingApproval] | None = Field(
+        default=None, description="While WAITING_APPROVAL: the tool calls to approve or deny, with their arguments."
+    )
+
+
+class RunEvents(BaseModel, defer_build=True):
+    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, in the order they happened."""
+
+    run_id: str
+    status: RunStatus
+    done: bool = Field(description="The run has ended: no step will follow these.")
+    events: list[TraceStep]
+    next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
+
+
+class RunListItem(BaseModel, defer_build=True):
+    """One run in `GET /v1/runs`: enough to choose which one to read."""
+
+    run_id: str
+    status: RunStatus
+    profile: str
+    session_id: str | None = None
+    iterations: int
+    stop_reason: StopReason | None = None
+    metadata: dict[str, str] = Field(
+        default_factory=dict, description="The pairs stored with the run (an eval run's suite and case, say)."
+    )
+    created_at: str
+    updated_at: str
+
+
+class RunList(BaseModel, defer_build=True):
+    """`GET /v1/runs`: a page of the caller's runs, newest first."""
+
+    runs: list[RunListItem]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
+
+
+class ErrorBody(BaseModel, defer_build=True):
+    """What went wrong: a stable `type`, a message for people, and machine-readable details.
+
+    `code` and `param` are what OpenAI's clients read from an error (the `openai` SDK's `APIError.code`
+    and `.param`): the type again, and the first field a 422 names.
+    """
+
+    type: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @computed_field(description="The same as `type`, where OpenAI's clients look for it.")  # type: ignore[prop-decorator]
+    @property
+    def code(self) -> str:
+        return self.type
+
+    @computed_field(description="The first field a 422 names, where OpenAI's clients look for it.")  # type: ignore[prop-decorator]
+    @property
+    def param(self) -> str | None:
+        errors = self.details.get("errors")
+        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+            field = errors[0].get("field")
+            return field if isinstance(field, str) else None
+        return None
+
+
+class ErrorResponse(BaseModel, defer_build=True):
+    """Every 4xx and 5xx answer of the API."""
+
+    error: ErrorBody
