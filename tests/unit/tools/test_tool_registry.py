@@ -184,3 +184,40 @@ def test_a_get_marked_with_side_effects_is_not_read_only_for_a_replay(tmp_path: 
     registry = build_tool_registry(config, config_dir=tmp_path)
     # Then a replay's live tools may call the plain GET, never the one with side effects
     assert (registry.is_read_only("lookup"), registry.is_read_only("ring_bell")) == (True, False)
+
+
+PAYMENTS_MODULE = '''
+from stepwise.tools import tool
+
+
+@tool
+def {name}(amount: int) -> str:
+    """Pay.
+
+    Args:
+        amount: How much.
+    """
+    return "paid {name}"
+'''
+
+
+def test_a_module_name_another_config_directory_loaded_first_is_this_directorys(tmp_path: Path) -> None:
+    # Given two config directories of one process, each with its own module named alike
+    first, second = tmp_path / "first", tmp_path / "second"
+    name = f"payments_{uuid.uuid4().hex[:8]}"
+    for directory, tool_name in ((first, "pay_first"), (second, "pay_second")):
+        directory.mkdir()
+        (directory / f"{name}.py").write_text(PAYMENTS_MODULE.format(name=tool_name))
+    try:
+        build_tool_registry(parse_tools_config({"python": [name]}), config_dir=first)
+
+        # When the second directory's tools are built after the first's
+        registry = build_tool_registry(parse_tools_config({"python": [name]}), config_dir=second)
+
+        # Then its tools are those of its own module
+        assert registry.names() == ["pay_second"]
+    finally:
+        sys.modules.pop(name, None)
+        for directory in (first, second):
+            if str(directory.resolve()) in sys.path:
+                sys.path.remove(str(directory.resolve()))

@@ -4,11 +4,18 @@ A module is imported by its ordinary name with the config directory on ``sys.pat
 can never shadow the standard library or installed packages), which lets it import sibling helper
 modules as usual. Its tools are the `FunctionTool` objects it defines with ``@tool``; tools it merely
 imports from elsewhere are not counted twice.
+
+One process may load the tools of several config directories (a local server started twice, an eval of
+several configs, a test session), and two of them may hold a module of the same name. A Lambda has one,
+so a name is otherwise imported once; loading from a second directory first forgets the modules the
+other config directories gave `sys.modules` and puts this directory ahead of theirs on ``sys.path``, so
+the module and its siblings are this directory's. Tools built earlier keep the functions they hold.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import threading
 from pathlib import Path
@@ -18,6 +25,8 @@ from stepwise.errors import ConfigError
 from stepwise.tools.function_tool import FunctionTool
 
 _SYS_PATH_LOCK = threading.Lock()
+# every config directory this process has loaded tools from, in order
+_CONFIG_DIRECTORIES: list[Path] = []
 
 
 def load_python_tools(modules: list[str], *, config_dir: Path) -> list[FunctionTool]:
@@ -29,10 +38,11 @@ def load_python_tools(modules: list[str], *, config_dir: Path) -> list[FunctionT
     if not modules:
         return []
     directory = config_dir.resolve()
-    _ensure_on_sys_path(directory)
     tools: list[FunctionTool] = []
-    for name in modules:
-        module = _import(name, directory)
+    with _SYS_PATH_LOCK:
+        _make_current(directory)
+        imported = [(name, _import(name, directory)) for name in modules]
+    for name, module in imported:
         defined = [
             value
             for value in vars(module).values()
@@ -44,10 +54,27 @@ def load_python_tools(modules: list[str], *, config_dir: Path) -> list[FunctionT
     return tools
 
 
-def _ensure_on_sys_path(directory: Path) -> None:
-    with _SYS_PATH_LOCK:
-        if str(directory) not in sys.path:
-            sys.path.append(str(directory))
+def _make_current(directory: Path) -> None:
+    """Put `directory` on `sys.path` ahead of the other config directories (appended when it is the first,
+    so never ahead of the standard library or installed packages), and forget their modules."""
+    others = [other for other in _CONFIG_DIRECTORIES if other != directory]
+    if directory not in _CONFIG_DIRECTORIES:
+        _CONFIG_DIRECTORIES.append(directory)
+    if str(directory) in sys.path:
+        sys.path.remove(str(directory))
+    positions = [sys.path.index(str(other)) for other in others if str(other) in sys.path]
+    if positions:
+        sys.path.insert(min(positions), str(directory))
+    else:
+        sys.path.append(str(directory))
+    if not others:
+        return
+    # modules found on a directory's sys.path entry have file names that start with it
+    prefixes = tuple(f"{other}{os.sep}" for other in others)
+    for name, module in list(sys.modules.items()):
+        location = getattr(module, "__file__", None)
+        if isinstance(location, str) and location.startswith(prefixes):
+            del sys.modules[name]
 
 
 def _import(name: str, directory: Path) -> ModuleType:
