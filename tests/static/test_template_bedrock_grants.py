@@ -20,7 +20,44 @@ from tests.support.cfn_render import ACCOUNT, Rendering, statements
 MODEL_CALLERS = {"LLMCallFunction", "CompactFunction", "FormatFunction", "ApiFunction", "StreamFunction"}
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
 NOVA = "amazon.nova-2-lite-v1:0"
-US_DESTINATIONS = ["us-east-1", "us-east-2", "us-west-1", "us-west-2"]
+US_DESTINATIONS = ["us-east-1", "us-east-2", "us-west-1", "us-west-2", "ca-central-1", "ca-west-1"]
+# Each geographic prefix: a Region the stack may be deployed in, and the union over models of the destination
+# Regions its profiles route to (docs/deployment.md names the AWS pages checked and what they left open).
+GEOGRAPHIES = {
+    "us": ("us-east-2", US_DESTINATIONS),
+    "eu": (
+        "eu-west-1",
+        [
+            "eu-central-1",
+            "eu-central-2",
+            "eu-north-1",
+            "eu-south-1",
+            "eu-south-2",
+            "eu-west-1",
+            "eu-west-2",
+            "eu-west-3",
+            "il-central-1",
+        ],
+    ),
+    "apac": (
+        "ap-south-1",
+        [
+            "ap-northeast-1",
+            "ap-northeast-2",
+            "ap-northeast-3",
+            "ap-south-1",
+            "ap-south-2",
+            "ap-southeast-1",
+            "ap-southeast-2",
+            "ap-southeast-3",
+            "ap-southeast-4",
+        ],
+    ),
+    "jp": ("ap-northeast-1", ["ap-northeast-1", "ap-northeast-3"]),
+    "au": ("ap-southeast-2", ["ap-southeast-2", "ap-southeast-4", "ap-southeast-6"]),
+    "ca": ("ca-central-1", ["ca-central-1", "ca-west-1"]),
+    "us-gov": ("us-gov-west-1", ["us-gov-east-1", "us-gov-west-1"]),
+}
 
 
 @pytest.fixture(scope="module")
@@ -65,6 +102,22 @@ def test_a_us_profile_is_granted_the_profile_and_its_model_in_every_us_destinati
     assert granted_arns(grants) == {
         f"arn:aws:bedrock:us-east-2:{ACCOUNT}:inference-profile/us.{NOVA}",
         *(f"arn:aws:bedrock:{region}::foundation-model/{NOVA}" for region in US_DESTINATIONS),
+    }
+
+
+@pytest.mark.parametrize("prefix", sorted(GEOGRAPHIES))
+def test_each_geographic_profile_is_granted_its_model_in_exactly_its_geographys_destinations(
+    template: SamTemplate, prefix: str
+) -> None:
+    # Given a geographic profile id of that prefix, deployed in one of its geography's Regions
+    region, destinations = GEOGRAPHIES[prefix]
+    partition = "aws-us-gov" if prefix == "us-gov" else "aws"
+    # When the template's Bedrock policy is rendered
+    grants = bedrock_grants(template, f"{prefix}.{HAIKU}", region)
+    # Then it grants the profile and the foundation model in each destination Region, nothing else
+    assert granted_arns(grants) == {
+        f"arn:{partition}:bedrock:{region}:{ACCOUNT}:inference-profile/{prefix}.{HAIKU}",
+        *(f"arn:{partition}:bedrock:{destination}::foundation-model/{HAIKU}" for destination in destinations),
     }
 
 
