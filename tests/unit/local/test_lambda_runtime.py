@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -154,3 +155,19 @@ def test_context_remaining_time_counts_down_from_the_timeout() -> None:
     # When / Then the remaining time is what is left of the 3 s
     assert context.get_remaining_time_in_millis() == 1750
     assert context.log_group_name == "/aws/lambda/F"
+
+
+def test_a_closed_invoker_leaves_none_of_its_handler_modules_loaded() -> None:
+    # Given an invoker of its own that has run a function
+    closing = LocalLambdaInvoker(SamTemplate.load(FIXTURES / "template.yaml"), module_prefix="closing_test_")
+    first = closing.invoke("EchoFunction", {})
+    loaded = sys.modules[first["module"]]
+
+    # When it is closed
+    closing.close()
+
+    # Then no module of its prefix is left in the process, and a new invoke loads a fresh copy
+    assert not [name for name in sys.modules if name.startswith("closing_test_")]
+    closing.invoke("EchoFunction", {})
+    assert sys.modules[first["module"]] is not loaded
+    closing.close()

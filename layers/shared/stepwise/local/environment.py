@@ -162,6 +162,8 @@ class LocalEnvironment:
     ) -> None:
         if self.workers is not None:
             self.workers.stop()
+        if hasattr(self, "invoker"):
+            self.invoker.close()
         for name, value in self._saved_environment.items():
             if value is None:
                 os.environ.pop(name, None)

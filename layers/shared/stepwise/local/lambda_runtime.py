@@ -126,6 +126,20 @@ def load_handler(code_uri: Path, handler: str, *, module_prefix: str) -> Callabl
         return function
 
 
+def unload_handlers(module_prefix: str) -> None:
+    """Forget every handler loaded under a prefix that starts with `module_prefix`, and its module.
+
+    Each prefix holds a whole copy of a function's module (its clients, its configuration); a process that
+    starts local environments one after another (tests, evals) would otherwise keep every copy alive.
+    """
+    with _handlers_lock:
+        for cache in (_handlers, _loaded):
+            for key in [key for key in cache if key[2].startswith(module_prefix)]:
+                del cache[key]
+        for name in [name for name in sys.modules if name.startswith(module_prefix)]:
+            del sys.modules[name]
+
+
 def lambda_json(value: Any) -> Any:
     """The Lambda Python runtime serialises Decimal (as DynamoDB returns numbers) as a JSON number."""
     if isinstance(value, Decimal):
@@ -140,7 +154,7 @@ class LocalLambdaInvoker:
     its own copy, and a result that is not JSON fails with `Runtime.MarshalError`. Exceptions raised
     by a handler propagate unchanged (the engine reports them under their class name). Handler
     modules are imported as `<module_prefix><LogicalId>_<module>`; invokers with different prefixes
-    import their own copies.
+    import their own copies, which `close` forgets.
     """
 
     def __init__(
@@ -153,6 +167,10 @@ class LocalLambdaInvoker:
         self.template = template
         self.function_arn_prefix = function_arn_prefix
         self.module_prefix = module_prefix
+
+    def close(self) -> None:
+        """Forget the handler modules this invoker loaded (`unload_handlers`)."""
+        unload_handlers(self.module_prefix)
 
     def function_arn(self, logical_id: str) -> str:
         """The ARN under which the engine calls the function `logical_id`."""

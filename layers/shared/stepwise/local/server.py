@@ -38,7 +38,7 @@ from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, chat_is_waiting
-from stepwise.local.lambda_runtime import LocalLambdaInvoker
+from stepwise.local.lambda_runtime import LocalLambdaInvoker, unload_handlers
 from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
 from stepwise.local.store_options import add_store_arguments, store_endpoint
@@ -97,6 +97,8 @@ class LocalApi:
         self.environment: LocalEnvironment
         self.recovery = Recovery()
         self.drained = True
+        # every API instance's handler modules are loaded under this prefix, forgotten on exit
+        self._api_module_prefix = f"stepwise_api_{uuid.uuid4().hex[:8]}_"
 
     @property
     def url(self) -> str:
@@ -109,13 +111,11 @@ class LocalApi:
         self._enter_stack()
         template = self.environment.template
 
+        def instance() -> LocalLambdaInvoker:
+            return LocalLambdaInvoker(template, module_prefix=f"{self._api_module_prefix}{uuid.uuid4().hex[:8]}_")
+
         def instances() -> FunctionInstances:
-            return FunctionInstances(
-                API_FUNCTION,
-                LocalLambdaInvoker(template, module_prefix=f"stepwise_api_{uuid.uuid4().hex[:8]}_"),
-                lambda: LocalLambdaInvoker(template, module_prefix=f"stepwise_api_{uuid.uuid4().hex[:8]}_"),
-                max_instances=self._max_api_instances,
-            )
+            return FunctionInstances(API_FUNCTION, instance(), instance, max_instances=self._max_api_instances)
 
         limits = self._front_limits or FrontLimits(
             max_body_bytes=self.environment.runtime.config.api.max_body_bytes,
@@ -186,6 +186,7 @@ class LocalApi:
         # Runs in flight finish the step they are in before the store goes away, and stay open in the
         # store; the next start resumes them.
         self.drained = self._endpoint.stop()
+        unload_handlers(self._api_module_prefix)
         self.environment.__exit__(exc_type, exc, traceback)
         self._stop_services()
 
