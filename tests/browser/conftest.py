@@ -35,9 +35,10 @@ def chromium_path() -> str:
     return found
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """One headless Chromium for the session (per xdist worker)."""
+    """One headless Chromium per test module. Playwright's sync API keeps an event loop marked as running
+    on the thread while it is open, so it is closed before other modules' tests (asyncio, MCP) run there."""
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=CHROMIUM_FLAGS)
         yield launched

@@ -12,7 +12,8 @@ import pytest
 
 from tests.e2e.conftest import serve
 
-SYNC_TIMEOUT_SECONDS = 0.5
+# long enough for a loaded machine to run a one-iteration execution, short enough to wait past
+SYNC_TIMEOUT_SECONDS = 3
 
 
 def answer(text: str, **turn: Any) -> dict[str, Any]:
@@ -25,7 +26,7 @@ CONFIG = {
         "m": {
             "provider": "scripted",
             "scenarios": [
-                {"match": "slow", "turns": [answer("Done, slowly.", latency_ms=1500)]},
+                {"match": "slow", "turns": [answer("Done, slowly.", latency_ms=4500)]},
                 {"turns": [answer("Hello from an Express run.")]},
             ],
         }

@@ -249,11 +249,12 @@ def test_a_run_past_its_deadline_gets_a_final_round_and_stops_with_deadline(
     write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
     with ExampleToolApi() as api:
-        # Given a 1-second run budget and a model whose first (tool) turn takes longer than that
-        slow_call = react_action("get_weather", PARIS) | {"latency_ms": 1100}
+        # Given a 2-second run budget (room for a loaded machine to start the run before it is spent) and a
+        # model whose first (tool) turn takes longer than that
+        slow_call = react_action("get_weather", PARIS) | {"latency_ms": 2200}
         config = write_config(
             scripted_model(slow_call, react_answer(ANSWER)),
-            limits={"max_execution_seconds": 1, "max_iterations": 8},
+            limits={"max_execution_seconds": 2, "max_iterations": 8},
             apis=[example_tools_config(api.url)],
         )
         environment, _ = local_run(config)

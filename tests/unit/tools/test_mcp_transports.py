@@ -5,6 +5,7 @@ The SSE server is the SDK's MCPServer served by its own ``sse_app`` on loopback.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -157,3 +158,17 @@ def test_an_entry_mixing_http_and_stdio_settings_is_refused_with_the_reason(entr
         parse_tools_config({"mcp": [entry]})
     # Then the error says why
     assert reason in str(error.value)
+
+
+def test_a_server_is_listed_and_called_from_a_thread_that_runs_an_event_loop(
+    streamable_server: LoopbackMcpServer,
+) -> None:
+    # Given a caller whose thread already runs an event loop (a notebook, an async application)
+    async def from_the_loop() -> tuple[list[str], str]:
+        # When it lists and calls the server's tools through the synchronous registry
+        registry = build({"url": streamable_server.url, "internal": True})
+        observation = ToolInvoker(registry).invoke(call("add", a=2, b=3))
+        return registry.names(), observation.content
+
+    # Then both work as from any other thread
+    assert asyncio.run(from_the_loop()) == (["add"], "5")

@@ -13,10 +13,15 @@ endpoint's origin; the SSE event size is capped. The credential is resolved per 
 secret is picked up when its cache expires. A stdio server's ``env`` values are resolved like credentials
 (at each start of its process) and known to the redactor before it starts, and what it writes to stderr
 is kept and its end quoted (redacted) when a call fails.
+
+A thread that already runs an event loop (a notebook, an async caller embedding Stepwise, a sync
+library driving one on its thread) cannot start another: there, the session's loop runs on a thread of
+its own, and the call waits for it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -130,7 +135,7 @@ class McpClient:
                         return await operation(client)
 
         try:
-            return anyio.run(run)
+            return _run_in_own_loop(run)
         except BaseException as exc:  # anyio wraps task failures in exception groups
             raise self._as_tool_error(_innermost(exc), statuses, "") from None
 
@@ -251,3 +256,26 @@ def _innermost(failure: BaseException) -> BaseException:
     while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
         failure = failure.exceptions[0]
     return failure
+
+
+def _run_in_own_loop(run: Callable[[], Awaitable[Result]]) -> Result:
+    """`run` in a new event loop: on this thread, or on one of its own when this thread runs a loop already."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(run)
+    outcome: list[Result] = []
+    failure: list[BaseException] = []
+
+    def in_thread() -> None:
+        try:
+            outcome.append(anyio.run(run))
+        except BaseException as exc:
+            failure.append(exc)
+
+    thread = threading.Thread(target=in_thread, name="mcp-session", daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return outcome[0]
