@@ -12,6 +12,7 @@ time.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from stepwise.config.settings import Settings
@@ -170,6 +172,11 @@ class LocalEnvironment:
             else:
                 os.environ[name] = value
         if self._embedded is not None:
+            # moto keeps every table in its process-wide backend after its server stops: dropped here, or a
+            # process that starts environments one after another (tests, evals) keeps every run it made
+            if hasattr(self, "dynamodb"):
+                with contextlib.suppress(ClientError):  # the table was never made: the start failed before
+                    self.dynamodb.delete_table(TableName=self.table_name)
             self._embedded.stop()
 
     def create_run(
