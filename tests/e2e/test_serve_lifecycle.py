@@ -191,6 +191,7 @@ def test_a_step_running_at_the_cancellation_writes_nothing_that_moves_the_run_on
         with serve(CONFIG, tmp_path, dynamodb_endpoint_url=dynamodb.endpoint_url) as served:
             client = caller(served, "in-flight")
             run_id = post(client, "slow one")
+            in_first_iteration(client, run_id)
             table = served.environment.table_name
             # When it is cancelled, and the server stops (waiting for the execution to end)
             cancelled = client.post(f"/v1/runs/{run_id}/cancel").json()
@@ -200,6 +201,14 @@ def test_a_step_running_at_the_cancellation_writes_nothing_that_moves_the_run_on
     # Then the run is as the cancellation left it, and no step after the one in flight ran
     assert (meta.status, meta.updated_at, meta.iteration) == ("CANCELLED", cancelled["updated_at"], 1)
     assert [(step.iteration, step.kind) for step in steps] in ([], [(1, "llm")])
+
+
+def in_first_iteration(client: httpx.Client, run_id: str) -> None:
+    """Wait until the run's first iteration began (its model call, slow, is then in flight)."""
+    deadline = time.monotonic() + 60
+    while client.get(f"/v1/runs/{run_id}").json()["iterations"] < 1:
+        assert time.monotonic() < deadline, "the run never began its first iteration"
+        time.sleep(0.05)
 
 
 def dynamodb_client_for(endpoint_url: str) -> Any:

@@ -9,6 +9,7 @@ import pytest
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
+from stepwise.local.lambda_runtime import unload_handlers
 from stepwise.models.messages import ChatMessage
 from stepwise.steps.runs import create_run, execution_input
 from tests.conftest import PROJECT_ROOT
@@ -26,6 +27,13 @@ def start_demo_run(environment: LocalEnvironment, owner: str = "alice") -> dict[
         run_id=RUN_ID,
     )
     return execution_input(RUN_ID)
+
+
+@pytest.fixture(autouse=True)
+def _forget_api_handlers() -> Iterator[None]:
+    """The API handler each test loads afresh (`start_handler`, prefix ``test_api_``) is forgotten after it."""
+    yield
+    unload_handlers("test_api_")
 
 
 @pytest.fixture
