@@ -61,23 +61,33 @@ def finished_run(client: httpx.Client, run_id: str) -> httpx.Response:
         time.sleep(0.05)
 
 
+def echoing_setup(tool_api: ScriptableToolServer, model: FakeOpenAIServer) -> dict[str, Any]:
+    """A config whose API, keyed by the canary, echoes it in every encoding; its model calls it once, then answers."""
+    tool_api.on("/lookup", Raw(json.dumps(ENCODINGS).encode()))
+    api_entry = http_api(tool_api.url, get_tool("lookup", "/lookup", q="string"))
+    api_entry["apiKey"] = {"in": "query", "name": "key", "value": f"ssm:{PARAMETER}"}
+    model.enqueue(body=chat_completion(tool_calls=[{"name": "lookup", "arguments": {"q": "x"}}]))
+    model.enqueue(body=chat_completion(content="Looked it up."))
+    return {
+        "models": {"m": {"provider": "openai", "base_url": model.base_url, "model": "fake-model"}},
+        "tools": {"apis": [api_entry]},
+        "profiles": {"default": {"model": "m", "strategy": "function_calling"}},
+    }
+
+
+def leaked_forms(places: dict[str, str]) -> list[tuple[str, str]]:
+    """(place, encoding) for each encoded form of the canary found in a place."""
+    return [(place, name) for place, text in places.items() for name, form in ENCODINGS.items() if form in text]
+
+
 def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_produced(
     ssm_canary: None, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     caplog.set_level(logging.DEBUG)
     with ScriptableToolServer() as tool_api, FakeOpenAIServer() as model:
-        # Given an API keyed by the canary that echoes the canary back in every encoding
-        tool_api.on("/lookup", Raw(json.dumps(ENCODINGS).encode()))
-        api_entry = http_api(tool_api.url, get_tool("lookup", "/lookup", q="string"))
-        api_entry["apiKey"] = {"in": "query", "name": "key", "value": f"ssm:{PARAMETER}"}
-        # And a model that calls it once, then answers
-        model.enqueue(body=chat_completion(tool_calls=[{"name": "lookup", "arguments": {"q": "x"}}]))
-        model.enqueue(body=chat_completion(content="Looked it up."))
-        config = {
-            "models": {"m": {"provider": "openai", "base_url": model.base_url, "model": "fake-model"}},
-            "tools": {"apis": [api_entry]},
-            "profiles": {"default": {"model": "m", "strategy": "function_calling"}},
-        }
+        # Given an API keyed by the canary that echoes the canary back in every encoding, and a model that
+        # calls it once, then answers
+        config = echoing_setup(tool_api, model)
         with serve(config, tmp_path) as served:
             client = httpx.Client(base_url=served.url, headers={"x-api-key": "alice"}, timeout=30)
             # When a question is asked and its run read back with its trace
@@ -109,5 +119,27 @@ def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_pr
     # And the echoed forms were redacted where the model read them
     assert "***" in json.dumps(model_requests[1])
     # But no form of the canary is anywhere
-    leaks = [(place, name) for place, text in places.items() for name, form in ENCODINGS.items() if form in text]
-    assert leaks == []
+    assert leaked_forms(places) == []
+
+
+def test_no_encoding_of_an_echoed_canary_is_in_a_streamed_chat_completion(ssm_canary: None, tmp_path: Path) -> None:
+    with ScriptableToolServer() as tool_api, FakeOpenAIServer() as model:
+        # Given the same echoing API and model, asked through a streamed chat completion (steps included)
+        config = echoing_setup(tool_api, model)
+        body = {"model": "any", "messages": [{"role": "user", "content": "look it up"}], "stream": True}
+        with serve(config, tmp_path) as served:
+            client = httpx.Client(base_url=served.url, headers={"x-api-key": "alice"}, timeout=60)
+            # When every chunk of the stream is read to its end
+            with client.stream("POST", "/v1/chat/completions", json=body) as response:
+                streamed = "".join(response.iter_text())
+        sent_keys = [request.query.get("key") for request in tool_api.requests]
+
+    # Then the tool was called with the secret and the stream ran to its answer
+    assert sent_keys == [[CANARY]]
+    assert (response.status_code, "Looked it up." in streamed, "[DONE]" in streamed) == (200, True, True)
+    # And the tool's step was streamed with the echoed forms redacted, and no chunk, nor any JSON string in
+    # one, holds a form of the canary
+    chunks = [json.loads(line[len("data: ") :]) for line in streamed.splitlines() if line.startswith("data: {")]
+    tool_steps = [chunk["stepwise_step"] for chunk in chunks if chunk.get("stepwise_step", {}).get("kind") == "tool"]
+    assert ["***" in step["observation"] for step in tool_steps] == [True]
+    assert leaked_forms({"stream": streamed + strings_in(chunks)}) == []
