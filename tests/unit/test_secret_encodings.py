@@ -41,7 +41,8 @@ def every_byte_percent_encoded(data: bytes) -> str:
 
 
 def json_escapes_of_every_character(text: str) -> str:
-    """`\\uXXXX` for every UTF-16 code unit, as Go and some JSON writers escape (`\\u003c`)."""
+    """A `\\u` escape with four hex digits for every UTF-16 code unit, as Go and some JSON writers escape
+    (`\\u003c`)."""
     units = text.encode("utf-16-be")
     return "".join(f"\\u{units[index] << 8 | units[index + 1]:04x}" for index in range(0, len(units), 2))
 

@@ -20,6 +20,8 @@ from stepwise.models.approval import Approval, ApprovalStatus
 from stepwise.models.messages import ToolCall
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.table import Table
+from stepwise.store.transient import condition_failed
 
 APPROVAL_PREFIX = "APPROVAL#"
 
@@ -43,24 +45,16 @@ def _to_approval(item: dict[str, Any]) -> Approval:
     return Approval.model_validate(fields)
 
 
-def _conditional_failed(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
 class ApprovalStore:
     """Approval items and the run's waiting status, on the conversation table."""
 
     def __init__(
         self,
-        call: Callable[..., dict[str, Any]],
-        table_name: str,
-        put_if_absent: Callable[[dict[str, Any]], bool],
+        table: Table,
         *,
         now_iso: Callable[[], str],
     ) -> None:
-        self._call = call
-        self._table = table_name
-        self._put_if_absent = put_if_absent
+        self._db = table
         self._now_iso = now_iso
 
     def _key(self, run_id: str, iteration: int, index: int) -> dict[str, Any]:
@@ -68,8 +62,8 @@ class ApprovalStore:
 
     def get(self, run_id: str, iteration: int, index: int) -> Approval | None:
         """The approval of one call, read consistently, or None."""
-        item = self._call(
-            "get_item", TableName=self._table, Key=self._key(run_id, iteration, index), ConsistentRead=True
+        item = self._db.call(
+            "get_item", TableName=self._db.name, Key=self._key(run_id, iteration, index), ConsistentRead=True
         ).get("Item")
         return _to_approval(deserialize_item(item)) if item else None
 
@@ -78,9 +72,9 @@ class ApprovalStore:
         approvals: list[Approval] = []
         start: dict[str, Any] | None = None
         while True:
-            response = self._call(
+            response = self._db.call(
                 "query",
-                TableName=self._table,
+                TableName=self._db.name,
                 KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
                 ExpressionAttributeValues={
                     ":pk": serialize_value(keys.run_pk(run_id)),
@@ -124,12 +118,12 @@ class ApprovalStore:
             "timeout_at": timeout_at,
             "expires_at": expires_at,
         }
-        if self._put_if_absent(item):
+        if self._db.put_if_absent(item):
             return _to_approval(item)
         try:
-            response = self._call(
+            response = self._db.call(
                 "update_item",
-                TableName=self._table,
+                TableName=self._db.name,
                 Key=self._key(run_id, iteration, index),
                 UpdateExpression="SET task_token = :token, timeout_at = :timeout_at",
                 ConditionExpression="#status = :pending AND timeout_at > :now",
@@ -143,7 +137,7 @@ class ApprovalStore:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
             answered = self.get(run_id, iteration, index)
             assert answered is not None  # the put found it, and approvals are never deleted
@@ -171,9 +165,9 @@ class ApprovalStore:
         """
         names = ["reason", "answered_by", "answered_at"]
         try:
-            self._call(
+            self._db.call(
                 "update_item",
-                TableName=self._table,
+                TableName=self._db.name,
                 Key=self._key(approval.run_id, approval.iteration, approval.index),
                 UpdateExpression="SET #status = :pending REMOVE " + ", ".join(names),
                 ConditionExpression="#status = :answered AND task_token = :token AND attribute_not_exists(consumed_at)",
@@ -185,7 +179,7 @@ class ApprovalStore:
                 },
             )
         except ClientError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
             return self.get(approval.run_id, approval.iteration, approval.index) or approval
         return None
@@ -223,9 +217,9 @@ class ApprovalStore:
             values[":pending"] = serialize_value("pending")
         values |= {name: serialize_value(value) for name, value in (expected or {}).items()}
         try:
-            response = self._call(
+            response = self._db.call(
                 "update_item",
-                TableName=self._table,
+                TableName=self._db.name,
                 Key=self._key(approval.run_id, approval.iteration, approval.index),
                 UpdateExpression="SET " + ", ".join(f"#{key} = :{key}" for key in sets),
                 ConditionExpression=f"attribute_exists(pk) AND {condition}",
@@ -234,7 +228,7 @@ class ApprovalStore:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
             current = self.get(approval.run_id, approval.iteration, approval.index)
             raise ApprovalNotPending(current or approval) from None
@@ -243,9 +237,9 @@ class ApprovalStore:
     def _set_status(self, run_id: str, status: str, allowed: tuple[str, ...]) -> bool:
         values = {f":from{index}": serialize_value(each) for index, each in enumerate(allowed)}
         try:
-            self._call(
+            self._db.call(
                 "update_item",
-                TableName=self._table,
+                TableName=self._db.name,
                 Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
                 UpdateExpression="SET #status = :status, updated_at = :now",
                 ConditionExpression=f"attribute_exists(pk) AND #status IN ({', '.join(values)})",
@@ -254,7 +248,7 @@ class ApprovalStore:
                 | {":status": serialize_value(status), ":now": serialize_value(self._now_iso())},
             )
         except ClientError as exc:
-            if not _conditional_failed(exc):
+            if not condition_failed(exc):
                 raise
             return False
         return True

@@ -37,7 +37,7 @@ from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
-from stepwise.store.transient import error_code
+from stepwise.store.transient import condition_failed
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
@@ -58,13 +58,13 @@ class ConversationStore:
         self._clock = clock
         self._history = HistoryCache(self._db.query_items)
         self._trace = TraceReader(self._db.query_items, self._db.get_item)
-        self.directory = RunDirectory(self._db.call, table_name, now_iso=self._now_iso)
+        self.directory = RunDirectory(self._db, now_iso=self._now_iso)
         """Listing and cancelling runs (`stepwise.store.directory`)."""
-        self.approvals = ApprovalStore(self._db.call, table_name, self._db.put_if_absent, now_iso=self._now_iso)
+        self.approvals = ApprovalStore(self._db, now_iso=self._now_iso)
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
-        self.tool_attempts = ToolAttemptStore(self._db.call, table_name, self._db.put_if_absent, now_iso=self._now_iso)
+        self.tool_attempts = ToolAttemptStore(self._db, now_iso=self._now_iso)
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
-        self.summaries = SummaryStore(self._db.call, table_name, self._db.put_if_absent)
+        self.summaries = SummaryStore(self._db)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
 
     def _now_iso(self) -> str:
@@ -158,7 +158,7 @@ class ConversationStore:
                 ReturnValues="ALL_NEW",
             )
         except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
+            if condition_failed(exc):
                 raise RunNotFound(f"run {run_id} not found or already ended") from None
             raise
         return to_meta(deserialize_item(response["Attributes"]))

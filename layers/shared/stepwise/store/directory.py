@@ -17,6 +17,8 @@ from stepwise.models.run import OPEN_STATUSES, RunMeta, RunSummary, RunUsage
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.items import to_meta
+from stepwise.store.table import Table
+from stepwise.store.transient import condition_failed
 
 # How many index entries one listing request may read, per run it returns, before it answers with what
 # it found and a cursor: a filter that matches few runs never reads an owner's whole history at once.
@@ -45,21 +47,19 @@ class RunDirectory:
 
     def __init__(
         self,
-        call: Callable[..., dict[str, Any]],
-        table_name: str,
+        table: Table,
         *,
         now_iso: Callable[[], str],
     ) -> None:
-        self._call = call
-        self._table = table_name
+        self._db = table
         self._now_iso = now_iso
 
     def _pages(self, **query: Any) -> Iterator[list[dict[str, Any]]]:
         """Pages of a Query, each as decoded items, following LastEvaluatedKey."""
         start: dict[str, Any] | None = None
         while True:
-            response = self._call(
-                "query", TableName=self._table, **query, **({"ExclusiveStartKey": start} if start else {})
+            response = self._db.call(
+                "query", TableName=self._db.name, **query, **({"ExclusiveStartKey": start} if start else {})
             )
             yield [deserialize_item(item) for item in response.get("Items", [])]
             start = response.get("LastEvaluatedKey")
@@ -111,10 +111,10 @@ class RunDirectory:
                 serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK})
                 for run_id in run_ids[start : start + _BATCH_GET_LIMIT]
             ]
-            request: dict[str, Any] = {self._table: {"Keys": wanted, **read}}
+            request: dict[str, Any] = {self._db.name: {"Keys": wanted, **read}}
             while request:
-                response = self._call("batch_get_item", RequestItems=request)
-                for item in response.get("Responses", {}).get(self._table, []):
+                response = self._db.call("batch_get_item", RequestItems=request)
+                for item in response.get("Responses", {}).get(self._db.name, []):
                     decoded = deserialize_item(item)
                     found[str(decoded["run_id"])] = decoded
                 request = response.get("UnprocessedKeys") or {}
@@ -193,7 +193,7 @@ class RunDirectory:
         try:
             response = self._call_update(run_id, sets)
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            if not condition_failed(exc):
                 raise
             current = self.get_meta(run_id)
             if current is None:
@@ -206,9 +206,9 @@ class RunDirectory:
         values = {f":{key}": serialize_value(value) for key, value in sets.items()}
         values |= {f":open{index}": serialize_value(status) for index, status in enumerate(OPEN_STATUSES)}
         open_values = ", ".join(f":open{index}" for index in range(len(OPEN_STATUSES)))
-        return self._call(
+        return self._db.call(
             "update_item",
-            TableName=self._table,
+            TableName=self._db.name,
             Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
             UpdateExpression="SET " + ", ".join(f"#{key} = :{key}" for key in sets),
             ConditionExpression=f"attribute_exists(pk) AND #status IN ({open_values})",
@@ -219,9 +219,9 @@ class RunDirectory:
 
     def get_meta(self, run_id: str) -> RunMeta | None:
         """The META of a run, read consistently, or None."""
-        response = self._call(
+        response = self._db.call(
             "get_item",
-            TableName=self._table,
+            TableName=self._db.name,
             Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
             ConsistentRead=True,
         )

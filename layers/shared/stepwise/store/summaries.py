@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
-from typing import Any
 
 from stepwise.models.run import StepRecord
 from stepwise.models.summary import ConversationSummary
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item
 from stepwise.store.items import step_item
+from stepwise.store.table import Table
 from stepwise.store.views import RunRef
 
 SUMMARY_PREFIX = "SUMMARY#"
@@ -55,15 +54,11 @@ class SummaryStore:
 
     def __init__(
         self,
-        call: Callable[..., dict[str, Any]],
-        table_name: str,
-        put_if_absent: Callable[[dict[str, Any]], bool],
+        table: Table,
         *,
         max_cached: int = 32,
     ) -> None:
-        self._call = call
-        self._table = table_name
-        self._put_if_absent = put_if_absent
+        self._db = table
         self._cache: OrderedDict[tuple[str, str], ConversationSummary] = OrderedDict()
         self._max_cached = max_cached
         self._lock = threading.Lock()
@@ -75,9 +70,9 @@ class SummaryStore:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        item = self._call(
+        item = self._db.call(
             "get_item",
-            TableName=self._table,
+            TableName=self._db.name,
             Key=serialize_item({"pk": keys.run_pk(run_id), "sk": key[1]}),
             ConsistentRead=True,
         ).get("Item")
@@ -98,10 +93,10 @@ class SummaryStore:
             "expires_at": run.expires_at,
         }
         stored = summary
-        if not self._put_if_absent(item):
+        if not self._db.put_if_absent(item):
             found = self.get(run.run_id, summary.iteration, summary.n)
             stored = found if found is not None else summary
-        self._put_if_absent(step_item(run.run_id, compaction_step(stored), run.expires_at))
+        self._db.put_if_absent(step_item(run.run_id, compaction_step(stored), run.expires_at))
         self._remember((run.run_id, sort_key), stored)
         return stored
 

@@ -10,7 +10,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
-from stepwise.store.transient import error_code, transient_errors
+from stepwise.store.transient import condition_failed, transient_errors
 
 
 class Table:
@@ -44,7 +44,7 @@ class Table:
                     TableName=self.name, Item=serialized, ConditionExpression="attribute_not_exists(pk)"
                 )
         except ClientError as exc:
-            if error_code(exc) != "ConditionalCheckFailedException":
+            if not condition_failed(exc):
                 raise
             if not ours_if_identical:
                 return False

@@ -18,6 +18,7 @@ from typing import Any
 
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
+from stepwise.store.table import Table
 from stepwise.store.views import RunRef
 
 ATTEMPT_PREFIX = "ATTEMPT#"
@@ -47,15 +48,11 @@ class ToolAttemptStore:
 
     def __init__(
         self,
-        call: Callable[..., dict[str, Any]],
-        table_name: str,
-        put_if_absent: Callable[[dict[str, Any]], bool],
+        table: Table,
         *,
         now_iso: Callable[[], str],
     ) -> None:
-        self._call = call
-        self._table = table_name
-        self._put_if_absent = put_if_absent
+        self._db = table
         self._now_iso = now_iso
 
     def begin(
@@ -78,10 +75,10 @@ class ToolAttemptStore:
             "started_at": now,
             "expires_at": run.expires_at,
         }
-        if self._put_if_absent(item):
+        if self._db.put_if_absent(item):
             return CallStart(idempotency_key=idempotency_key, earlier_attempts=0, started_at=now)
-        found = self._call(
-            "get_item", TableName=self._table, Key=self._key(run.run_id, iteration, index), ConsistentRead=True
+        found = self._db.call(
+            "get_item", TableName=self._db.name, Key=self._key(run.run_id, iteration, index), ConsistentRead=True
         )["Item"]
         earlier = deserialize_item(found)
         return CallStart(
@@ -92,9 +89,9 @@ class ToolAttemptStore:
 
     def again(self, run_id: str, iteration: int, index: int) -> int:
         """Record one more attempt of a call already started (sent again with its key); its number."""
-        response = self._call(
+        response = self._db.call(
             "update_item",
-            TableName=self._table,
+            TableName=self._db.name,
             Key=self._key(run_id, iteration, index),
             UpdateExpression="SET attempts = attempts + :one, last_started_at = :now",
             ExpressionAttributeValues={":one": serialize_value(1), ":now": serialize_value(self._now_iso())},

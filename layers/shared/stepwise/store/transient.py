@@ -26,6 +26,11 @@ def error_code(exc: ClientError) -> str:
     return str(exc.response.get("Error", {}).get("Code", ""))
 
 
+def condition_failed(exc: ClientError) -> bool:
+    """True when a conditional write was refused because its condition did not hold."""
+    return error_code(exc) == "ConditionalCheckFailedException"
+
+
 # Codes a caller of the store decides about itself (a conditional write that found the item there).
 _CALLER_HANDLED_CODES = frozenset({"ConditionalCheckFailedException", "TransactionCanceledException"})
 
