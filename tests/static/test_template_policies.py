@@ -17,18 +17,8 @@ from stepwise.errors import LLMTransientError
 from stepwise.local.template import SamTemplate
 from stepwise.models.state import StatePayload
 from tests.conftest import PROJECT_ROOT
+from tests.support.cfn_render import LOG_DELIVERY_ACTIONS
 
-# Step Functions' CloudWatch Logs delivery accepts no resource but "*" for these actions (AWS requires it).
-LOG_DELIVERY_ACTIONS = [
-    "logs:CreateLogDelivery",
-    "logs:DeleteLogDelivery",
-    "logs:DescribeLogGroups",
-    "logs:DescribeResourcePolicies",
-    "logs:GetLogDelivery",
-    "logs:ListLogDeliveries",
-    "logs:PutResourcePolicy",
-    "logs:UpdateLogDelivery",
-]
 LAMBDA_SERVICE_ERRORS = {
     "Lambda.ServiceException",
     "Lambda.AWSLambdaException",

@@ -15,6 +15,17 @@ from typing import Any
 from stepwise.local.template import SamTemplate
 
 ACCOUNT = "123456789012"
+# Step Functions' CloudWatch Logs delivery accepts no resource but "*" for these actions (AWS requires it).
+LOG_DELIVERY_ACTIONS = [
+    "logs:CreateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:DescribeLogGroups",
+    "logs:DescribeResourcePolicies",
+    "logs:GetLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:UpdateLogDelivery",
+]
 _SUB_VARIABLE = re.compile(r"\$\{([^}!]+)\}")
 _NO_VALUE = object()
 
