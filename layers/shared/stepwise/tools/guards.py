@@ -120,15 +120,15 @@ def is_loopback_name(host: str) -> bool:
     return name == "localhost" or name.endswith(".localhost")
 
 
-def refusal_without_resolving(host: str, policy: AddressPolicy = refusal_reason) -> str | None:
+def refusal_without_resolving(host: str) -> str | None:
     """Why every call to ``host`` is refused whatever DNS answers, or None when only resolving can tell.
 
-    An address literal is refused by ``policy`` alone; ``localhost`` (and names under it) always resolve
-    to a loopback address. Any other name may resolve differently where the call is made.
+    An address literal is refused by `refusal_reason` alone; ``localhost`` (and names under it) always
+    resolve to a loopback address. Any other name may resolve differently where the call is made.
     """
     literal = _ip_literal(host)
     if literal is not None:
-        return policy(literal)
+        return refusal_reason(literal)
     return "a loopback name" if is_loopback_name(host) else None
 
 
