@@ -1,6 +1,7 @@
 """`stepwise eval --against` and `POST /v1/runs/{run_id}/replay` on `stepwise serve` in a process of its own:
 the suite's verdicts, answers and tool calls over HTTP equal those of the same suite run locally, and a
-replay through the API calls no tool."""
+replay through the API calls no tool. Against a hostile server instead, the eval sends nothing outside
+`/v1/runs` and ends with one line and exit 2."""
 
 from __future__ import annotations
 
@@ -18,7 +19,16 @@ import pytest
 from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
 from tests.support.serve_process import ServeProcess
-from tests.support.tool_server import Json, ScriptableToolServer
+from tests.support.tool_server import (
+    Behaviour,
+    Endless,
+    HugeBody,
+    Json,
+    Raw,
+    Redirect,
+    ScriptableToolServer,
+    Status,
+)
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "evals"
 SUITE = FIXTURES / "suite.yaml"
@@ -161,3 +171,113 @@ def test_a_replay_through_the_api_is_the_owners_own_and_calls_no_tool(
     assert [(call["tool"], call["ok"]) for call in calls] == [("convert_currency", False)]
     assert calls[0]["note"].startswith("not recorded:")
     assert len(tool_api.requests) == requests_before
+
+
+ACCEPTED = {"run_id": "run-1", "status": "QUEUED", "profile": "default", "intent": {}, "poll_url": "/v1/runs/run-1"}
+ENDED = {
+    "run_id": "run-1",
+    "status": "SUCCEEDED",
+    "profile": "default",
+    "intent": {},
+    "metadata": {},
+    "created_at": "2026-01-01T00:00:00Z",
+    "updated_at": "2026-01-01T00:00:01Z",
+    "iterations": 1,
+    "usage": {},
+    "answer": "hello",
+    "trace": [],
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_api() -> Iterator[ScriptableToolServer]:
+    """A loopback server each test tells how to answer `POST /v1/runs` and `GET /v1/runs/{id}`."""
+    with ScriptableToolServer(default=Status(404, "no such path")) as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    ("started", "viewed", "reason"),
+    [
+        pytest.param(
+            Json(ACCEPTED | {"run_id": "../steal?x="}, status=202),
+            Json(ENDED),
+            "POST /v1/runs answered 202: run_id: String should match pattern '^[A-Za-z0-9_-]{1,80}$' "
+            "(got '../steal?x=')\n",
+            id="a run id that leaves /v1/runs",
+        ),
+        pytest.param(
+            Raw(b"<html>Accepted</html>", content_type="text/html", status=202),
+            Json(ENDED),
+            "POST /v1/runs answered 202: the body is not JSON",
+            id="not JSON",
+        ),
+        pytest.param(
+            Redirect("http://127.0.0.1:9/collect"),
+            Json(ENDED),
+            "POST /v1/runs answered 302, a redirect to http://127.0.0.1:9/collect; --against follows none",
+            id="a redirect",
+        ),
+        pytest.param(
+            Json([ACCEPTED], status=202),
+            Json(ENDED),
+            "POST /v1/runs answered 202: the body is a JSON array, not a JSON object",
+            id="an array",
+        ),
+        pytest.param(
+            Json({key: value for key, value in ACCEPTED.items() if key != "run_id"}, status=202),
+            Json(ENDED),
+            "POST /v1/runs answered 202: run_id: Field required",
+            id="no run id",
+        ),
+        pytest.param(
+            HugeBody(size=30_000_000, content_type="application/json"),
+            Json(ENDED),
+            "POST /v1/runs answered 200 with a body longer than 10485760 bytes",
+            id="a 30 MB body",
+        ),
+        pytest.param(
+            Endless(),
+            Json(ENDED),
+            "POST /v1/runs answered 200 with a body longer than 10485760 bytes",
+            id="a body without end",
+        ),
+        pytest.param(
+            Json(ACCEPTED, status=202),
+            Json(ENDED | {"run_id": "run-2"}),
+            "GET /v1/runs/run-1 answered about run run-2",
+            id="another run's view",
+        ),
+        pytest.param(
+            Json(ACCEPTED, status=202),
+            Json(ENDED | {"status": "DONE\x1b[2J"}),
+            "GET /v1/runs/run-1 answered 200: status: Input should be 'QUEUED'",
+            id="a status no run has",
+        ),
+    ],
+)
+def test_a_server_answering_what_no_stepwise_api_answers_ends_the_eval_in_one_line(
+    hostile_api: ScriptableToolServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    started: Behaviour,
+    viewed: Behaviour,
+    reason: str,
+) -> None:
+    # Given a one-case suite, and a server answering the start of a run, or its view, as no Stepwise API does
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: hostile\ncases:\n  - id: hello\n    input: Say hello.\n", encoding="utf-8")
+    hostile_api.on("/v1/runs", started)
+    hostile_api.on("/v1/runs/", viewed)
+    earlier = len(hostile_api.requests)
+    # When the suite is run against it
+    code = main(["eval", str(suite), "--against", hostile_api.url, "--key", "alice"], out=io.StringIO())
+    # Then the eval ends with exit status 2 and one line on stderr naming the request, the status and the reason
+    error = capsys.readouterr().err
+    assert code == 2
+    assert error.startswith(f"stepwise: --against {hostile_api.url}: ")
+    assert error.count("\n") == 1 and reason in error
+    # And every request it sent, with the key, was one of the runs API's
+    sent = hostile_api.requests[earlier:]
+    assert sent and all(request.path == "/v1/runs" or request.path.startswith("/v1/runs/run-1") for request in sent)
+    assert all(request.headers["x-api-key"] == "alice" for request in sent)

@@ -105,6 +105,16 @@ class Redirect:
 
 
 @dataclass(frozen=True)
+class Endless:
+    """Answer 200 with a chunked body that never ends: ``piece`` every ``interval`` seconds (0: as fast as the
+    client reads) until the client goes away or the server stops."""
+
+    piece: bytes = b" " * 65_536
+    interval: float = 0.0
+    content_type: str = "application/json"
+
+
+@dataclass(frozen=True)
 class Echo:
     """Answer with the request as JSON: method, path, query, headers and body (text)."""
 
@@ -118,7 +128,7 @@ class Judged:
     judge: Callable[[RecordedRequest], list[str]]
 
 
-Behaviour = Json | Status | Hang | Reset | HugeBody | Binary | Raw | Redirect | Echo | Judged
+Behaviour = Json | Status | Hang | Reset | HugeBody | Endless | Binary | Raw | Redirect | Echo | Judged
 
 
 class ScriptableToolServer:
@@ -261,6 +271,8 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             self._reset()
         elif isinstance(behaviour, HugeBody):
             self._huge(behaviour)
+        elif isinstance(behaviour, Endless):
+            self._endless(behaviour, stopping)
         elif isinstance(behaviour, Binary):
             self._reply(200, behaviour.data, behaviour.content_type)
         elif isinstance(behaviour, Raw):
@@ -297,6 +309,17 @@ class _ScriptedHandler(BaseHTTPRequestHandler):
             piece = chunk[: min(remaining, len(chunk))]
             self.wfile.write(piece)
             remaining -= len(piece)
+
+    def _endless(self, behaviour: Endless, stopping: threading.Event) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", behaviour.content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b"%x\r\n%s\r\n" % (len(behaviour.piece), behaviour.piece)
+        # Ends when a write fails (the client closed the connection) or the server stops.
+        while not stopping.wait(behaviour.interval):
+            self.wfile.write(chunk)
+        self.close_connection = True
 
     def _reset(self) -> None:
         # SO_LINGER with a zero timeout makes close() send RST instead of an orderly FIN.

@@ -248,3 +248,66 @@ def test_the_ai_intent_file_under_intent_is_a_valid_configuration(tmp_path: Path
     code, output = check(path, "--json")
     # Then it is accepted
     assert (code, json.loads(output)["kind"]) == (0, "stepwise")
+
+
+def one_tool_api(url: str, **api: Any) -> dict[str, Any]:
+    """An `apis:` entry at `url` with one GET tool."""
+    return {"url": url, "tools": [{"toolName": "lookup", "path": "/lookup", "parameter": {"type": "object"}}], **api}
+
+
+@pytest.mark.parametrize(
+    ("tools", "field", "reason"),
+    [
+        pytest.param(
+            {"apis": [one_tool_api("http://127.0.0.1:8080/v1")]}, "tools.apis.0.url", "a loopback address", id="api"
+        ),
+        pytest.param(
+            {"apis": [one_tool_api("http://10.1.2.3")]}, "tools.apis.0.url", "a private address", id="private"
+        ),
+        pytest.param({"mcp": [{"url": "http://localhost:3000/mcp"}]}, "tools.mcp.0.url", "a loopback name", id="mcp"),
+        pytest.param(
+            {"openapi": [{"source": "weather-3.1.yaml", "baseUrl": "http://169.254.169.254/v3"}]},
+            "tools.openapi.0.baseUrl",
+            "a link-local address",
+            id="openapi baseUrl",
+        ),
+    ],
+)
+def test_a_tool_url_on_a_non_public_address_not_marked_internal_exits_non_zero_saying_how_to_mark_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tools: dict[str, Any], field: str, reason: str
+) -> None:
+    # Given a tool source whose URL is a loopback, private or link-local address, not marked internal
+    shutil.copy(FIXTURES / "weather-3.1.yaml", tmp_path)
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked
+    code, output = check(path)
+    # Then it exits 1 before any tool is built, with one line naming the field, the reason and the mark
+    error = capsys.readouterr().err
+    assert (code, output) == (1, "")
+    assert error.count("\n") == 1
+    assert f"{field}: " in error and reason in error
+    assert f"set {field.rsplit('.', 1)[0]}.internal: true" in error
+
+
+def test_a_tool_url_on_a_loopback_address_marked_internal_is_accepted(tmp_path: Path) -> None:
+    # Given an API on loopback marked internal
+    tools = {"apis": [one_tool_api("http://127.0.0.1:8080/v1", internal=True)]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked, then it is valid
+    assert check(path)[0] == 0
+
+
+def test_an_openapi_document_whose_server_is_loopback_is_noted_with_how_to_mark_it(tmp_path: Path) -> None:
+    # Given an inline OpenAPI document whose first server is on loopback, without baseUrl and not internal
+    document = yaml.safe_load((FIXTURES / "weather-3.1.yaml").read_text(encoding="utf-8"))
+    document["servers"] = [{"url": "http://127.0.0.1:8080/v3"}]
+    tools = {"openapi": [{"document": document, "name": "weather"}]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When it is checked
+    code, output = check(path)
+    # Then it is valid (the document is someone else's), and a note says every call will be refused and why
+    assert code == 0
+    assert (
+        "note: openapi weather: servers[0].url http://127.0.0.1:8080/v3 is a loopback address: every call will be "
+        "refused; mark the source internal: true if it is meant to be reached, or set baseUrl"
+    ) in output

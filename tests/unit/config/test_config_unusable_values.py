@@ -37,6 +37,52 @@ def with_api(url: str, **api: Any) -> dict[str, Any]:
             "models.m.openai.base_url: Value error, base_url 'http://010.0.0.1:80/v1' cannot be used",
             id="a model URL httpx refuses",
         ),
+        pytest.param(
+            with_api("https://api.example.com", tools=[{"toolName": "t", "path": "/x\r\nHost: evil.example"}]),
+            "tools.apis.0.tools.0: Value error, tool t: path holds a carriage return (CR); no control character "
+            "can be sent in a request",
+            id="CRLF in a tool's path",
+        ),
+        pytest.param(
+            with_api("https://api.example.com", apiKey={"in": "header", "name": "X-Key", "value": "k\nX-Evil: 1"}),
+            "tools.apis.0.apiKey.value: Value error, apiKey.value holds a line feed (LF)",
+            id="a line feed in an API's key",
+        ),
+        pytest.param(
+            with_api("https://api.example.com", apiKey={"in": "header", "name": "X-Key\r", "value": "k"}),
+            "tools.apis.0.apiKey.name: Value error, apiKey.name 'X-Key\\r' is not a valid HTTP header name",
+            id="a carriage return in a key's header name",
+        ),
+        pytest.param(
+            {
+                "models": {
+                    "m": {
+                        "provider": "openai",
+                        "base_url": "https://llm.example.com/v1",
+                        "model": "x",
+                        "headers": {"X-Team": "a\x07b"},
+                    }
+                },
+                "profiles": {"default": {"model": "m"}},
+            },
+            "models.m.openai.headers: Value error, headers: the value of X-Team holds the control character U+0007",
+            id="a control character in a model's header",
+        ),
+        pytest.param(
+            {
+                "models": {
+                    "m": {
+                        "provider": "openai",
+                        "base_url": "https://llm.example.com/v1",
+                        "model": "x",
+                        "api_key": "sk-abc\r\n",
+                    }
+                },
+                "profiles": {"default": {"model": "m"}},
+            },
+            "models.m.openai.api_key: Value error, api_key holds a carriage return (CR)",
+            id="CRLF in a model's key",
+        ),
     ],
 )
 def test_an_unusable_value_is_one_line_naming_its_field(
@@ -45,12 +91,13 @@ def test_an_unusable_value_is_one_line_naming_its_field(
     # When a configuration holding the value is checked
     code, _ = check(write(tmp_path, config))
 
-    # Then it fails with one line that names the field and the reason
+    # Then it fails with one line that names the field and the reason (and never repeats a key)
     error = capsys.readouterr().err
     assert code == 1
     assert error.count("\n") == 1
     assert expected in error
     assert "Traceback" not in error
+    assert "X-Evil" not in error and "sk-abc" not in error
 
 
 def test_a_file_nested_ten_thousand_deep_is_a_config_error_naming_the_limit(

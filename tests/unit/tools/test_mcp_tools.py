@@ -235,7 +235,7 @@ def test_an_unreachable_server_is_a_config_error_naming_it() -> None:
     [
         ({"apiKey": {"in": "query", "name": "key", "value": "key-12345678"}}, "apiKey.in must be 'header' or 'bearer'"),
         ({"headers": {"Mcp-Session-Id": "x"}}, "headers: the Mcp-Session-Id header is set by the MCP client"),
-        ({"headers": {"X-Tenant": "a\r\nb"}}, "headers: the value of X-Tenant holds a line break"),
+        ({"headers": {"X-Tenant": "a\r\nb"}}, "headers: the value of X-Tenant holds a carriage return (CR)"),
     ],
 )
 def test_unsafe_mcp_settings_are_refused_naming_the_server(entry: dict[str, Any], reason: str) -> None:

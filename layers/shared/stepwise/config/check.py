@@ -4,8 +4,10 @@ The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin config
 `stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
 imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
 and then prints, per profile, each tool as the model will see it: name, description and JSON schema.
-Secrets are not fetched: they are resolved at call time only. A bad file exits with status 1 and the
-`ConfigError` message, which names the file, the field and the reason.
+Before building anything it refuses a tool URL every call to which the SSRF guard would refuse (a
+non-public address on a source not marked internal, `stepwise.config.internal_targets`). Secrets are not
+fetched: they are resolved at call time only. A bad file exits with status 1 and the `ConfigError`
+message, which names the file, the field and the reason.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, TextIO
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.credentials import SecretResolver
+from stepwise.config.internal_targets import unmarked_internal_urls
 from stepwise.config.loading import read_config_file
 from stepwise.config.model import ToolSearch
 from stepwise.config.redaction import redact_known_secrets
@@ -124,6 +127,9 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
     """Validate the file and build its tools as a container would; `ConfigError` at the first problem."""
     loaded = read_config_file(path, environ=environ)
     config, kind, notes = loaded.config, loaded.kind, loaded.notes
+    refused = unmarked_internal_urls(config.tools)
+    if refused:
+        raise ConfigError(f"{path}: {'; '.join(refused)}")
     registry = build_tool_registry(
         config.tools, config_dir=path.resolve().parent, secret_resolver=SecretResolver(), s3_client=s3_client
     )

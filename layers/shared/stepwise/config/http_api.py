@@ -28,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationInfo, field_validator, model_validator
 
+from stepwise.config.control_chars import without_control_characters
 from stepwise.config.tool_call_rules import (
     HEADER_NAME,
     MAX_APPROVAL_TIMEOUT_SECONDS,
@@ -87,7 +88,14 @@ class ApiKeyConfig(BaseModel):
             raise ValueError(f"apiKey.name is required when apiKey.in is {location!r}")
         if location == "header" and name and not HEADER_NAME.fullmatch(name):
             raise ValueError(f"apiKey.name {name!r} is not a valid HTTP header name")
-        return name
+        return None if name is None else without_control_characters(name, what="apiKey.name")
+
+    # A literal key, or a secret reference; either way it is sent as it is (a resolved secret is checked
+    # again when it is sent).
+    @field_validator("value")
+    @classmethod
+    def _sendable_value(cls, value: str) -> str:
+        return without_control_characters(value, what="apiKey.value")
 
 
 class ArgumentBinding(BaseModel):
@@ -176,6 +184,7 @@ class HttpToolConfig(BaseModel):
     @model_validator(mode="after")
     def _path_and_schema_agree(self, info: ValidationInfo) -> "HttpToolConfig":
         where = f"tool {self.tool_name}"
+        without_control_characters(self.path, what=f"{where}: path")
         if self.path and not self.path.startswith("/"):
             raise ValueError(f"{where}: path must start with '/'")
         if "?" in self.path or "#" in self.path:

@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from stepwise.config.control_chars import without_control_characters
+from stepwise.config.tool_call_rules import HEADER_NAME
 from stepwise.config.url_checks import check_client_url
 
 
@@ -94,6 +96,20 @@ class OpenAIModelConfig(BaseModel):
         check_client_url(value, what="base_url")
         # The endpoint path is appended with a slash; a trailing one here would double it.
         return value.rstrip("/")
+
+    @field_validator("api_key")
+    @classmethod
+    def _sendable_key(cls, key: str | None) -> str | None:
+        return None if key is None else without_control_characters(key, what="api_key")
+
+    @field_validator("headers")
+    @classmethod
+    def _sendable_headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if not HEADER_NAME.fullmatch(name):
+                raise ValueError(f"headers: {name!r} is not a valid HTTP header name")
+            without_control_characters(value, what=f"headers: the value of {name}")
+        return headers
 
 
 class BedrockModelConfig(BaseModel):

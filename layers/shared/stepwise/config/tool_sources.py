@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from stepwise.config.control_chars import without_control_characters
 from stepwise.config.http_api import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -241,8 +242,7 @@ class McpServerConfig(ApprovalRule, EffectRule):
                 raise ValueError(f"headers: {name!r} is not a valid HTTP header name")
             if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-"):
                 raise ValueError(f"headers: the {name} header is set by the MCP client")
-            if "\r" in value or "\n" in value:
-                raise ValueError(f"headers: the value of {name} holds a line break")
+            without_control_characters(value, what=f"headers: the value of {name}")
         return headers
 
     @field_validator("api_key")

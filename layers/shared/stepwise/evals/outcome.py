@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from stepwise.models.api_responses import RunView
 from stepwise.models.run import RunMeta, StepRecord
 
 
@@ -73,31 +74,29 @@ def outcome_from_store(meta: RunMeta, steps: list[StepRecord], *, seconds: float
     )
 
 
-def outcome_from_api(view: dict[str, Any], *, seconds: float = 0.0) -> RunOutcome:
+def outcome_from_api(view: RunView, *, seconds: float = 0.0) -> RunOutcome:
     """The outcome of a run as `GET /v1/runs/{run_id}?trace=true` answered it."""
-    usage = view.get("usage") or {}
-    error = view.get("error")
     return RunOutcome(
-        run_id=view["run_id"],
-        status=view["status"],
-        stop_reason=view.get("stop_reason"),
-        answer=view.get("answer"),
-        output=view.get("output"),
-        iterations=view.get("iterations") or 0,
-        input_tokens=usage.get("input_tokens") or 0,
-        output_tokens=usage.get("output_tokens") or 0,
-        cost_usd=usage.get("cost_usd"),
+        run_id=view.run_id,
+        status=view.status,
+        stop_reason=view.stop_reason,
+        answer=view.answer,
+        output=view.output,
+        iterations=view.iterations,
+        input_tokens=view.usage.input_tokens,
+        output_tokens=view.usage.output_tokens,
+        cost_usd=view.usage.cost_usd,
         seconds=seconds,
         tool_calls=[
             ToolCallMade(
-                iteration=step["iteration"],
-                tool=step.get("tool") or "",
-                arguments=step.get("arguments") or {},
-                ok=step.get("ok"),
-                note=step.get("note"),
+                iteration=step.iteration,
+                tool=step.tool or "",
+                arguments=step.arguments or {},
+                ok=step.ok,
+                note=step.note,
             )
-            for step in view.get("trace") or []
-            if step.get("kind") == "tool"
+            for step in view.trace or []
+            if step.kind == "tool"
         ],
-        error=f"{error['type']}: {error['message']}" if isinstance(error, dict) else None,
+        error=f"{view.error.type}: {view.error.message}" if view.error else None,
     )

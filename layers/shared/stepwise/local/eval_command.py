@@ -219,16 +219,20 @@ def command_eval(args: argparse.Namespace, out: TextIO) -> int:
     _writable(args.json, "--json")
     grader = _judge(suite, args, path)
     if args.against is not None:
+        from stepwise.evals.api_endpoint import ApiEndpoint
         from stepwise.evals.http_runs import ApiAttempts
 
         key = args.key or os.environ.get(KEY_VARIABLE)
         if not key:
             raise UsageError(f"--against needs the API key: --key or ${KEY_VARIABLE}")
-        attempts = ApiAttempts(args.against, key, profile=args.profile)
+        endpoint = ApiEndpoint(args.against, key)
+        warning = endpoint.plain_http_warning()
+        if warning is not None:
+            print(f"stepwise eval: warning: {warning}", file=sys.stderr, flush=True)
         try:
-            return _report(suite, args, attempts, grader, out)
+            return _report(suite, args, ApiAttempts(endpoint, profile=args.profile), grader, out)
         finally:
-            attempts.close()
+            endpoint.close()
     with local_stack(args, path) as environment:
         return _report(suite, args, LocalAttempts(environment, profile=args.profile), grader, out)
 

@@ -114,6 +114,33 @@ def checked_addresses(
     return addresses
 
 
+def is_loopback_name(host: str) -> bool:
+    """``localhost`` or a name under it, which resolvers answer with a loopback address (RFC 6761)."""
+    name = host.lower().rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def refusal_without_resolving(host: str) -> str | None:
+    """Why every call to ``host`` is refused whatever DNS answers, or None when only resolving can tell.
+
+    An address literal is refused by `refusal_reason` alone; ``localhost`` (and names under it) always
+    resolve to a loopback address. Any other name may resolve differently where the call is made.
+    """
+    literal = _ip_literal(host)
+    if literal is not None:
+        return refusal_reason(literal)
+    return "a loopback name" if is_loopback_name(host) else None
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` is a loopback address literal (IPv4 inside IPv6 too) or a loopback name."""
+    literal = _ip_literal(host)
+    if literal is None:
+        return is_loopback_name(host)
+    embedded = _embedded_ipv4(literal)
+    return (embedded or literal).is_loopback
+
+
 def _ip_literal(host: str) -> IPAddress | None:
     try:
         return ipaddress.ip_address(host)

@@ -16,7 +16,7 @@ from stepwise.config.url_checks import validated_http_url
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.telemetry.observability import logger
-from stepwise.tools.guards import HostResolver, system_resolver
+from stepwise.tools.guards import HostResolver, refusal_without_resolving, system_resolver
 from stepwise.tools.http_clients import ClientsByOrigin
 from stepwise.tools.http_tool import HttpTool
 from stepwise.tools.openapi.loader import DocumentLoader, LoadedDocument
@@ -38,11 +38,13 @@ class OpenApiImport:
     api: ApiConfig
     skipped: list[str] = field(default_factory=list)
     renamed: list[str] = field(default_factory=list)
+    refused_server: str | None = None
 
     @property
     def notes(self) -> list[str]:
-        """One line per operation left out or renamed."""
-        return [f"skipped {note}" for note in self.skipped] + [f"renamed {note}" for note in self.renamed]
+        """One line per operation left out or renamed, and one when every call will be refused."""
+        refused = [self.refused_server] if self.refused_server is not None else []
+        return [f"skipped {note}" for note in self.skipped] + [f"renamed {note}" for note in self.renamed] + refused
 
 
 def import_openapi_tools(
@@ -104,7 +106,7 @@ def openapi_api_config(source: OpenApiSourceConfig, loaded: LoadedDocument) -> O
     }
     try:
         api = ApiConfig.model_validate(settings, context={SCHEMAS_CHECKED: True})
-        return OpenApiImport(api=api, skipped=skipped, renamed=renamed)
+        return OpenApiImport(api=api, skipped=skipped, renamed=renamed, refused_server=_refused_server(source, api.url))
     except ValidationError as exc:
         raise ConfigError(f"{where}: {reasons_of(exc)}") from None
 
@@ -147,6 +149,19 @@ def base_url_for(source: OpenApiSourceConfig, loaded: LoadedDocument, *, where: 
         return validated_http_url(url, what="servers[0].url")
     except ValueError as exc:
         raise ConfigError(f"{where}: {exc}; set baseUrl") from None
+
+
+def _refused_server(source: OpenApiSourceConfig, url: str) -> str | None:
+    """What to say when the document's server is an address every call to is refused (the SSRF guard's)."""
+    if source.base_url is not None or source.internal:
+        return None  # a configured baseUrl is checked by `stepwise config check` as a field of its own
+    reason = refusal_without_resolving(urlsplit(url).hostname or "")
+    if reason is None:
+        return None
+    return (
+        f"servers[0].url {url} is {reason}: every call will be refused; mark the source internal: true "
+        "if it is meant to be reached, or set baseUrl"
+    )
 
 
 def _with_variables(url: str, variables: object, *, where: str) -> str:
