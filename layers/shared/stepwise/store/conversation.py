@@ -89,7 +89,7 @@ class ConversationStore:
             # the entry's question takes at most half the item, its answer (`finish_run`) the other half
             self._db.put_if_absent(
                 {
-                    "pk": keys.session_pk(meta.session_id),
+                    "pk": keys.session_pk(meta.owner, meta.session_id),
                     "sk": keys.session_sk(meta.created_at, meta.run_id),
                     "run_id": meta.run_id,
                     "owner": meta.owner,
@@ -299,7 +299,7 @@ class ConversationStore:
             return self.require_run(meta.run_id)
         if meta.session_id and answer is not None:
             key = {
-                "pk": keys.session_pk(meta.session_id),
+                "pk": keys.session_pk(meta.owner, meta.session_id),
                 "sk": keys.session_sk(meta.created_at, meta.run_id),
             }
             fitted = self._db.fitted_values(key, {"answer": answer}, rest={}, limit=_SESSION_ANSWER_BYTES)
@@ -314,11 +314,11 @@ class ConversationStore:
         return finished
 
     def list_session_turns(self, session_id: str, owner: str) -> list[SessionTurn]:
-        """The earlier runs of a session started by `owner`, oldest first; other owners' runs are not seen."""
+        """The earlier runs of a session started by `owner`, oldest first: one Query of the owner's own
+        partition of the session, which holds no other owner's runs."""
         return [
             SessionTurn.model_validate(item)
-            for item in self._db.query(keys.session_pk(session_id), "RUN#")
-            if item.get("owner") == owner
+            for item in self._db.query(keys.session_pk(owner, session_id), keys.SESSION_RUN_PREFIX)
         ]
 
 
