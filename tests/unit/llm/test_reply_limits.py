@@ -3,8 +3,9 @@ refusal is a parse error naming the limit."""
 
 from __future__ import annotations
 
-from stepwise.llm.reply_repair import MAX_ARGUMENTS_CHARS, RawToolCall, refused_arguments, repaired_calls
+from stepwise.llm.reply_repair import RawToolCall, repaired_calls
 from stepwise.models.decision import FinalAnswer
+from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, refused_arguments
 from stepwise.steps.reply_problems import reply_problem
 
 

@@ -7,9 +7,8 @@ then `repaired_completion` turns them into a `Completion` that can always be sto
 the model can correct (an unknown tool name, arguments over the cap) are left for a later step to answer
 with an observation.
 
-This is the one place for the limits of a reply: its text and unsigned reasoning are cut at
-`MAX_REPLY_CHARS` with a marker; its calls' arguments, which cannot be cut without changing what the call
-does, are refused past `MAX_ARGUMENTS_CHARS` (see `refused_arguments`).
+The limits of a reply are in `stepwise.models.reply_limits`: its text and unsigned reasoning are cut at
+`MAX_REPLY_CHARS` with a marker; its calls' arguments are refused past `MAX_ARGUMENTS_CHARS`.
 """
 
 from __future__ import annotations
@@ -19,15 +18,9 @@ from typing import Any, NamedTuple
 
 from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable
 from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, Usage
+from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, MAX_REPLY_CHARS, OVERSIZED_ARGUMENTS_KEY
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
 
-# Far beyond any useful answer or action, far below what a store item holds (DynamoDB: 400 KB).
-MAX_REPLY_CHARS = 60_000
-# The arguments of all the calls of one reply together, as compact JSON text: the same budget as its text,
-# so a reply's text and calls both fit one item however many calls it makes.
-MAX_ARGUMENTS_CHARS = 60_000
-# A refused call's arguments are replaced by this key alone, holding the size they had (in characters).
-OVERSIZED_ARGUMENTS_KEY = "_oversized_arguments"
 MAX_ID_CHARS = 128
 MAX_NAME_CHARS = 128
 
@@ -65,7 +58,7 @@ def repaired_calls(calls: list[RawToolCall]) -> list[ToolCall]:
     tool result must name exactly one call. Names are cleaned and cut to the longest a call may have; the
     tool step then answers an unknown name with an observation the model can act on. Arguments that would
     take the reply's total past `MAX_ARGUMENTS_CHARS` are replaced by `{OVERSIZED_ARGUMENTS_KEY: <their
-    size>}`, which Parse answers with an observation naming the limit (`refused_arguments`).
+    size>}`, which Parse answers with an observation naming the limit (`steps/reply_problems.py`).
     """
     repaired: list[ToolCall] = []
     seen: set[str] = set()
@@ -86,12 +79,6 @@ def repaired_calls(calls: list[RawToolCall]) -> list[ToolCall]:
         seen.add(identifier)
         repaired.append(ToolCall(id=identifier, name=name[:MAX_NAME_CHARS], arguments=arguments))
     return repaired
-
-
-def refused_arguments(call: ToolCall) -> int | None:
-    """The size (in characters) of the arguments `repaired_calls` refused for `call`, or None if it kept them."""
-    size = call.arguments.get(OVERSIZED_ARGUMENTS_KEY) if len(call.arguments) == 1 else None
-    return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
 def _json_chars(arguments: dict[str, Any]) -> int:

@@ -3,17 +3,17 @@
 A reply cut at the output cap in the middle of a tool call carries arguments that were never finished:
 running the call would act on half an instruction, and taking the text as the answer would give a
 fragment. A tool call Converse flags as malformed, or a 200 with no choice at all, likewise holds nothing
-to act on. A call whose arguments the provider layer refused for their size (`llm/reply_repair.py`) has
+to act on. A call whose arguments the provider layer refused for their size (`models/reply_limits.py`) has
 nothing to act on either. Each becomes a corrective observation; the run goes on, and ends at the
 parse-error limit with its best answer if the model cannot do better.
 """
 
 from __future__ import annotations
 
-from stepwise.llm.reply_repair import MAX_ARGUMENTS_CHARS, refused_arguments
 from stepwise.models.decision import Decision, FinalAnswer, ParseError
 from stepwise.models.finish import EMPTY_REPLY, MALFORMED_FINISH_REASONS, TRUNCATED_FINISH_REASONS
 from stepwise.models.messages import ToolCall
+from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, refused_arguments
 from stepwise.models.run import StepRecord
 
 

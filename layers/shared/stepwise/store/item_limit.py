@@ -1,7 +1,7 @@
 """Every item the store writes fits DynamoDB's item limit: measured as the service measures items, and cut,
 with a marker, when it would not fit.
 
-What enters a run is capped where it enters (a reply's text and arguments in `llm/reply_repair.py`, an
+What enters a run is capped where it enters (a reply's text and arguments at `models/reply_limits.py`'s caps, an
 observation at the profile's `max_observation_chars`, a request body at `api.max_body_bytes`), but an
 item can still add up past 400 KB: a reply's text and arguments in 4-byte characters, a long answer beside
 its structured output on META, a body limit configured above its default. DynamoDB refuses such a write
