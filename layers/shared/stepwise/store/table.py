@@ -39,7 +39,7 @@ class Table:
         names the item and what was cut)."""
         serialized, cut = fit_item(serialize_item(item), limit=limit)
         if cut:
-            logger.warning("item cut to fit", extra={"pk": item.get("pk"), "sk": item.get("sk"), "cut": cut})
+            _log_cut("item cut to fit", item, cut)
         return serialized
 
     def fitted_values(
@@ -51,7 +51,7 @@ class Table:
         serialized = serialize_item(key | others | values)
         fitted, cut = fit_item(serialized, limit=limit, frozen=frozenset(serialized) - frozenset(values))
         if cut:
-            logger.warning("update cut to fit", extra={"pk": key.get("pk"), "sk": key.get("sk"), "cut": cut})
+            _log_cut("update cut to fit", key, cut)
         return {name: fitted[name] for name in values if name in fitted}
 
     def put_if_absent(
@@ -123,3 +123,18 @@ class Table:
                 found[decoded["sk"]] = decoded
             request = response.get("UnprocessedKeys") or {}
         return found
+
+
+def _log_cut(message: str, key: dict[str, Any], cut: list[str]) -> None:
+    """Warn that an item was cut: its key (a session's only by its kind, as it holds the owner), the
+    attributes cut and how many strings; never the paths inside them, which hold a model's own names."""
+    pk = str(key.get("pk", ""))
+    logger.warning(
+        message,
+        extra={
+            "pk": pk if pk.startswith("RUN#") else pk.split("#", 1)[0],
+            "sk": key.get("sk"),
+            "attributes": sorted({where.split(".", 1)[0].split("[", 1)[0] for where in cut}),
+            "strings_cut": len(cut),
+        },
+    )
