@@ -6,6 +6,7 @@ stored, and the state machine never retried the model call (nothing transient ha
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -13,40 +14,53 @@ import pytest
 
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.models.run import RunMeta, StoredMessage
+from stepwise.store import ConversationStore
 from tests.e2e.conftest import ConfigWriter, RecordingListener, get_tool, http_api
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 REACT_ANSWER = '```json\n{"action": "Final Answer", "action_input": "Done."}\n```'
-Ask = Callable[..., tuple[RunMeta, list[StoredMessage], RecordingListener]]
+
+
+class Ask:
+    """Runs one question against a loopback model that first sends a given reply, then answers "Done."."""
+
+    def __init__(
+        self, server: FakeOpenAIServer, api: ExampleToolApi, write_config: ConfigWriter, local_run: Callable[..., Any]
+    ) -> None:
+        self._server, self._api, self._write_config, self._local_run = server, api, write_config, local_run
+        self.store: ConversationStore | None = None
+        """The store of the last run asked, to read its trace."""
+
+    def __call__(
+        self, reply: dict[str, Any], *, strategy: str = "function_calling"
+    ) -> tuple[RunMeta, list[StoredMessage], RecordingListener]:
+        self._server.enqueue(body=reply)
+        answer = "Done." if strategy == "function_calling" else REACT_ANSWER
+        self._server.default(body=chat_completion(content=answer))
+        model = {
+            "provider": "openai",
+            "base_url": self._server.base_url,
+            "model": "fake-model",
+            "api_key": "sk-test-key",
+            "timeout_seconds": 5,
+            "capabilities": {"native_tools": True, "parallel_tools": True},
+        }
+        config = self._write_config(
+            model,
+            strategy=strategy,
+            apis=[http_api(self._api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
+        )
+        environment, listener = self._local_run(config)
+        meta, _ = environment.ask("weather in Paris and Tokyo?")
+        self.store = environment.runtime.store
+        return meta, self.store.list_messages(meta.run_id), listener
 
 
 @pytest.fixture
 def ask_through_server(write_config: ConfigWriter, local_run: Callable[..., Any]) -> Iterator[Ask]:
-    """Run one question against a loopback model that first sends `reply`, then answers "Done."."""
+    """An `Ask` on a loopback model server and the example tool API."""
     with FakeOpenAIServer() as server, ExampleToolApi() as api:
-
-        def ask(reply: dict[str, Any], *, strategy: str = "function_calling") -> Any:
-            server.enqueue(body=reply)
-            answer = "Done." if strategy == "function_calling" else REACT_ANSWER
-            server.default(body=chat_completion(content=answer))
-            model = {
-                "provider": "openai",
-                "base_url": server.base_url,
-                "model": "fake-model",
-                "api_key": "sk-test-key",
-                "timeout_seconds": 5,
-                "capabilities": {"native_tools": True, "parallel_tools": True},
-            }
-            config = write_config(
-                model,
-                strategy=strategy,
-                apis=[http_api(api.url, get_tool("get_weather", "/weather/{city}", city="string"))],
-            )
-            environment, listener = local_run(config)
-            meta, _ = environment.ask("weather in Paris and Tokyo?")
-            return meta, environment.runtime.store.list_messages(meta.run_id), listener
-
-        yield ask
+        yield Ask(server, api, write_config, local_run)
 
 
 def _assert_went_on(meta: RunMeta, listener: RecordingListener) -> None:
@@ -148,3 +162,24 @@ def test_a_cut_off_json_action_block_is_sent_back_as_a_parse_error(ask_through_s
     corrective = [m for m in messages if m.role == "user"][1]
     assert "cut off" in corrective.content
     assert meta.answer == "Done."
+
+
+def test_a_call_with_5_mb_of_arguments_is_refused_naming_the_limit_and_the_run_goes_on(
+    ask_through_server: Ask,
+) -> None:
+    # Given a reply whose one tool call carries a 5 MB arguments string
+    reply = chat_completion(tool_calls=[{"name": "get_weather", "arguments": json.dumps({"city": "x" * 5_000_000})}])
+    # When the run goes through it
+    meta, messages, listener = ask_through_server(reply)
+    # Then the call was refused with an observation naming the limit, and the next reply is the answer
+    _assert_went_on(meta, listener)
+    assert meta.answer == "Done."
+    (refusal,) = [m for m in messages if m.role == "tool"]
+    assert "60,000 characters" in refusal.content and "nothing was called" in refusal.content
+    # and the trace shows the refusal as the first iteration's decision, the stored call holding no arguments
+    assert ask_through_server.store is not None
+    (decision,) = ask_through_server.store.list_steps(meta.run_id, iteration=1)[1:]
+    assert (decision.kind, decision.decision) == ("parse", "parse_error")
+    assert decision.error is not None and refusal.content.startswith(decision.error)
+    (call,) = next(m for m in messages if m.role == "assistant").tool_calls
+    assert call.arguments == {"_oversized_arguments": 5_000_012}

@@ -220,6 +220,37 @@ def test_session_turns_are_visible_to_their_owner_only(store: ConversationStore)
     assert [(t.question, t.answer) for t in turns] == [("alice asks", "alice hears")]
 
 
+def test_reading_one_owners_session_reads_none_of_another_owners_200_runs_under_its_id(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given alice's run in session s1, then 200 runs mallory made under the same session id
+    store.create_run(make_meta("alice-1", session_id="s1"), [], question="alice asks")
+    for n in range(200):
+        store.create_run(make_meta(f"mallory-{n:03d}", session_id="s1", owner="mallory"), [], question="hi")
+    client, _ = dynamodb_table
+    partitions: list[str] = []
+    items_read: list[int] = []
+
+    def record_key(params: dict[str, Any], **_: Any) -> None:
+        partitions.append(params["ExpressionAttributeValues"][":pk"]["S"])
+
+    def record_items(parsed: dict[str, Any], **_: Any) -> None:
+        items_read.append(parsed["ScannedCount"])
+
+    client.meta.events.register("provide-client-params.dynamodb.Query", record_key)
+    client.meta.events.register("after-call.dynamodb.Query", record_items)
+    # When alice's session is read for her next turn, and listed one run a page
+    turns = store.list_session_turns("s1", "alice")
+    page = store.directory.list_runs("alice", limit=1, session_id="s1")
+    client.meta.events.unregister("provide-client-params.dynamodb.Query", record_key)
+    client.meta.events.unregister("after-call.dynamodb.Query", record_items)
+    # Then each read queried her own partition of the session and read her one item only
+    assert [turn.question for turn in turns] == ["alice asks"]
+    assert [run.run_id for run in page.runs] == ["alice-1"] and page.next_after is None
+    assert partitions == ["SESSION#alice#s1", "SESSION#alice#s1"]
+    assert items_read == [1, 1]
+
+
 def test_throttling_after_the_sdk_retries_is_a_transient_store_error() -> None:
     # Given DynamoDB answers GetItem with ProvisionedThroughputExceededException
     client = boto3.client("dynamodb", region_name="us-east-1")

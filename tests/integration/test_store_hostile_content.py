@@ -11,8 +11,10 @@ from botocore.stub import Stubber
 
 from stepwise.config.redaction import Redactor
 from stepwise.errors import StorePermanentError
-from stepwise.models.messages import ChatMessage
+from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.run import StepRecord
 from stepwise.store import ConversationStore
+from stepwise.store.item_limit import MAX_ITEM_BYTES, item_size
 from tests.integration.test_store import make_meta
 
 
@@ -60,3 +62,56 @@ def test_a_known_secret_is_redacted_from_whatever_is_stored(store: ConversationS
     # depend on what follows the secret, so they stay)
     assert [stored.content for stored in store.list_messages("run1")] == ["token ***Q== end"]
     assert len(redactor) > 0
+
+
+def _stored_size(dynamodb_table: tuple[Any, str], pk: str, sk: str) -> int:
+    client, table = dynamodb_table
+    return item_size(client.get_item(TableName=table, Key={"pk": {"S": pk}, "sk": {"S": sk}})["Item"])
+
+
+def test_a_message_over_400_kb_is_written_cut_and_marked_not_refused(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a model message of 300,000 two-byte characters (600 KB) beside a tool call
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    call = ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})
+    message = ChatMessage(role="assistant", content="é" * 300_000, tool_calls=[call])
+    # When it is recorded
+    recorded = store.record_message(meta, 1, 0, message, StepRecord(iteration=1, kind="llm"))
+    # Then it was written, within DynamoDB's limit, its text cut with a marker and its call whole
+    assert recorded
+    assert _stored_size(dynamodb_table, "RUN#run1", "MSG#0001#000") <= MAX_ITEM_BYTES
+    stored = store.list_messages("run1")[1]
+    assert stored.content.startswith("éé") and stored.content.endswith("did not fit DynamoDB's 400 KB item limit]")
+    assert stored.tool_calls == [call]
+
+
+def test_an_outcome_over_400_kb_is_recorded_cut_and_marked(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a run whose answer is 200 KB and its structured output 300 KB
+    store.create_run(make_meta(), [ChatMessage(role="user", content="q")])
+    meta = store.require_run("run1")
+    # When its outcome is recorded
+    finished = store.finish_run(
+        meta, "SUCCEEDED", stop_reason="final_answer", answer="a" * 200_000, output={"text": "o" * 300_000}
+    )
+    # Then the run is SUCCEEDED within DynamoDB's limit, the larger (the output) cut inside its JSON with a marker
+    assert finished.status == "SUCCEEDED"
+    assert _stored_size(dynamodb_table, "RUN#run1", "META") <= MAX_ITEM_BYTES
+    assert isinstance(finished.output, dict) and finished.output["text"].endswith("400 KB item limit]")
+    assert finished.answer == "a" * 200_000
+
+
+def test_a_session_answer_over_half_an_item_is_kept_cut_for_the_next_turn(store: ConversationStore) -> None:
+    # Given a session run whose question and answer are 300 KB each
+    meta = make_meta("r1", session_id="s1")
+    store.create_run(meta, [], question="q" * 300_000)
+    # When it ends
+    store.finish_run(meta, "SUCCEEDED", stop_reason="final_answer", answer="a" * 300_000)
+    # Then the session keeps both, each cut to its half of the item
+    (turn,) = store.list_session_turns("s1", "alice")
+    assert turn.question.endswith("400 KB item limit]") and turn.answer is not None
+    assert turn.answer.endswith("400 KB item limit]")
+    assert len(turn.question) + len(turn.answer) <= MAX_ITEM_BYTES

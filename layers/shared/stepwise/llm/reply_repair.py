@@ -4,18 +4,23 @@ Real servers send replies no run should fail on: tool calls sharing one id or ha
 empty or absurdly long tool name, lone surrogates or NUL characters in text or arguments, and replies far
 longer than anything worth storing. Each provider reads its wire format into `RawToolCall`s and text,
 then `repaired_completion` turns them into a `Completion` that can always be stored: the problems that
-the model can correct (an unknown tool name) are left for the tool step to answer with an observation.
+the model can correct (an unknown tool name, arguments over the cap) are left for a later step to answer
+with an observation.
+
+The limits of a reply are in `stepwise.models.reply_limits`: its text and unsigned reasoning are cut at
+`MAX_REPLY_CHARS` with a marker; its calls' arguments are refused past `MAX_ARGUMENTS_CHARS`.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, NamedTuple
 
 from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable
 from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, Usage
+from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, MAX_REPLY_CHARS, OVERSIZED_ARGUMENTS_KEY
+from stepwise.protocols.native import RAW_ARGUMENTS_KEY
 
-# Far beyond any useful answer or action, far below what a store item holds (DynamoDB: 400 KB).
-MAX_REPLY_CHARS = 60_000
 MAX_ID_CHARS = 128
 MAX_NAME_CHARS = 128
 
@@ -51,21 +56,38 @@ def repaired_calls(calls: list[RawToolCall]) -> list[ToolCall]:
     A call with an empty name is dropped (there is nothing to call, and the other calls may be fine). Each
     call gets an id of its own: a missing, oversized or repeated id is replaced by a positional one, as a
     tool result must name exactly one call. Names are cleaned and cut to the longest a call may have; the
-    tool step then answers an unknown name with an observation the model can act on.
+    tool step then answers an unknown name with an observation the model can act on. Arguments that would
+    take the reply's total past `MAX_ARGUMENTS_CHARS` are replaced by `{OVERSIZED_ARGUMENTS_KEY: <their
+    size>}`, which Parse answers with an observation naming the limit (`steps/reply_problems.py`).
     """
     repaired: list[ToolCall] = []
     seen: set[str] = set()
+    arguments_chars = 0
     for position, call in enumerate(calls):
         name = clean_text(call.name).strip()
         if not name:
             continue
-        arguments, _ = clean_value(call.arguments)
+        size = _json_chars(call.arguments)
+        if arguments_chars + size > MAX_ARGUMENTS_CHARS:
+            arguments: dict[str, Any] = {OVERSIZED_ARGUMENTS_KEY: size}
+        else:
+            arguments_chars += size
+            arguments, _ = clean_value(call.arguments)
         identifier = clean_text(call.id or "").strip()
         if not identifier or len(identifier) > MAX_ID_CHARS or identifier in seen:
             identifier = _free_id(position, seen)
         seen.add(identifier)
         repaired.append(ToolCall(id=identifier, name=name[:MAX_NAME_CHARS], arguments=arguments))
     return repaired
+
+
+def _json_chars(arguments: dict[str, Any]) -> int:
+    """How many characters `arguments` take as compact JSON text: the text as sent when the provider kept it
+    undecoded, else the object encoded as a provider sends it."""
+    raw = arguments.get(RAW_ARGUMENTS_KEY) if len(arguments) == 1 else None
+    if isinstance(raw, str):
+        return len(raw)
+    return len(json.dumps(arguments, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 def _free_id(position: int, taken: set[str]) -> str:

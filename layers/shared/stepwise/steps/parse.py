@@ -138,8 +138,9 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     assistant = stored.assistant
     completion = Completion(content=assistant.content, tool_calls=assistant.tool_calls, reasoning=assistant.reasoning)
     decision: Decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
-    # a reply cut at the output cap, malformed, or empty is told to the model, never run or taken as the answer
-    decision = reply_problem(stored.assistant_step, decision, bool(completion.tool_calls)) or decision
+    # a reply cut at the output cap, malformed, empty or with oversized arguments is told to the model, never run or
+    # taken as the answer
+    decision = reply_problem(stored.assistant_step, decision, completion.tool_calls) or decision
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
     corrective = (

@@ -3,21 +3,35 @@
 A reply cut at the output cap in the middle of a tool call carries arguments that were never finished:
 running the call would act on half an instruction, and taking the text as the answer would give a
 fragment. A tool call Converse flags as malformed, or a 200 with no choice at all, likewise holds nothing
-to act on. Each becomes a corrective observation; the run goes on, and ends at the parse-error limit with
-its best answer if the model cannot do better.
+to act on. A call whose arguments the provider layer refused for their size (`models/reply_limits.py`) has
+nothing to act on either. Each becomes a corrective observation; the run goes on, and ends at the
+parse-error limit with its best answer if the model cannot do better.
 """
 
 from __future__ import annotations
 
 from stepwise.models.decision import Decision, FinalAnswer, ParseError
 from stepwise.models.finish import EMPTY_REPLY, MALFORMED_FINISH_REASONS, TRUNCATED_FINISH_REASONS
+from stepwise.models.messages import ToolCall
+from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, refused_arguments
 from stepwise.models.run import StepRecord
 
 
-def reply_problem(step: StepRecord | None, decision: Decision, had_tool_calls: bool) -> ParseError | None:
-    """The parse error to send back for a reply its provider marked unusable, else None (read as parsed)."""
+def reply_problem(step: StepRecord | None, decision: Decision, calls: list[ToolCall]) -> ParseError | None:
+    """The parse error to send back for a reply its provider marked unusable, or whose `calls` carry
+    arguments refused for their size, else None (read as parsed)."""
+    oversized = [(call.name, size) for call in calls if (size := refused_arguments(call)) is not None]
+    if oversized:
+        name, size = oversized[0]
+        others = f" (and {len(oversized) - 1} more calls)" if len(oversized) > 1 else ""
+        return ParseError(
+            message=f'The arguments of your call to tool "{name}"{others} were {size:,} characters long; the '
+            f"tool calls of one reply may carry at most {MAX_ARGUMENTS_CHARS:,} characters of arguments in all, "
+            "so nothing was called. Call the tool again with shorter arguments, or split the work into "
+            "smaller calls."
+        )
     reason = step.finish_reason if step is not None else None
-    if reason in TRUNCATED_FINISH_REASONS and (had_tool_calls or not isinstance(decision, FinalAnswer)):
+    if reason in TRUNCATED_FINISH_REASONS and (calls or not isinstance(decision, FinalAnswer)):
         cap = f" of {step.output_tokens} tokens" if step is not None and step.output_tokens else ""
         return ParseError(
             message=f"Your reply was cut off at the output limit{cap} before it was complete, so nothing in it "

@@ -32,7 +32,8 @@ from stepwise.store.approvals import ApprovalStore
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
-from stepwise.store.items import message_item, step_item, to_message, to_meta
+from stepwise.store.item_limit import MAX_ITEM_BYTES
+from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -43,6 +44,9 @@ from stepwise.store.views import IterationItems, RunRef, SessionTurn
 ReadT = TypeVar("ReadT")
 # The statuses of a run still going, which the loop's writes to META are conditional on.
 _OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL"}
+# A session entry's question and answer share its item: each is cut to fit its half.
+_SESSION_QUESTION_BYTES = MAX_ITEM_BYTES // 2
+_SESSION_ANSWER_BYTES = MAX_ITEM_BYTES - _SESSION_QUESTION_BYTES
 
 
 def _utc_now() -> datetime:
@@ -82,9 +86,10 @@ class ConversationStore:
             if not self._db.put_if_absent(item, ours_if_identical=True) and slot == 0:
                 return False
         if meta.session_id:
+            # the entry's question takes at most half the item, its answer (`finish_run`) the other half
             self._db.put_if_absent(
                 {
-                    "pk": keys.session_pk(meta.session_id),
+                    "pk": keys.session_pk(meta.owner, meta.session_id),
                     "sk": keys.session_sk(meta.created_at, meta.run_id),
                     "run_id": meta.run_id,
                     "owner": meta.owner,
@@ -93,20 +98,9 @@ class ConversationStore:
                     "expires_at": meta.expires_at,
                 },
                 ours_if_identical=True,
+                limit=_SESSION_QUESTION_BYTES,
             )
-        return self._put_meta(meta)
-
-    def _put_meta(self, meta: RunMeta) -> bool:
-        """Put a new run's META, its commit record; False if the id belongs to another run."""
-        meta_item = meta.model_dump(exclude_none=True, exclude={"options"}) | {
-            "pk": keys.run_pk(meta.run_id),
-            "sk": keys.META_SK,
-            "run_order": keys.run_order(meta.created_at, meta.run_id),
-        }
-        if meta.options is not None:
-            # As JSON text: client schemas may hold nulls and keys DynamoDB maps would not keep as sent.
-            meta_item["options"] = meta.options.model_dump_json()
-        return self._db.put_if_absent(meta_item, ours_if_identical=True)
+        return self._db.put_if_absent(meta_item(meta), ours_if_identical=True)
 
     def create_replay_run(self, meta: RunMeta, original_run_id: str, through_iteration: int) -> bool:
         """Store a replay of `original_run_id`: the original's messages of iterations 0 to
@@ -128,7 +122,7 @@ class ConversationStore:
                 copied = item | {"pk": keys.run_pk(meta.run_id), "expires_at": meta.expires_at}
                 if not self._db.put_if_absent(copied, ours_if_identical=True) and item["sk"] == first:
                     return False
-        return self._put_meta(meta)
+        return self._db.put_if_absent(meta_item(meta), ours_if_identical=True)
 
     def get_run(self, run_id: str) -> RunMeta | None:
         """The META of a run, or None."""
@@ -141,16 +135,28 @@ class ConversationStore:
             raise RunNotFound(f"run {run_id} not found")
         return meta
 
-    def _update_meta(self, run_id: str, sets: dict[str, Any], condition: str, extra_values: dict[str, Any]) -> RunMeta:
-        names = {f"#{key}": key for key in sets} | {"#status": "status"}
-        values = {f":{key}": serialize_value(value) for key, value in sets.items()}
-        values |= {key: serialize_value(value) for key, value in extra_values.items()}
-        expression = "SET " + ", ".join(f"#{key} = :{key}" for key in sets)
+    def _update_meta(
+        self,
+        run_id: str,
+        sets: dict[str, Any],
+        condition: str,
+        extra_values: dict[str, Any],
+        *,
+        known: RunMeta | None = None,
+    ) -> RunMeta:
+        """Set `sets` on META if `condition` holds; with the META as last read (`known`), the values are cut
+        so that the item they make fits DynamoDB's limit."""
+        key = {"pk": keys.run_pk(run_id), "sk": keys.META_SK}
+        fitted = self._db.fitted_values(key, sets, rest=meta_item(known) if known else {})
+        names = {f"#{name}": name for name in fitted} | {"#status": "status"}
+        values = {f":{name}": value for name, value in fitted.items()}
+        values |= {name: serialize_value(value) for name, value in extra_values.items()}
+        expression = "SET " + ", ".join(f"#{name} = :{name}" for name in fitted)
         try:
             response = self._db.call(
                 "update_item",
                 TableName=self._table,
-                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+                Key=serialize_item(key),
                 UpdateExpression=expression,
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
@@ -287,31 +293,32 @@ class ConversationStore:
                 sets,
                 "attribute_exists(pk) AND #status IN (:queued, :running, :waiting)",
                 _OPEN,
+                known=meta,
             )
         except RunNotFound:
             return self.require_run(meta.run_id)
         if meta.session_id and answer is not None:
+            key = {
+                "pk": keys.session_pk(meta.owner, meta.session_id),
+                "sk": keys.session_sk(meta.created_at, meta.run_id),
+            }
+            fitted = self._db.fitted_values(key, {"answer": answer}, rest={}, limit=_SESSION_ANSWER_BYTES)
             self._db.call(
                 "update_item",
                 TableName=self._table,
-                Key=serialize_item(
-                    {
-                        "pk": keys.session_pk(meta.session_id),
-                        "sk": keys.session_sk(meta.created_at, meta.run_id),
-                    }
-                ),
+                Key=serialize_item(key),
                 UpdateExpression="SET answer = :answer",
                 ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeValues={":answer": serialize_value(answer)},
+                ExpressionAttributeValues={":answer": fitted["answer"]},
             )
         return finished
 
     def list_session_turns(self, session_id: str, owner: str) -> list[SessionTurn]:
-        """The earlier runs of a session started by `owner`, oldest first; other owners' runs are not seen."""
+        """The earlier runs of a session started by `owner`, oldest first: one Query of the owner's own
+        partition of the session, which holds no other owner's runs."""
         return [
             SessionTurn.model_validate(item)
-            for item in self._db.query(keys.session_pk(session_id), "RUN#")
-            if item.get("owner") == owner
+            for item in self._db.query(keys.session_pk(owner, session_id), keys.SESSION_RUN_PREFIX)
         ]
 
 

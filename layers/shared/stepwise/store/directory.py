@@ -2,7 +2,8 @@
 
 A listing never scans: an owner's runs come from the sparse `RunsByOwner` index (partition `owner`,
 sort key `run_order` = `<created_at>#<run_id>`, on META items only), newest first; a session's runs from
-the session's own partition, whose sort keys are ordered the same way, then their METAs in one batch.
+the owner's own partition of the session (`keys.session_pk`), whose sort keys are ordered the same way,
+then their METAs in one batch.
 Either way the position in the listing is a `run_order`, so one cursor format serves both.
 """
 
@@ -82,7 +83,7 @@ class RunDirectory:
     def _session_entries(
         self, owner: str, session_id: str, before: str | None, page_size: int
     ) -> Iterator[dict[str, Any]]:
-        pk = serialize_value(keys.session_pk(session_id))
+        pk = serialize_value(keys.session_pk(owner, session_id))
         if before:
             condition, bound = "pk = :pk AND sk < :bound", keys.SESSION_RUN_PREFIX + before
         else:
@@ -94,9 +95,8 @@ class RunDirectory:
             Limit=page_size,
             ConsistentRead=True,
         ):
-            mine = [entry for entry in page if entry.get("owner") == owner]
-            metas = self._metas([str(entry["run_id"]) for entry in mine])
-            yield from (metas[str(entry["run_id"])] for entry in mine if str(entry["run_id"]) in metas)
+            metas = self._metas([str(entry["run_id"]) for entry in page])
+            yield from (metas[str(entry["run_id"])] for entry in page if str(entry["run_id"]) in metas)
 
     def _metas(self, run_ids: list[str], projection: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
         """The META items of `run_ids` (those that exist; only `projection`'s attributes when given), read in

@@ -18,7 +18,10 @@ def message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, e
         "sk": keys.message_sk(iteration, slot),
         "role": message.role,
         "content": message.content,
-        "tool_calls": json.dumps([call.model_dump() for call in message.tool_calls]) if message.tool_calls else None,
+        # unescaped: a call's arguments in other scripts take their UTF-8 size, not six bytes a character
+        "tool_calls": json.dumps([call.model_dump() for call in message.tool_calls], ensure_ascii=False)
+        if message.tool_calls
+        else None,
         "tool_call_id": message.tool_call_id,
         "name": message.name,
         # as JSON text, as tool calls are: one attribute, read back whole
@@ -35,12 +38,6 @@ def message_item(run_id: str, iteration: int, slot: int, message: ChatMessage, e
     }
 
 
-def _reasoning_text(message: ChatMessage) -> str | None:
-    if not message.reasoning:
-        return None
-    return json.dumps([block.model_dump(exclude_none=True) for block in message.reasoning], ensure_ascii=False)
-
-
 def step_item(run_id: str, step: StepRecord, expires_at: int) -> dict[str, Any]:
     """The item of one trace step."""
     return {
@@ -49,6 +46,21 @@ def step_item(run_id: str, step: StepRecord, expires_at: int) -> dict[str, Any]:
         "data": step.model_dump_json(exclude_none=True),
         "expires_at": expires_at,
     }
+
+
+def meta_item(meta: RunMeta) -> dict[str, Any]:
+    """The META item of a run; its request options and structured output as JSON text (client schemas may
+    hold nulls and keys DynamoDB maps would not keep as sent)."""
+    item = meta.model_dump(exclude_none=True, exclude={"options", "output"}) | {
+        "pk": keys.run_pk(meta.run_id),
+        "sk": keys.META_SK,
+        "run_order": keys.run_order(meta.created_at, meta.run_id),
+    }
+    if meta.options is not None:
+        item["options"] = meta.options.model_dump_json()
+    if meta.output is not None:
+        item["output"] = json.dumps(meta.output)
+    return item
 
 
 def to_message(item: dict[str, Any]) -> StoredMessage:

@@ -45,9 +45,18 @@ def run_order(created_at: str, run_id: str) -> str:
     return f"{created_at}#{run_id}"
 
 
-def session_pk(session_id: str) -> str:
-    """Partition key of a multi-turn session's index of runs."""
-    return f"SESSION#{session_id}"
+def session_pk(owner: str, session_id: str) -> str:
+    """Partition key of one owner's multi-turn session: `SESSION#<owner>#<session_id>`.
+
+    Each owner's runs of a session id have a partition of their own, so reading one never reads another
+    owner's. Both parts have '%' and '#' escaped (as `%25` and `%23`): neither then holds a '#', and no
+    other (owner, session id) pair gives the same key, whatever characters an owner has.
+    """
+    return f"SESSION#{_key_part(owner)}#{_key_part(session_id)}"
+
+
+def _key_part(text: str) -> str:
+    return text.replace("%", "%25").replace("#", "%23")
 
 
 SESSION_RUN_PREFIX = "RUN#"
