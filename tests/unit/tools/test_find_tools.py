@@ -44,10 +44,10 @@ def names(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
 def test_words_split_names_at_case_changes_and_underscores_and_drop_markup() -> None:
     # Given a Stripe name, a Shopify name and a Stripe description with HTML
     # When they are split into words
-    # Then names become their words, plurals singular, and tags and URLs are no words
+    # Then names become their words, inflections gone, and tags and URLs are no words
     assert words("PostCustomersCustomerTaxIds") == ["post", "customer", "customer", "tax", "id"]
     assert words("get_inventory_levels") == ["get", "inventory", "level"]
-    assert words("<p>Retrieves the <code>Dispute</code> (https://stripe.com/docs)</p>") == ["retrieve", "dispute"]
+    assert words("<p>Retrieves the <code>Dispute</code> (https://stripe.com/docs)</p>") == ["retriev", "disput"]
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,7 @@ def test_the_observation_lists_each_found_tool_with_its_purpose(stripe: ToolInde
     assert observation.content.splitlines() == [
         "Found 2 tools; you can call them from now on:",
         "- PostPaymentIntents: Creates a PaymentIntent object.",
-        "- PostSetupIntents: Creates a SetupIntent object.",
+        "- GetPaymentIntentsIntent: Retrieves the details of a PaymentIntent that has previously been created.",
     ]
 
 
