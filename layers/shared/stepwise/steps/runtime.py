@@ -178,7 +178,7 @@ class StepRuntime:
         the full schemas of those of its tools offered reduced."""
         names = self.profile(profile).tools
         registry = self.tools()
-        specs = registry.specs(names)
+        specs = registry.specs(names, full=True)
         with self._lock:
             if (profile, searching) not in self._finders:
                 from stepwise.tools.find_tools import FindTools, ToolIndex

@@ -15,8 +15,9 @@ at a lower weight, its `SYNONYMS` and the words of the tools' vocabulary that sh
 (``follow`` finds ``followers``, ``subscribe`` finds ``subscriptions``), and a phrasal verb its one-word
 form (``pay out`` finds ``payouts``); the document frequency of a word so widened is that of all its
 forms together. A tool's score is then scaled by the share of the query's words it matches, so one that
-answers every part of the query comes before one that matches a single rare word. A tool whose name,
-summary or OpenAPI flag says it is deprecated scores half. Ties keep configuration order. No model, no
+answers every part of the query comes before one that matches a single rare word, and raised by half when
+the query states every word of its summary. A tool whose name, summary or OpenAPI flag says it is
+deprecated scores half. Ties keep configuration order. No model, no
 randomness: the same query over the same tools always finds the same tools, which is what lets LLMCall
 re-derive what a run has found (see `stepwise.steps.tool_offer`).
 
@@ -51,6 +52,9 @@ _RELATED_WEIGHT = 0.7
 _RELATED_MIN_PREFIX = 6
 _RELATED_SHARE = 0.75
 _DEPRECATED_FACTOR = 0.5
+# A tool whose whole summary the query states ("list pull requests" for "List pull requests") scores
+# this much more: what the query says is exactly what the tool does.
+_SUMMARY_STATED_BONUS = 0.5
 _MAX_QUERY_CHARS = 500
 _MAX_ENUM_VALUES = 20
 _DEPRECATED_FLAG = "(deprecated) "
@@ -78,6 +82,7 @@ class ToolIndex:
                     postings = self._postings.setdefault(word, {})
                     postings[position] = postings.get(position, 0.0) + weight * count / norm
         self._vocabulary = sorted(self._postings)
+        self._summaries = [frozenset(document["summary"]) for document in documents]
         self._deprecated = [
             spec.description.startswith(_DEPRECATED_FLAG)
             or "deprecated" in document["name"]
@@ -103,14 +108,18 @@ class ToolIndex:
             for position, count in combined.items():
                 scores[position] = scores.get(position, 0.0) + idf * count * (_K1 + 1) / (_K1 + count)
                 matched[position] += 1
+        said = set(asked)
         ranked = sorted(
-            (-self._final(position, score, matched[position], len(asked)), position)
+            (-self._final(position, score, matched[position] / len(asked), said), position)
             for position, score in scores.items()
         )
         return [self.specs[position] for _, position in ranked[:limit]]
 
-    def _final(self, position: int, score: float, matched: int, asked: int) -> float:
-        score *= matched / asked
+    def _final(self, position: int, score: float, coverage: float, said: set[str]) -> float:
+        """The score scaled by the share of the query the tool matches, and raised when the query states its summary."""
+        summary = self._summaries[position]
+        stated = 1.0 if summary and summary <= said else 0.0
+        score *= coverage * (1 + _SUMMARY_STATED_BONUS * stated)
         return score * _DEPRECATED_FACTOR if self._deprecated[position] else score
 
     def _forms(self, word: str, compound: str | None, asked: list[str]) -> Iterator[tuple[str, float]]:

@@ -155,7 +155,7 @@ def reduce_spec(spec: ToolSpec, max_bytes: int) -> tuple[ToolSpec, str]:
     def reduced(keep: int) -> ToolSpec:
         return spec.model_copy(update={"parameters": _reduced(spec.parameters, 0, keep), "description": description})
 
-    deepest = max((depth for depth, _ in _schemas(spec.parameters, 0)), default=0)
+    deepest = _deepest(spec.parameters, 0)
     if spec_bytes(whole := reduced(deepest)) <= max_bytes:
         return whole, "the schemas of optional fields"
     low, high = -1, deepest - 1  # the largest depth kept that fits lies in [low, high]; -1: none fits
@@ -169,6 +169,21 @@ def reduce_spec(spec: ToolSpec, max_bytes: int) -> tuple[ToolSpec, str]:
         return reduced(low), f"the schemas of optional fields and every schema below depth {low}"
     bare = spec.model_copy(update={"parameters": {"type": "object"}, "description": description})
     return bare, "every argument's schema and name"
+
+
+def _deepest(node: Any, depth: int) -> int:
+    """The depth of the deepest schema under ``node`` (``depth``'s own); a plain walk, as `_schemas`' nested
+    generators cost a step per level for every schema they yield."""
+    if not isinstance(node, dict):
+        return depth - 1
+    children: list[Any] = [node.get(keyword) for keyword in _SCHEMA_KEYWORDS]
+    for keyword in _SCHEMA_LISTS:
+        if isinstance(node.get(keyword), list):
+            children += node[keyword]
+    for keyword in _SCHEMA_MAPS:
+        if isinstance(node.get(keyword), dict):
+            children += node[keyword].values()
+    return max([depth, *(_deepest(child, depth + 1) for child in children)])
 
 
 def _reduced(node: Any, depth: int, keep: int) -> Any:
