@@ -6,8 +6,9 @@ parameters can still end up with one argument name: ``id`` in the path and in a 
 and ``page_size`` in one query string. The later one, in declaration order, gets the first free name of:
 the location as a prefix (``header_id``, ``query_page_size``), then that with ``_2``, ``_3``... The
 argument's binding keeps the parameter's real name, so the request goes out as the document says; no
-operation is refused for its names. A JSON request body becomes one argument, ``body``, holding the body as the document describes it: the body
-keeps its own shape (an array body stays an array) and its fields can never clash with a parameter.
+operation is refused for its names. A JSON request body becomes one argument, ``body``, holding the body
+as the document describes it: the body keeps its own shape (an array body stays an array) and its fields
+can never clash with a parameter.
 Operations are listed cheaply first, so that ``include``/``exclude`` can leave out an operation the
 importer could not handle without failing the whole document.
 """
