@@ -93,3 +93,33 @@ def test_a_tool_named_find_tools_in_a_profile_that_needs_the_search_is_refused(
     # Then it exits 1 naming the profile and why the name cannot be used
     assert code == 1
     assert "profiles.default.tools: a tool is named find_tools, the name of the tool search" in capsys.readouterr().err
+
+
+def test_a_tool_named_find_tools_beside_a_tool_offered_reduced_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a deployer tool called find_tools beside an API operation whose 200-value enum passes a 1 KB
+    # maxSchemaBytes even trimmed (so it is offered reduced), within the search threshold
+    module = f"deployer_tools_{uuid.uuid4().hex[:8]}"
+    source = '''
+        from stepwise.tools import tool
+
+        @tool
+        def find_tools(query: str) -> str:
+            """Find things."""
+            return query
+    '''
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    category = {"name": "category", "in": "query", "required": True, "schema": {"enum": [f"c{i}" for i in range(200)]}}
+    operation = {"operationId": "listItems", "parameters": [category], "responses": {"200": {"description": "ok"}}}
+    document = {"openapi": "3.1.0", "info": {"title": "Items", "version": "1"}, "paths": {"/items": {"get": operation}}}
+    openapi = [{"document": document, "baseUrl": "https://api.example.com"}]
+    tools = {"openapi": openapi, "python": [module], "maxSchemaBytes": 1024}
+    config = {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}}
+    # When it is checked
+    code, _ = check(tmp_path, config)
+    # Then it exits 1 naming the profile and the tool that needs the name
+    assert code == 1
+    assert "profiles.default.tools: a tool is named find_tools, the name of the tool that offers the full schemas" in (
+        capsys.readouterr().err
+    )
