@@ -41,10 +41,10 @@ def annotated_spec() -> ToolSpec:
 
 
 def fitted_to(spec: ToolSpec, bytes_under: int) -> ToolSpec:
-    """The spec fitted to `bytes_under` bytes below its own size; fails if it was left out."""
-    fitted = fit_spec(spec, spec_bytes(spec) - bytes_under).spec
-    assert fitted is not None
-    return fitted
+    """The spec trimmed to `bytes_under` bytes below its own size; fails if trimming was not enough."""
+    fitted = fit_spec(spec, spec_bytes(spec) - bytes_under)
+    assert fitted.full is None
+    return fitted.spec
 
 
 def test_a_spec_within_the_limit_is_offered_unchanged() -> None:
