@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 MAX_NAME_CHARS = 64
 _NOT_TOOL_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
@@ -32,6 +33,20 @@ def argument_name_for(name: str) -> str:
     if spelt != name:
         spelt = re.sub(r"_{2,}", "_", spelt).strip("_")
     return _sanitised(spelt) or "value"
+
+
+def free_argument_name(name: str, location: str, *, taken: Collection[str]) -> str:
+    """The argument name of parameter ``name`` in ``location``: its own made model-safe, else the first of
+    ``<location>_<name>``, ``<location>_<name>_2``, ``_3``... that is not ``taken`` (see
+    `stepwise.tools.openapi.operations`)."""
+    own, prefixed = argument_name_for(name), argument_name_for(f"{location}_{name}")
+    for candidate in (own, prefixed):
+        if candidate not in taken:
+            return candidate
+    number = 2
+    while (candidate := numbered(prefixed, number)) in taken:
+        number += 1
+    return candidate
 
 
 def numbered(name: str, number: int) -> str:

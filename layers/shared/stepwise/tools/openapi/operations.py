@@ -26,7 +26,7 @@ from stepwise.config.tool_call_rules import RESERVED_HEADERS
 from stepwise.config.tool_sources import OperationFilter
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of
-from stepwise.tools.openapi.names import argument_name_for, numbered, tool_name_for
+from stepwise.tools.openapi.names import free_argument_name, numbered, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
 
 MAX_DESCRIPTION_CHARS = 4096
@@ -218,7 +218,7 @@ class _EndpointBuilder:
             return None
         if location == "path" and "{" + name + "}" not in self._operation.path:
             raise ConfigError(f"{self._where}: path parameter {name} does not appear in the path")
-        argument = self._argument_name(name, location)
+        argument = free_argument_name(name, location, taken={*self._properties, *BODY_ARGUMENT_NAMES})
         schema = self._schemas.normalise(_parameter_schema(parameter))
         if isinstance(parameter.get("description"), str) and parameter["description"].strip():
             schema = {**schema, "description": parameter["description"].strip()}
@@ -261,21 +261,6 @@ class _EndpointBuilder:
         if key is None or key.name is None or key.location != location:
             return False
         return name.lower() == key.name.lower() if location == "header" else name == key.name
-
-    def _argument_name(self, name: str, location: str) -> str:
-        """The parameter's argument name: its own made model-safe, else the first free one of the scheme
-        in the module docstring."""
-        own, prefixed = argument_name_for(name), argument_name_for(f"{location}_{name}")
-        for candidate in (own, prefixed):
-            if self._free(candidate):
-                return candidate
-        number = 2
-        while not self._free(candidate := numbered(prefixed, number)):
-            number += 1
-        return candidate
-
-    def _free(self, argument: str) -> bool:
-        return argument not in self._properties and argument not in BODY_ARGUMENT_NAMES
 
     def add_body(self) -> None:
         raw = self._operation.operation.get("requestBody")
