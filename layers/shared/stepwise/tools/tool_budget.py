@@ -12,7 +12,14 @@ order, stopping as soon as it fits:
 4. the tool's own description, cut to its first sentence (at most `SHORT_DESCRIPTION_CHARS`).
 
 Each of these is an annotation: removing it never changes which arguments validate, so the trimmed spec
-also serves the invoker's argument check. A spec still over the limit is left out, with a note.
+also serves the invoker's argument check.
+
+A spec still over the limit is offered **reduced** (`reduce_spec`): every optional field, at every depth,
+is shown by its name only (an empty schema, ``{}``), the required ones whole; if that is still too
+large, the schemas below a depth become ``{}`` too, the deepest first, down to the argument names alone.
+Its description says so and how to get the rest: `find_tools` with ``tool`` set to its name offers the
+**full schema** (the spec trimmed of its annotations) from the model's next step on. Calls are checked
+against the full schema (`checked_spec`), so a reduced spec never lets a wrong argument through.
 """
 
 from __future__ import annotations
@@ -46,8 +53,8 @@ _SCHEMA_KEYWORDS = (
 )
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-# Kept (reduced) when a schema is reduced; the other subschema keywords (not, if, patternProperties...)
-# only restrict what validates and are dropped with the rest of the detail.
+# Kept (reduced) when a schema is reduced, with `properties` and `patternProperties`; the other subschema
+# keywords (not, if, propertyNames...) only restrict what validates and are dropped with the rest.
 _KEPT_SCHEMA_KEYWORDS = ("items", "additionalProperties")
 # A reference into the `$defs` a reduced schema no longer carries (an MCP tool's schema may have them).
 _REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -197,6 +204,9 @@ def _reduced(node: Any, depth: int, keep: int) -> Any:
             result[key] = {
                 name: _reduced(child, depth + 1, keep) if name in required else {} for name, child in value.items()
             }
+        elif key == "patternProperties" and isinstance(value, dict):
+            # kept by name, or `additionalProperties: false` beside them would refuse what they allow
+            result[key] = {pattern: {} for pattern in value}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
             result[key] = [_reduced(child, depth + 1, keep) for child in value]
         elif key in _KEPT_SCHEMA_KEYWORDS:
