@@ -17,6 +17,7 @@ from bench import (  # noqa: E402
     prompt_cache,
     serve_throughput,
     store_query,
+    tool_search,
     tool_sets,
 )
 
@@ -38,6 +39,8 @@ if __name__ == "__main__":
     adversarial_inputs.main()
     print()
     tool_sets.main()
+    print()
+    tool_search.main()
     print()
     prompt_cache.main()
     print()

@@ -1,7 +1,7 @@
 """What large real tool sets cost a request, and what the schema limit and `find_tools` make of it.
 
 For each real OpenAPI document (tests/fixtures/openapi/real): the tools imported with the default
-``maxSchemaBytes`` (16 KB), how many were trimmed or left out, the JSON of all the tools as an
+``maxSchemaBytes`` (16 KB), how many were trimmed or reduced, the JSON of all the tools as an
 OpenAI-compatible request carries them, the same for the first request of a run that gets `find_tools`
 instead, and the time to index the tools and to search them.
 """
@@ -39,7 +39,7 @@ def measure(document: Path) -> dict[str, float]:
         registry = build_tool_registry(parse_tools_config({"openapi": [entry]}), config_dir=Path(directory))
     specs = registry.specs()
     started = time.perf_counter()
-    finder = FindTools(ToolIndex(specs), 5)
+    finder = FindTools(ToolIndex(registry.specs(full=True)), 5, full_specs=registry.full_specs())
     index_ms = (time.perf_counter() - started) * 1000
     started = time.perf_counter()
     for query in _QUERIES:
@@ -49,7 +49,7 @@ def measure(document: Path) -> dict[str, float]:
     return {
         "tools": len(specs),
         "trimmed": sum(note.startswith("trimmed ") for note in registry.notes),
-        "left_out": sum(note.startswith("left out ") for note in registry.notes),
+        "reduced": sum(note.startswith("reduced ") for note in registry.notes),
         "all_kb": _request_bytes(specs) / 1024,
         "first_kb": _request_bytes(first) / 1024,
         "index_ms": index_ms,
@@ -60,13 +60,13 @@ def measure(document: Path) -> dict[str, float]:
 def main() -> None:
     """Print one row per document."""
     print("Large tool sets: maxSchemaBytes 16 KB, find_tools past 32 tools")
-    header = f"{'document':<28}{'tools':>7}{'trimmed':>9}{'left out':>10}{'all tools':>12}{'1st request':>13}"
+    header = f"{'document':<28}{'tools':>7}{'trimmed':>9}{'reduced':>10}{'all tools':>12}{'1st request':>13}"
     print(header + f"{'index':>10}{'search':>10}")
     for document in sorted(DOCUMENTS.glob("*.json.gz")):
         figures = measure(document)
         print(
             f"{document.name.removesuffix('.json.gz'):<28}{figures['tools']:>7.0f}{figures['trimmed']:>9.0f}"
-            f"{figures['left_out']:>10.0f}{figures['all_kb']:>9.0f} KB{figures['first_kb']:>10.1f} KB"
+            f"{figures['reduced']:>10.0f}{figures['all_kb']:>9.0f} KB{figures['first_kb']:>10.1f} KB"
             f"{figures['index_ms']:>7.0f} ms{figures['search_ms']:>7.1f} ms"
         )
 

@@ -170,3 +170,41 @@ def test_a_tool_of_the_profile_not_offered_yet_still_runs_when_called_by_name(
     assert offered_names(requests[0]) == ["find_tools"]
     assert [(request.method, request.path) for request in created] == [("POST", "/v1/customers")]
     assert (meta.status, meta.answer) == ("SUCCEEDED", ANSWER)
+
+
+def test_a_tool_offered_reduced_is_offered_whole_after_the_model_asks_for_its_full_schema(
+    stripe_config: Callable[..., Path], local_run: Callable[..., Any]
+) -> None:
+    card = {"body": {"currency": "usd", "type": "virtual", "spending_controls": {"allowed_categories": ["aquariums"]}}}
+    with FakeOpenAIServer() as model, ScriptableToolServer() as stripe_api:
+        # Given a profile of two Stripe tools (within the threshold), PostIssuingCards offered reduced (27 KB
+        # in full), and a model that asks for its full schema, then calls it with an optional nested field
+        stripe_api.on("/v1/issuing/cards", Json({"id": "ic_123", "object": "issuing.card"}))
+        model.enqueue(body=native("find_tools", {"tool": "PostIssuingCards"}))
+        model.enqueue(body=native("PostIssuingCards", card))
+        model.enqueue(body=chat_completion(content="Card ic_123 is issued."))
+        profile = {"strategy": "function_calling", "tools": ["PostCustomers", "PostIssuingCards"]}
+        environment, _ = local_run(stripe_config(model, stripe_api.url, profile))
+
+        # When a question is asked
+        meta, _ = environment.ask("Issue a virtual card in dollars for aquariums")
+
+        first, second, _ = model.requests
+        issued = stripe_api.requests
+    # Then the first request offered both tools, the card one reduced, and find_tools for its full schema
+    tools = {tool["function"]["name"]: tool["function"] for tool in first.body["tools"]}
+    assert list(tools) == ["PostCustomers", "PostIssuingCards", "find_tools"]
+    assert tools["PostIssuingCards"]["parameters"]["properties"]["body"]["properties"]["spending_controls"] == {}
+    assert tools["find_tools"]["parameters"]["required"] == ["tool"]
+    # And the next request offered it with its full schema
+    full = {tool["function"]["name"]: tool["function"] for tool in second.body["tools"]}["PostIssuingCards"]
+    assert (
+        "allowed_categories"
+        in full["parameters"]["properties"]["body"]["properties"]["spending_controls"]["properties"]
+    )
+    # And the call, checked against the full schema, reached the API form-encoded
+    assert [(request.method, request.path) for request in issued] == [("POST", "/v1/issuing/cards")]
+    assert b"spending_controls[allowed_categories][0]=aquariums" in issued[0].body.replace(b"%5B", b"[").replace(
+        b"%5D", b"]"
+    )
+    assert (meta.status, meta.answer, meta.usage.tool_calls) == ("SUCCEEDED", "Card ic_123 is issued.", 2)

@@ -1,4 +1,4 @@
-"""``stepwise config check`` on large tool sets: schemas left out for size, and profiles that get find_tools.
+"""``stepwise config check`` on large tool sets: schemas reduced for size, and profiles that get find_tools.
 
 The large tool set is Stripe's published OpenAPI description (tests/fixtures/openapi/real, source in
 its README).
@@ -39,21 +39,22 @@ def stripe_config(directory: Path, **tools: Any) -> dict[str, Any]:
     return {"models": {"m": SCRIPTED}, "tools": {"openapi": openapi, **tools}, "profiles": {"default": {"model": "m"}}}
 
 
-def test_tools_left_out_for_size_are_noted_and_the_search_is_announced(tmp_path: Path) -> None:
+def test_tools_reduced_for_size_are_noted_and_the_search_is_announced(tmp_path: Path) -> None:
     # Given a configuration importing Stripe's 355 operations with the default limits
     # When it is checked
     code, output = check(tmp_path, stripe_config(tmp_path))
-    # Then the tools still over 16 KB once trimmed are noted with their sizes
+    # Then the tools still over 16 KB once trimmed are noted as offered reduced, with their sizes
     assert code == 0
     assert (
-        "note: left out PostIssuingCards: its schema is 27637 bytes, still 26306 after trimming, "
-        "over maxSchemaBytes=16384"
+        "note: reduced PostIssuingCards from 27637 to 661 bytes (26306 after trimming, over the limit): removed "
+        "descriptions at depth 4, descriptions at depth 3, descriptions at depth 2, the schemas of optional fields; "
+        "find_tools offers its full schema on request"
     ) in output
-    # And the profile says its model is offered find_tools rather than its 351 tools
+    # And the profile says its model is offered find_tools rather than its 355 tools
     assert (
-        "profile default (model m, the default): 351 tools\n"
+        "profile default (model m, the default): 355 tools\n"
         "  more than tool_search.threshold=32: the model is offered find_tools (5 tools per search) "
-        "and the tools it finds, not all 351\n"
+        "and the tools it finds, not all 355\n"
     ) in output
 
 
@@ -92,3 +93,33 @@ def test_a_tool_named_find_tools_in_a_profile_that_needs_the_search_is_refused(
     # Then it exits 1 naming the profile and why the name cannot be used
     assert code == 1
     assert "profiles.default.tools: a tool is named find_tools, the name of the tool search" in capsys.readouterr().err
+
+
+def test_a_tool_named_find_tools_beside_a_tool_offered_reduced_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a deployer tool called find_tools beside an API operation whose 200-value enum passes a 1 KB
+    # maxSchemaBytes even trimmed (so it is offered reduced), within the search threshold
+    module = f"deployer_tools_{uuid.uuid4().hex[:8]}"
+    source = '''
+        from stepwise.tools import tool
+
+        @tool
+        def find_tools(query: str) -> str:
+            """Find things."""
+            return query
+    '''
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    category = {"name": "category", "in": "query", "required": True, "schema": {"enum": [f"c{i}" for i in range(200)]}}
+    operation = {"operationId": "listItems", "parameters": [category], "responses": {"200": {"description": "ok"}}}
+    document = {"openapi": "3.1.0", "info": {"title": "Items", "version": "1"}, "paths": {"/items": {"get": operation}}}
+    openapi = [{"document": document, "baseUrl": "https://api.example.com"}]
+    tools = {"openapi": openapi, "python": [module], "maxSchemaBytes": 1024}
+    config = {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}}
+    # When it is checked
+    code, _ = check(tmp_path, config)
+    # Then it exits 1 naming the profile and the tool that needs the name
+    assert code == 1
+    assert "profiles.default.tools: a tool is named find_tools, the name of the tool that offers the full schemas" in (
+        capsys.readouterr().err
+    )

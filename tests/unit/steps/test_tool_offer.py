@@ -8,8 +8,8 @@ from stepwise.config.model import AgentProfile, ToolSearch
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.models.run import StoredMessage
-from stepwise.steps.tool_offer import found_in, needs_search, offered
-from stepwise.tools.find_tools import find_tools_spec
+from stepwise.steps.tool_offer import found_in, needs_search, offered, with_full_schemas
+from stepwise.tools.find_tools import find_tools_spec, full_schema_line
 
 TOOLS = [ToolSpec(name=f"tool_{index}", description=f"Tool number {index}.") for index in range(40)]
 FINDER = find_tools_spec(len(TOOLS), 5)
@@ -117,3 +117,34 @@ def test_a_profile_tool_called_find_tools_is_refused_when_the_search_is_needed()
     # Then it is refused, saying why
     with pytest.raises(ConfigError, match="a tool is named find_tools"):
         needs_search(tools, 0, SEARCH)
+
+
+def asked_in_full(iteration: int, name: str) -> list[StoredMessage]:
+    """The messages of one iteration where the model asked find_tools for the full schema of `name`."""
+    call = ToolCall(id=f"call_{iteration}", name="find_tools", arguments={"tool": name})
+    return [
+        StoredMessage(role="assistant", tool_calls=[call], iteration=iteration, slot=1),
+        StoredMessage(
+            role="tool",
+            name="find_tools",
+            tool_call_id=call.id,
+            content=full_schema_line(name),
+            iteration=iteration,
+            slot=2,
+        ),
+    ]
+
+
+def test_a_reduced_tool_asked_in_full_is_offered_with_its_full_schema_from_then_on() -> None:
+    # Given two tools offered reduced, one listed by a search and the other asked for in full
+    full = {
+        name: ToolSpec(name=name, description="Full.", parameters={"type": "object"}) for name in ("tool_3", "tool_4")
+    }
+    history = searched(1, "tool_3") + asked_in_full(2, "tool_4")
+    # When the tools of the next call are chosen, searching and not
+    chosen = with_full_schemas(offered(TOOLS, FINDER, [], history, search=SEARCH, tool_choice=None), history, full)
+    all_of_them = with_full_schemas(TOOLS[:8], history, full)
+    # Then the one asked for is offered (as found) with its full spec, the one only listed as it was
+    assert names(chosen) == ["find_tools", "tool_3", "tool_4"]
+    assert [spec.description for spec in chosen[1:]] == ["Tool number 3.", "Full."]
+    assert [spec.description for spec in all_of_them[3:5]] == ["Tool number 3.", "Full."]

@@ -1,40 +1,40 @@
-"""`find_tools`: a keyword search over the tools of real APIs, deterministic, and its observation.
+"""`find_tools`: a keyword search over the tools of real APIs, deterministic, and its observation; the
+full schemas of tools offered reduced, on request.
 
 The tools are Stripe's API of 2020-03-02 and Shopify's Admin API as Stepwise imports them (documents in
-tests/fixtures/openapi/real, sources in its README).
+tests/fixtures/openapi/real, sources in its README). Recall over the queries people ask is measured in
+test_tool_search_recall.py.
 """
 
 from __future__ import annotations
 
-import gzip
-from pathlib import Path
-
 import pytest
 
-from stepwise.config.tool_sources import parse_tools_config
 from stepwise.models.messages import ToolCall
-from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
-from stepwise.tools.find_tools import FindTools, ToolIndex, words
-
-REAL = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "real"
-
-
-def imported(directory: Path, packed: str) -> ToolRegistry:
-    """The tools of one fixture document (none is called: the base URL is never reached)."""
-    name = packed.removesuffix(".gz")
-    (directory / name).write_bytes(gzip.decompress((REAL / packed).read_bytes()))
-    entry = {"source": name, "baseUrl": "http://127.0.0.1:9", "internal": True}
-    return build_tool_registry(parse_tools_config({"openapi": [entry]}), config_dir=directory)
+from stepwise.tools import ToolInvoker, ToolRegistry
+from stepwise.tools.find_tools import FindTools, ToolIndex, full_schema_line, words
+from tests.support.tool_search_queries import imported_registry
 
 
 @pytest.fixture(scope="module")
-def stripe(tmp_path_factory: pytest.TempPathFactory) -> ToolIndex:
-    return ToolIndex(imported(tmp_path_factory.mktemp("stripe"), "stripe-2020-03-02.json.gz").specs())
+def stripe_tools(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
+    """Stripe's 355 tools; its four Issuing card tools offered reduced."""
+    return imported_registry(tmp_path_factory.mktemp("stripe"), "stripe-2020-03-02.json")
+
+
+@pytest.fixture(scope="module")
+def stripe(stripe_tools: ToolRegistry) -> ToolIndex:
+    return ToolIndex(stripe_tools.specs(full=True))
 
 
 @pytest.fixture(scope="module")
 def shopify(tmp_path_factory: pytest.TempPathFactory) -> ToolIndex:
-    return ToolIndex(imported(tmp_path_factory.mktemp("shopify"), "shopify-admin.json.gz").specs())
+    return ToolIndex(imported_registry(tmp_path_factory.mktemp("shopify"), "shopify-admin.json").specs())
+
+
+def finder(registry: ToolRegistry, index: ToolIndex, *, searching: bool = True) -> ToolInvoker:
+    """An invoker of find_tools over ``index``, knowing the full schemas of ``registry``'s reduced tools."""
+    return ToolInvoker(ToolRegistry([FindTools(index, 5, searching=searching, full_specs=registry.full_specs())]))
 
 
 def names(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
@@ -44,10 +44,10 @@ def names(index: ToolIndex, query: str, limit: int = 5) -> list[str]:
 def test_words_split_names_at_case_changes_and_underscores_and_drop_markup() -> None:
     # Given a Stripe name, a Shopify name and a Stripe description with HTML
     # When they are split into words
-    # Then names become their words, plurals singular, and tags and URLs are no words
+    # Then names become their words, inflections gone, and tags and URLs are no words
     assert words("PostCustomersCustomerTaxIds") == ["post", "customer", "customer", "tax", "id"]
     assert words("get_inventory_levels") == ["get", "inventory", "level"]
-    assert words("<p>Retrieves the <code>Dispute</code> (https://stripe.com/docs)</p>") == ["retrieve", "dispute"]
+    assert words("<p>Retrieves the <code>Dispute</code> (https://stripe.com/docs)</p>") == ["retriev", "disput"]
 
 
 @pytest.mark.parametrize(
@@ -111,7 +111,7 @@ def test_the_observation_lists_each_found_tool_with_its_purpose(stripe: ToolInde
     assert observation.content.splitlines() == [
         "Found 2 tools; you can call them from now on:",
         "- PostPaymentIntents: Creates a PaymentIntent object.",
-        "- PostSetupIntents: Creates a SetupIntent object.",
+        "- GetPaymentIntentsIntent: Retrieves the details of a PaymentIntent that has previously been created.",
     ]
 
 
@@ -124,3 +124,49 @@ def test_a_search_without_words_is_answered_with_what_to_send(stripe: ToolIndex)
     # Then each observation says what is missing, and the run goes on
     assert (blank.ok, blank.content) == (False, "Error: give a non-empty query: keywords of what you want to do")
     assert (missing.ok, "query" in missing.content) == (False, True)
+
+
+def test_the_full_schema_of_a_reduced_tool_is_offered_on_request(stripe_tools: ToolRegistry, stripe: ToolIndex) -> None:
+    # Given find_tools over Stripe's tools, four of them offered reduced
+    spec = FindTools(stripe, 5, full_specs=stripe_tools.full_specs()).spec
+    assert "PostIssuingCards" in spec.description
+    assert set(spec.parameters["properties"]) == {"query", "tool"}
+    # When the model asks for the full schema of one of them
+    observation = finder(stripe_tools, stripe).invoke(
+        ToolCall(id="c1", name="find_tools", arguments={"tool": "PostIssuingCards"})
+    )
+    # Then the observation says it is offered from the next step on (steps.tool_offer reads this line back)
+    assert (observation.ok, observation.content) == (True, full_schema_line("PostIssuingCards"))
+
+
+def test_asking_the_full_schema_of_a_whole_tool_offers_it_as_found(
+    stripe_tools: ToolRegistry, stripe: ToolIndex
+) -> None:
+    # Given find_tools over Stripe's tools
+    # When the model asks for the full schema of a tool offered whole, and of a tool that does not exist
+    whole = finder(stripe_tools, stripe).invoke(
+        ToolCall(id="c1", name="find_tools", arguments={"tool": "PostCustomers"})
+    )
+    unknown = finder(stripe_tools, stripe).invoke(ToolCall(id="c2", name="find_tools", arguments={"tool": "Nope"}))
+    # Then the whole one is listed as found (its schema is the one offered), the unknown one named as an error
+    assert whole.content.splitlines() == [
+        "PostCustomers is offered with its whole schema already; you can call it from now on:",
+        "- PostCustomers: Creates a new customer object.",
+    ]
+    assert (unknown.ok, "no tool is named 'Nope'" in unknown.content) == (False, True)
+    assert "PostIssuingCards" in unknown.content
+
+
+def test_a_profile_whose_tools_all_fit_gets_a_find_tools_for_full_schemas_only(
+    stripe_tools: ToolRegistry, stripe: ToolIndex
+) -> None:
+    # Given find_tools of a profile that does not search but has reduced tools
+    spec = FindTools(stripe, 5, searching=False, full_specs=stripe_tools.full_specs()).spec
+    # When the model searches anyway
+    searched = finder(stripe_tools, stripe, searching=False).invoke(
+        ToolCall(id="c1", name="find_tools", arguments={"query": "customer"})
+    )
+    # Then the spec offers only the full schemas, and the search is answered with what to send
+    assert spec.parameters["required"] == ["tool"]
+    assert "Search" not in spec.description
+    assert (searched.ok, "the required argument 'tool' of this tool is missing" in searched.content) == (False, True)

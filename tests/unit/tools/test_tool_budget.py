@@ -1,4 +1,4 @@
-"""Tool schemas over `maxSchemaBytes`: trimmed annotations first, in a fixed order, or left out with a note.
+"""Tool schemas over `maxSchemaBytes`: trimmed annotations first, in a fixed order, then reduced; never left out.
 
 The last tests use Discord's published OpenAPI description (tests/fixtures/openapi/real, source in its
 README), whose largest operation schemas are 60 to 184 KB.
@@ -17,7 +17,7 @@ from stepwise.config.tool_sources import parse_tools_config
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from stepwise.tools.builtin import builtin_tools
-from stepwise.tools.tool_budget import BudgetedTool, fit_spec, held_to_budget, spec_bytes
+from stepwise.tools.tool_budget import REDUCED_NOTE, BudgetedTool, fit_spec, held_to_budget, reduce_spec, spec_bytes
 
 REAL = Path(__file__).resolve().parents[2] / "fixtures" / "openapi" / "real"
 LONG = "x" * 400
@@ -41,10 +41,10 @@ def annotated_spec() -> ToolSpec:
 
 
 def fitted_to(spec: ToolSpec, bytes_under: int) -> ToolSpec:
-    """The spec fitted to `bytes_under` bytes below its own size; fails if it was left out."""
-    fitted = fit_spec(spec, spec_bytes(spec) - bytes_under).spec
-    assert fitted is not None
-    return fitted
+    """The spec trimmed to `bytes_under` bytes below its own size; fails if trimming was not enough."""
+    fitted = fit_spec(spec, spec_bytes(spec) - bytes_under)
+    assert fitted.full is None
+    return fitted.spec
 
 
 def test_a_spec_within_the_limit_is_offered_unchanged() -> None:
@@ -109,19 +109,97 @@ def test_trimming_is_the_same_at_every_import() -> None:
     assert spec == annotated_spec()
 
 
-def test_a_spec_that_cannot_fit_is_left_out_with_a_note() -> None:
-    # Given a tool whose rules alone are over the limit
+def test_a_spec_that_trimming_cannot_fit_is_offered_reduced_with_a_note() -> None:
+    # Given a tool whose rules alone are over the limit: an optional 200-value enum
     enum = {"type": "string", "enum": [f"value-{index}" for index in range(200)]}
-    spec = ToolSpec(name="pick", description="Pick one.", parameters={"type": "object", "properties": {"v": enum}})
-    tool = BudgetedTool(builtin_tools()["calculator"], spec)
+    parameters = {"type": "object", "properties": {"v": enum, "n": {"type": "integer"}}, "required": ["n"]}
+    spec = ToolSpec(name="pick", description="Pick one. Then more.", parameters=parameters)
     # When the tools are held to a budget of 1 KB
-    kept, notes = held_to_budget([tool], 1024)
-    # Then it is left out, and the note names it, its size and the limit
-    assert kept == []
+    (kept,), notes = held_to_budget([BudgetedTool(builtin_tools()["calculator"], spec)], 1024)
+    # Then it is offered, the required argument whole and the optional one by its name only
+    assert kept.spec.parameters == {
+        "type": "object",
+        "properties": {"v": {}, "n": {"type": "integer"}},
+        "required": ["n"],
+    }
+    assert kept.spec.description == f"Pick one.{REDUCED_NOTE.format(name='pick')}"
+    assert spec_bytes(kept.spec) <= 1024
+    # And the note names it, its sizes and what was removed
     assert notes == [
-        f"left out pick: its schema is {spec_bytes(spec)} bytes, still {spec_bytes(spec)} after "
-        "trimming, over maxSchemaBytes=1024"
+        f"reduced pick from {spec_bytes(spec)} to {spec_bytes(kept.spec)} bytes ({spec_bytes(spec) - 11} after "
+        "trimming, over the limit): removed the tool description's detail, the schemas of optional fields; "
+        "find_tools offers its full schema on request"
     ]
+
+
+def test_a_reduced_spec_keeps_required_fields_whole_and_names_the_optional_ones_at_every_depth() -> None:
+    # Given a body whose required field is an object with a required and an optional field of its own
+    address = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 80}, "geo": {"type": "object"}},
+        "required": ["city"],
+    }
+    body = {
+        "type": "object",
+        "properties": {"address": address, "notes": {"type": "array", "items": {"type": "string"}}},
+        "required": ["address"],
+        "additionalProperties": False,
+    }
+    parameters = {"type": "object", "properties": {"body": body}, "required": ["body"]}
+    spec = ToolSpec(name="ship", description="Ship.", parameters=parameters)
+    # When it is reduced to a limit its whole form fits
+    reduced, removed = reduce_spec(spec, 4096)
+    # Then the required fields keep their rules, the optional ones are names, and the object stays closed
+    assert reduced.parameters["properties"]["body"] == {
+        "type": "object",
+        "properties": {
+            "address": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "maxLength": 80}, "geo": {}},
+                "required": ["city"],
+            },
+            "notes": {},
+        },
+        "required": ["address"],
+        "additionalProperties": False,
+    }
+    assert removed == "the schemas of optional fields"
+
+
+def test_a_reduced_spec_still_too_large_keeps_its_shallowest_levels_then_only_its_names() -> None:
+    # Given a required argument whose required field holds a 300-value enum
+    enum = {"type": "string", "enum": [f"category-{index}" for index in range(300)]}
+    rules = {"type": "object", "properties": {"category": enum}, "required": ["category"]}
+    parameters = {"type": "object", "properties": {"rules": rules, "name": {"type": "string"}}, "required": ["rules"]}
+    spec = ToolSpec(name="limit", description="Set limits.", parameters=parameters)
+    # When it is reduced to 1 KB, and to less than its argument names take
+    reduced, removed = reduce_spec(spec, 1024)
+    bare, bare_removed = reduce_spec(spec, 200)
+    # Then the enum's level is cut, the levels above kept
+    assert reduced.parameters["properties"]["rules"] == {
+        "type": "object",
+        "properties": {"category": {}},
+        "required": ["category"],
+    }
+    assert removed == "the schemas of optional fields and every schema below depth 1"
+    # And past that only an object is left, the description saying how to get the rest
+    assert (bare.parameters, bare_removed) == ({"type": "object"}, "every argument's schema and name")
+    assert 'find_tools offers when called with tool="limit"' in bare.description
+
+
+def test_a_reduced_tool_is_checked_against_its_full_schema() -> None:
+    # Given the calculator offered with a reduced schema (its expression shown as a name only)
+    calculator = builtin_tools()["calculator"]
+    optional = calculator.spec.model_copy(update={"parameters": {**calculator.spec.parameters, "required": []}})
+    reduced = BudgetedTool(calculator, reduce_spec(optional, 1024)[0], optional)
+    invoker = ToolInvoker(ToolRegistry([reduced]))
+    assert reduced.spec.parameters["properties"]["expression"] == {}
+    # When the model sends a number where the full schema wants a string, and then a good call
+    bad = invoker.invoke(ToolCall(id="c1", name="calculator", arguments={"expression": 42}))
+    good = invoker.invoke(ToolCall(id="c2", name="calculator", arguments={"expression": "6 * 7"}))
+    # Then the wrong one is refused by the full schema, naming the argument, and the good one runs
+    assert (bad.ok, "expression" in bad.content) == (False, True)
+    assert (good.ok, good.content) == (True, "42")
 
 
 def test_a_trimmed_tool_checks_and_runs_calls_as_before(tmp_path: Path) -> None:
@@ -151,18 +229,21 @@ def discord(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
 
 def test_every_tool_of_a_real_api_is_offered_within_the_limit(discord: ToolRegistry) -> None:
     # Given Discord's API imported with the default limit
-    # Then no spec offered is over 16 KB
+    # Then every operation a tool can send is a tool, and no spec offered is over 16 KB
+    assert len(discord) == 239
     assert max(spec_bytes(spec) for spec in discord.specs()) <= 16 * 1024
 
 
-def test_the_largest_real_schemas_are_left_out_and_the_large_ones_trimmed(discord: ToolRegistry) -> None:
+def test_the_largest_real_schemas_are_reduced_and_the_large_ones_trimmed(discord: ToolRegistry) -> None:
     # Given Discord's API imported with the default limit
-    left_out = sorted(note.split(":")[0].removeprefix("left out ") for note in discord.notes if "left out" in note)
+    reduced = sorted(note.split(" ")[1] for note in discord.notes if note.startswith("reduced "))
     trimmed = sorted(note.split(" ")[1] for note in discord.notes if note.startswith("trimmed "))
-    # Then the message, webhook and command tools (60 to 184 KB) are left out, each with a note
-    assert len(left_out) == 14
-    assert {"create_interaction_response", "execute_webhook", "create_message"} <= set(left_out)
-    assert not set(left_out) & set(discord.names())
+    # Then the message, webhook and command tools (60 to 184 KB) are offered reduced, each with a note
+    assert len(reduced) == 14
+    assert {"create_interaction_response", "execute_webhook", "create_message"} <= set(reduced)
+    assert set(discord.full_specs()) == set(reduced)
+    # And their full schemas are the trimmed ones, which the limit could not hold
+    assert min(spec_bytes(spec) for spec in discord.full_specs().values()) > 16 * 1024
     # And the tools between 16 and 27 KB are offered with fewer descriptions
     assert trimmed == [
         "create_auto_moderation_rule",
@@ -171,3 +252,34 @@ def test_the_largest_real_schemas_are_left_out_and_the_large_ones_trimmed(discor
         "update_my_application",
     ]
     assert all(name in discord for name in trimmed)
+
+
+def test_a_reduced_spec_accepts_every_argument_its_full_schema_accepts() -> None:
+    # Given a closed object of pattern properties, conditions, an optional field and a required enum
+    from jsonschema import Draft202012Validator
+
+    labels = {
+        "type": "object",
+        "patternProperties": {"^x-": {"type": "string", "maxLength": 3}},
+        "additionalProperties": False,
+        "propertyNames": {"maxLength": 10},
+    }
+    kind = {"enum": [f"kind-{index}" for index in range(10)]}
+    parameters = {
+        "type": "object",
+        "properties": {"labels": labels, "kind": kind, "count": {"type": "integer", "not": {"const": 13}}},
+        "required": ["labels", "kind"],
+        "additionalProperties": False,
+    }
+    spec = ToolSpec(name="tag", description="Tag.", parameters=parameters)
+    full = Draft202012Validator(parameters)
+    # When it is reduced, its required fields kept whole
+    reduced_spec, removed = reduce_spec(spec, 1024)
+    reduced = Draft202012Validator(reduced_spec.parameters)
+    assert removed == "the schemas of optional fields"
+    # Then every argument the full schema accepts, the reduced one accepts too
+    accepted = [
+        {"labels": {"x-a": "abc"}, "kind": "kind-7"},
+        {"labels": {}, "kind": "kind-9", "count": 12},
+    ]
+    assert all(full.is_valid(each) and reduced.is_valid(each) for each in accepted)

@@ -141,11 +141,18 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
         except ConfigError as exc:
             raise ConfigError(f"{path}: profiles.{name}.tools: {exc}") from None
         searched = profile.tool_search.needed(len(specs))
-        if searched and any(spec.name == FIND_TOOLS for spec in specs):
-            raise ConfigError(
-                f"{path}: profiles.{name}.tools: a tool is named {FIND_TOOLS}, the name of the tool search a profile "
-                f"with more than tool_search.threshold={profile.tool_search.threshold} tools needs; rename it"
-            )
+        if any(spec.name == FIND_TOOLS for spec in specs):
+            if searched:
+                raise ConfigError(
+                    f"{path}: profiles.{name}.tools: a tool is named {FIND_TOOLS}, the name of the tool search a "
+                    f"profile with more than tool_search.threshold={profile.tool_search.threshold} tools needs; "
+                    "rename it"
+                )
+            if registry.full_specs(profile.tools):
+                raise ConfigError(
+                    f"{path}: profiles.{name}.tools: a tool is named {FIND_TOOLS}, the name of the tool that offers "
+                    "the full schemas of the profile's tools offered reduced; rename it"
+                )
         search = profile.tool_search if searched else None
         profiles[name] = ProfileTools(
             model=profile.model, tools=specs, search=search, context=config.context_limits(name)

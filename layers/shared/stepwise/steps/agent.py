@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stepwise.config.model import AgentProfile
@@ -11,7 +11,7 @@ from stepwise.models.messages import ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.tool_offer import finder_for, offered
+from stepwise.steps.tool_offer import finder_for, offered, with_full_schemas
 
 if typing.TYPE_CHECKING:
     from stepwise.tools.find_tools import FindTools
@@ -23,7 +23,8 @@ class RunAgent:
 
     `tools` are every tool a call may name (Parse reads calls against them); `client_tools` names the
     tools the client sent: a call to one is handed back to the client, not run. `finder` is the profile's
-    `find_tools` when its tools are too many to offer at once (see `stepwise.steps.tool_offer`).
+    `find_tools` when its tools are too many to offer at once or some are offered with a reduced schema
+    (see `stepwise.steps.tool_offer`).
     """
 
     profile: AgentProfile
@@ -35,10 +36,13 @@ class RunAgent:
     client_specs: list[ToolSpec] = field(default_factory=list)
 
     def offered_tools(self, history: Sequence[StoredMessage], tool_choice: str | None) -> list[ToolSpec]:
-        """The tools one model call offers: all of them, or `find_tools` and what the run found."""
+        """The tools one model call offers: all of them, or `find_tools` and what the run found; a reduced
+        tool with its full schema once `find_tools` was asked for it."""
         if self.finder is None:
             return self.tools
-        return offered(
+        if not self.finder.searching:
+            return with_full_schemas(self.tools, history, self.full_specs)
+        chosen = offered(
             self.profile_tools,
             self.finder.spec,
             self.client_specs,
@@ -46,6 +50,12 @@ class RunAgent:
             search=self.profile.tool_search,
             tool_choice=tool_choice,
         )
+        return with_full_schemas(chosen, history, self.full_specs)
+
+    @property
+    def full_specs(self) -> Mapping[str, ToolSpec]:
+        """The full specs of the profile's tools offered with a reduced schema, by name."""
+        return self.finder.full_specs if self.finder is not None else {}
 
 
 @dataclass(frozen=True)

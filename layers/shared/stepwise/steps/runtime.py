@@ -87,7 +87,7 @@ class StepRuntime:
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
-        self._finders: dict[str, FindTools] = {}
+        self._finders: dict[tuple[str, bool], FindTools] = {}
         self._lock = threading.Lock()
         self._spans = spans
 
@@ -173,15 +173,23 @@ class StepRuntime:
                 )
             return self._tools
 
-    def tool_finder(self, profile: str) -> FindTools:
-        """The `find_tools` search over the named profile's tools, indexed once."""
-        specs = self.tools().specs(self.profile(profile).tools)
+    def tool_finder(self, profile: str, *, searching: bool = True) -> FindTools:
+        """The named profile's `find_tools`, indexed once: a search over its tools when ``searching``, and
+        the full schemas of those of its tools offered reduced."""
+        names = self.profile(profile).tools
+        registry = self.tools()
+        specs = registry.specs(names, full=True)
         with self._lock:
-            if profile not in self._finders:
+            if (profile, searching) not in self._finders:
                 from stepwise.tools.find_tools import FindTools, ToolIndex
 
-                self._finders[profile] = FindTools(ToolIndex(specs), self.profile(profile).tool_search.results)
-            return self._finders[profile]
+                self._finders[(profile, searching)] = FindTools(
+                    ToolIndex(specs),
+                    self.profile(profile).tool_search.results,
+                    searching=searching,
+                    full_specs=registry.full_specs(names),
+                )
+            return self._finders[(profile, searching)]
 
 
 class LazyRuntime:

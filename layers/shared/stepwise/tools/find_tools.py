@@ -1,62 +1,65 @@
 """`find_tools`: a keyword search over a profile's tools, for a model offered too many to list.
 
-The ranking is BM25 over words of each tool's name (counted three times: names are what imported APIs
-get right), description and top-level argument names. Words are split at case changes, digits and
-punctuation (``PostCustomersCustomer`` is "post customers customer"), lower-cased and reduced to a crude
-singular; HTML tags and URLs in descriptions are not words. A tool whose name or description says it is
-deprecated scores half. Ties keep configuration order. No model, no randomness: the same query over the
-same tools always finds the same tools, which is what lets LLMCall re-derive what a run has found (see
-`stepwise.steps.tool_offer`).
+The ranking is BM25F: BM25 over fields of different weight, each with its own length normalisation, so
+that a long description (GitHub's run to pages) neither buries the operation whose name and summary say
+what was asked nor lifts one that mentions the words in passing. The fields, strongest first:
+
+- the summary: the first sentence (or line) of the description, what an OpenAPI ``summary`` becomes;
+- the name (an operation id: ``issues/list-for-repo``, ``PostCustomersCustomer``);
+- the rest of the description;
+- the arguments: their names, the names of the fields of object arguments (a request ``body``), and
+  the values of their short enums (``state: open | closed``).
+
+Words are compared as `stepwise.tools.search_words` reduces them. Each word of the query also matches,
+at a lower weight, its `SYNONYMS` and the words of the tools' vocabulary that share most of its letters
+(``follow`` finds ``followers``, ``subscribe`` finds ``subscriptions``), and a phrasal verb its one-word
+form (``pay out`` finds ``payouts``); the document frequency of a word so widened is that of all its
+forms together. A tool's score is then scaled by the share of the query's words it matches, so one that
+answers every part of the query comes before one that matches a single rare word, and raised by half when
+the query states every word of its summary. A tool whose name, summary or OpenAPI flag says it is
+deprecated scores half. Ties keep configuration order. No model, no
+randomness: the same query over the same tools always finds the same tools, which is what lets LLMCall
+re-derive what a run has found (see `stepwise.steps.tool_offer`).
+
+The weights were measured: recall@5 over the queries of tests/fixtures/tool_search/queries.yaml
+(`make bench`, bench/tool_search.py).
 """
 
 from __future__ import annotations
 
+import bisect
 import math
-import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from stepwise.errors import ToolError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
+from stepwise.tools.search_words import SYNONYMS, phrasal_compounds, without_markup, words
 from stepwise.tools.tool_budget import shorten_description
 
 __all__ = ["FIND_TOOLS", "FindTools", "ToolIndex", "find_tools_spec", "words"]
-_NAME_WEIGHT = 3
-_K1 = 1.2
+
+# Field weights and BM25's constants, measured on the queries of tests/fixtures/tool_search.
+_FIELD_WEIGHTS = {"summary": 4.0, "name": 2.0, "description": 0.4, "arguments": 0.3}
+_K1 = 2.0
 _B = 0.75
+_SYNONYM_WEIGHT = 0.7
+_RELATED_WEIGHT = 0.7
+# Two words are related forms when they share a prefix of at least this many letters and this share of
+# the shorter one: follow/followers, subscribe/subscription, but not start/star.
+_RELATED_MIN_PREFIX = 6
+_RELATED_SHARE = 0.75
 _DEPRECATED_FACTOR = 0.5
+# A tool whose whole summary the query states ("list pull requests" for "List pull requests") scores
+# this much more: what the query says is exactly what the tool does.
+_SUMMARY_STATED_BONUS = 0.5
 _MAX_QUERY_CHARS = 500
-_MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
-# Words: a capitalised or lower-case run, an upper-case run (an acronym), or digits.
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_STOP_WORDS = frozenset(
-    [
-        *("a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "has", "i", "in", "into"),
-        *("is", "it", "its", "me", "my", "need", "of", "on", "or", "please", "that", "the", "this", "to", "want"),
-        *("was", "with", "you", "your"),
-    ]
-)
-
-
-def words(text: str) -> list[str]:
-    """The search words of ``text``: split, lower-cased, crude singular, stop words left out."""
-    found: list[str] = []
-    for raw in _WORD.findall(_MARKUP.sub(" ", text)):
-        word = raw.lower()
-        if word in _STOP_WORDS:
-            continue
-        found.append(_singular(word))
-    return found
-
-
-def _singular(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+_MAX_ENUM_VALUES = 20
+_DEPRECATED_FLAG = "(deprecated) "
+# The reduced tools find_tools' description names (a long list would cost every request more than it says).
+_MAX_NAMED_REDUCED = 10
 
 
 class ToolIndex:
@@ -64,61 +67,166 @@ class ToolIndex:
 
     def __init__(self, specs: Sequence[ToolSpec]) -> None:
         self.specs = list(specs)
-        self._documents: list[Counter[str]] = []
-        self._deprecated: list[bool] = []
-        for spec in self.specs:
-            properties = spec.parameters.get("properties")
-            argument_names = " ".join(properties) if isinstance(properties, dict) else ""
-            name_words = words(spec.name)
-            document = Counter(name_words * _NAME_WEIGHT + words(spec.description) + words(argument_names))
-            self._documents.append(document)
-            self._deprecated.append("deprecated" in document)
-        self._lengths = [sum(document.values()) for document in self._documents]
-        self._average_length = (sum(self._lengths) / len(self._lengths)) if self._lengths else 0.0
-        frequency: Counter[str] = Counter()
-        for document in self._documents:
-            frequency.update(document.keys())
-        total = len(self._documents)
-        self._idf = {word: math.log(1 + (total - count + 0.5) / (count + 0.5)) for word, count in frequency.items()}
+        documents = [_fields(spec) for spec in self.specs]
+        average = {
+            field: (sum(len(document[field]) for document in documents) / len(documents) if documents else 0.0) or 1.0
+            for field in _FIELD_WEIGHTS
+        }
+        # word -> {tool position: the word's field-weighted, length-normalised count in that tool}
+        self._postings: dict[str, dict[int, float]] = {}
+        for position, document in enumerate(documents):
+            for field, weight in _FIELD_WEIGHTS.items():
+                said = document[field]
+                norm = 1 - _B + _B * len(said) / average[field]
+                for word, count in Counter(said).items():
+                    postings = self._postings.setdefault(word, {})
+                    postings[position] = postings.get(position, 0.0) + weight * count / norm
+        self._vocabulary = sorted(self._postings)
+        self._summaries = [frozenset(document["summary"]) for document in documents]
+        self._deprecated = [
+            spec.description.startswith(_DEPRECATED_FLAG)
+            or "deprecated" in document["name"]
+            or "deprecated" in document["summary"]
+            for spec, document in zip(self.specs, documents, strict=True)
+        ]
 
     def search(self, query: str, limit: int) -> list[ToolSpec]:
         """The at most ``limit`` best tools for ``query``, best first; none when no word matches."""
-        asked = set(words(query[:_MAX_QUERY_CHARS]))
-        scored: list[tuple[float, int]] = []
-        for position, document in enumerate(self._documents):
-            score = self._score(asked, document, self._lengths[position])
-            if score > 0:
-                if self._deprecated[position]:
-                    score *= _DEPRECATED_FACTOR
-                scored.append((-score, position))
-        scored.sort()
-        return [self.specs[position] for _, position in scored[:limit]]
-
-    def _score(self, asked: set[str], document: Counter[str], length: int) -> float:
-        score = 0.0
-        norm = _K1 * (1 - _B + _B * length / self._average_length) if self._average_length else _K1
+        query = query[:_MAX_QUERY_CHARS]
+        asked = list(dict.fromkeys(words(query)))
+        compounds = phrasal_compounds(query)
+        total = len(self.specs)
+        scores: dict[int, float] = {}
+        matched: Counter[int] = Counter()
         for word in asked:
-            count = document.get(word, 0)
-            if count:
-                score += self._idf[word] * count * (_K1 + 1) / (count + norm)
-        return score
+            combined: dict[int, float] = {}
+            for form, weight in self._forms(word, compounds.get(word), asked):
+                for position, count in self._postings.get(form, {}).items():
+                    combined[position] = combined.get(position, 0.0) + weight * count
+            frequency = len(combined)
+            idf = math.log(1 + (total - frequency + 0.5) / (frequency + 0.5))
+            for position, count in combined.items():
+                scores[position] = scores.get(position, 0.0) + idf * count * (_K1 + 1) / (_K1 + count)
+                matched[position] += 1
+        said = set(asked)
+        ranked = sorted(
+            (-self._final(position, score, matched[position] / len(asked), said), position)
+            for position, score in scores.items()
+        )
+        return [self.specs[position] for _, position in ranked[:limit]]
+
+    def _final(self, position: int, score: float, coverage: float, said: set[str]) -> float:
+        """The score scaled by the share of the query the tool matches, and raised when the query states its summary."""
+        summary = self._summaries[position]
+        stated = 1.0 if summary and summary <= said else 0.0
+        score *= coverage * (1 + _SUMMARY_STATED_BONUS * stated)
+        return score * _DEPRECATED_FACTOR if self._deprecated[position] else score
+
+    def _forms(self, word: str, compound: str | None, asked: list[str]) -> Iterator[tuple[str, float]]:
+        """The forms ``word`` matches, each once, with its weight: itself, its phrasal compound,
+        its synonyms and the related words of the vocabulary (a synonym the query says itself is its own word)."""
+        seen = {word}
+        yield word, 1.0
+        if compound is not None and compound in self._postings and compound not in seen:
+            seen.add(compound)
+            yield compound, 1.0
+        for synonym in SYNONYMS.get(word, ()):
+            if synonym not in seen and synonym not in asked:
+                seen.add(synonym)
+                yield synonym, _SYNONYM_WEIGHT
+        for related in self._related(word):
+            if related not in seen:
+                seen.add(related)
+                yield related, _RELATED_WEIGHT
+
+    def _related(self, word: str) -> Iterator[str]:
+        """The words of the vocabulary that are other forms of ``word`` (a shared prefix, see above)."""
+        if len(word) < _RELATED_MIN_PREFIX:
+            return
+        head = word[: max(_RELATED_MIN_PREFIX, math.ceil(_RELATED_SHARE * len(word)))]
+        position = bisect.bisect_left(self._vocabulary, head)
+        while position < len(self._vocabulary) and self._vocabulary[position].startswith(head):
+            other = self._vocabulary[position]
+            shared = len(_common_prefix(word, other))
+            if other != word and shared >= _RELATED_SHARE * min(len(word), len(other)):
+                yield other
+            position += 1
 
 
-def find_tools_spec(hidden: int, limit: int) -> ToolSpec:
-    """The spec of `find_tools` as the model sees it, saying how many tools it can find."""
-    return ToolSpec(
-        name=FIND_TOOLS,
-        description=(
+def _common_prefix(first: str, second: str) -> str:
+    length = 0
+    for left, right in zip(first, second, strict=False):
+        if left != right:
+            break
+        length += 1
+    return first[:length]
+
+
+def _fields(spec: ToolSpec) -> dict[str, list[str]]:
+    """The words of each field of ``spec`` (see the module docstring)."""
+    description = spec.description.removeprefix(_DEPRECATED_FLAG)
+    summary = shorten_description(description)
+    rest = description[len(summary) :] if description.startswith(summary) else description
+    return {
+        "summary": words(summary),
+        "name": words(spec.name),
+        "description": words(rest),
+        "arguments": words(" ".join(_argument_words(spec.parameters))),
+    }
+
+
+def _argument_words(parameters: dict[str, Any]) -> Iterator[str]:
+    """Argument names, the field names of object arguments, and the values of short enums of both."""
+    properties = parameters.get("properties")
+    if not isinstance(properties, dict):
+        return
+    for name, schema in properties.items():
+        yield name
+        yield from _enum_values(schema)
+        fields = schema.get("properties") if isinstance(schema, dict) else None
+        if isinstance(fields, dict):
+            for field, field_schema in fields.items():
+                yield field
+                yield from _enum_values(field_schema)
+
+
+def _enum_values(schema: Any) -> Iterator[str]:
+    if not isinstance(schema, dict):
+        return
+    values = schema.get("enum")
+    if isinstance(values, list) and len(values) <= _MAX_ENUM_VALUES:
+        yield from (value for value in values if isinstance(value, str))
+    for keyword in ("anyOf", "oneOf"):
+        branches = schema.get(keyword)
+        if isinstance(branches, list):
+            for branch in branches:
+                yield from _enum_values(branch)
+
+
+def find_tools_spec(hidden: int, limit: int, reduced: Sequence[str] = (), *, searching: bool = True) -> ToolSpec:
+    """The spec of `find_tools` as the model sees it: the search over ``hidden`` tools (when ``searching``),
+    and the full schemas of the ``reduced`` tools on request (when there are any)."""
+    properties: dict[str, Any] = {}
+    parts: list[str] = []
+    if searching:
+        parts.append(
             f"Search {hidden} more tools that are not listed here, by keywords of what you want to do "
             '(for example "create customer" or "list orders"). Returns the names and purposes of at most '
             f"{limit} matching tools; those tools can be called from your next step on."
-        ),
-        parameters={
-            "type": "object",
-            "properties": {"query": {"type": "string", "description": "keywords of the task or the tool"}},
-            "required": ["query"],
-        },
-    )
+        )
+        properties["query"] = {"type": "string", "description": "keywords of the task or the tool"}
+    if reduced:
+        shown = ", ".join(reduced[:_MAX_NAMED_REDUCED]) + (", ..." if len(reduced) > _MAX_NAMED_REDUCED else "")
+        parts.append(
+            f"Give tool, the name of a tool whose schema is shown reduced ({shown}), and its full schema is "
+            "offered from your next step on."
+        )
+        properties["tool"] = {"type": "string", "description": "the name of a tool to be offered with its full schema"}
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if len(properties) == 1:
+        # with both, either may be given
+        parameters["required"] = list(properties)
+    return ToolSpec(name=FIND_TOOLS, description=" ".join(parts), parameters=parameters)
 
 
 def query_of(arguments: dict[str, Any]) -> str | None:
@@ -127,13 +235,34 @@ def query_of(arguments: dict[str, Any]) -> str | None:
     return query if isinstance(query, str) and query.strip() else None
 
 
-class FindTools:
-    """The `find_tools` tool over an index: its observation lists what it found, one line per tool."""
+def full_schema_line(name: str) -> str:
+    """The line of a `find_tools` observation saying the tool ``name`` is offered with its full schema
+    (`stepwise.steps.tool_offer` reads it back)."""
+    return f"The full schema of {name} is offered from your next step on."
 
-    def __init__(self, index: ToolIndex, limit: int) -> None:
+
+class FindTools:
+    """The `find_tools` tool over an index: its observation lists what it found, one line per tool, and
+    the tools whose full schema it was asked for.
+
+    ``searching`` is False for a profile whose tools are all offered but some with a reduced schema: its
+    `find_tools` only offers full schemas. ``full_specs`` are those tools' full specs, by name.
+    """
+
+    def __init__(
+        self,
+        index: ToolIndex,
+        limit: int,
+        *,
+        searching: bool = True,
+        full_specs: Mapping[str, ToolSpec] | None = None,
+    ) -> None:
         self._index = index
         self._limit = limit
-        self._spec = find_tools_spec(len(index.specs), limit)
+        self.searching = searching
+        self.full_specs: Mapping[str, ToolSpec] = full_specs or {}
+        self._names = {spec.name: spec for spec in index.specs}
+        self._spec = find_tools_spec(len(index.specs), limit, sorted(self.full_specs), searching=searching)
 
     @property
     def spec(self) -> ToolSpec:
@@ -141,18 +270,38 @@ class FindTools:
         return self._spec
 
     def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
-        """Search; the found tools are offered from the next model call on (see `stepwise.steps.tool_offer`)."""
-        query = query_of(arguments)
+        """Offer a full schema, or search; either takes effect from the next model call on (see
+        `stepwise.steps.tool_offer`)."""
+        tool = arguments.get("tool") if self.full_specs else None
+        if isinstance(tool, str) and tool.strip():
+            return self._full_schema(tool.strip())
+        query = query_of(arguments) if self.searching else None
         if query is None:
-            raise ToolError("give a non-empty query: keywords of what you want to do")
+            wanted = "a non-empty query: keywords of what you want to do" if self.searching else "the name of a tool"
+            if self.searching and self.full_specs:
+                wanted += ", or tool: the name of a tool whose full schema you need"
+            raise ToolError(f"give {wanted}")
         found = self._index.search(query, self._limit)
         if not found:
             return ToolResult(content=f"No tool matches {query!r}. Try other keywords, or fewer.")
-        lines = [f"- {spec.name}: {shorten_description(words_only(spec.description))}" for spec in found]
+        lines = [_found_line(spec) for spec in found]
         lead = f"Found {len(found)} tool{'' if len(found) == 1 else 's'}; you can call them from now on:"
         return ToolResult(content="\n".join([lead, *lines]))
+
+    def _full_schema(self, name: str) -> ToolResult:
+        if name in self.full_specs:
+            return ToolResult(content=full_schema_line(name))
+        if name in self._names:
+            lead = f"{name} is offered with its whole schema already; you can call it from now on:"
+            return ToolResult(content="\n".join([lead, _found_line(self._names[name])]))
+        reduced = ", ".join(sorted(self.full_specs))
+        raise ToolError(f"no tool is named {name!r}; the tools shown with a reduced schema are {reduced}")
+
+
+def _found_line(spec: ToolSpec) -> str:
+    return f"- {spec.name}: {shorten_description(words_only(spec.description))}"
 
 
 def words_only(description: str) -> str:
     """A description without HTML tags and URLs, whitespace collapsed (what a found tool is shown with)."""
-    return " ".join(_MARKUP.sub(" ", description).split())
+    return " ".join(without_markup(description).split())

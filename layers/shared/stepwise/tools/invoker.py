@@ -20,6 +20,7 @@ from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
 from stepwise.tools.strict_schema import without_left_out_nulls
+from stepwise.tools.tool_budget import checked_spec
 
 if TYPE_CHECKING:
     # jsonschema (a third of ToolInvoke's import) is loaded when a call's arguments are first checked: a
@@ -120,7 +121,7 @@ class ToolInvoker:
             raise ToolError(f"unknown tool {call.name!r}; known tools: {known}")
         arguments = call.arguments
         if self._strict_nulls:
-            arguments = without_left_out_nulls(arguments, found.spec.parameters)
+            arguments = without_left_out_nulls(arguments, checked_spec(found).parameters)
         self._check_arguments(call.name, found, arguments)
         return self._call_with_cap(found, arguments, context)
 
@@ -136,7 +137,8 @@ class ToolInvoker:
         raise ToolError(f"invalid arguments for {name}: {problems}")
 
     def _validator(self, name: str, found: Tool) -> Draft202012Validator:
-        validator = _validator_for(json.dumps(found.spec.parameters, sort_keys=True))
+        # a tool offered with a reduced schema is checked against its full one
+        validator = _validator_for(json.dumps(checked_spec(found).parameters, sort_keys=True))
         if validator is None:
             raise ToolError(f"tool {name} has an invalid parameter schema")
         return validator

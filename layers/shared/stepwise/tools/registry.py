@@ -18,7 +18,7 @@ from stepwise.tools.base import Tool
 from stepwise.tools.builtin import builtin_tools
 from stepwise.tools.idempotency import NO_EFFECTS, CallEffects
 from stepwise.tools.python_tools import load_python_tools
-from stepwise.tools.tool_budget import held_to_budget
+from stepwise.tools.tool_budget import BudgetedTool, checked_spec, held_to_budget
 
 if TYPE_CHECKING:
     # httpx and the HTTP tool are imported when a configuration has HTTP or OpenAPI tools, not before:
@@ -83,19 +83,27 @@ class ToolRegistry:
         """The tool called ``name``, or None."""
         return self._tools.get(name)
 
-    def specs(self, names: list[str] | None = None) -> list[ToolSpec]:
-        """Specs to offer a model: all tools, or those ``names`` in that order.
+    def specs(self, names: list[str] | None = None, *, full: bool = False) -> list[ToolSpec]:
+        """Specs to offer a model: all tools, or those ``names`` in that order; with ``full``, the full
+        spec of a tool offered with a reduced one (what `find_tools` indexes).
 
         Raises `ConfigError` for a name no tool has (a profile that lists a tool nobody configured).
         """
-        if names is None:
-            return [each.spec for each in self._tools.values()]
-        unknown = [name for name in names if name not in self._tools]
-        if unknown:
-            raise ConfigError(
-                f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
-            )
-        return [self._tools[name].spec for name in names]
+        if names is not None:
+            unknown = [name for name in names if name not in self._tools]
+            if unknown:
+                raise ConfigError(
+                    f"unknown tool(s) {', '.join(unknown)}; configured tools: {', '.join(self._tools) or 'none'}"
+                )
+        chosen = list(self._tools.values()) if names is None else [self._tools[name] for name in names]
+        return [checked_spec(each) if full else each.spec for each in chosen]
+
+    def full_specs(self, names: list[str] | None = None) -> dict[str, ToolSpec]:
+        """The full specs of the tools (all, or those ``names``) offered with a reduced schema, by name."""
+        chosen = self._tools if names is None else {name: self._tools[name] for name in names if name in self._tools}
+        return {
+            name: each.full_spec for name, each in chosen.items() if isinstance(each, BudgetedTool) and each.reduced
+        }
 
     def restricted_to(self, names: Iterable[str]) -> ToolRegistry:
         """A registry of only the tools ``names`` allows (a profile's tools), in configuration order.

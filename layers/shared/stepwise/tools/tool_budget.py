@@ -1,4 +1,4 @@
-"""Tool schemas held to a size: trimmed, annotations first, or left out with a note.
+"""Tool schemas held to a size: trimmed, annotations first, then reduced; never left out.
 
 A tool's spec (name, description, JSON-schema parameters) is sent to the model on every call. Imported
 APIs carry schemas of 50 to 200 KB (Discord's), which cost tokens on every request and can pass what a
@@ -12,7 +12,14 @@ order, stopping as soon as it fits:
 4. the tool's own description, cut to its first sentence (at most `SHORT_DESCRIPTION_CHARS`).
 
 Each of these is an annotation: removing it never changes which arguments validate, so the trimmed spec
-also serves the invoker's argument check. A spec still over the limit is left out, with a note.
+also serves the invoker's argument check.
+
+A spec still over the limit is offered **reduced** (`reduce_spec`): every optional field, at every depth,
+is shown by its name only (an empty schema, ``{}``), the required ones whole; if that is still too
+large, the schemas below a depth become ``{}`` too, the deepest first, down to the argument names alone.
+Its description says so and how to get the rest: `find_tools` with ``tool`` set to its name offers the
+**full schema** (the spec trimmed of its annotations) from the model's next step on. Calls are checked
+against the full schema (`checked_spec`), so a reduced spec never lets a wrong argument through.
 """
 
 from __future__ import annotations
@@ -46,7 +53,16 @@ _SCHEMA_KEYWORDS = (
 )
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+# Kept (reduced) when a schema is reduced, with `properties` and `patternProperties`; the other subschema
+# keywords (not, if, propertyNames...) only restrict what validates and are dropped with the rest.
+_KEPT_SCHEMA_KEYWORDS = ("items", "additionalProperties")
+# A reference into the `$defs` a reduced schema no longer carries (an MCP tool's schema may have them).
+_REFERENCES = ("$ref", "$dynamicRef", "$recursiveRef")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+REDUCED_NOTE = (
+    " Its schema is reduced to fit: a field shown as {{}} is described in the full schema, which "
+    'find_tools offers when called with tool="{name}".'
+)
 
 
 def spec_bytes(spec: ToolSpec) -> int:
@@ -56,24 +72,32 @@ def spec_bytes(spec: ToolSpec) -> int:
 
 @dataclass(frozen=True)
 class Budgeted:
-    """A spec held to the limit: the spec to offer (None when left out), and what was done to it."""
+    """A spec held to the limit: the spec to offer, what was done to it, and, when it is offered reduced,
+    the full spec (trimmed of its annotations) that calls are checked against and the model may ask for."""
 
-    spec: ToolSpec | None
+    spec: ToolSpec
     original_bytes: int
     final_bytes: int
     removed: tuple[str, ...] = ()
+    full: ToolSpec | None = None
 
     @property
     def note(self) -> str | None:
-        """One line saying what was trimmed or why the tool was left out; None if it fit as it was."""
-        if self.spec is None or not self.removed:
+        """One line saying what was trimmed or reduced; None if the spec fit as it was."""
+        if not self.removed:
             return None
         removed = ", ".join(self.removed)
+        if self.full is not None:
+            return (
+                f"reduced {self.spec.name} from {self.original_bytes} to {self.final_bytes} bytes "
+                f"({spec_bytes(self.full)} after trimming, over the limit): removed {removed}; "
+                f"find_tools offers its full schema on request"
+            )
         return f"trimmed {self.spec.name} from {self.original_bytes} to {self.final_bytes} bytes: removed {removed}"
 
 
 def fit_spec(spec: ToolSpec, max_bytes: int) -> Budgeted:
-    """``spec`` trimmed to at most ``max_bytes`` in the documented order, or ``spec=None`` if it cannot be."""
+    """``spec`` trimmed to at most ``max_bytes`` in the documented order, else reduced (`reduce_spec`)."""
     original = spec_bytes(spec)
     if original <= max_bytes:
         return Budgeted(spec, original, original)
@@ -87,7 +111,8 @@ def fit_spec(spec: ToolSpec, max_bytes: int) -> Budgeted:
         size = spec_bytes(current)
         if size <= max_bytes:
             return Budgeted(current, original, size, tuple(removed))
-    return Budgeted(None, original, spec_bytes(current), tuple(removed))
+    reduced, how = reduce_spec(current, max_bytes)
+    return Budgeted(reduced, original, spec_bytes(reduced), (*removed, how), full=current)
 
 
 def _trimming_steps(parameters: dict[str, Any], description: str) -> Iterator[tuple[str, Any]]:
@@ -125,6 +150,73 @@ def shorten_description(text: str) -> str:
     return first
 
 
+def reduce_spec(spec: ToolSpec, max_bytes: int) -> tuple[ToolSpec, str]:
+    """``spec`` reduced to fit ``max_bytes`` (see the module docstring), and what the reduction removed.
+
+    The reduced spec accepts every argument the full one does (only constraints are dropped), so a
+    provider's own schema check never refuses a call the full schema allows.
+    """
+    note = REDUCED_NOTE.format(name=spec.name)
+    description = shorten_description(spec.description) + note
+
+    def reduced(keep: int) -> ToolSpec:
+        return spec.model_copy(update={"parameters": _reduced(spec.parameters, 0, keep), "description": description})
+
+    deepest = _deepest(spec.parameters, 0)
+    if spec_bytes(whole := reduced(deepest)) <= max_bytes:
+        return whole, "the schemas of optional fields"
+    low, high = -1, deepest - 1  # the largest depth kept that fits lies in [low, high]; -1: none fits
+    while low < high:
+        middle = (low + high + 1) // 2
+        if spec_bytes(reduced(middle)) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    if low >= 0:
+        return reduced(low), f"the schemas of optional fields and every schema below depth {low}"
+    bare = spec.model_copy(update={"parameters": {"type": "object"}, "description": description})
+    return bare, "every argument's schema and name"
+
+
+def _deepest(node: Any, depth: int) -> int:
+    """The depth of the deepest schema under ``node`` (``depth``'s own); a plain walk, as `_schemas`' nested
+    generators cost a step per level for every schema they yield."""
+    if not isinstance(node, dict):
+        return depth - 1
+    children: list[Any] = [node.get(keyword) for keyword in _SCHEMA_KEYWORDS]
+    for keyword in _SCHEMA_LISTS:
+        if isinstance(node.get(keyword), list):
+            children += node[keyword]
+    for keyword in _SCHEMA_MAPS:
+        if isinstance(node.get(keyword), dict):
+            children += node[keyword].values()
+    return max([depth, *(_deepest(child, depth + 1) for child in children)])
+
+
+def _reduced(node: Any, depth: int, keep: int) -> Any:
+    """``node`` with the schemas of optional properties, and every schema deeper than ``keep``, made ``{}``."""
+    if not isinstance(node, dict) or depth > keep:
+        return {} if isinstance(node, dict) else node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            required = set(node.get("required") or ())
+            result[key] = {
+                name: _reduced(child, depth + 1, keep) if name in required else {} for name, child in value.items()
+            }
+        elif key == "patternProperties" and isinstance(value, dict):
+            # kept by name, or `additionalProperties: false` beside them would refuse what they allow
+            result[key] = {pattern: {} for pattern in value}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            result[key] = [_reduced(child, depth + 1, keep) for child in value]
+        elif key in _KEPT_SCHEMA_KEYWORDS:
+            result[key] = _reduced(value, depth + 1, keep)
+        elif key not in _SCHEMA_KEYWORDS and key not in _SCHEMA_MAPS and key not in _REFERENCES:
+            # a constraint or annotation of this schema itself (type, enum, required, format...)
+            result[key] = value
+    return result
+
+
 def _schemas(node: Any, depth: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every schema object under ``node`` with its depth (the parameters schema is 0, its properties 1)."""
     if not isinstance(node, dict):
@@ -157,37 +249,46 @@ def _strip(parameters: dict[str, Any], schemas: Iterable[dict[str, Any]], keys: 
 
 
 class BudgetedTool:
-    """A tool offered with a trimmed spec; calls go to the tool as it was."""
+    """A tool offered with a trimmed or reduced spec; calls go to the tool as it was.
 
-    def __init__(self, tool: Tool, spec: ToolSpec) -> None:
+    ``full_spec`` is the spec arguments are checked against: the trimmed spec itself, or, for a reduced
+    one, the full spec it was reduced from.
+    """
+
+    def __init__(self, tool: Tool, spec: ToolSpec, full_spec: ToolSpec | None = None) -> None:
         self._tool = tool
         self._spec = spec
+        self.full_spec = full_spec if full_spec is not None else spec
 
     @property
     def spec(self) -> ToolSpec:
-        """The trimmed spec."""
+        """The spec offered to the model."""
         return self._spec
+
+    @property
+    def reduced(self) -> bool:
+        """True when the spec offered is reduced (its full schema is offered on request)."""
+        return self.full_spec is not self._spec
 
     def call(self, arguments: dict[str, Any], context: CallContext = NO_CONTEXT) -> ToolResult:
         """Run the original tool."""
         return self._tool.call(arguments, context)
 
 
+def checked_spec(tool: Tool) -> ToolSpec:
+    """The spec a call's arguments are checked against: the full one of a reduced tool, else the offered one."""
+    return tool.full_spec if isinstance(tool, BudgetedTool) else tool.spec
+
+
 def held_to_budget(tools: Iterable[Tool], max_bytes: int) -> tuple[list[Tool], list[str]]:
-    """The tools whose specs fit ``max_bytes`` (trimmed where needed), and one note per tool changed."""
+    """Every tool, its spec within ``max_bytes`` (trimmed or reduced where needed), and one note per tool changed."""
     kept: list[Tool] = []
     notes: list[str] = []
     for tool in tools:
         fitted = fit_spec(tool.spec, max_bytes)
-        if fitted.spec is None:
-            notes.append(
-                f"left out {tool.spec.name}: its schema is {fitted.original_bytes} bytes, still "
-                f"{fitted.final_bytes} after trimming, over maxSchemaBytes={max_bytes}"
-            )
-            continue
-        if fitted.note is not None:
-            notes.append(fitted.note)
-            kept.append(BudgetedTool(tool, fitted.spec))
-        else:
+        if fitted.note is None:
             kept.append(tool)
+            continue
+        notes.append(fitted.note)
+        kept.append(BudgetedTool(tool, fitted.spec, fitted.full))
     return kept, notes

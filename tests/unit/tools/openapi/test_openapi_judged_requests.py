@@ -53,6 +53,19 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
         },
     ),
     ("stripe-2020-03-02", "GetCustomers", {"created": 1_600_000_000}),
+    # Stripe: a tool offered with a reduced schema (27 KB in full), its optional nested fields checked and sent
+    (
+        "stripe-2020-03-02",
+        "PostIssuingCards",
+        {
+            "body": {
+                "currency": "usd",
+                "type": "virtual",
+                "cardholder": "ich_1",
+                "spending_controls": {"allowed_categories": ["ac_refrigeration_repair", "aquariums"]},
+            }
+        },
+    ),
     # Stripe: deepObject plain object (relationship) beside an array
     ("stripe-2020-03-02", "GetAccountPeople", {"relationship": {"owner": True, "director": False}, "expand": ["x"]}),
     # Stripe: simple path parameter, a value with characters that need encoding

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 MAX_NAME_CHARS = 64
 _NOT_TOOL_NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]+")
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Comparison operators in parameter names (Twilio's `StartTime<` and `StartTime>`, a `price>=`) are spelt
+# as words, so that the argument keeps their meaning instead of losing them with the other characters.
+_OPERATOR_WORDS = {"<=": "lte", ">=": "gte", "!=": "ne", "<": "lt", ">": "gt", "=": "eq", "!": "not"}
+_OPERATOR = re.compile("|".join(re.escape(operator) for operator in _OPERATOR_WORDS))
 
 
 def tool_name_for(operation_id: str | None, method: str, path: str) -> str:
@@ -21,9 +26,33 @@ def tool_name_for(operation_id: str | None, method: str, path: str) -> str:
 def argument_name_for(name: str) -> str:
     """An argument name made of the characters every model provider accepts in a property name.
 
-    ``filter[status]`` becomes ``filter_status``; ``X-Request-ID`` stays as it is.
+    ``filter[status]`` becomes ``filter_status``, ``StartTime<`` ``StartTime_lt`` and ``price>=``
+    ``price_gte``; ``X-Request-ID`` stays as it is.
     """
-    return _sanitised(name) or "value"
+    spelt = _OPERATOR.sub(lambda found: f"_{_OPERATOR_WORDS[found.group()]}_", name)
+    if spelt != name:
+        spelt = re.sub(r"_{2,}", "_", spelt).strip("_")
+    return _sanitised(spelt) or "value"
+
+
+def free_argument_name(name: str, location: str, *, taken: Collection[str]) -> str:
+    """The argument name of parameter ``name`` in ``location``: its own made model-safe, else the first of
+    ``<location>_<name>``, ``<location>_<name>_2``, ``_3``... that is not ``taken`` (see
+    `stepwise.tools.openapi.operations`)."""
+    own, prefixed = argument_name_for(name), argument_name_for(f"{location}_{name}")
+    for candidate in (own, prefixed):
+        if candidate not in taken:
+            return candidate
+    number = 2
+    while (candidate := numbered(prefixed, number)) in taken:
+        number += 1
+    return candidate
+
+
+def numbered(name: str, number: int) -> str:
+    """``name`` with the suffix ``_<number>``, cut to fit `MAX_NAME_CHARS`."""
+    suffix = f"_{number}"
+    return name[: MAX_NAME_CHARS - len(suffix)] + suffix
 
 
 def model_safe_name(raw: str) -> str:

@@ -1,9 +1,14 @@
 """OpenAPI operations as HTTP tool endpoints: one JSON-schema object of arguments, and where each goes.
 
-Path, query, header and cookie parameters become arguments of the same name (made model-safe by
-`argument_name_for`; a clash between locations gets the location as a prefix, ``header_id``). A JSON
-request body becomes one argument, ``body``, holding the body as the document describes it: the body
-keeps its own shape (an array body stays an array) and its fields can never clash with a parameter.
+Path, query, header and cookie parameters become arguments of the same name, made model-safe by
+`argument_name_for` (``page[size]`` → ``page_size``, Twilio's ``StartTime<`` → ``StartTime_lt``). Two
+parameters can still end up with one argument name: ``id`` in the path and in a header, or ``page[size]``
+and ``page_size`` in one query string. The later one, in declaration order, gets the first free name of:
+the location as a prefix (``header_id``, ``query_page_size``), then that with ``_2``, ``_3``... The
+argument's binding keeps the parameter's real name, so the request goes out as the document says; no
+operation is refused for its names. A JSON request body becomes one argument, ``body``, holding the body
+as the document describes it: the body keeps its own shape (an array body stays an array) and its fields
+can never clash with a parameter.
 Operations are listed cheaply first, so that ``include``/``exclude`` can leave out an operation the
 importer could not handle without failing the whole document.
 """
@@ -21,7 +26,7 @@ from stepwise.config.tool_call_rules import RESERVED_HEADERS
 from stepwise.config.tool_sources import OperationFilter
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of
-from stepwise.tools.openapi.names import MAX_NAME_CHARS, argument_name_for, tool_name_for
+from stepwise.tools.openapi.names import free_argument_name, numbered, tool_name_for
 from stepwise.tools.openapi.schemas import SchemaNormaliser, resolve_object
 
 MAX_DESCRIPTION_CHARS = 4096
@@ -94,7 +99,7 @@ def unique_names(operations: list[Operation]) -> tuple[list[Operation], list[str
         name = operation.tool_name
         if name in owners:
             number = 2
-            while (name := _numbered(operation.tool_name, number)) in taken:
+            while (name := numbered(operation.tool_name, number)) in taken:
                 number += 1
             taken.add(name)
             notes.append(
@@ -105,11 +110,6 @@ def unique_names(operations: list[Operation]) -> tuple[list[Operation], list[str
         owners.setdefault(operation.tool_name, operation.label)
         named.append(operation)
     return named, notes
-
-
-def _numbered(name: str, number: int) -> str:
-    suffix = f"_{number}"
-    return name[: MAX_NAME_CHARS - len(suffix)] + suffix
 
 
 def select_operations(
@@ -218,7 +218,7 @@ class _EndpointBuilder:
             return None
         if location == "path" and "{" + name + "}" not in self._operation.path:
             raise ConfigError(f"{self._where}: path parameter {name} does not appear in the path")
-        argument = self._argument_name(name, location)
+        argument = free_argument_name(name, location, taken={*self._properties, *BODY_ARGUMENT_NAMES})
         schema = self._schemas.normalise(_parameter_schema(parameter))
         if isinstance(parameter.get("description"), str) and parameter["description"].strip():
             schema = {**schema, "description": parameter["description"].strip()}
@@ -261,13 +261,6 @@ class _EndpointBuilder:
         if key is None or key.name is None or key.location != location:
             return False
         return name.lower() == key.name.lower() if location == "header" else name == key.name
-
-    def _argument_name(self, name: str, location: str) -> str:
-        candidates = (argument_name_for(name), argument_name_for(f"{location}_{name}"))
-        for candidate in candidates:
-            if candidate not in self._properties and candidate not in BODY_ARGUMENT_NAMES:
-                return candidate
-        raise ConfigError(f"{self._where}: {location} parameter {name} clashes with another argument name")
 
     def add_body(self) -> None:
         raw = self._operation.operation.get("requestBody")

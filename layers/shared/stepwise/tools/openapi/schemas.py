@@ -9,6 +9,10 @@
   ``exclusiveMinimum``/``exclusiveMaximum`` become numbers; ``discriminator``, ``xml``, ``externalDocs``,
   ``example`` and ``x-`` extensions are dropped.
 - Properties marked ``readOnly`` are left out: they are never sent in a request.
+- Keywords that name or find a place in the document (``$id``, ``$anchor``, ``$dynamicAnchor``,
+  ``$recursiveAnchor``, ``$schema``, ``$vocabulary``) mean nothing once references are inlined and are
+  dropped; a ``$dynamicRef`` or ``$recursiveRef`` (a schema referring back to one that encloses it, as
+  OpenAI's ``CompoundFilter`` does) is cut as a recursive ``$ref`` is.
 - Boolean subschemas (``additionalProperties: false``) are kept as booleans.
 
 Sizes are bounded, so that a hostile document (YAML aliases can make a small file describe a huge
@@ -25,7 +29,12 @@ from stepwise.errors import ConfigError
 MAX_SCHEMA_NODES = 20_000
 MAX_SCHEMA_DEPTH = 40
 
-_DROPPED_KEYWORDS = frozenset({"discriminator", "xml", "externalDocs", "example", "nullable", "$defs", "definitions"})
+_DROPPED_KEYWORDS = frozenset(
+    {"discriminator", "xml", "externalDocs", "example", "nullable", "$defs", "definitions"}
+    # where a schema sits or what it is called: nothing once every reference is inlined
+    | {"$id", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$schema", "$vocabulary"}
+)
+_BACK_REFERENCES = ("$dynamicRef", "$recursiveRef")
 _SCHEMA_KEYWORDS = frozenset(
     {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else", "additionalItems"}
     | {"unevaluatedProperties", "unevaluatedItems"}
@@ -86,6 +95,11 @@ class SchemaNormaliser:
             raise ConfigError(f"{self._where}: a schema must be a mapping, not {type(node).__name__}")
         if isinstance(node.get("$ref"), str):
             return self._reference(node, expanding, depth)
+        if any(isinstance(node.get(keyword), str) for keyword in _BACK_REFERENCES):
+            # An enclosing schema, found by its anchor: being expanded, so cut as a recursive $ref is.
+            cut = {"description": "(the enclosing schema again, which is not repeated)"}
+            rest = {key: value for key, value in node.items() if key not in _BACK_REFERENCES}
+            return merge_schemas(cut, self._walk(rest, expanding, depth + 1), where=self._where) if rest else cut
         if isinstance(node.get("allOf"), list):
             merged: dict[str, Any] = {}
             for member in node["allOf"]:

@@ -1,0 +1,129 @@
+"""The words `find_tools` compares: tool names, descriptions and queries reduced to the same forms.
+
+- Names split at every separator operation ids use (``/``, ``-``, ``_``, ``.``), at case changes and at
+  digits: ``issues/list-for-repo`` and ``PostCustomersCustomerTaxIds`` are words like any other text.
+- Words are lower-cased and reduced by inflection only (`stem`): ``issues``/``issue``,
+  ``listing``/``list``, ``starred``/``star``, ``created``/``creates``/``create`` meet; derivations
+  (``follower``/``follow``) are left to the index, which relates words of the tools' own vocabulary
+  that share most of their letters (see `stepwise.tools.find_tools`).
+- Abbreviations APIs and people use interchangeably are spelt out: ``repo`` → repository, ``org`` →
+  organization, ``PR`` → pull request, ``config`` → configuration.
+- English function words (``the``, ``does``, ``my``...), HTML tags, entities and URLs are no words.
+- `SYNONYMS`: the verbs people use for the same operation (``remove`` for delete, ``make`` for create),
+  matched at a lower weight than the word itself, so a tool that says the query's own word still wins.
+
+Hand-written rather than a stemmer library's (Porter, Snowball): those also fold derivations
+(``organization`` and ``organize``, ``general`` and ``generate``), which merges distinct operations of an
+API, and the one maintained pure-Python choice would be a new dependency of the Lambda layer for a few
+lines of rules.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from functools import lru_cache
+
+_MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
+# A capitalised or lower-case run, an upper-case run (an acronym), or digits.
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_VOWEL = re.compile(r"[aeiouy]")
+_FUNCTION_WORDS = (
+    "a about also am an and any are as at be been being by can could did do does doing done for from had has "
+    "have having he her here hers him his how i if in into is it its just may me might mine must my myself "
+    "need of on only or our ours own please same shall she should so some someone something such than that "
+    "the their theirs them then there these they this those to too up us very want was we were what when "
+    "where which why will with would you your yours"
+)
+_STOP_WORDS = frozenset(_FUNCTION_WORDS.split())
+_ABBREVIATIONS = {
+    "repo": ("repository",),
+    "org": ("organization",),
+    "pr": ("pull", "request"),
+    "config": ("configuration",),
+}
+# Particles that make a phrasal verb of the word before them; an API often writes the pair as one
+# word ("pay out" and payout, "check out" and checkout, "log in" and login).
+_PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
+_SYNONYM_GROUPS = (
+    ("create", "add", "make", "new", "post", "open", "give", "grant"),
+    ("get", "retrieve", "fetch", "show", "read", "look", "view", "lookup"),
+    ("list", "show"),
+    ("delete", "remove", "destroy", "erase"),
+    ("update", "edit", "modify", "change", "patch"),
+    ("search", "find", "query", "lookup"),
+    ("cancel", "stop", "abort"),
+    ("send", "email", "mail"),
+    ("issue", "bug", "ticket"),
+    ("who", "people", "person", "member"),
+    ("request", "ask"),
+)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """``word`` (lower case) without its inflection: plural, ``-ing``, ``-ed``, and a final ``e``."""
+    if len(word) > 4 and word.endswith("ies"):
+        word = word[:-3] + "y"
+    elif len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
+        word = word[:-2]
+    elif len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        root = word[: -len(suffix)]
+        if word.endswith(suffix) and len(root) > 2 and _VOWEL.search(root):
+            # starred → star, pinned → pin; but added, installed and passed keep their double letter
+            if len(root) > 3 and root[-1] == root[-2] and root[-1] in "bdgmnprt":
+                root = root[:-1]
+            word = root
+            break
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def without_markup(text: str) -> str:
+    """``text`` with HTML tags, entities and URLs replaced by spaces."""
+    return _MARKUP.sub(" ", text)
+
+
+def raw_words(text: str) -> list[str]:
+    """The lower-cased words of ``text`` as written, markup left out (nothing dropped or reduced)."""
+    return [raw.lower() for raw in _WORD.findall(without_markup(text))]
+
+
+def words(text: str) -> list[str]:
+    """The search words of ``text``: split, lower-cased, reduced (`stem`), abbreviations spelt out,
+    function words left out."""
+    return [word for raw in _WORD.findall(without_markup(text)) for word in _search_forms(raw)]
+
+
+@lru_cache(maxsize=65536)
+def _search_forms(raw: str) -> tuple[str, ...]:
+    """What one word as written stands for: nothing (a function word), its abbreviation spelt out, or its stem.
+
+    Cached: a description of thousands of words has a few hundred distinct ones.
+    """
+    word = raw.lower()
+    if word in _STOP_WORDS:
+        return ()
+    spelt_out = _ABBREVIATIONS.get(word) or _ABBREVIATIONS.get(word.removesuffix("s"))
+    return tuple(stem(each) for each in spelt_out) if spelt_out else (stem(word),)
+
+
+def phrasal_compounds(text: str) -> dict[str, str]:
+    """The one-word forms of the phrasal verbs in ``text``, by their verb's search word: ``pay out`` → payout."""
+    said = raw_words(text)
+    return {stem(verb): stem(verb + particle) for verb, particle in itertools.pairwise(said) if particle in _PARTICLES}
+
+
+def _synonyms() -> dict[str, tuple[str, ...]]:
+    related: dict[str, set[str]] = {}
+    for group in _SYNONYM_GROUPS:
+        stems = [stem(word) for word in group]
+        for each in stems:
+            related.setdefault(each, set()).update(other for other in stems if other != each)
+    return {word: tuple(sorted(others)) for word, others in related.items()}
+
+
+SYNONYMS = _synonyms()

@@ -1,0 +1,76 @@
+"""`find_tools` finds the tool people ask for among GitHub's 1,221 and Stripe's 355.
+
+The queries and the tools that answer them are tests/fixtures/tool_search/queries.yaml: written the
+way people ask, not copied from the operations' summaries. Each document is imported once for the
+module (GitHub's takes about a second), with the default limits, so Stripe's four Issuing card tools
+are there reduced.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from stepwise.tools.find_tools import ToolIndex
+from stepwise.tools.search_words import words
+from tests.support.tool_search_queries import Recall, imported_registry, recall_at, search_cases
+
+GITHUB = "github-api-23.0.2.json"
+STRIPE = "stripe-2020-03-02.json"
+
+
+@pytest.fixture(scope="module")
+def indexes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ToolIndex]:
+    """GitHub's and Stripe's tools, indexed as a profile's find_tools indexes them."""
+    directory = tmp_path_factory.mktemp("tool-search")
+    return {
+        document: ToolIndex(imported_registry(directory, document).specs(full=True)) for document in (GITHUB, STRIPE)
+    }
+
+
+def test_recall_at_5_over_the_queries_people_ask_is_at_least_90_percent(indexes: dict[str, ToolIndex]) -> None:
+    # Given at least 40 queries over GitHub's and Stripe's tools, each with the tools that answer it
+    cases = search_cases()
+    assert sum(len(each) for each in cases.values()) >= 40
+    # When each is searched for, five results a search (find_tools' default)
+    recall = Recall()
+    for document, each in cases.items():
+        recall_at(indexes[document], each, 5, into=recall)
+    # Then at least 90% of them find a tool that answers them
+    assert recall.rate >= 0.9, "\n".join(recall.misses)
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("list issues in a repository", "issues_list-for-repo"),
+        ("create an issue", "issues_create"),
+        ("get a repository", "repos_get"),
+        ("list pull requests", "pulls_list"),
+    ],
+)
+def test_the_operation_whose_summary_states_the_query_comes_first(
+    indexes: dict[str, ToolIndex], query: str, first: str
+) -> None:
+    # Given GitHub's tools, whose long descriptions mention issues, repositories and pull requests everywhere
+    # When the model searches with the words of an operation's summary
+    found = [spec.name for spec in indexes[GITHUB].search(query, 5)]
+    # Then that operation is the first found
+    assert found[0] == first
+
+
+def test_a_tool_offered_reduced_is_found_like_any_other(indexes: dict[str, ToolIndex]) -> None:
+    # Given Stripe's tools, PostIssuingCards among them with a reduced schema (its own is 27 KB)
+    # When the model searches for issuing a card
+    found = [spec.name for spec in indexes[STRIPE].search("create an issuing card", 5)]
+    # Then it is found first
+    assert found[0] == "PostIssuingCards"
+
+
+def test_operation_id_separators_and_inflections_are_word_boundaries_and_the_same_word() -> None:
+    # Given an operation id with a slash, hyphens and an abbreviation, and a camel-case one
+    # When they and a query in other inflections are split into words
+    # Then they meet on the same words
+    assert words("issues/list-for-repo") == ["issu", "list", "repository"]
+    assert words("listing the issues of repositories") == ["list", "issu", "repository"]
+    assert words("PostPaymentIntents") == words("posted payment intent")
+    assert words("starred") == words("stars") == ["star"]
