@@ -141,6 +141,7 @@ def _summarize(
         input_tokens=notes.input_tokens,
         output_tokens=notes.output_tokens,
         latency_ms=round(notes.latency_ms, 1),
+        usage_estimated=notes.usage_estimated,
     )
     tokens_after = _request_size(turn, history, summary, run, fresh)
     note = placeholder.model_copy(

@@ -98,6 +98,8 @@ class Notes:
     latency_ms: float = 0
     model_calls: int = 0
     chunks: int = 0
+    # a summarizer call's usage is the estimate (its provider sent none usable)
+    usage_estimated: bool = False
     problems: list[str] = field(default_factory=list)
 
 
@@ -215,6 +217,7 @@ def write_notes(
         notes.chunks += 1
         notes.input_tokens += completion.usage.input_tokens
         notes.output_tokens += completion.usage.output_tokens
+        notes.usage_estimated |= completion.usage.unreliable is not None
         notes.model = completion.model or model_name
         read = read_notes(completion.content, budget)
         if isinstance(read, str):
