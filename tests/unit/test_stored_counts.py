@@ -40,10 +40,10 @@ def test_a_spend_the_payload_carries_is_read_in_range(stored: Any, read: int) ->
 def test_a_stored_usage_and_summary_are_read_in_range(stored: Any, read: int) -> None:
     # Given META's usage and a summary as they were stored; When read back; Then each count is in range
     assert RunUsage.model_validate({"input_tokens": stored, "llm_calls": stored}).llm_calls == read
-    summary = {"iteration": 3, "n": 0, "through": 2, "input_tokens": stored}
     note = {"first_iteration": 1, "through_iteration": 2, "tokens_before": 1, "tokens_after": 1}
-    note |= {"source": "model", "reason": "window"}
-    assert ConversationSummary.model_validate(summary | {"note": note}).input_tokens == read
+    note_fields: dict[str, Any] = note | {"source": "model", "reason": "window"}
+    summary = {"iteration": 3, "n": 0, "through": 2, "input_tokens": stored, "note": note_fields}
+    assert ConversationSummary.model_validate(summary).input_tokens == read
 
 
 def test_cached_and_reasoning_tokens_are_kept_within_the_totals_they_are_part_of() -> None:
