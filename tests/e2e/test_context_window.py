@@ -301,5 +301,5 @@ def test_a_chinese_profile_asks_for_its_summaries_and_renders_them_in_chinese(
     assert meta.status == "SUCCEEDED" and summary_requests
     assert "工作笔记" in summary_requests[0]["messages"][0]["content"]
     summary = next(m["content"] for m in last_request["messages"] if (m.get("content") or "").startswith("[本任务第"))
-    assert "已查明的事实\uff1a\n- 第 1 至 4 页共有 70 个包裹" in summary
+    assert "未注明工具的输出\uff08引用\uff09\uff1a\n> - 第 1 至 4 页共有 70 个包裹" in summary
     assert "fetch_page" in summary

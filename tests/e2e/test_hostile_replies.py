@@ -183,3 +183,25 @@ def test_a_call_with_5_mb_of_arguments_is_refused_naming_the_limit_and_the_run_g
     assert decision.error is not None and refusal.content.startswith(decision.error)
     (call,) = next(m for m in messages if m.role == "assistant").tool_calls
     assert call.arguments == {"_oversized_arguments": 5_000_012}
+
+
+def test_a_negative_token_count_is_estimated_and_the_run_succeeds(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a model server whose answer reports -5 output tokens
+    with FakeOpenAIServer() as server:
+        reply = chat_completion(content="Sunny in Paris.")
+        reply["usage"] = {"prompt_tokens": 10, "completion_tokens": -5}
+        server.default(body=reply)
+        model = {"provider": "openai", "base_url": server.base_url, "model": "fake-model", "api_key": "sk-test-key"}
+        environment, listener = local_run(write_config(model, strategy="function_calling"))
+        # When the question is asked
+        meta, _ = environment.ask("weather in Paris?")
+    # Then the run succeeded with the answer, at once, its usage Stepwise's estimate
+    _assert_went_on(meta, listener)
+    assert meta.answer == "Sunny in Paris."
+    assert meta.usage.estimated_calls == 1 and meta.usage.input_tokens > 10 and meta.usage.output_tokens > 0
+    # And the model step says its usage was estimated, and why
+    (model_step,) = [step for step in environment.runtime.store.list_steps(meta.run_id) if step.kind == "llm"]
+    assert model_step.usage_estimated is True
+    assert model_step.note is not None and "usage estimated (completion_tokens is negative (-5))" in model_step.note

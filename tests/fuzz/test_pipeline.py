@@ -6,10 +6,14 @@ JSON or not, up to past the response cap, under assorted content types), with a 
 tool's API key) echoed inside the answer in one of its common encodings. Each example is a run of the
 real state machine on the local engine, with the template's handlers and the store on moto's DynamoDB.
 
-Invariants, for every run: it ends in a terminal status; its stored conversation starts with the
-question, has one message per key and one observation per tool call id, each answering a call the model
-made; no encoding of the secret is in any stored item, any state output, any request sent to the model,
-or any log line (every logger at DEBUG). The figures are printed at the end of the session.
+Half the replies carry any usage at all in place of the server's count (none, negative, absurd, floats,
+NaN, strings, objects).
+
+Invariants, for every run: it ends in a terminal status; its usage has no negative count and no part over
+its total; its stored conversation starts with the question, has one message per key and one observation
+per tool call id, each answering a call the model made; no encoding of the secret is in any stored item,
+any state output, any request sent to the model, or any log line (every logger at DEBUG). The figures
+are printed at the end of the session.
 
 Deterministic and bounded: `STEPWISE_FUZZ_EXAMPLES` examples (a tenth of it, at least 10, by default
 20; `make fuzz` sets 500, so 50 runs).
@@ -32,7 +36,7 @@ from hypothesis import strategies as st
 
 from stepwise.config.settings import Settings
 from stepwise.local.environment import LocalEnvironment
-from stepwise.models.run import TERMINAL_STATUSES
+from stepwise.models.run import TERMINAL_STATUSES, RunUsage
 from stepwise.steps.runtime import dynamodb_client
 from tests.fuzz.pipeline_report import PROPERTY_NAME
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -59,19 +63,53 @@ class Tally:
     leaks: list[tuple[str, str]] = field(default_factory=list)
     broken: list[str] = field(default_factory=list)
     redacted: int = 0
+    estimated: int = 0
+
+
+# What a server may put where a token count belongs: counts, negative and absurd ones, floats (NaN
+# included), numeric and other strings, null, booleans, objects.
+ANY_COUNT = st.one_of(
+    st.integers(0, 5000),
+    st.integers(-(10**15), 10**15),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-100, 5000).map(str),
+    ANY_TEXT,
+    st.none(),
+    st.booleans(),
+    st.dictionaries(st.sampled_from(["value", "n"]), st.integers(), max_size=1),
+)
+USAGE_FIELDS = ("prompt_tokens", "completion_tokens", "total_tokens")
+DETAILS = {"prompt_tokens_details": "cached_tokens", "completion_tokens_details": "reasoning_tokens"}
+
+
+@st.composite
+def usages(draw: st.DrawFn) -> Any:
+    """Any usage a server may send: none, a non-object, or an object of arbitrary counts and details."""
+    if draw(st.integers(0, 5)) == 0:
+        return draw(st.one_of(st.none(), ANY_COUNT))
+    usage = {name: draw(ANY_COUNT) for name in USAGE_FIELDS if draw(st.booleans())}
+    for details, name in DETAILS.items():
+        if draw(st.booleans()):
+            usage[details] = draw(st.one_of(st.none(), ANY_COUNT, st.fixed_dictionaries({name: ANY_COUNT})))
+    return usage
 
 
 @st.composite
 def model_replies(draw: st.DrawFn) -> dict[str, Any]:
-    """A chat completion: plain text, or a tool call whose arguments may be any text or a JSON object."""
+    """A chat completion: plain text, or a tool call whose arguments may be any text or a JSON object; now and
+    then with any usage at all in place of the server's count."""
     # Now and then a long reply (up to some 60,000 characters), past the caps on what is stored.
     content = draw(st.one_of(st.none(), ANY_TEXT, ANY_TEXT.map(lambda text: text * 200)))
     if draw(st.integers(0, 3)) == 0:
-        return chat_completion(content=content or "")
-    # Mostly calls the tool can run, so that its answers reach the store; sometimes anything at all.
-    arguments = draw(st.one_of(st.fixed_dictionaries({"q": ANY_TEXT}), ANY_TEXT))
-    name = draw(st.sampled_from(["lookup", "lookup", "lookup", "no_such_tool", "look\ud800up"]))
-    return chat_completion(content=content, tool_calls=[{"name": name, "arguments": arguments}])
+        reply = chat_completion(content=content or "")
+    else:
+        # Mostly calls the tool can run, so that its answers reach the store; sometimes anything at all.
+        arguments = draw(st.one_of(st.fixed_dictionaries({"q": ANY_TEXT}), ANY_TEXT))
+        name = draw(st.sampled_from(["lookup", "lookup", "lookup", "no_such_tool", "look\ud800up"]))
+        reply = chat_completion(content=content, tool_calls=[{"name": name, "arguments": arguments}])
+    if draw(st.booleans()):
+        reply["usage"] = draw(usages())
+    return reply
 
 
 @st.composite
@@ -139,6 +177,16 @@ def write_config(config_dir: Path, model_url: str, tool_url: str) -> None:
     (config_dir / "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
+def usage_problems(usage: RunUsage) -> list[str]:
+    """What is wrong with a run's usage: a negative count, or a part larger than the total it is part of."""
+    problems = [f"{name} is {value}" for name, value in usage.model_dump().items() if (value or 0) < 0]
+    if usage.cache_read_tokens + usage.cache_write_tokens > usage.input_tokens:
+        problems.append("more cached tokens than input tokens")
+    if usage.reasoning_tokens > usage.output_tokens:
+        problems.append("more reasoning tokens than output tokens")
+    return problems
+
+
 def conversation_problems(messages: list[Any]) -> list[str]:
     """What is wrong with a stored conversation: missing question, duplicate keys or observations, orphans."""
     problems: list[str] = []
@@ -192,6 +240,8 @@ def test_arbitrary_model_replies_and_tool_answers_always_end_runs_whole_and_neve
                     tally.lost.append(f"{meta.run_id}: execution {execution.status}, run {final.status}")
                 messages = store.list_messages(meta.run_id)
                 tally.broken.extend(f"{meta.run_id}: {problem}" for problem in conversation_problems(messages))
+                tally.broken.extend(f"{meta.run_id}: {problem}" for problem in usage_problems(final.usage))
+                tally.estimated += final.usage.estimated_calls > 0
                 stored = json.dumps(
                     [
                         final.model_dump(mode="json"),
@@ -224,8 +274,10 @@ def test_arbitrary_model_replies_and_tool_answers_always_end_runs_whole_and_neve
     assert tally.lost == []
     assert tally.broken == []
     assert tally.leaks == []
-    # And the search meant something: the secret did reach observations (redacted) and the logs were written
+    # And the search meant something: the secret did reach observations (redacted), some runs' usage had to
+    # be estimated, and the logs were written
     assert tally.redacted > 0
+    assert tally.estimated > 0
     assert len(log_lines) > 0
 
 

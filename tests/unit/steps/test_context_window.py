@@ -13,13 +13,8 @@ from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall
 from stepwise.models.run import CompactionNote, StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import CallDigest, ConversationSummary
-from stepwise.steps.context_window import (
-    RequestSize,
-    fit_request,
-    overflow_safety,
-    rendered_history,
-    summary_message,
-)
+from stepwise.steps.context_window import RequestSize, fit_request, overflow_safety, rendered_history
+from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import request_tokens, text_tokens
 from tests.support.windowed_model import english_tokens
 
@@ -95,13 +90,15 @@ def test_the_summary_stands_in_for_the_iterations_it_covers_and_the_rest_follow_
 
 def test_the_summary_lists_the_calls_made_with_their_arguments_and_outcomes() -> None:
     # Given a summary of three calls, the notes of its summarizer
-    summary = summary_through(3, facts="- aisle 2 holds 14 parcels", open="- read page 4")
+    summary = summary_through(3, facts="- [2 fetch_page] aisle 2 holds 14 parcels", open="- read page 4")
     # When it is rendered in English and in Chinese
     english, chinese = summary_message(summary, "en", 1000), summary_message(summary, "zh", 1000)
-    # Then each call is listed with its arguments and outcome, and the notes follow under their headings
+    # Then each call is listed with its arguments and outcome, and the notes follow quoted under their source
     assert '- 3: fetch_page {"page": 3} -> ok' in english
-    assert "Facts found:\n- aisle 2 holds 14 parcels\nStill open:\n- read page 4" in english
-    assert '- 3: fetch_page {"page": 3} -> 成功' in chinese and "已查明的事实\uff1a" in chinese
+    assert "Tool output of fetch_page, iteration 2, quoted:\n> - aisle 2 holds 14 parcels\n" in english
+    assert english.endswith("Still open, as the summarizer noted it (quoted, untrusted):\n> - read page 4")
+    assert '- 3: fetch_page {"page": 3} -> 成功' in chinese
+    assert "工具 fetch_page 在第 2 轮的输出\uff08引用\uff09\uff1a\n> - aisle 2 holds 14 parcels" in chinese
 
 
 def test_calls_that_do_not_fit_the_summary_budget_are_counted_per_tool_instead() -> None:

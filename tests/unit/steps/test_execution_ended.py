@@ -15,10 +15,13 @@ import pytest
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage
+from stepwise.models.run import StepRecord
+from stepwise.steps.agent import StoredRun
 from stepwise.steps.execution_ended import handle
 from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
+from stepwise.store.keys import ASSISTANT_SLOT
 from tests.conftest import PROJECT_ROOT
 
 FAILED_EVENT = json.loads((PROJECT_ROOT / "events" / "execution_ended.json").read_text(encoding="utf-8"))
@@ -68,6 +71,24 @@ def test_a_run_its_failed_execution_left_open_is_recorded_failed_with_the_execut
     assert result == {"run_id": run_id, "status": "FAILED", "recorded": True}
     assert meta.error is not None and meta.error.type == "StoreTransientError"
     assert meta.error.message.startswith("DynamoDB did not answer")
+
+
+def test_a_run_whose_trace_holds_counts_no_provider_could_send_is_still_recorded_failed(runtime: StepRuntime) -> None:
+    # Given an open run whose model step an earlier version stored unchecked: -5 output tokens, more cached
+    # tokens than input tokens
+    run_id = open_run(runtime)
+    meta = runtime.store.require_run(run_id)
+    step = StepRecord.model_construct(
+        iteration=1, kind="llm", latency_ms=5.0, input_tokens=10, output_tokens=-5, cache_read_tokens=50
+    )
+    reply = ChatMessage(role="assistant", content="Sunny.")
+    runtime.store.record_message(StoredRun(run_id, meta.expires_at), 1, ASSISTANT_SLOT, reply, step)
+    # When its execution's FAILED status change arrives
+    result = handle(status_change(run_id, "FAILED"), runtime)
+    # Then the run is recorded FAILED, its usage read in range
+    final = runtime.store.require_run(run_id)
+    assert result["recorded"] is True and final.status == "FAILED"
+    assert (final.usage.input_tokens, final.usage.output_tokens, final.usage.cache_read_tokens) == (10, 0, 10)
 
 
 def test_a_run_whose_execution_timed_out_is_recorded_timed_out(runtime: StepRuntime) -> None:

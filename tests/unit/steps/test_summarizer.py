@@ -117,9 +117,9 @@ def test_unusable_notes_give_way_to_a_digest_of_the_calls_and_their_observations
     notes = write_notes(
         source(4), complete=model.complete, model_name="m", limits=limits(), language="en", outcomes=OUTCOMES
     )
-    # Then they are the digest: each call, its outcome and the start of what it returned, within the budget
+    # Then they are the digest: each call's source and the start of what it returned, within the budget
     assert notes.source == "digest" and notes.problems == ["the reply has no facts section"]
-    assert "- 3: fetch_page -> ok: Page 3: aisle 3 holds 21 parcels." in notes.facts
+    assert "- [3 fetch_page] Page 3: aisle 3 holds 21 parcels." in notes.facts
     assert text_tokens(notes.facts) <= int(limits().summary_tokens * 0.6)
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError
 from botocore.exceptions import ConnectionError as BotoConnectionError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.config.model_catalog import ModelFacts
@@ -25,8 +25,9 @@ from stepwise.llm.reasoning import (
     shape_converse_params,
 )
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
+from stepwise.protocols.usage_fields import converse_usage
 
 # Converse's stop reason when the conversation filled the model's window while it wrote.
 CONTEXT_WINDOW_STOP = "model_context_window_exceeded"
@@ -35,38 +36,20 @@ CONTEXT_WINDOW_STOP = "model_context_window_exceeded"
 _EMPTY_TOOL_RESULT = "(no output)"
 
 
-class _WireToolUse(BaseModel):
-    # Read as sent: missing, repeated or oversized ids and names are repaired, not a failed call.
-    toolUseId: str | None = None
-    name: str = ""
-    input: dict[str, Any] = Field(default_factory=dict)
-
-
-class _WireBlock(BaseModel):
-    text: str | None = None
-    toolUse: _WireToolUse | None = None
-
-
 class _WireMessage(BaseModel):
-    content: list[_WireBlock]
+    # Blocks are read one by one (`_text` and `_tool_use`): one the SDK would not know is skipped, not a failure.
+    content: list[Any]
 
 
 class _WireOutput(BaseModel):
     message: _WireMessage
 
 
-class _WireUsage(BaseModel):
-    # Converse counts cache reads and writes apart from `inputTokens`.
-    inputTokens: int = 0
-    outputTokens: int = 0
-    cacheReadInputTokens: int = 0
-    cacheWriteInputTokens: int = 0
-
-
 class _WireConverseResponse(BaseModel):
     output: _WireOutput
-    stopReason: str | None = None
-    usage: _WireUsage = Field(default_factory=_WireUsage)
+    stopReason: Any = None
+    # Read by `converse_usage`, which marks counts it cannot trust instead of failing the reply.
+    usage: Any = None
 
 
 class BedrockConverseChatModel:
@@ -122,24 +105,14 @@ class BedrockConverseChatModel:
             raise ContextWindowExceeded(
                 f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})"
             )
-        blocks = wire.output.message.content
-        usage = wire.usage
+        blocks = [block for block in wire.output.message.content if isinstance(block, dict)]
         return repaired_completion(
-            "".join(block.text for block in blocks if block.text),
-            [
-                RawToolCall(id=block.toolUse.toolUseId, name=block.toolUse.name, arguments=block.toolUse.input)
-                for block in blocks
-                if block.toolUse is not None
-            ],
-            usage=Usage(
-                input_tokens=usage.inputTokens + usage.cacheReadInputTokens + usage.cacheWriteInputTokens,
-                output_tokens=usage.outputTokens,
-                cache_read_tokens=usage.cacheReadInputTokens,
-                cache_write_tokens=usage.cacheWriteInputTokens,
-            ),
+            "".join(block["text"] for block in blocks if isinstance(block.get("text"), str)),
+            [_tool_use(block["toolUse"]) for block in blocks if isinstance(block.get("toolUse"), dict)],
+            usage=converse_usage(wire.usage),
             model=model_id,
-            finish_reason=wire.stopReason,
-            reasoning=reasoning_from_blocks(response["output"]["message"]["content"]),
+            finish_reason=wire.stopReason if isinstance(wire.stopReason, str) else None,
+            reasoning=reasoning_from_blocks(blocks),
         )
 
     def _client_for(self, request: ChatRequest) -> Any:
@@ -184,6 +157,21 @@ class BedrockConverseChatModel:
         if cache is not None and cache.style == "explicit":
             params = with_cache_points(params, cache)
         return params
+
+
+def _tool_use(block: dict[str, Any]) -> RawToolCall:
+    """A `toolUse` block as sent: missing, repeated or oversized ids and names are repaired afterwards, and an
+    input that is not an object is kept for the parser to report."""
+    identifier, name, arguments = block.get("toolUseId"), block.get("name"), block.get("input")
+    if arguments is None:
+        arguments = {}
+    elif not isinstance(arguments, dict):
+        arguments = {"_raw": json.dumps(arguments, ensure_ascii=False, default=str)}
+    return RawToolCall(
+        id=identifier if isinstance(identifier, str) else None,
+        name=name if isinstance(name, str) else "",
+        arguments=arguments,
+    )
 
 
 def _tool_spec(tool: ToolSpec) -> dict[str, Any]:

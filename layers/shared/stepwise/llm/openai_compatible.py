@@ -6,73 +6,20 @@ import json
 from typing import Any
 
 import httpx
-from pydantic import BaseModel, ValidationError
 
 from stepwise.config.llm import OpenAIModelConfig
 from stepwise.config.model_catalog import ModelFacts
 from stepwise.config.redaction import Redactor
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
-from stepwise.inputs.validation_problems import describe_problems
+from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.llm.prompt_cache import cache_control_messages
 from stepwise.llm.provider_errors import openai_error
-from stepwise.llm.reasoning import (
-    allowed_tool_choice,
-    openai_assistant_reasoning,
-    output_with_reasoning,
-    shape_openai_payload,
-)
-from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.finish import EMPTY_REPLY
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec, Usage
-from stepwise.protocols.reasoning_fields import reasoning_from_message, reasoning_tokens
+from stepwise.llm.reasoning import allowed_tool_choice, openai_assistant_reasoning, shape_openai_payload
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
-
-
-class _WireFunction(BaseModel):
-    # Any name is read: an empty or absurd one is the model's mistake to correct, not a failed call.
-    name: str | None = None
-    arguments: str | dict[str, Any] | None = None
-
-
-class _WireToolCall(BaseModel):
-    id: str | None = None
-    function: _WireFunction
-
-
-class _WireTextPart(BaseModel):
-    text: str = ""
-
-
-class _WireMessage(BaseModel):
-    content: str | list[_WireTextPart] | None = None
-    tool_calls: list[_WireToolCall] | None = None
-
-
-class _WireChoice(BaseModel):
-    message: _WireMessage
-    finish_reason: str | None = None
-
-
-class _WirePromptDetails(BaseModel):
-    cached_tokens: int | None = None
-
-
-class _WireUsage(BaseModel):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    total_tokens: int | None = None
-    # OpenAI's automatic prompt caching: how many of the prompt tokens were read from its cache.
-    prompt_tokens_details: _WirePromptDetails | None = None
-
-
-class _WireCompletion(BaseModel):
-    model: str = ""
-    # An empty list is a reply with nothing in it (a filtered or empty generation), not a malformed body.
-    choices: list[_WireChoice]
-    usage: _WireUsage | None = None
 
 
 class OpenAICompatibleChatModel:
@@ -186,37 +133,9 @@ class OpenAICompatibleChatModel:
                 f"model {self._config.model}: HTTP 200 but not a chat completion (body: not JSON)"
             ) from None
         try:
-            wire = _WireCompletion.model_validate(body)
-        except ValidationError as exc:
-            problems = describe_problems(exc, limit=3, top_level="body")
-            raise LLMTransientError(
-                f"model {self._config.model}: HTTP 200 but not a chat completion ({problems})"
-            ) from None
-        usage = wire.usage or _WireUsage()
-        cached = usage.prompt_tokens_details.cached_tokens if usage.prompt_tokens_details else None
-        thought = reasoning_tokens(body.get("usage"))
-        input_tokens = usage.prompt_tokens or 0
-        counted = Usage(
-            input_tokens=input_tokens,
-            output_tokens=output_with_reasoning(
-                usage.completion_tokens or 0, thought, input_tokens, usage.total_tokens
-            ),
-            cache_read_tokens=cached or 0,
-            reasoning_tokens=thought,
-        )
-        model = wire.model or self._config.model
-        if not wire.choices:
-            # The parser answers an empty reply with a corrective observation; the run goes on.
-            return repaired_completion("", [], usage=counted, model=model, finish_reason=EMPTY_REPLY)
-        choice = wire.choices[0]
-        return repaired_completion(
-            _text_of(choice.message.content),
-            [_tool_call(call) for call in choice.message.tool_calls or []],
-            usage=counted,
-            model=model,
-            finish_reason=choice.finish_reason,
-            reasoning=reasoning_from_message(body["choices"][0]["message"]),
-        )
+            return read_chat_completion(body, model=self._config.model)
+        except NotACompletion as exc:
+            raise LLMTransientError(f"model {self._config.model}: HTTP 200 but not a chat completion ({exc})") from None
 
     def _scrub(self, text: str) -> str:
         """Remove the API key from text a provider or library wrote, in case it echoes it."""
@@ -269,36 +188,6 @@ def _wire_tool_choice(choice: str) -> str | dict[str, Any]:
     if choice in _NAMED_TOOL_CHOICES:
         return choice
     return {"type": "function", "function": {"name": choice}}
-
-
-def _text_of(content: str | list[_WireTextPart] | None) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(part.text for part in content)
-
-
-def _tool_call(call: _WireToolCall) -> RawToolCall:
-    """Turn a wire tool call into a `RawToolCall` (ids and names are repaired afterwards).
-
-    Arguments arrive as a JSON string. One that does not decode to a JSON object is kept as
-    `{"_raw": "<text>"}` rather than failing the call, so the parser can tell the model what was wrong
-    with what it wrote.
-    """
-    raw = call.function.arguments
-    arguments: dict[str, Any]
-    if raw is None or (isinstance(raw, str) and not raw.strip()):
-        arguments = {}
-    elif isinstance(raw, dict):
-        arguments = raw
-    else:
-        try:
-            decoded = load_json(raw, what="the tool call's arguments")
-        except ValueError:  # not JSON, or past the JSON limits: the parser tells the model
-            decoded = None
-        arguments = decoded if isinstance(decoded, dict) else {"_raw": raw}
-    return RawToolCall(id=call.id, name=call.function.name or "", arguments=arguments)
 
 
 def _provider_message(response: httpx.Response) -> tuple[str, str | None]:

@@ -134,14 +134,3 @@ def converse_reasoning_blocks(message: ChatMessage) -> list[dict[str, Any]]:
                 continue
             blocks.append({"reasoningContent": {"redactedContent": data}})
     return blocks
-
-
-def output_with_reasoning(completion_tokens: int, reasoning_tokens: int, prompt_tokens: int, total: int | None) -> int:
-    """The output tokens of a reply, its reasoning included.
-
-    OpenAI's `completion_tokens` already holds the reasoning tokens; a server whose total shows they were
-    counted apart (total = prompt + completion + reasoning) has them added.
-    """
-    if reasoning_tokens and total is not None and total == prompt_tokens + completion_tokens + reasoning_tokens:
-        return completion_tokens + reasoning_tokens
-    return completion_tokens

@@ -62,6 +62,11 @@ class TraceStep(BaseModel, defer_build=True):
     input_tokens: int | None = None
     output_tokens: int | None = None
     reasoning_tokens: int | None = Field(default=None, description="The part of the output spent thinking.")
+    usage_estimated: bool | None = Field(
+        default=None,
+        description="A model call whose provider sent no usable usage: its tokens are Stepwise's estimate, and "
+        "`note` says why.",
+    )
     error: str | None = None
     note: str | None = None
     idempotency_key: str | None = Field(

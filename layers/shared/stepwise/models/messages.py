@@ -100,6 +100,10 @@ class Usage(BaseModel, defer_build=True):
     `inputTokens` plus its cache reads and writes); `cache_read_tokens` and `cache_write_tokens` say how
     many of them were read from or written to the provider's prompt cache, which bills them apart.
     `reasoning_tokens` are the part of `output_tokens` the model spent thinking.
+
+    `unreliable` says why the provider's counts could not be used (missing, not numbers, negative, beyond
+    any window, contradicting each other: `stepwise.protocols.usage_fields`); the counts are then Stepwise's
+    estimate once a step has made it (`stepwise.steps.usage_estimate`), zeros before.
     """
 
     input_tokens: int = 0
@@ -107,6 +111,7 @@ class Usage(BaseModel, defer_build=True):
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    unreliable: str | None = None
 
     @property
     def total_tokens(self) -> int:

@@ -2,8 +2,9 @@
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.trace_context import TraceContext
 
@@ -32,19 +33,32 @@ FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_b
 class RunUsage(BaseModel, defer_build=True):
     """What a run consumed, added to by each step in the same write as the step's result."""
 
-    input_tokens: int = 0
-    output_tokens: int = 0
+    # Counts are read as they can be, never refused (`stepwise.models.counts`): a usage stored by an earlier
+    # version, or summed from steps that hold a bad count, must not fail the run's end or its reading.
+    input_tokens: Count = 0
+    output_tokens: Count = 0
     # Of the input tokens, those read from and written to the provider's prompt cache (billed apart).
-    cache_read_tokens: int = 0
-    cache_write_tokens: int = 0
-    reasoning_tokens: int = Field(default=0, description="The part of the output tokens the model spent thinking.")
-    llm_calls: int = 0
-    tool_calls: int = 0
-    llm_ms: int = 0
-    tool_ms: int = 0
-    compactions: int = Field(default=0, description="Times the conversation was summarized to fit the model.")
-    compaction_calls: int = Field(default=0, description="Model calls those summaries took (in `llm_calls`).")
-    cost_usd: float | None = Field(default=None, description="Model tokens at the model's configured prices.")
+    cache_read_tokens: Count = 0
+    cache_write_tokens: Count = 0
+    reasoning_tokens: Count = Field(default=0, description="The part of the output tokens the model spent thinking.")
+    llm_calls: Count = 0
+    tool_calls: Count = 0
+    llm_ms: Count = 0
+    tool_ms: Count = 0
+    compactions: Count = Field(default=0, description="Times the conversation was summarized to fit the model.")
+    compaction_calls: Count = Field(default=0, description="Model calls those summaries took (in `llm_calls`).")
+    cost_usd: Cost = Field(default=None, description="Model tokens at the model's configured prices.")
+    estimated_calls: Count = Field(
+        default=0, description="Model calls whose tokens are Stepwise's estimate: their provider sent no usable usage."
+    )
+
+    @model_validator(mode="after")
+    def _parts_within_totals(self) -> "RunUsage":
+        parts = (self.cache_read_tokens, self.cache_write_tokens, self.reasoning_tokens)
+        self.cache_read_tokens, self.cache_write_tokens, self.reasoning_tokens = parts_within_totals(
+            self.input_tokens, self.output_tokens, *parts
+        )
+        return self
 
     @classmethod
     def from_steps(cls, steps: list["StepRecord"]) -> "RunUsage":
@@ -68,6 +82,7 @@ class RunUsage(BaseModel, defer_build=True):
             tool_ms=round(sum(step.latency_ms or 0 for step in tool_steps)),
             compactions=len(compactions),
             compaction_calls=sum(note.model_calls for note in compactions),
+            estimated_calls=sum(1 for step in model_steps if step.usage_estimated),
         )
 
 
@@ -245,21 +260,41 @@ class StepRecord(BaseModel, defer_build=True):
     ok: bool | None = None
     final_round: bool | None = None
     latency_ms: float | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    cache_write_tokens: int | None = None
+    # Counts are read as they can be, never refused (`stepwise.models.counts`), cached and reasoning tokens
+    # within the totals they are part of: a stored step must never fail a step that reads it.
+    input_tokens: OptionalCount = None
+    output_tokens: OptionalCount = None
+    cache_read_tokens: OptionalCount = None
+    cache_write_tokens: OptionalCount = None
     # Why the model stopped writing, as its provider said (`length`, `max_tokens`, `malformed_tool_use`...).
     finish_reason: str | None = None
-    reasoning_tokens: int | None = None
+    reasoning_tokens: OptionalCount = None
+    # a model call whose provider gave no usable usage: the tokens are Stepwise's estimate (the note says why)
+    usage_estimated: bool | None = None
     error: str | None = None
     parse_errors: int | None = None
     # A tool call that may change something: the key it was sent with, and which attempt this was.
     idempotency_key: str | None = None
     attempt: int | None = None
     # a model call: its request as estimated here (what the provider's count is compared with)
-    estimated_tokens: int | None = None
+    estimated_tokens: OptionalCount = None
     compaction: CompactionNote | None = None
+
+    @model_validator(mode="after")
+    def _parts_within_totals(self) -> "StepRecord":
+        if self.input_tokens is None or self.output_tokens is None:
+            return self
+        cache_read, cache_write, reasoning = parts_within_totals(
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens or 0,
+            self.cache_write_tokens or 0,
+            self.reasoning_tokens or 0,
+        )
+        self.cache_read_tokens = cache_read if self.cache_read_tokens is not None else None
+        self.cache_write_tokens = cache_write if self.cache_write_tokens is not None else None
+        self.reasoning_tokens = reasoning if self.reasoning_tokens is not None else None
+        return self
 
 
 class StoredMessage(ChatMessage, defer_build=True):

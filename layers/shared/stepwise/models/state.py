@@ -11,6 +11,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from stepwise.errors import InvalidStateEvent
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.models.counts import Cost, Count, OptionalCount
 from stepwise.models.run import FinalRoundReason, RunMeta
 from stepwise.models.trace_context import TraceContext
 
@@ -43,13 +44,15 @@ class RunSpend(BaseModel, defer_build=True):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    input_tokens: int = Field(default=0, ge=0)
-    output_tokens: int = Field(default=0, ge=0)
-    cache_read_tokens: int = Field(default=0, ge=0)
-    cache_write_tokens: int = Field(default=0, ge=0)
+    # Counts are read as they can be, never refused (`stepwise.models.counts`): a spend an earlier step
+    # passed on must not fail the next one.
+    input_tokens: Count = 0
+    output_tokens: Count = 0
+    cache_read_tokens: Count = 0
+    cache_write_tokens: Count = 0
     # The part of the output spent thinking, which a model may bill at its own rate.
-    reasoning_tokens: int = Field(default=0, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
+    reasoning_tokens: Count = 0
+    cost_usd: Cost = None
 
 
 class RunContext(BaseModel, defer_build=True):
@@ -126,15 +129,15 @@ class ContextState(BaseModel, defer_build=True):
     overflow_at: int | None = Field(default=None, ge=1, le=10_000)
     # the last request: its input tokens as the provider counted them (None when it did not say) and as
     # estimated here; their ratio calibrates the estimates of what is added after it
-    sent_tokens: int | None = Field(default=None, ge=0)
-    sent_estimate: int | None = Field(default=None, ge=0)
-    reply_tokens: int | None = Field(default=None, ge=0)
+    sent_tokens: OptionalCount = None
+    sent_estimate: OptionalCount = None
+    reply_tokens: OptionalCount = None
     # the last request is the start of the next one (no summary written since)
     anchored: bool = False
     # tokens past which the conversation is summarized first (none: the model's window is not known)
     compact_at: int | None = Field(default=None, ge=1)
     # the most tokens one tool result can add (the profile's max_observation_chars, estimated)
-    observation_tokens: int | None = Field(default=None, ge=0)
+    observation_tokens: OptionalCount = None
 
     @property
     def summary(self) -> SummaryRef | None:

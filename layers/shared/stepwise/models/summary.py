@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from stepwise.models.counts import Count
 from stepwise.models.run import CompactionNote
 
 
@@ -44,6 +45,8 @@ class ConversationSummary(BaseModel, defer_build=True):
     open: str = ""
     # what the compaction's trace step says; kept here so a retried Compact rebuilds the very same step
     note: CompactionNote
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: Count = 0
+    output_tokens: Count = 0
     latency_ms: float = 0
+    # the summarizer's usage was not counted usably by its provider: the tokens are Stepwise's estimate
+    usage_estimated: bool = False

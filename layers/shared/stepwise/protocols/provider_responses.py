@@ -90,15 +90,11 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
 
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
-    content = _openai_text(message.get("content"))
-    refusal = message.get("refusal")
-    if not content and isinstance(refusal, str):
-        content = refusal
+    content = openai_text(message.get("content")) or openai_refusal(message) or ""
     calls: list[_RawCall] = []
     raw_calls = message.get("tool_calls")
-    for raw in raw_calls if isinstance(raw_calls, list) else []:
-        if not isinstance(raw, dict):
-            return ParseError(message="A tool call in the response is not an object.")
+    # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
+    for raw in [raw for raw in raw_calls if isinstance(raw, dict)] if isinstance(raw_calls, list) else []:
         function = raw.get("function", raw)
         function = function if isinstance(function, dict) else {}
         calls.append((raw.get("id"), function.get("name"), function.get("arguments")))
@@ -108,13 +104,38 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
 
 
-def _openai_text(content: Any) -> str:
-    """OpenAI message content: a string, None, or a list of ``{"type": "text", "text": ...}`` parts."""
+def openai_text(content: Any) -> str:
+    """OpenAI message content as text: a string, or the text of a list of parts (``{"type": "text", "text":
+    ...}``, ``output_text`` ones, bare strings); a part with a null text, a refusal, an image or thinking
+    part adds nothing, and anything else (null included) is no text."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
-    return ""
+    if not isinstance(content, list):
+        return ""
+    return "".join(_part_text(part) for part in content)
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict) or part.get("type", "text") not in ("text", "output_text"):
+        return ""
+    text = part.get("text")
+    return text if isinstance(text, str) else ""
+
+
+def openai_refusal(message: dict[str, Any]) -> str | None:
+    """An OpenAI message's refusal: its `refusal` field, or the text of its refusal parts; None without one."""
+    if isinstance(message.get("refusal"), str) and message["refusal"]:
+        return str(message["refusal"])
+    content = message.get("content")
+    parts = content if isinstance(content, list) else []
+    refusals = [
+        part["refusal"]
+        for part in parts
+        if isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str)
+    ]
+    return "".join(refusals) or None
 
 
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:

@@ -40,19 +40,6 @@ def reasoning_from_blocks(blocks: Any) -> list[ReasoningBlock]:
     return _read_each(blocks, _content_block)
 
 
-def reasoning_tokens(usage: Any) -> int:
-    """`completion_tokens_details.reasoning_tokens` (or `output_tokens_details`) of an OpenAI-style usage."""
-    if not isinstance(usage, dict):
-        return 0
-    for details_key in ("completion_tokens_details", "output_tokens_details"):
-        details = usage.get(details_key)
-        if isinstance(details, dict):
-            count = details.get("reasoning_tokens")
-            if isinstance(count, int) and not isinstance(count, bool) and count > 0:
-                return count
-    return 0
-
-
 def _read_each(items: Any, read: Callable[[dict[str, Any]], ReasoningBlock | None]) -> list[ReasoningBlock]:
     """What `read` finds in each object of the JSON array `items`; anything else is skipped."""
     if not isinstance(items, list):

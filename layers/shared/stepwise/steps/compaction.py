@@ -28,6 +28,7 @@ from stepwise.steps.context_window import OVERFLOW_SAFETY, RequestSize, rendered
 from stepwise.steps.model_request import ModelTurn, model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.summarizer import SummaryInput, call_digests, merged_calls, write_notes
+from stepwise.steps.summary_text import attributed_facts
 from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, message_tokens, request_tokens
 from stepwise.store.summaries import compaction_step
 from stepwise.telemetry.observability import logger, metrics
@@ -135,12 +136,13 @@ def _summarize(
         through=through,
         calls=calls,
         earlier_calls=earlier,
-        facts=notes.facts,
+        facts=attributed_facts(notes.facts, covered),
         open=notes.open,
         note=placeholder,
         input_tokens=notes.input_tokens,
         output_tokens=notes.output_tokens,
         latency_ms=round(notes.latency_ms, 1),
+        usage_estimated=notes.usage_estimated,
     )
     tokens_after = _request_size(turn, history, summary, run, fresh)
     note = placeholder.model_copy(

@@ -63,7 +63,8 @@ def context_after_call(
     """The context once a model call is made (`step` records it; None leaves the context as it was)."""
     if step is None:
         return context
-    sent = step.input_tokens or None
+    # an estimated usage is not the provider's count: the next request is sized from estimates alone
+    sent = None if step.usage_estimated else step.input_tokens or None
     estimate = step.estimated_tokens
     ratio = max(1.0, sent / estimate) if sent and estimate else 1.0
     observation = math.ceil(tokens_of_chars(max_observation_chars) * ratio) + MESSAGE_OVERHEAD_TOKENS

@@ -24,6 +24,7 @@ from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import context_wording
+from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
 
 # Never cut a message below this many characters: its start says what it was.
@@ -36,39 +37,6 @@ OVERFLOW_SAFETY = 1.25
 _REPORTED_PROMPT = re.compile(
     r"resulted in (\d[\d,]*) tokens|\((\d[\d,]*) in the messages|prompt is too long: (\d[\d,]*) tokens", re.IGNORECASE
 )
-# Calls a summary lists one by one when rendered; older ones are counted per tool.
-_LISTED_CALLS_SHARE = 0.4
-
-
-def summary_message(summary: ConversationSummary, language: Language, budget_tokens: int) -> str:
-    """The text that stands for iterations 1 to `summary.through` in a request.
-
-    The calls are listed newest last, as many as fit in part of the summary's budget; the ones that do
-    not are counted per tool on one line.
-    """
-    wording = context_wording(language)
-    lines = [wording.summary_heading.format(through=summary.through), wording.calls_heading]
-    listed: list[str] = []
-    room = max(1, int(budget_tokens * _LISTED_CALLS_SHARE))
-    unlisted = dict((name, earlier.calls) for name, earlier in summary.earlier_calls.items())
-    for call in reversed(summary.calls):
-        line = f"- {call.iteration}: {call.name} {call.arguments} -> {wording.outcomes[call.outcome]}"
-        cost = text_tokens(line)
-        if cost > room:
-            unlisted[call.name] = unlisted.get(call.name, 0) + 1
-            room = 0
-            continue
-        room -= cost
-        listed.append(line)
-    if unlisted:
-        tools = ", ".join(f"{name} x{count}" for name, count in sorted(unlisted.items()))
-        lines.append(wording.earlier_calls.format(count=sum(unlisted.values()), tools=tools))
-    lines.extend(reversed(listed))
-    if not listed and not unlisted:
-        lines.append(wording.no_calls)
-    lines += [wording.facts_heading, summary.facts.strip() or wording.facts_unknown]
-    lines += [wording.open_heading, summary.open.strip() or wording.open_unknown]
-    return "\n".join(lines)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from stepwise.steps.context_window import (
 from stepwise.steps.model_call import call_within_deadline
 from stepwise.steps.model_request import model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.usage_estimate import estimated_usage_note
 from stepwise.store.keys import ASSISTANT_SLOT
 from stepwise.telemetry.observability import logger, metrics
 
@@ -133,6 +134,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     note = (
         f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
         f"{_offer_note(agent, turn.tools)}{_replacement_note(completion)}{_context_note(summary, fitted.cut_messages)}"
+        f"{estimated_usage_note(usage)}"
     )
     step = StepRecord(
         iteration=payload.iteration,
@@ -144,6 +146,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         cache_read_tokens=usage.cache_read_tokens or None,
         cache_write_tokens=usage.cache_write_tokens or None,
         reasoning_tokens=usage.reasoning_tokens or None,
+        usage_estimated=usage.unreliable is not None or None,
         finish_reason=completion.finish_reason,
         estimated_tokens=fitted.estimate,
         note="; ".join([note, *shaping]),

@@ -144,7 +144,10 @@ class StepRuntime:
         return config.provider, str(requested)
 
     def chat_model(self, name: str) -> ChatModel:
-        """The named model, built once."""
+        """The named model, built once; a usage its provider could not count comes back estimated
+        (`stepwise.steps.usage_estimate`), so every step can count what a call spent."""
+        from stepwise.steps.usage_estimate import EstimatedUsage
+
         resolver = self.secret_resolver
         with self._lock:
             if name not in self._chat_models:
@@ -157,7 +160,7 @@ class StepRuntime:
                     secret_resolver=resolver.resolve,
                     facts=self.config.model_facts(name),
                 )
-            return self._chat_models[name]
+            return EstimatedUsage(self._chat_models[name])
 
     def tools(self) -> ToolRegistry:
         """Every configured tool, built once (OpenAPI documents and MCP listings are read here)."""

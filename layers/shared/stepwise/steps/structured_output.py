@@ -24,6 +24,7 @@ from stepwise.protocols.lenient_json import load_lenient, scan_value
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.usage_estimate import estimated_usage_note
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
 
@@ -200,17 +201,19 @@ def _ask_and_store(
     reply = reply_text(without_reasoning(completion))
     _, problem = reply_problem(reply, schema)
     index = FIRST_ATTEMPT_INDEX + attempt
+    usage = completion.usage
     step = StepRecord(
         iteration=iteration,
         kind="format",
         n=attempt,
-        note=f"structured output attempt {attempt + 1} ({mode})",
+        note=f"structured output attempt {attempt + 1} ({mode}){estimated_usage_note(usage)}",
         ok=problem is None,
         error=problem,
         latency_ms=latency_ms,
-        input_tokens=completion.usage.input_tokens,
-        output_tokens=completion.usage.output_tokens,
-        reasoning_tokens=completion.usage.reasoning_tokens or None,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        reasoning_tokens=usage.reasoning_tokens or None,
+        usage_estimated=usage.unreliable is not None or None,
     )
     # The reply is stored as the assistant's message of its own slot, carrying its trace step (and so
     # its usage), once; a concurrent attempt's earlier reply wins.

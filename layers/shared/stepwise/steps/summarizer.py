@@ -4,10 +4,13 @@ What a summary keeps does not depend on the summarizer. The tool calls with thei
 come from the stored messages and trace (`call_digests`). The facts found and what is still open are the
 summarizer's notes, asked in the profile's language and checked: they must have their two sections, not be
 empty and fit the summary's budget. When they do not (garbage, nothing, too long, a refused call), a
-digest of the calls and observations stands in, so a compaction never fails a run.
+digest of the calls and observations stands in, so a compaction never fails a run. Each fact starts with
+the source it came from (`[<iteration> <tool>]`), so the summary can quote it as that tool's output
+(`stepwise.steps.summary_text`), never restate it as Stepwise's own.
 
 The summarizer's own input is bounded: the messages are sent in chunks that fit its window with room for
 its notes, each chunk with the notes so far, and a message too large for a chunk is cut with a marker.
+Tool results are quoted in it as data, and it is redacted of every secret the process knows.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from dataclasses import dataclass, field
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.model import Language
+from stepwise.config.redaction import redact_known_secrets
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion
 from stepwise.models.run import StoredMessage
 from stepwise.models.summary import CallDigest, ConversationSummary, EarlierCalls
 from stepwise.steps.context_wording import ContextWording, context_wording
+from stepwise.steps.summary_text import quoted
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, text_tokens
 
 # Calls a summary item lists one by one; older ones are counted per tool, so the item stays bounded.
@@ -98,6 +103,8 @@ class Notes:
     latency_ms: float = 0
     model_calls: int = 0
     chunks: int = 0
+    # a summarizer call's usage is the estimate (its provider sent none usable)
+    usage_estimated: bool = False
     problems: list[str] = field(default_factory=list)
 
 
@@ -131,7 +138,9 @@ def _transcript_line(message: StoredMessage) -> str:
         )
         return f"[{message.iteration}] assistant: {message.content.strip()}{calls}"
     if message.role == "tool":
-        return f"[{message.iteration}] result of {message.name or 'tool'}: {message.content}"
+        # quoted, so the summarizer reads it as data (its prompt says so), however it is worded
+        result = "\n".join(quoted(message.content.splitlines() or [""]))
+        return f"[{message.iteration}] result of {message.name or 'tool'}, quoted:\n{result}"
     return f"[{message.iteration}] {message.role}: {message.content}"
 
 
@@ -182,7 +191,24 @@ def write_notes(
 ) -> Notes:
     """The summary's notes, from the summarizer in chunks; the digest when any reply is unusable or the
     summarizer refuses (`LLMPermanentError`, a context overflow included). Transient errors propagate, so the
-    state machine retries Compact. `complete` calls the summarizer once (in its span)."""
+    state machine retries Compact. `complete` calls the summarizer once (in its span).
+
+    The notes come back redacted of every secret the process knows, as the store would redact them: the
+    summary this process keeps, renders into every later request and sends its next summarizer is then the
+    one stored."""
+    notes = _summarized(source, complete, model_name, limits, language, outcomes)
+    notes.facts, notes.open = redact_known_secrets(notes.facts), redact_known_secrets(notes.open)
+    return notes
+
+
+def _summarized(
+    source: SummaryInput,
+    complete: Callable[[ChatRequest], Completion],
+    model_name: str,
+    limits: ContextLimits,
+    language: Language,
+    outcomes: Mapping[tuple[int, str], bool | None],
+) -> Notes:
     wording = context_wording(language)
     budget = notes_budget(limits)
     facts = source.previous.facts if source.previous else ""
@@ -198,11 +224,11 @@ def write_notes(
     if len(chunks) > MAX_CHUNKS:
         return digest_notes(source, outcomes, budget, language, notes, f"{len(chunks)} chunks to summarize")
     for chunk in chunks:
+        # Redacted like everything that leaves Stepwise: the notes so far and the messages may come from this
+        # process's caches, which hold what was written before the store redacted it.
+        prompt = redact_known_secrets(_summarizer_prompt(source, notes, chunk, wording))
         request = ChatRequest(
-            messages=[
-                ChatMessage(role="system", content=system),
-                ChatMessage(role="user", content=_summarizer_prompt(source, notes, chunk, wording)),
-            ],
+            messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=prompt)],
             max_tokens=budget,
         )
         started = time.perf_counter()
@@ -215,6 +241,7 @@ def write_notes(
         notes.chunks += 1
         notes.input_tokens += completion.usage.input_tokens
         notes.output_tokens += completion.usage.output_tokens
+        notes.usage_estimated |= completion.usage.unreliable is not None
         notes.model = completion.model or model_name
         read = read_notes(completion.content, budget)
         if isinstance(read, str):
@@ -269,9 +296,7 @@ def digest_notes(
         excerpt = " ".join(results.get(key, "").split())
         if len(excerpt) > excerpt_chars:
             excerpt = excerpt[: excerpt_chars - 1] + "…"
-        line = wording.digest_observation.format(
-            iteration=call.iteration, name=call.name, outcome=wording.outcomes[call.outcome], excerpt=excerpt
-        )
+        line = wording.digest_observation.format(iteration=call.iteration, name=call.name, excerpt=excerpt)
         if text_tokens("\n".join([*lines, line])) > budget_tokens:
             break
         lines.append(line)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 
-from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall
 
 BYTES_PER_TOKEN = 3
 # OpenAI's chat format wraps each message in about 4 tokens (role and separators), and primes the reply
@@ -49,6 +49,12 @@ def request_tokens(request: ChatRequest) -> int:
         + text_tokens(tools + "".join(request.stop))
         + REQUEST_OVERHEAD_TOKENS
     )
+
+
+def reply_tokens(completion: Completion) -> int:
+    """Tokens of a model's reply: its text, what it thought, and its tool calls as JSON."""
+    thought = "".join(block.text for block in completion.reasoning)
+    return text_tokens(completion.content + thought + _calls_text(completion.tool_calls))
 
 
 def tokens_of_chars(chars: int) -> int:

@@ -42,6 +42,7 @@ def compaction_step(summary: ConversationSummary) -> StepRecord:
         latency_ms=summary.latency_ms,
         input_tokens=summary.input_tokens,
         output_tokens=summary.output_tokens,
+        usage_estimated=summary.usage_estimated or None,
         note=f"iterations {note.first_iteration}-{note.through_iteration} summarized ({note.reason}), "
         f"about {note.tokens_before} -> {note.tokens_after} tokens, "
         + (f"by {note.model}" if note.source == "model" else "a digest (the summarizer's notes were unusable)"),
