@@ -3,12 +3,14 @@
 `ENCODINGS` is the list of forms the canary is tested in, here and end to end (`tests/e2e/
 test_secret_encodings_canary.py`, `tests/fuzz/test_pipeline.py`): every form a server was seen or can
 reasonably be expected to echo, and combinations no list of forms would hold (double percent-encoding,
-every byte escaped, JSON escapes of every character).
+every byte escaped, JSON escapes of every character), and what a model restating a secret writes (full-width
+letters, characters joined by zero-width joiners or spaced out, reversed, rot13, a part of it).
 """
 
 from __future__ import annotations
 
 import base64
+import codecs
 import html
 import json
 import re
@@ -45,6 +47,16 @@ def json_escapes_of_every_character(text: str) -> str:
     (`\\u003c`)."""
     units = text.encode("utf-16-be")
     return "".join(f"\\u{units[index] << 8 | units[index + 1]:04x}" for index in range(0, len(units), 2))
+
+
+def full_width(text: str) -> str:
+    """Each printable ASCII character as its full-width form (U+FF01-FF5E; the space as U+3000)."""
+    return "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else "\u3000" if char == " " else char for char in text)
+
+
+def hex_bytes(data: bytes, separator: str) -> str:
+    """Each byte as two hex digits, `separator` between them (`63:61:6e`, as certificates and dumps write)."""
+    return separator.join(f"{byte:02x}" for byte in data)
 
 
 def python_escapes(data: bytes) -> str:
@@ -93,7 +105,39 @@ ENCODINGS = {
     "base64url of the second half": b64url(SECOND_HALF),
     "base32 of the first half": base64.b32encode(FIRST_HALF).decode(),
     "hex of the second half": SECOND_HALF.hex(),
+    "full-width": full_width(CANARY),
+    "zero-width joiners between characters": "\u200d".join(CANARY),
+    "zero-width spaces and soft hyphens between characters": "\u200b\u00ad".join(CANARY),
+    "spaces between characters": " ".join(CANARY),
+    "dots between characters": ".".join(CANARY),
+    "hex with colons": hex_bytes(SECRET_BYTES, ":"),
+    "hex with spaces, upper case": hex_bytes(SECRET_BYTES, " ").upper(),
+    "reversed": CANARY[::-1],
+    "rot13": codecs.encode(CANARY, "rot13"),
+    "base64 of base64": b64(b64(SECRET_BYTES).encode()),
+    "hex of base64": b64(SECRET_BYTES).encode().hex(),
+    "base64url of hex": b64url(SECRET_BYTES.hex().encode()),
+    "the first half": CANARY[: len(CANARY) // 2],
+    "the second half": CANARY[len(CANARY) // 2 :],
+    "a part of half its length": CANARY[5 : 5 + (len(CANARY) + 1) // 2],
 }
+# The forms decoding undoes in place: exactly the echoed characters are replaced. (An encoding of the secret
+# keeps the few characters at its ends that also carry the bytes around it.)
+IN_PLACE = [
+    "raw",
+    "full-width",
+    "zero-width joiners between characters",
+    "zero-width spaces and soft hyphens between characters",
+    "spaces between characters",
+    "dots between characters",
+    "hex with colons",
+    "hex with spaces, upper case",
+    "reversed",
+    "rot13",
+    "the first half",
+    "the second half",
+    "a part of half its length",
+]
 
 
 @pytest.mark.parametrize("form", ENCODINGS.values(), ids=ENCODINGS.keys())
@@ -107,6 +151,36 @@ def test_each_encoding_of_a_secret_is_redacted_inside_ordinary_text(form: str) -
     # Then no encoding of the canary is left, and the text around it is
     assert [name for name, other in ENCODINGS.items() if other in redacted] == []
     assert redacted.startswith("the server said: token=") and redacted.endswith("; done")
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_a_form_decoded_in_place_is_replaced_exactly(name: str) -> None:
+    # Given a text holding a form of the canary that decoding undoes in place, in brackets
+    text = f"before [{ENCODINGS[name]}] after"
+
+    # When it is redacted, then exactly that form was replaced
+    assert Redactor([CANARY]).redact(text) == "before [***] after"
+
+
+def test_a_part_longer_than_half_the_secret_is_replaced_whole() -> None:
+    # Given a key, and a text holding all of it but its first and last two characters
+    key = "sk-proj-Zq7vN2xK9mW4bR8tL1cY6hJ3"
+    text = f"it was {key[2:-2]}, really"
+
+    # When it is redacted, then the whole echoed piece is gone, not only a part of half the key's length
+    assert Redactor([key]).redact(text) == "it was ***, really"
+
+
+def test_a_short_keys_parts_are_found_but_a_word_or_a_number_in_a_key_is_not() -> None:
+    # Given a 9-character random key, a 9-character key that is a word and a digit, and one that is a date
+    redactor = Redactor(["x7Kp2mQ9z", "Password1", "2024-01-15"])
+    # When texts holding a part of each (8 characters, the least part searched), and the keys, are redacted
+    texts = ["got x7Kp2mQ9 back", "enter your password here", "due 2024-01-16", "Password1 and 2024-01-15"]
+    redacted = [redactor.redact(text) for text in texts]
+
+    # Then the random key's part is replaced; a common word and a date that are parts of a key stay, and a
+    # whole key is still replaced wherever it is
+    assert redacted == ["got *** back", "enter your password here", "due 2024-01-16", "*** and ***"]
 
 
 def test_ordinary_text_is_left_as_it_is() -> None:

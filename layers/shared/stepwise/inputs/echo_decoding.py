@@ -1,12 +1,16 @@
-"""Undoing what an echo does to a value: percent escapes, HTML entities, backslash escapes, letter case.
+"""Undoing what an echo does to a value: escapes, compatibility characters, separators, letter case.
 
-`normalize` decodes a text round after round until nothing changes (double encodings included) and keeps,
-for every character of every stage, the span of the original text it came from, so that something found
-in the decoded text can be replaced in the original (`stepwise.config.redaction` finds secrets so).
+`normalize` decodes a text round after round until nothing changes (double encodings included): percent
+escapes, HTML entities, backslash escapes, and Unicode compatibility forms (NFKC: full-width letters,
+ligatures, circled digits) with format characters (category Cf: zero-width joiners and spaces, soft
+hyphens, direction marks) removed. Then it joins what is written one character at a time with a separator
+between every character (`s e c r e t`, `s-e-c-r-e-t`, hex bytes as `73:65:63`). It keeps, for every
+character of every stage, the span of the original text it came from, so that something found in the
+decoded text can be replaced in the original (`stepwise.config.redaction` finds secrets so).
 
 Time is linear in the text: each round is a few regular-expression passes without nested quantifiers,
 and the rounds are bounded (`MAX_DECODING_ROUNDS`). No library decodes text while keeping track of where
-each character came from; `html.unescape` does the entity decoding itself.
+each character came from; `html.unescape` and `unicodedata.normalize` do the decoding itself.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import bisect
 import html
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -171,11 +176,68 @@ def _backslash(match: re.Match[str]) -> list[_Piece] | None:
     return pieces
 
 
-_DECODERS: tuple[tuple[str, re.Pattern[str], _Decoder], ...] = (
-    ("%", _PERCENT_RUN, _percent),
-    ("&", _ENTITY, _entity),
-    ("\\", _BACKSLASH, _backslash),
+# A run of non-ASCII characters with the character before it, which a combining mark may compose with.
+_NON_ASCII_RUN = re.compile(r".?[^\x00-\x7f]+", re.DOTALL)
+
+
+def _compatibility(match: re.Match[str]) -> list[_Piece] | None:
+    """NFKC of each character with its combining marks, format characters (Cf) removed; None if unchanged.
+
+    A character at a time, so each keeps its origin: NFKC composes only a character with the marks that
+    follow it (Hangul jamo aside, which no echo writes apart).
+    """
+    chunk = match.group()
+    # Format characters are not printable: a printable NFKC chunk has nothing to change.
+    if chunk.isprintable() and unicodedata.is_normalized("NFKC", chunk):
+        return None
+    pieces: list[_Piece] = []
+    kept_from = 0  # where the current run of unchanged characters began
+    index = 0
+    while index < len(chunk):
+        end = index + 1
+        while end < len(chunk) and unicodedata.combining(chunk[end]):
+            end += 1
+        unit = chunk[index:end]
+        folded = "".join(char for char in unicodedata.normalize("NFKC", unit) if unicodedata.category(char) != "Cf")
+        if folded != unit:
+            if kept_from < index:
+                pieces.append((kept_from, index, chunk[kept_from:index], 1))
+            pieces.append((index, end, folded, 0))
+            kept_from = end
+        index = end
+    if not pieces:
+        return None
+    if kept_from < len(chunk):
+        pieces.append((kept_from, len(chunk), chunk[kept_from:], 1))
+    return pieces
+
+
+# Each decoder runs only on a text its trigger says may hold something for it (a cheap test in C).
+_DECODERS: tuple[tuple[Callable[[str], bool], re.Pattern[str], _Decoder], ...] = (
+    (lambda text: "%" in text, _PERCENT_RUN, _percent),
+    (lambda text: "&" in text, _ENTITY, _entity),
+    (lambda text: "\\" in text, _BACKSLASH, _backslash),
+    (lambda text: not text.isascii(), _NON_ASCII_RUN, _compatibility),
 )
+
+# Characters written one at a time with the same separator between every one (`s e c r e t`, `s-e-c-r-e-t`),
+# at least `_MIN_SEPARATED` of them, or bytes in hex the same way (`73:65:63:72`). A separated character may
+# be the separator itself (a space of the value written between spaces). The match starts at the first
+# separator, so the engine skips to the next separator character at C speed; the first character, before
+# it, stays as it is. Fewer characters than the shortest redacted value cannot hold one; every quantifier
+# repeats a fixed-width unit, so nothing backtracks far.
+_MIN_SEPARATED = 8
+_SEPARATED = re.compile(
+    r"(?P<separator>[ \t.,:;_|/~+*=-])(?:(?P<pairs>(?:[0-9A-Fa-f]{2}(?P=separator)){2,}[0-9A-Fa-f]{2})"
+    rf"|(?:[^\n](?P=separator)){{{_MIN_SEPARATED - 2},}}[^\n])"
+)
+
+
+def _separated(match: re.Match[str]) -> list[_Piece]:
+    """The characters (or hex pairs) of a separated run, each a piece of its own, the separators left out."""
+    run = match.group()
+    width = 2 if match["pairs"] else 1
+    return [(start, start + width, run[start : start + width], 1) for start in range(1, len(run), width + 1)]
 
 
 def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str, _Layer] | None:
@@ -203,15 +265,17 @@ def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str
     return "".join(parts), _Layer(segments)
 
 
-def normalize(text: str) -> Normalized:
-    """`text` with percent escapes, HTML entities and backslash escapes undone, to a fixed point of at most
-    `MAX_DECODING_ROUNDS` rounds, every stage in lower case; each character keeps the span it came from."""
+def normalize(text: str, *, join_separated: bool = True) -> Normalized:
+    """`text` with percent escapes, HTML entities, backslash escapes and compatibility forms undone, to a
+    fixed point of at most `MAX_DECODING_ROUNDS` rounds, then (with `join_separated`) what was written with a
+    separator between every character joined; every stage in lower case; each character keeps the span it
+    came from."""
     layers: list[_Layer] = []
     stages = [_lower(text)]
     for _ in range(MAX_DECODING_ROUNDS):
         changed = False
-        for trigger, pattern, decoder in _DECODERS:
-            if trigger not in text:
+        for may_hold, pattern, decoder in _DECODERS:
+            if not may_hold(text):
                 continue
             decoded = _decode(text, pattern, decoder)
             if decoded is not None:
@@ -221,6 +285,10 @@ def normalize(text: str) -> Normalized:
                 changed = True
         if not changed:
             break
+    joined = _decode(text, _SEPARATED, _separated) if join_separated else None
+    if joined is not None:
+        layers.append(joined[1])
+        stages.append(_lower(joined[0]))
     return Normalized(stages, layers)
 
 
