@@ -51,7 +51,9 @@ def json_escapes_of_every_character(text: str) -> str:
 
 def full_width(text: str) -> str:
     """Each printable ASCII character as its full-width form (U+FF01-FF5E; the space as U+3000)."""
-    return "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else "\u3000" if char == " " else char for char in text)
+    return "".join(
+        chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else "\u3000" if char == " " else char for char in text
+    )
 
 
 def hex_bytes(data: bytes, separator: str) -> str:
@@ -65,62 +67,68 @@ def python_escapes(data: bytes) -> str:
 
 
 SECRET_BYTES = CANARY.encode()
-FIRST_HALF, SECOND_HALF = CANARY[: len(CANARY) // 2].encode(), CANARY[len(CANARY) // 2 :].encode()
-ENCODINGS = {
-    "raw": CANARY,
-    "percent-encoded": quote(CANARY, safe=""),
-    "percent-encoded, lower case": lower_percent(quote(CANARY, safe="")),
-    "percent-encoded keeping slashes": quote(CANARY),
-    "plus for space": quote_plus(CANARY),
-    "plus for space, lower case": lower_percent(quote_plus(CANARY)),
-    "JSON-escaped": json.dumps(CANARY)[1:-1],
-    "JSON-escaped, non-ASCII kept": json.dumps(CANARY, ensure_ascii=False)[1:-1],
-    "HTML-escaped": html.escape(CANARY),
-    "HTML-escaped, quotes kept": html.escape(CANARY, quote=False),
-    "base64": b64(SECRET_BYTES),
-    "base64url": b64url(SECRET_BYTES),
-    "base64 of a Basic credential": b64(b"user:" + SECRET_BYTES),
-    "base64url after two bytes": b64url(b"ab" + SECRET_BYTES + b"!"),
-    "hex": SECRET_BYTES.hex(),
-    "hex, upper case": SECRET_BYTES.hex().upper(),
-    "decimal HTML entities": "".join(f"&#{ord(char)};" for char in CANARY),
-    "hex HTML entities": "".join(f"&#x{ord(char):x};" for char in CANARY),
-    "hex HTML entities, upper case": "".join(f"&#X{ord(char):X};" for char in CANARY),
-    "every byte percent-encoded": every_byte_percent_encoded(SECRET_BYTES),
-    "every byte percent-encoded, lower case": every_byte_percent_encoded(SECRET_BYTES).lower(),
-    "double percent-encoding": quote(quote(CANARY, safe=""), safe=""),
-    "double percent-encoding of every byte": every_byte_percent_encoded(
-        every_byte_percent_encoded(SECRET_BYTES).encode()
-    ),
-    "JSON escapes of every character": json_escapes_of_every_character(CANARY),
-    "JSON-escaped twice": json.dumps(json.dumps(CANARY))[1:-1],
-    "Python str escapes": repr(CANARY)[1:-1],
-    "Python ascii() escapes": ascii(CANARY)[1:-1],
-    "Python bytes escapes": python_escapes(SECRET_BYTES),
-    "upper case": CANARY.upper(),
-    "base32": base64.b32encode(SECRET_BYTES).decode(),
-    "base32 after three bytes": base64.b32encode(b"ab:" + SECRET_BYTES).decode(),
-    "base64 of the first half": b64(FIRST_HALF),
-    "base64 of the second half": b64(SECOND_HALF),
-    "base64url of the second half": b64url(SECOND_HALF),
-    "base32 of the first half": base64.b32encode(FIRST_HALF).decode(),
-    "hex of the second half": SECOND_HALF.hex(),
-    "full-width": full_width(CANARY),
-    "zero-width joiners between characters": "\u200d".join(CANARY),
-    "zero-width spaces and soft hyphens between characters": "\u200b\u00ad".join(CANARY),
-    "spaces between characters": " ".join(CANARY),
-    "dots between characters": ".".join(CANARY),
-    "hex with colons": hex_bytes(SECRET_BYTES, ":"),
-    "hex with spaces, upper case": hex_bytes(SECRET_BYTES, " ").upper(),
-    "reversed": CANARY[::-1],
-    "rot13": codecs.encode(CANARY, "rot13"),
-    "base64 of base64": b64(b64(SECRET_BYTES).encode()),
-    "hex of base64": b64(SECRET_BYTES).encode().hex(),
-    "base64url of hex": b64url(SECRET_BYTES.hex().encode()),
-    "the first half": CANARY[: len(CANARY) // 2],
-    "the second half": CANARY[len(CANARY) // 2 :],
-    "a part of half its length": CANARY[5 : 5 + (len(CANARY) + 1) // 2],
-}
+
+
+def encodings_of(secret: str) -> dict[str, str]:
+    """Every form of `secret` the redactor is tested against, by name."""
+    data = secret.encode()
+    first_half, second_half = secret[: len(secret) // 2].encode(), secret[len(secret) // 2 :].encode()
+    return {
+        "raw": secret,
+        "percent-encoded": quote(secret, safe=""),
+        "percent-encoded, lower case": lower_percent(quote(secret, safe="")),
+        "percent-encoded keeping slashes": quote(secret),
+        "plus for space": quote_plus(secret),
+        "plus for space, lower case": lower_percent(quote_plus(secret)),
+        "JSON-escaped": json.dumps(secret)[1:-1],
+        "JSON-escaped, non-ASCII kept": json.dumps(secret, ensure_ascii=False)[1:-1],
+        "HTML-escaped": html.escape(secret),
+        "HTML-escaped, quotes kept": html.escape(secret, quote=False),
+        "base64": b64(data),
+        "base64url": b64url(data),
+        "base64 of a Basic credential": b64(b"user:" + data),
+        "base64url after two bytes": b64url(b"ab" + data + b"!"),
+        "hex": data.hex(),
+        "hex, upper case": data.hex().upper(),
+        "decimal HTML entities": "".join(f"&#{ord(char)};" for char in secret),
+        "hex HTML entities": "".join(f"&#x{ord(char):x};" for char in secret),
+        "hex HTML entities, upper case": "".join(f"&#X{ord(char):X};" for char in secret),
+        "every byte percent-encoded": every_byte_percent_encoded(data),
+        "every byte percent-encoded, lower case": every_byte_percent_encoded(data).lower(),
+        "double percent-encoding": quote(quote(secret, safe=""), safe=""),
+        "double percent-encoding of every byte": every_byte_percent_encoded(every_byte_percent_encoded(data).encode()),
+        "JSON escapes of every character": json_escapes_of_every_character(secret),
+        "JSON-escaped twice": json.dumps(json.dumps(secret))[1:-1],
+        "Python str escapes": repr(secret)[1:-1],
+        "Python ascii() escapes": ascii(secret)[1:-1],
+        "Python bytes escapes": python_escapes(data),
+        "upper case": secret.upper(),
+        "base32": base64.b32encode(data).decode(),
+        "base32 after three bytes": base64.b32encode(b"ab:" + data).decode(),
+        "base64 of the first half": b64(first_half),
+        "base64 of the second half": b64(second_half),
+        "base64url of the second half": b64url(second_half),
+        "base32 of the first half": base64.b32encode(first_half).decode(),
+        "hex of the second half": second_half.hex(),
+        "full-width": full_width(secret),
+        "zero-width joiners between characters": "\u200d".join(secret),
+        "zero-width spaces and soft hyphens between characters": "\u200b\u00ad".join(secret),
+        "spaces between characters": " ".join(secret),
+        "dots between characters": ".".join(secret),
+        "hex with colons": hex_bytes(data, ":"),
+        "hex with spaces, upper case": hex_bytes(data, " ").upper(),
+        "reversed": secret[::-1],
+        "rot13": codecs.encode(secret, "rot13"),
+        "base64 of base64": b64(b64(data).encode()),
+        "hex of base64": b64(data).encode().hex(),
+        "base64url of hex": b64url(data.hex().encode()),
+        "the first half": secret[: len(secret) // 2],
+        "the second half": secret[len(secret) // 2 :],
+        "a part of half its length": secret[5 : 5 + (len(secret) + 1) // 2],
+    }
+
+
+ENCODINGS = encodings_of(CANARY)
 # The forms decoding undoes in place: exactly the echoed characters are replaced. (An encoding of the secret
 # keeps the few characters at its ends that also carry the bytes around it.)
 IN_PLACE = [

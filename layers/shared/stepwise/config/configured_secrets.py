@@ -98,9 +98,11 @@ class KnownSecrets:
         self._tried_at: float | None = None
 
     @classmethod
-    def register(cls, config: StepwiseConfig, resolver: SecretResolver) -> KnownSecrets:
+    def register(
+        cls, config: StepwiseConfig, resolver: SecretResolver, *, clock: Callable[[], float] = time.monotonic
+    ) -> KnownSecrets:
         """Resolve every secret of `config` with `resolver` now; those that cannot be are kept pending."""
-        known = cls(configured_secrets(config), resolver)
+        known = cls(configured_secrets(config), resolver, clock=clock)
         for secret in known.resolve_pending():
             _logger.warning(
                 f"secret {secret.describe()} could not be resolved when the configuration was loaded; "

@@ -135,7 +135,7 @@ class StepRuntime:
                 config = self._config() if callable(self._config) else self._config
                 from stepwise.config.configured_secrets import KnownSecrets
 
-                self._known_secrets = KnownSecrets.register(config, resolver)
+                self._known_secrets = KnownSecrets.register(config, resolver, clock=self.clock)
                 # published last: a thread that sees the configuration knows its secrets are registered
                 self._loaded = config
             return self._loaded
