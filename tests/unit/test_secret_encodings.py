@@ -170,6 +170,15 @@ def test_a_form_decoded_in_place_is_replaced_exactly(name: str) -> None:
     assert Redactor([CANARY]).redact(text) == "before [***] after"
 
 
+def test_a_secret_spaced_out_among_other_spaced_out_characters_is_replaced_without_their_separators() -> None:
+    # Given a key spelled out between other characters spelled out the same way
+    key = "sk-proj-Zq7vN2xK9mW4bR8tL1cY6hJ3"
+    text = "k e y : " + " ".join(key) + " ! ! !"
+
+    # When it is redacted, then exactly the key's characters and the separators between them are replaced
+    assert Redactor([key]).redact(text) == "k e y : *** ! ! !"
+
+
 def test_a_part_longer_than_half_the_secret_is_replaced_whole() -> None:
     # Given a key, and a text holding all of it but its first and last two characters
     key = "sk-proj-Zq7vN2xK9mW4bR8tL1cY6hJ3"

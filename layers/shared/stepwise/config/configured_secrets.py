@@ -68,10 +68,12 @@ def configured_secrets(config: StepwiseConfig) -> list[ConfiguredSecret]:
     if config.intent is not None and config.intent.llm is not None and config.intent.llm.proxy_api_key is not None:
         secrets.append(ConfiguredSecret("intent.llm.proxy_api_key", config.intent.llm.proxy_api_key.get_secret_value()))
     tools = config.tools
-    for kind, sources in (("apis", tools.apis), ("openapi", tools.openapi), ("mcp", tools.mcp)):
-        for index, source in enumerate(sources):
-            if source.api_key is not None:
-                secrets.append(ConfiguredSecret(f"tools.{kind}.{index}.apiKey.value", source.api_key.value))
+    keys = [
+        *((f"apis.{index}", source.api_key) for index, source in enumerate(tools.apis)),
+        *((f"openapi.{index}", source.api_key) for index, source in enumerate(tools.openapi)),
+        *((f"mcp.{index}", source.api_key) for index, source in enumerate(tools.mcp)),
+    ]
+    secrets += [ConfiguredSecret(f"tools.{where}.apiKey.value", key.value) for where, key in keys if key is not None]
     for index, server in enumerate(tools.mcp):
         secrets += [
             ConfiguredSecret(f"tools.mcp.{index}.env.{name}", value)

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 MAX_DECODING_ROUNDS = 8
 
 
-# Where a decoded piece came from: output characters [out_start, out_end) were input [in_start, in_end).
-# With a stride, output character i came from the `stride` input characters starting at
-# in_start + (i - out_start) * stride (a run of `%41%42`); with 0 the piece is atomic. A plain tuple: a
-# text of escapes makes one a piece, and an object each would cost more than the decoding.
-_Segment = tuple[int, int, int, int, int]
+# Where a decoded piece came from: output characters [out_start, out_end) were input [in_start, in_end),
+# laid out as (pitch, group, width): output character i came from the `width` input characters starting at
+# in_start + (k // group) * pitch + (k % group) * width, k = i - out_start. A run of `%41%42` is (3, 1, 3),
+# spaced-out characters `a b c` (2, 1, 1), hex bytes `61:62` (3, 2, 1). With pitch 0 the piece is atomic. A
+# plain tuple: a text of escapes makes one a piece, and an object each would cost more than the decoding.
+_Segment = tuple[int, int, int, int, int, int, int]
 
 
 class _Layer:
@@ -51,9 +52,10 @@ class _Layer:
         segment = self._segment_of(position)
         if segment is None:
             return position
-        out_start, out_end, in_start, in_end, stride = segment
+        out_start, out_end, in_start, in_end, pitch, group, width = segment
         if position < out_end:
-            return in_start + (position - out_start) * stride
+            offset = position - out_start
+            return in_start + (offset // group) * pitch + (offset % group) * width
         return in_end + (position - out_end)
 
     def end(self, position: int) -> int:
@@ -63,9 +65,12 @@ class _Layer:
         segment = self._segment_of(position - 1)
         if segment is None:
             return position
-        out_start, out_end, in_start, in_end, stride = segment
+        out_start, out_end, in_start, in_end, pitch, group, width = segment
         if position - 1 < out_end:
-            return in_start + (position - out_start) * stride if stride else in_end
+            if not pitch:
+                return in_end
+            offset = position - 1 - out_start
+            return in_start + (offset // group) * pitch + (offset % group) * width + width
         return in_end + (position - out_end)
 
 
@@ -233,11 +238,29 @@ _SEPARATED = re.compile(
 )
 
 
-def _separated(match: re.Match[str]) -> list[_Piece]:
-    """The characters (or hex pairs) of a separated run, each a piece of its own, the separators left out."""
-    run = match.group()
-    width = 2 if match["pairs"] else 1
-    return [(start, start + width, run[start : start + width], 1) for start in range(1, len(run), width + 1)]
+def _join_separated(text: str) -> tuple[str, _Layer] | None:
+    """`text` with each separated run's separators left out, and the map back; None when it has no run.
+
+    A run is one segment however long it is, laid out as its characters (or hex pairs) at every other place.
+    """
+    parts: list[str] = []
+    segments: list[_Segment] = []
+    copied = 0  # input copied up to here
+    length = 0  # output written so far
+    for match in _SEPARATED.finditer(text):
+        group = 2 if match["pairs"] else 1
+        # the run without its first separator; its first character (or pair) is before the match
+        run = match.group()[1:]
+        joined = "".join(run[start : start + group] for start in range(0, len(run), group + 1))
+        parts += [text[copied : match.start()], joined]
+        length += match.start() - copied
+        segments.append((length, length + len(joined), match.start() + 1, match.end(), group + 1, group, 1))
+        length += len(joined)
+        copied = match.end()
+    if not segments:
+        return None
+    parts.append(text[copied:])
+    return "".join(parts), _Layer(segments)
 
 
 def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str, _Layer] | None:
@@ -255,7 +278,7 @@ def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str
         length += gap
         for start, end, decoded, stride in pieces:
             in_start, in_end = match.start() + start, match.start() + end
-            segments.append((length, length + len(decoded), in_start, in_end, stride))
+            segments.append((length, length + len(decoded), in_start, in_end, stride, 1, stride))
             parts.append(decoded)
             length += len(decoded)
         copied = match.end()
@@ -285,7 +308,7 @@ def normalize(text: str, *, join_separated: bool = True) -> Normalized:
                 changed = True
         if not changed:
             break
-    joined = _decode(text, _SEPARATED, _separated) if join_separated else None
+    joined = _join_separated(text) if join_separated else None
     if joined is not None:
         layers.append(joined[1])
         stages.append(_lower(joined[0]))
