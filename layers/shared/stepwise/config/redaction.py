@@ -85,7 +85,8 @@ class _Search:
             for part, origins in secret_parts(secret).items():
                 parts.setdefault(part, []).extend(origins)
         everything = forms | set(parts)
-        return cls(tuple(sorted(everything, key=len, reverse=True)), literal_pattern(everything), parts)
+        pattern = literal_pattern(everything) if everything else None
+        return cls(tuple(sorted(everything, key=len, reverse=True)), pattern, parts)
 
     def spans(self, text: str) -> Iterable[tuple[int, int]]:
         """Where a form is in `text` (a stage of decoded text), a part followed as far as it goes on."""
