@@ -19,7 +19,7 @@ import bisect
 import html
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 # Decoding rounds, each undoing one layer of percent, entity and backslash escaping. An echo encodes a
@@ -185,36 +185,59 @@ def _backslash(match: re.Match[str]) -> list[_Piece] | None:
 _NON_ASCII_RUN = re.compile(r".?[^\x00-\x7f]+", re.DOTALL)
 
 
-def _compatibility(match: re.Match[str]) -> list[_Piece] | None:
-    """NFKC of each character with its combining marks, format characters (Cf) removed; None if unchanged.
+# A stretch this short is folded a character at a time; a longer one that needs folding is halved first,
+# so that a long text with a few characters to fold (Chinese with full-width punctuation) is checked in C.
+_FOLDED_ONE_BY_ONE = 64
 
-    A character at a time, so each keeps its origin: NFKC composes only a character with the marks that
-    follow it (Hangul jamo aside, which no echo writes apart).
-    """
+
+def _compatibility(match: re.Match[str]) -> list[_Piece] | None:
+    """NFKC of each character with its combining marks, format characters (Cf) removed; None if unchanged."""
     chunk = match.group()
-    # Format characters are not printable: a printable NFKC chunk has nothing to change.
-    if chunk.isprintable() and unicodedata.is_normalized("NFKC", chunk):
-        return None
     pieces: list[_Piece] = []
     kept_from = 0  # where the current run of unchanged characters began
-    index = 0
-    while index < len(chunk):
-        end = index + 1
-        while end < len(chunk) and unicodedata.combining(chunk[end]):
-            end += 1
-        unit = chunk[index:end]
-        folded = "".join(char for char in unicodedata.normalize("NFKC", unit) if unicodedata.category(char) != "Cf")
-        if folded != unit:
-            if kept_from < index:
-                pieces.append((kept_from, index, chunk[kept_from:index], 1))
-            pieces.append((index, end, folded, 0))
-            kept_from = end
-        index = end
+    for start, end, folded in _folded_units(chunk, 0, len(chunk)):
+        if kept_from < start:
+            pieces.append((kept_from, start, chunk[kept_from:start], 1))
+        pieces.append((start, end, folded, 0))
+        kept_from = end
     if not pieces:
         return None
     if kept_from < len(chunk):
         pieces.append((kept_from, len(chunk), chunk[kept_from:], 1))
     return pieces
+
+
+def _folded_units(chunk: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+    """Each character of `chunk[start:end]` (with the combining marks after it) that folding changes, where
+    it is and what it becomes, in order.
+
+    A character at a time, so each keeps its origin: NFKC composes only a character with the marks that
+    follow it (Hangul jamo aside, which no echo writes apart). Format characters are not printable, so a
+    printable stretch already in NFKC needs nothing.
+    """
+    stretch = chunk[start:end]
+    if stretch.isprintable() and unicodedata.is_normalized("NFKC", stretch):
+        return
+    if end - start > _FOLDED_ONE_BY_ONE:
+        middle = (start + end) // 2
+        while middle < end and unicodedata.combining(chunk[middle]):
+            middle += 1  # never between a character and its marks
+        if middle < end:
+            yield from _folded_units(chunk, start, middle)
+            yield from _folded_units(chunk, middle, end)
+            return
+    index = start
+    while index < end:
+        unit_end = index + 1
+        while unit_end < end and unicodedata.combining(chunk[unit_end]):
+            unit_end += 1
+        unit = chunk[index:unit_end]
+        folded = unicodedata.normalize("NFKC", unit)
+        if not folded.isprintable():
+            folded = "".join(char for char in folded if unicodedata.category(char) != "Cf")
+        if folded != unit:
+            yield index, unit_end, folded
+        index = unit_end
 
 
 # Each decoder runs only on a text its trigger says may hold something for it (a cheap test in C).
