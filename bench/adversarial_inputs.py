@@ -179,11 +179,17 @@ def _cases() -> list[Case]:
         Case("echo_decoding.normalize", "&#67;…", normalize, repeated("&#67;")),
         Case("echo_decoding.normalize", "\\x41\\u0041…", normalize, repeated("\\x41\\u0041")),
         Case("echo_decoding.normalize", "&&&#…", normalize, repeated("&&&#")),
+        Case("echo_decoding.normalize", "full-width, zero-width joined…", normalize, repeated("\uff53\u200dk\u0301")),
+        Case("echo_decoding.normalize", "a b c d… (spaced out)", normalize, repeated("a ")),
+        Case("echo_decoding.normalize", "a b c d e f g. (spaced, cut short)", normalize, repeated("a b c d e f g. ")),
+        Case("echo_decoding.normalize", "73:6b:2d… (hex with colons)", normalize, repeated("73:")),
         Case("Redactor.redact", "near-matches of the secret", _REDACTOR.redact, repeated(SECRET[:-1] + " ")),
         Case(
             "Redactor.redact", "near-matches, percent-encoded", _REDACTOR.redact, repeated("%73%6B%2D%6C%69%76%65%2D")
         ),
         Case("Redactor.redact", "base64-like run", _REDACTOR.redact, repeated("c2stbGl2ZS1DYW5h")),
+        Case("Redactor.redact", "parts of the secret", _REDACTOR.redact, repeated(SECRET[:15] + SECRET[:20])),
+        Case("Redactor.redact", "the secret spaced out", _REDACTOR.redact, repeated(" ".join(SECRET[:-1]) + " ")),
         Case("redact_known_secrets", "near-matches of the secret", redact_known_secrets, repeated(SECRET[:-2])),
         # protocols: what a model writes
         Case("lenient_json.load_lenient", '{"a":…', lenient_json.load_lenient, repeated('{"a":')),

@@ -8,10 +8,15 @@ The run goes through `stepwise serve` and the real state machine with an OpenAI-
 loopback; every logger is at DEBUG. Afterwards the stored items, the API's answers (trace included),
 the log records, stdout/stderr and every request the model received are searched for each encoding, both
 as they are written and, for JSON documents, in each of their strings (where JSON's own escaping is undone).
+
+A literal secret (a tool's `apiKey` written in the configuration) that a fresh server's model restates in
+its very first reply, in its text, reasoning and tool call arguments, then spaced out, reversed and in
+full-width letters, is in none of the run list, the run, the stored items or an eval report of a run.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import time
@@ -22,13 +27,15 @@ from typing import Any
 import boto3
 import httpx
 import pytest
+import yaml
 from moto import mock_aws
 
+from stepwise.cli import main
 from tests.e2e.conftest import get_tool, http_api, serve
 from tests.e2e.test_secret_canary import scan_table
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
-from tests.support.tool_server import Raw, ScriptableToolServer
-from tests.unit.test_secret_encodings import CANARY, ENCODINGS
+from tests.support.tool_server import Json, Raw, ScriptableToolServer
+from tests.unit.test_secret_encodings import CANARY, ENCODINGS, encodings_of, full_width
 
 PARAMETER = "/stepwise/canary/encodings"
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
@@ -75,9 +82,9 @@ def echoing_setup(tool_api: ScriptableToolServer, model: FakeOpenAIServer) -> di
     }
 
 
-def leaked_forms(places: dict[str, str]) -> list[tuple[str, str]]:
-    """(place, encoding) for each encoded form of the canary found in a place."""
-    return [(place, name) for place, text in places.items() for name, form in ENCODINGS.items() if form in text]
+def leaked_forms(places: dict[str, str], forms: dict[str, str] = ENCODINGS) -> list[tuple[str, str]]:
+    """(place, encoding) for each encoded form of the canary (or of `forms`' secret) found in a place."""
+    return [(place, name) for place, text in places.items() for name, form in forms.items() if form in text]
 
 
 def test_every_encoding_of_an_echoed_canary_is_absent_from_everything_the_run_produced(
@@ -143,3 +150,68 @@ def test_no_encoding_of_an_echoed_canary_is_in_a_streamed_chat_completion(ssm_ca
     tool_steps = [chunk["stepwise_step"] for chunk in chunks if chunk.get("stepwise_step", {}).get("kind") == "tool"]
     assert ["***" in step["observation"] for step in tool_steps] == [True]
     assert leaked_forms({"stream": streamed + strings_in(chunks)}) == []
+
+
+# A key as providers issue them, written in the configuration as it is (no SSM): no process resolves it
+# before a tool call, and the model restates it before any.
+LITERAL = "sk-live-4fQz7Lm2Xc8Vb1Nw6Rt3Yp5K"
+
+
+def restating(content: str, *, reasoning: str | None = None, **options: Any) -> dict[str, Any]:
+    """A chat completion whose message says `content` (and, as DeepSeek writes it, `reasoning`)."""
+    body = chat_completion(content=content, **options)
+    if reasoning is not None:
+        body["choices"][0]["message"]["reasoning_content"] = reasoning
+    return body
+
+
+def test_a_literal_secret_a_fresh_servers_model_restates_is_in_no_answer_stored_item_or_eval_report(
+    tmp_path: Path,
+) -> None:
+    with ScriptableToolServer() as tool_api, FakeOpenAIServer() as model:
+        # Given a tool whose API key is a literal in the configuration, and a model whose first reply restates
+        # that key in its text, its reasoning and its call's arguments, and whose answer spells it out
+        tool_api.on("/lookup", Json({"found": "nothing"}))
+        api_entry = http_api(tool_api.url, get_tool("lookup", "/lookup", q="string"))
+        api_entry["apiKey"] = {"in": "header", "name": "X-Key", "value": LITERAL}
+        call = {"name": "lookup", "arguments": {"q": f"key {LITERAL}"}}
+        model.enqueue(body=restating(f"Using {LITERAL}.", reasoning=f"The key is {LITERAL}.", tool_calls=[call]))
+        model.enqueue(body=restating(f"It was {' '.join(LITERAL)}, {LITERAL[::-1]}, {full_width(LITERAL)}."))
+        # (and the eval case's run answers with the key itself)
+        model.enqueue(body=restating(f"The key is {LITERAL}."))
+        config = {
+            "models": {"m": {"provider": "openai", "base_url": model.base_url, "model": "fake-model"}},
+            "tools": {"apis": [api_entry]},
+            "profiles": {"default": {"model": "m", "strategy": "function_calling"}},
+        }
+        suite = tmp_path / "suite.yaml"
+        case = {"id": "key", "input": "What is the key?", "expect": {"answer_contains": "never said"}}
+        suite.write_text(yaml.safe_dump({"name": "canary", "cases": [case]}), encoding="utf-8")
+        with serve(config, tmp_path) as served:
+            client = httpx.Client(base_url=served.url, headers={"x-api-key": "alice"}, timeout=30)
+            # When a fresh server runs a question, is read back, and an eval suite runs against it
+            run_id = client.post("/v1/runs", json={"input": "look it up"}).json()["run_id"]
+            run = finished_run(client, run_id)
+            listed = client.get("/v1/runs")
+            items = scan_table(served.environment.table_name)
+            report, junit = tmp_path / "report.json", tmp_path / "report.xml"
+            arguments = ["eval", str(suite), "--against", served.url, "--key", "alice", "--parallel", "1"]
+            code = main([*arguments, "--json", str(report), "--junit", str(junit)], out=io.StringIO())
+        model_requests = [request.body for request in model.requests]
+        sent_keys = [request.headers.get("x-key") for request in tool_api.requests]
+
+    # Then the tool got the key, the run succeeded, and the eval ran its case (which fails, as written)
+    assert (sent_keys, run.json()["status"], code) == ([LITERAL], "SUCCEEDED", 1)
+    assert len(model_requests) == 3
+    places = {
+        "run and trace": run.text + strings_in(run.json()),
+        "run list": listed.text + strings_in(listed.json()),
+        "stored items": json.dumps(items, ensure_ascii=False) + strings_in(items),
+        "model requests": json.dumps(model_requests, ensure_ascii=False) + strings_in(model_requests),
+        "eval report": report.read_text(encoding="utf-8") + junit.read_text(encoding="utf-8"),
+    }
+    # And the key was redacted where the model's words were stored (its text, reasoning and arguments)
+    stored = json.dumps(items)
+    assert ("Using ***." in stored, "The key is ***." in stored, "key ***" in stored) == (True, True, True)
+    # But no form of the key is anywhere
+    assert leaked_forms(places, encodings_of(LITERAL)) == []

@@ -2,10 +2,11 @@
 
 The cases are `bench.adversarial_inputs.CASES`: each function on untrusted text, with the inputs worst
 for it (unterminated strings full of escapes, runs of the characters a pattern repeats, unclosed tags
-and brackets, near-matches of a secret). A case fails when its 1 MB input costs more than `MAX_RATIO`
-times its 100 KB one, more than `MAX_SCANS` plain scans of the text, and a 4 MB input more than
-`MAX_GROWTH_4X` times the 1 MB one: a function that rescans its text grows 100 and 16 times. Ratios
-measured within one run, never seconds (`bench/adversarial_inputs.py` says why three).
+and brackets, near-matches and parts of a secret, full-width and spaced-out characters). A case fails
+when its 1 MB input costs more than `MAX_RATIO` times its 100 KB one, more than `MAX_SCANS` plain scans
+of the text, and a 4 MB input more than `MAX_GROWTH_4X` times the 1 MB one: a function that rescans its
+text grows 100 and 16 times. Ratios measured within one run, never seconds (`bench/adversarial_inputs.py`
+says why three).
 
 The functions covered (one line per case in the table `make bench` prints):
 json_limits.nesting_depth and load_json, text_policy.clean_text and find_unencodable,

@@ -1,39 +1,45 @@
 """Redaction of known secret values from any text, by decoding what an echo may have done to them.
 
-A server that echoes a credential rarely echoes it raw: it percent-encodes it (once or twice, every byte
-or only some), writes it as HTML entities (named, decimal or hex), as JSON or Python escapes (`\\u0041`,
-Go's `\\u003c`, `\\x41`), upper-cases it, or base64/base64url/base32/hex-encodes it (often inside a Basic
-credential, so at any byte alignment). Listing every such form of a secret can never be complete, as
-each combination is another form. So the text is *decoded* instead: `normalize` undoes percent escapes,
-HTML entities and backslash escapes, round after round until nothing changes (double encodings
-included), and folds case. The secret's own forms are reduced the same way and searched in that
-normal text; what remains listed are the encodings that cannot be undone in place (base64, base64url,
-base32 and hex, which depend on where the secret starts), each for the secret and for its two halves.
-Every match is mapped back to the span of the original text it came from (`stepwise.inputs.echo_decoding`),
-and that span is replaced.
+A server that echoes a credential rarely echoes it raw, and a model that restates it may spell it out: it
+is percent-encoded (once or twice, every byte or only some), written as HTML entities or JSON and Python
+escapes, upper-cased, in full-width letters, with zero-width joiners or spaces between its characters, as
+hex bytes with colons, reversed, in rot13, base64/base32/hex-encoded (inside a Basic credential, so at any
+byte alignment, or encoded twice), or only in part. Listing every such form of a secret can never be
+complete, as each combination is another form. So the text is *decoded* instead (`normalize` in
+`stepwise.inputs.echo_decoding`), and the forms that cannot be undone in place are listed
+(`stepwise.config.secret_forms`) and searched in every stage of the decoded text. A match of a part of
+the secret is followed as far as the text goes on being the secret, both ways, so the whole echoed piece
+is replaced. Every match is mapped back to the span of the original text it came from, and that span is
+replaced.
 
-Time is linear in the text: the decoding is (see there), and the forms are searched in one pass a stage.
-This runs on every stored string and every log record, so it has to be; `bench/adversarial_inputs.py`
-measures it.
+Time is linear in the text: the decoding is (see there), the forms are searched in one pass a stage, and
+following a part costs at most the secret's length per match, each character of the text followed once.
+This runs on every stored string, every log record and every API answer, so it has to be;
+`bench/adversarial_inputs.py` measures it.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import re
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
 
+from stepwise.config.secret_forms import (
+    MIN_REDACTED_LENGTH,
+    SecretPart,
+    literal_pattern,
+    secret_forms,
+    secret_parts,
+)
 from stepwise.inputs.echo_decoding import Normalized, normalize
 
-REDACTION_MARK = "***"
+__all__ = ["MIN_REDACTED_LENGTH", "REDACTION_MARK", "Redactor", "redact_known_secrets", "redact_strings"]
 
-# Replacing a value this short inside text would mangle it (every "x", or "ollama" in a sentence about
-# Ollama) while protecting little: a credential that short is guessable anyway. Such a secret is still
-# accepted (local model servers take any key) and replaced where it is a whole value.
-MIN_REDACTED_LENGTH = 8
+REDACTION_MARK = "***"
 
 # A secret cut by a response cap: a surviving beginning this long at the very end is still replaced.
 _MIN_CUT_PREFIX = 4
@@ -41,44 +47,6 @@ _MIN_CUT_PREFIX = 4
 # The one logger of the service is built on top of this module (its log guard redacts with it), so the
 # warning goes to the standard logger of the same name.
 _logger = logging.getLogger("stepwise")
-
-
-def _aligned_middles(data: bytes, encode: Callable[[bytes], bytes], bits: int, alignments: int) -> set[str]:
-    """The characters of `encode(prefix + data)` that depend on `data` alone, for each length of prefix.
-
-    Base64 and base32 write `bits` bits a character, so what a secret encodes to depends on how many bytes
-    come before it (a Basic credential's `user:`); the characters wholly inside the secret do not.
-    """
-    middles = set()
-    for offset in range(alignments):
-        encoded = encode(b"\0" * offset + data).decode("ascii")
-        middles.add(encoded[-(-8 * offset // bits) : 8 * (offset + len(data)) // bits])
-    return middles
-
-
-def _encoded_forms(data: bytes) -> set[str]:
-    """base64, base64url, base32 and hex of `data`, at every alignment: the encodings decoding cannot undo."""
-    base64_forms = _aligned_middles(data, base64.b64encode, 6, 3)
-    return {
-        data.hex(),
-        *base64_forms,
-        *(form.replace("+", "-").replace("/", "_") for form in base64_forms),
-        *_aligned_middles(data, base64.b32encode, 5, 5),
-    }
-
-
-def secret_forms(secret: str) -> set[str]:
-    """The normal forms of `secret` searched for in normal text, each long enough to redact safely.
-
-    The secret itself (with `+` for a space, as a query string writes it), and base64/base64url/base32/hex
-    of the secret and of each of its halves (an echo may encode the parts of a credential apart).
-    """
-    halves = (secret[: len(secret) // 2], secret[len(secret) // 2 :])
-    forms = {secret, secret.replace(" ", "+")}
-    for part in (secret, *halves):
-        forms |= _encoded_forms(part.encode("utf-8"))
-    normal = {normalize(form).text for form in forms}
-    return {form for form in normal if len(form) >= MIN_REDACTED_LENGTH}
 
 
 def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
@@ -100,17 +68,62 @@ def _replace_spans(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(parts)
 
 
+@dataclass(frozen=True)
+class _Search:
+    """What a redactor searches for: its forms (longest first), their pattern, and which forms are parts."""
+
+    forms: tuple[str, ...] = ()
+    pattern: re.Pattern[str] | None = None
+    parts: dict[str, list[SecretPart]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, secrets: Iterable[str]) -> _Search:
+        forms: set[str] = set()
+        parts: dict[str, list[SecretPart]] = {}
+        for secret in secrets:
+            forms |= secret_forms(secret)
+            for part, origins in secret_parts(secret).items():
+                parts.setdefault(part, []).extend(origins)
+        everything = forms | set(parts)
+        pattern = literal_pattern(everything) if everything else None
+        return cls(tuple(sorted(everything, key=len, reverse=True)), pattern, parts)
+
+    def spans(self, text: str) -> Iterable[tuple[int, int]]:
+        """Where a form is in `text` (a stage of decoded text), a part followed as far as it goes on."""
+        if self.pattern is None:
+            return
+        position = 0
+        while (match := self.pattern.search(text, position)) is not None:
+            start, end = match.span()
+            for origin in self.parts.get(match.group(), ()):
+                followed = _followed(text, match.start(), match.end(), origin)
+                start, end = min(start, followed[0]), max(end, followed[1])
+            yield start, end
+            position = end
+
+
+def _followed(text: str, start: int, end: int, origin: SecretPart) -> tuple[int, int]:
+    """The span around [start, end), a part of `origin`'s secret, for as long as `text` goes on being it."""
+    secret, before, after = origin.secret, origin.offset, origin.offset + end - start
+    while start > 0 and before > 0 and text[start - 1] == secret[before - 1]:
+        start, before = start - 1, before - 1
+    while end < len(text) and after < len(secret) and text[end] == secret[after]:
+        end, after = end + 1, after + 1
+    return start, end
+
+
 class Redactor:
     """Replaces every known secret value with ``***`` in any text, whatever an echo did to it.
 
     Thread-safe: tools may run side by side. Every redactor alive is also applied by
-    `redact_known_secrets`, which the log guard and the store use as the last line of defence.
+    `redact_known_secrets`, which the log guard, the store and the API answers use as the last line of
+    defence.
     """
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
-        self._forms: tuple[str, ...] = ()
-        self._pattern: re.Pattern[str] | None = None
+        self._secrets: frozenset[str] = frozenset()
+        self._search = _Search()
         self._whole_values: frozenset[str] = frozenset()
         for secret in secrets:
             self.add(secret)
@@ -131,23 +144,22 @@ class Redactor:
             _warn_once_too_short(secret)
             return
         with self._lock:
-            # Longest first, so a form that contains another is replaced whole.
-            self._forms = tuple(sorted(set(self._forms) | secret_forms(secret), key=len, reverse=True))
-            self._pattern = re.compile("|".join(re.escape(form) for form in self._forms))
+            if secret in self._secrets:
+                return
+            self._secrets |= {secret}
+            self._search = _Search.of(self._secrets)
 
     def matches(self, normal: Normalized, *, cut_at_end: bool = False) -> list[tuple[int, int]]:
         """The spans of the original text where a known secret was found in its normal form."""
-        pattern = self._pattern
-        if pattern is None:
-            return []
+        search = self._search
         spans = [
-            normal.original_span(*match.span(), stage)
+            normal.original_span(start, end, stage)
             for stage, text in enumerate(normal.stages)
-            for match in pattern.finditer(text)
+            for start, end in search.spans(text)
         ]
-        if cut_at_end:
+        if cut_at_end and search.forms:
             for stage in {0, len(normal.stages) - 1}:
-                tail = _cut_tail(normal.stages[stage], self._forms)
+                tail = _cut_tail(normal.stages[stage], search.forms)
                 if tail is not None:
                     spans.append(normal.original_span(tail, len(normal.stages[stage]), stage))
         return spans
@@ -159,7 +171,12 @@ class Redactor:
     @property
     def empty(self) -> bool:
         """True while the redactor knows no secret."""
-        return self._pattern is None and not self._whole_values
+        return not self._secrets and not self._whole_values
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Every secret this redactor knows: two that know the same ones redact alike."""
+        return self._secrets | self._whole_values
 
     def redact(self, text: str, *, cut_at_end: bool = False) -> str:
         """Return ``text`` with every known secret replaced.
@@ -170,7 +187,7 @@ class Redactor:
         return _redact(text, (self,), cut_at_end=cut_at_end)
 
     def __len__(self) -> int:
-        return len(self._forms) + len(self._whole_values)
+        return len(self._search.forms) + len(self._whole_values)
 
 
 _WARNED_TOO_SHORT: set[str] = set()
@@ -200,7 +217,8 @@ def _cut_tail(normal_text: str, forms: tuple[str, ...]) -> int | None:
 
 
 def _redact(text: str, redactors: Iterable[Redactor], *, cut_at_end: bool = False) -> str:
-    active = [redactor for redactor in redactors if not redactor.empty]
+    # Each process builds its runtime's redactors from the same configuration; one of each kind is enough.
+    active = list({redactor.known: redactor for redactor in redactors if not redactor.empty}.values())
     if not active or not text:
         return text
     if any(redactor.is_whole_value(text) for redactor in active):
@@ -216,3 +234,22 @@ _LIVE_REDACTORS: weakref.WeakSet[Redactor] = weakref.WeakSet()
 def redact_known_secrets(text: str) -> str:
     """`text` with the secrets of every redactor alive in this process replaced (the text decoded once)."""
     return _redact(text, list(_LIVE_REDACTORS))
+
+
+def redact_strings(value: Any) -> Any:
+    """`value` (JSON-like: dicts, lists, strings) with `redact_known_secrets` applied to every string, keys
+    included; the very same object when nothing was replaced, so a caller can tell and keep its own form."""
+    if isinstance(value, str):
+        return redact_known_secrets(value)
+    if isinstance(value, dict):
+        items = [(redact_strings(key), redact_strings(item)) for key, item in value.items()]
+        changed = any(
+            new_key is not key or new_item is not item
+            for (new_key, new_item), (key, item) in zip(items, value.items(), strict=True)
+        )
+        return dict(items) if changed else value
+    if isinstance(value, list | tuple):
+        redacted = [redact_strings(item) for item in value]
+        changed = any(new is not old for new, old in zip(redacted, value, strict=True))
+        return type(value)(redacted) if changed else value
+    return value

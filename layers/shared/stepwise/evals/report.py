@@ -3,6 +3,9 @@
 The table is drawn by `rich`; the JUnit XML is built with the standard library's ElementTree in the shape
 JUnit readers (Jenkins, GitLab, GitHub actions, `junitparser`) take: `<testsuites>` holding one
 `<testsuite>` with one `<testcase>` per case, a `<failure>` in each case that did not pass.
+
+An answer or a check's reason may quote a secret the run saw; every report is written from the report with
+the known secrets redacted from its strings (`redacted`).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any, TextIO
 
+from stepwise.config.redaction import redact_strings
 from stepwise.evals.runner import CaseReport, SuiteReport
 
 _TABLE_WIDTH = 140
@@ -21,9 +25,17 @@ def _cost(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
+def redacted(report: SuiteReport) -> SuiteReport:
+    """`report` with the secrets this process knows replaced in every string (itself when it holds none)."""
+    data = report.model_dump()
+    cleaned = redact_strings(data)
+    return report if cleaned is data else SuiteReport.model_validate(cleaned)
+
+
 def print_table(report: SuiteReport, out: TextIO) -> None:
     """Per case: passes of k, pass@k, pass^k, mean tokens, cost and seconds, then each failed check's first
     failure; a last line with the totals."""
+    report = redacted(report)
     from rich.console import Console
     from rich.table import Table
 
@@ -71,6 +83,7 @@ def _mark(value: bool) -> str:
 
 def report_document(report: SuiteReport) -> dict[str, Any]:
     """The report as JSON data: every case, its verdicts, checks and attempts (with their run ids)."""
+    report = redacted(report)
     document = report.model_dump(mode="json")
     for case, data in zip(report.cases, document["cases"], strict=True):
         data["first_failure"] = case.first_failure
@@ -102,6 +115,7 @@ def _failure_text(case: CaseReport) -> str:
 
 def junit_xml(report: SuiteReport) -> ElementTree.ElementTree:
     """The report as a JUnit XML document."""
+    report = redacted(report)
     failures = sum(1 for case in report.cases if not case.passed)
     seconds = sum(case.mean_seconds * case.runs for case in report.cases)
     root = ElementTree.Element(

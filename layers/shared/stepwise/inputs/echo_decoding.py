@@ -1,12 +1,16 @@
-"""Undoing what an echo does to a value: percent escapes, HTML entities, backslash escapes, letter case.
+"""Undoing what an echo does to a value: escapes, compatibility characters, separators, letter case.
 
-`normalize` decodes a text round after round until nothing changes (double encodings included) and keeps,
-for every character of every stage, the span of the original text it came from, so that something found
-in the decoded text can be replaced in the original (`stepwise.config.redaction` finds secrets so).
+`normalize` decodes a text round after round until nothing changes (double encodings included): percent
+escapes, HTML entities, backslash escapes, and Unicode compatibility forms (NFKC: full-width letters,
+ligatures, circled digits) with format characters (category Cf: zero-width joiners and spaces, soft
+hyphens, direction marks) removed. Then it joins what is written one character at a time with a separator
+between every character (`s e c r e t`, `s-e-c-r-e-t`, hex bytes as `73:65:63`). It keeps, for every
+character of every stage, the span of the original text it came from, so that something found in the
+decoded text can be replaced in the original (`stepwise.config.redaction` finds secrets so).
 
 Time is linear in the text: each round is a few regular-expression passes without nested quantifiers,
 and the rounds are bounded (`MAX_DECODING_ROUNDS`). No library decodes text while keeping track of where
-each character came from; `html.unescape` does the entity decoding itself.
+each character came from; `html.unescape` and `unicodedata.normalize` do the decoding itself.
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 # Decoding rounds, each undoing one layer of percent, entity and backslash escaping. An echo encodes a
@@ -23,11 +28,12 @@ from dataclasses import dataclass
 MAX_DECODING_ROUNDS = 8
 
 
-# Where a decoded piece came from: output characters [out_start, out_end) were input [in_start, in_end).
-# With a stride, output character i came from the `stride` input characters starting at
-# in_start + (i - out_start) * stride (a run of `%41%42`); with 0 the piece is atomic. A plain tuple: a
-# text of escapes makes one a piece, and an object each would cost more than the decoding.
-_Segment = tuple[int, int, int, int, int]
+# Where a decoded piece came from: output characters [out_start, out_end) were input [in_start, in_end),
+# laid out as (pitch, group, width): output character i came from the `width` input characters starting at
+# in_start + (k // group) * pitch + (k % group) * width, k = i - out_start. A run of `%41%42` is (3, 1, 3),
+# spaced-out characters `a b c` (2, 1, 1), hex bytes `61:62` (3, 2, 1). With pitch 0 the piece is atomic. A
+# plain tuple: a text of escapes makes one a piece, and an object each would cost more than the decoding.
+_Segment = tuple[int, int, int, int, int, int, int]
 
 
 class _Layer:
@@ -46,9 +52,10 @@ class _Layer:
         segment = self._segment_of(position)
         if segment is None:
             return position
-        out_start, out_end, in_start, in_end, stride = segment
+        out_start, out_end, in_start, in_end, pitch, group, width = segment
         if position < out_end:
-            return in_start + (position - out_start) * stride
+            offset = position - out_start
+            return in_start + (offset // group) * pitch + (offset % group) * width
         return in_end + (position - out_end)
 
     def end(self, position: int) -> int:
@@ -58,9 +65,12 @@ class _Layer:
         segment = self._segment_of(position - 1)
         if segment is None:
             return position
-        out_start, out_end, in_start, in_end, stride = segment
+        out_start, out_end, in_start, in_end, pitch, group, width = segment
         if position - 1 < out_end:
-            return in_start + (position - out_start) * stride if stride else in_end
+            if not pitch:
+                return in_end
+            offset = position - 1 - out_start
+            return in_start + (offset // group) * pitch + (offset % group) * width + width
         return in_end + (position - out_end)
 
 
@@ -171,11 +181,109 @@ def _backslash(match: re.Match[str]) -> list[_Piece] | None:
     return pieces
 
 
-_DECODERS: tuple[tuple[str, re.Pattern[str], _Decoder], ...] = (
-    ("%", _PERCENT_RUN, _percent),
-    ("&", _ENTITY, _entity),
-    ("\\", _BACKSLASH, _backslash),
+# A run of non-ASCII characters with the character before it, which a combining mark may compose with.
+_NON_ASCII_RUN = re.compile(r".?[^\x00-\x7f]+", re.DOTALL)
+
+
+# A stretch this short is folded a character at a time; a longer one that needs folding is halved first,
+# so that a long text with a few characters to fold (Chinese with full-width punctuation) is checked in C.
+_FOLDED_ONE_BY_ONE = 64
+
+
+def _compatibility(match: re.Match[str]) -> list[_Piece] | None:
+    """NFKC of each character with its combining marks, format characters (Cf) removed; None if unchanged."""
+    chunk = match.group()
+    pieces: list[_Piece] = []
+    kept_from = 0  # where the current run of unchanged characters began
+    for start, end, folded in _folded_units(chunk, 0, len(chunk)):
+        if kept_from < start:
+            pieces.append((kept_from, start, chunk[kept_from:start], 1))
+        pieces.append((start, end, folded, 0))
+        kept_from = end
+    if not pieces:
+        return None
+    if kept_from < len(chunk):
+        pieces.append((kept_from, len(chunk), chunk[kept_from:], 1))
+    return pieces
+
+
+def _folded_units(chunk: str, start: int, end: int) -> Iterator[tuple[int, int, str]]:
+    """Each character of `chunk[start:end]` (with the combining marks after it) that folding changes, where
+    it is and what it becomes, in order.
+
+    A character at a time, so each keeps its origin: NFKC composes only a character with the marks that
+    follow it (Hangul jamo aside, which no echo writes apart). Format characters are not printable, so a
+    printable stretch already in NFKC needs nothing.
+    """
+    stretch = chunk[start:end]
+    if stretch.isprintable() and unicodedata.is_normalized("NFKC", stretch):
+        return
+    if end - start > _FOLDED_ONE_BY_ONE:
+        middle = (start + end) // 2
+        while middle < end and unicodedata.combining(chunk[middle]):
+            middle += 1  # never between a character and its marks
+        if middle < end:
+            yield from _folded_units(chunk, start, middle)
+            yield from _folded_units(chunk, middle, end)
+            return
+    index = start
+    while index < end:
+        unit_end = index + 1
+        while unit_end < end and unicodedata.combining(chunk[unit_end]):
+            unit_end += 1
+        unit = chunk[index:unit_end]
+        folded = unicodedata.normalize("NFKC", unit)
+        if not folded.isprintable():
+            folded = "".join(char for char in folded if unicodedata.category(char) != "Cf")
+        if folded != unit:
+            yield index, unit_end, folded
+        index = unit_end
+
+
+# Each decoder runs only on a text its trigger says may hold something for it (a cheap test in C).
+_DECODERS: tuple[tuple[Callable[[str], bool], re.Pattern[str], _Decoder], ...] = (
+    (lambda text: "%" in text, _PERCENT_RUN, _percent),
+    (lambda text: "&" in text, _ENTITY, _entity),
+    (lambda text: "\\" in text, _BACKSLASH, _backslash),
+    (lambda text: not text.isascii(), _NON_ASCII_RUN, _compatibility),
 )
+
+# Characters written one at a time with the same separator between every one (`s e c r e t`, `s-e-c-r-e-t`),
+# at least `_MIN_SEPARATED` of them, or bytes in hex the same way (`73:65:63:72`). A separated character may
+# be the separator itself (a space of the value written between spaces). The match starts at the first
+# separator, so the engine skips to the next separator character at C speed; the first character, before
+# it, stays as it is. Fewer characters than the shortest redacted value cannot hold one; every quantifier
+# repeats a fixed-width unit, so nothing backtracks far.
+_MIN_SEPARATED = 8
+_SEPARATED = re.compile(
+    r"(?P<separator>[ \t.,:;_|/~+*=-])(?:(?P<pairs>(?:[0-9A-Fa-f]{2}(?P=separator)){2,}[0-9A-Fa-f]{2})"
+    rf"|(?:[^\n](?P=separator)){{{_MIN_SEPARATED - 2},}}[^\n])"
+)
+
+
+def _join_separated(text: str) -> tuple[str, _Layer] | None:
+    """`text` with each separated run's separators left out, and the map back; None when it has no run.
+
+    A run is one segment however long it is, laid out as its characters (or hex pairs) at every other place.
+    """
+    parts: list[str] = []
+    segments: list[_Segment] = []
+    copied = 0  # input copied up to here
+    length = 0  # output written so far
+    for match in _SEPARATED.finditer(text):
+        group = 2 if match["pairs"] else 1
+        # the run without its first separator; its first character (or pair) is before the match
+        run = match.group()[1:]
+        joined = "".join(run[start : start + group] for start in range(0, len(run), group + 1))
+        parts += [text[copied : match.start()], joined]
+        length += match.start() - copied
+        segments.append((length, length + len(joined), match.start() + 1, match.end(), group + 1, group, 1))
+        length += len(joined)
+        copied = match.end()
+    if not segments:
+        return None
+    parts.append(text[copied:])
+    return "".join(parts), _Layer(segments)
 
 
 def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str, _Layer] | None:
@@ -193,7 +301,7 @@ def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str
         length += gap
         for start, end, decoded, stride in pieces:
             in_start, in_end = match.start() + start, match.start() + end
-            segments.append((length, length + len(decoded), in_start, in_end, stride))
+            segments.append((length, length + len(decoded), in_start, in_end, stride, 1, stride))
             parts.append(decoded)
             length += len(decoded)
         copied = match.end()
@@ -203,15 +311,17 @@ def _decode(text: str, pattern: re.Pattern[str], decoder: _Decoder) -> tuple[str
     return "".join(parts), _Layer(segments)
 
 
-def normalize(text: str) -> Normalized:
-    """`text` with percent escapes, HTML entities and backslash escapes undone, to a fixed point of at most
-    `MAX_DECODING_ROUNDS` rounds, every stage in lower case; each character keeps the span it came from."""
+def normalize(text: str, *, join_separated: bool = True) -> Normalized:
+    """`text` with percent escapes, HTML entities, backslash escapes and compatibility forms undone, to a
+    fixed point of at most `MAX_DECODING_ROUNDS` rounds, then (with `join_separated`) what was written with a
+    separator between every character joined; every stage in lower case; each character keeps the span it
+    came from."""
     layers: list[_Layer] = []
     stages = [_lower(text)]
     for _ in range(MAX_DECODING_ROUNDS):
         changed = False
-        for trigger, pattern, decoder in _DECODERS:
-            if trigger not in text:
+        for may_hold, pattern, decoder in _DECODERS:
+            if not may_hold(text):
                 continue
             decoded = _decode(text, pattern, decoder)
             if decoded is not None:
@@ -221,6 +331,10 @@ def normalize(text: str) -> Normalized:
                 changed = True
         if not changed:
             break
+    joined = _join_separated(text) if join_separated else None
+    if joined is not None:
+        layers.append(joined[1])
+        stages.append(_lower(joined[0]))
     return Normalized(stages, layers)
 
 

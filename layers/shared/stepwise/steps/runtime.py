@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     # The configuration (PyYAML and its models) is read on first use: IterationGuard never needs it.
     # Providers (httpx), tools (httpx, jsonschema) and credentials (Powertools parameters) are imported
     # where they are first used, so a handler that needs none of them (IterationGuard) never loads them.
+    from stepwise.config.configured_secrets import ConfiguredSecret, KnownSecrets
     from stepwise.config.credentials import SecretResolver
     from stepwise.config.model import AgentProfile, StepwiseConfig
     from stepwise.llm.base import ChatModel
@@ -78,12 +79,17 @@ class StepRuntime:
     ) -> None:
         self._config = config
         self._config_lock = threading.Lock()
+        self._loaded: StepwiseConfig | None = None
+        self._known_secrets: KnownSecrets | None = None
         self.config_dir = config_dir
         self.store = store
         self.clock = clock
         # A step's own waits (a model retry near the run's deadline) go through it, so tests need not wait.
         self.sleep = sleep
         self._secret_resolver = secret_resolver
+        # its own lock: reading the configuration needs the resolver, and `chat_model` reads the configuration
+        # while it holds `_lock`
+        self._resolver_lock = threading.Lock()
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
         self._tools: ToolRegistry | None = None
@@ -117,16 +123,40 @@ class StepRuntime:
 
     @property
     def config(self) -> StepwiseConfig:
-        """The configuration, read on first use (or as given)."""
+        """The configuration, read on first use (or as given); its secrets are registered with the redactors
+        then, before anything of it is used (`stepwise.config.configured_secrets`)."""
+        loaded = self._loaded
+        return loaded if loaded is not None else self._load_config()
+
+    def _load_config(self) -> StepwiseConfig:
+        resolver = self.secret_resolver
         with self._config_lock:
-            if callable(self._config):
-                self._config = self._config()
-            return self._config
+            if self._loaded is None:
+                config = self._config() if callable(self._config) else self._config
+                from stepwise.config.configured_secrets import KnownSecrets
+
+                self._known_secrets = KnownSecrets.register(config, resolver, clock=self.clock)
+                # published last: a thread that sees the configuration knows its secrets are registered
+                self._loaded = config
+            return self._loaded
+
+    def known_secrets(self) -> list[ConfiguredSecret]:
+        """Load the configuration (registering its secrets) if it is not yet, and try again the secrets that
+        could not be resolved then; returns those still unresolved. Called before each step and API answer."""
+        self.config  # noqa: B018
+        assert self._known_secrets is not None  # set by the first read of the configuration
+        return self._known_secrets.resolve_pending()
+
+    def retry_unresolved_secrets(self) -> None:
+        """Try again the configuration's secrets that could not be resolved, if the configuration was loaded
+        (a step that never reads it, IterationGuard, stores no text and needs none)."""
+        if self._known_secrets is not None:
+            self._known_secrets.resolve_pending()
 
     @property
     def secret_resolver(self) -> SecretResolver:
         """Resolves `ssm:` and `secretsmanager:` references and remembers the secrets to redact."""
-        with self._lock:
+        with self._resolver_lock:
             if self._secret_resolver is None:
                 from stepwise.config.credentials import SecretResolver
 
@@ -204,11 +234,14 @@ class LazyRuntime:
         self._lock = threading.Lock()
 
     def get(self) -> StepRuntime:
-        """The runtime, built on first use."""
+        """The runtime, built on first use; the configuration's secrets not resolved yet are tried again, so
+        no step writes what a secret it could not know yet might be in."""
         with self._lock:
             if self._runtime is None:
                 self._runtime = self._factory()
-            return self._runtime
+            runtime = self._runtime
+        runtime.retry_unresolved_secrets()
+        return runtime
 
 
 def runtime_from_environment(environ: Mapping[str, str]) -> LazyRuntime:

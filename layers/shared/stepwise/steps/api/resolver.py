@@ -4,6 +4,8 @@ Powertools stores the current event and Lambda context on its `BaseRouter` class
 in a process shares them. On Lambda a process serves one request at a time, but `stepwise serve` runs
 concurrent requests in one process (a resolver each), where a request would read another request's
 event, and so act for another caller. Here both are kept per thread, which is per request.
+
+Every answer it gives has the known secrets redacted from its JSON body (`redacted_answers`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from stepwise.steps.api.redacted_answers import redacted_answer
 
 
 class RequestScopedResolver(APIGatewayRestResolver):
@@ -45,11 +49,12 @@ class RequestScopedResolver(APIGatewayRestResolver):
         self._request.context = context
 
     def resolve(self, event: Mapping[str, Any], context: LambdaContext) -> dict[str, Any]:
-        """Resolve `event` with it as this request's current event (its media type in lower case)."""
+        """Resolve `event` with it as this request's current event (its media type in lower case); the
+        answer's JSON body holds no known secret."""
         event = with_lower_case_media_type(event)
         self.current_event = APIGatewayProxyEvent(dict(event), self._json_body_deserializer)
         self.lambda_context = context
-        return super().resolve(event, context)
+        return redacted_answer(super().resolve(event, context))
 
 
 def with_lower_case_media_type(event: Mapping[str, Any]) -> Mapping[str, Any]:

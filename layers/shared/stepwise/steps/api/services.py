@@ -15,9 +15,9 @@ from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
 
 if TYPE_CHECKING:
-    # The configuration is read by the first route that needs it: reading a run (the polls) needs none.
-    # The classifier, its model clients (httpx) and PyYAML are imported when an `intent:` section asks
-    # for a classifier.
+    # The configuration is read by the first request, polls included: its secrets are redacted from every
+    # answer (`redacted_answers`). The classifier and its model clients (httpx) are imported when an
+    # `intent:` section asks for a classifier.
     from stepwise.config.model import StepwiseConfig
     from stepwise.intent import IntentClassifier
     from stepwise.llm.base import ChatModel

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import anyio
 import httpx
 
-from stepwise.config.credentials import SecretReference, SecretResolver, SecretUnavailable
-from stepwise.config.redaction import MIN_REDACTED_LENGTH, Redactor
+from stepwise.config.configured_secrets import is_secret_env_value
+from stepwise.config.credentials import SecretResolver, SecretUnavailable
+from stepwise.config.redaction import Redactor
 from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
@@ -181,12 +182,11 @@ class McpClient:
 
         ``env`` is where a stdio server's credential goes, and the server's stderr is quoted in errors, so
         every value is known to the redactor before the process starts. A literal shorter than
-        `MIN_REDACTED_LENGTH` (``TZ: UTC``) is a setting, not a credential: redacting it would mangle text.
+        `MIN_REDACTED_LENGTH` (``TZ: UTC``) is a setting, not a credential (`is_secret_env_value`).
         """
         environment: dict[str, str] = {}
         for name, value in self.config.env.items():
-            reference = SecretReference.parse(value)
-            if reference.source == "literal" and len(value) < MIN_REDACTED_LENGTH:
+            if not is_secret_env_value(value):
                 environment[name] = value
                 continue
             try:
