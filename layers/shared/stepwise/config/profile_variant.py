@@ -24,7 +24,7 @@ VARIANT_VARIABLE = "STEPWISE_PROFILE_VARIANT"
 class ProfileVariant(BaseModel):
     """The profile `profile` with `model` and `system_prompt` instead of its own (None: unchanged)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     profile: str = Field(min_length=1)
     model: str | None = Field(default=None, min_length=1)
