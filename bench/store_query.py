@@ -14,12 +14,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import boto3
-
+from stepwise.config.settings import Settings
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.dynamodb_local import DynamoDBLocal
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.template import SamTemplate
+from stepwise.steps.runtime import dynamodb_client
 
 TABLE = "bench-query"
 SIZES = (0, 1_000, 10_000)
@@ -63,10 +63,16 @@ def _query_ms(client: Any) -> float:
     return statistics.median(timings)
 
 
+def store_client(endpoint_url: str) -> Any:
+    """The local store's own DynamoDB client on `endpoint_url` (placeholder keys and a fixed Region, as every
+    local command's), so the benchmark needs no AWS credentials."""
+    return dynamodb_client(Settings(table_name=TABLE, dynamodb_endpoint_url=endpoint_url, local_endpoints=True))
+
+
 def measure(store: str) -> list[float]:
     """Median Query milliseconds of `store` at each of SIZES unrelated items."""
     with store_endpoint(store) as endpoint_url:
-        client = boto3.client("dynamodb", endpoint_url=endpoint_url, region_name="us-east-1")
+        client = store_client(endpoint_url)
         create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), TABLE)
         for slot in range(5):
             client.put_item(TableName=TABLE, Item={"pk": {"S": "RUN#measured"}, "sk": {"S": f"MSG#{slot}"}})

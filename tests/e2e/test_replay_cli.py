@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +19,7 @@ import yaml
 
 from stepwise.cli import main
 from tests.conftest import PROJECT_ROOT
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.tool_server import Json, ScriptableToolServer
 
 FIXTURES = PROJECT_ROOT / "tests" / "fixtures" / "evals"
@@ -224,24 +228,74 @@ def test_a_fork_past_the_original_and_an_unknown_run_are_usage_errors(
     assert "no run nosuchrun in the store" in capsys.readouterr().err
 
 
-def test_a_replay_with_another_model_of_the_configuration_leaves_the_file_as_it_was(
-    tool_api: ScriptableToolServer, store_options: list[str]
+class DirectoryWatch:
+    """Lists a folder again and again while it runs, and remembers every name it saw that was not there
+    at the start: a file written and removed during a command is seen, whoever the command runs as."""
+
+    def __init__(self, folder: Path) -> None:
+        self._folder = folder
+        self._before = set(os.listdir(folder))
+        self.appeared: set[str] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.005):
+            self.appeared |= set(os.listdir(self._folder)) - self._before
+
+    def __enter__(self) -> DirectoryWatch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.appeared |= set(os.listdir(self._folder)) - self._before
+
+
+@pytest.fixture
+def read_only_config(tmp_path: Path) -> Iterator[tuple[Path, FakeOpenAIServer]]:
+    """agent.yaml and its scripts in a read-only folder, with model `gpt5` (an OpenAI reasoning model, on a
+    loopback stand-in) and an unrelated profile `quiet` whose `reasoning: {enabled: false}` its scripted
+    model takes but gpt5, which always reasons, would refuse."""
+    folder = tmp_path / "config"
+    folder.mkdir()
+    for name in ("agent-script.yaml", "agent-v2-script.yaml", "judge-script.yaml"):
+        shutil.copy(FIXTURES / name, folder / name)
+    config = yaml.safe_load((FIXTURES / "agent.yaml").read_text(encoding="utf-8"))
+    with FakeOpenAIServer() as server:
+        server.default(body=chat_completion(content=answer("Version 5: light rain in Paris.")["content"]))
+        config["models"]["gpt5"] = {"provider": "openai", "base_url": server.base_url, "model": "gpt-5-mini"}
+        config["profiles"]["quiet"] = {"model": "agent", "reasoning": {"enabled": False}}
+        path = folder / "agent.yaml"
+        path.write_text(yaml.safe_dump(config), encoding="utf-8")
+        folder.chmod(0o555)
+        try:
+            yield path, server
+        finally:
+            folder.chmod(0o755)
+
+
+def test_a_replay_with_another_model_changes_only_its_profile_in_memory(
+    read_only_config: tuple[Path, FakeOpenAIServer], tool_api: ScriptableToolServer, store_options: list[str]
 ) -> None:
-    # Given a run recorded with the fixture configuration's first agent
-    config = FIXTURES / "agent.yaml"
+    # Given a run recorded under the default profile, its configuration in a read-only folder beside an
+    # unrelated profile whose reasoning setting the replay's model would refuse
+    config, server = read_only_config
     with pytest.MonkeyPatch.context() as environment:
         environment.setenv("STEPWISE_EXAMPLE_API_URL", tool_api.url)
         original = ask("What is the weather in Paris?", config, store_options)
-        files_before = sorted(path.name for path in FIXTURES.iterdir())
-        # When it is replayed with --model naming the configuration's other agent
-        code, document = replay(original["run_id"], config, store_options, "--model", "agent-v2")
-    # Then that model answered, its call unrecorded and unsent, and the run says which model it was
-    assert code == 0 and document["answer"] == "Version 2: 100 EUR is about 108.70 USD."
-    assert [call["tool"] for call in document["diff"]["tool_calls"]["not_recorded"]] == ["convert_currency"]
+        # When it is replayed with --model naming that model
+        with DirectoryWatch(config.parent) as watch:
+            code, document = replay(original["run_id"], config, store_options, "--model", "gpt5")
+    # Then the replayed profile ran on that model, the unrelated profile's setting not in the way
+    assert (code, document["answer"]) == (0, "Version 5: light rain in Paris.")
+    assert [request.body["model"] for request in server.requests] == ["gpt-5-mini"]
     assert [request.path for request in tool_api.requests] == ["/weather/Paris"]
-    assert partition(store_options, document["run_id"])["META"]["metadata"]["M"] == {"replay.model": {"S": "agent-v2"}}
-    # And the variant of the configuration it ran on is gone
-    assert sorted(path.name for path in FIXTURES.iterdir()) == files_before
+    # And the run says which model it was
+    assert partition(store_options, document["run_id"])["META"]["metadata"]["M"] == {"replay.model": {"S": "gpt5"}}
+    # And nothing was written beside the configuration, not even for a moment
+    assert watch.appeared == set()
 
 
 COUNTER_MODULE = '''

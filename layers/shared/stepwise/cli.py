@@ -114,13 +114,14 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 def command_run(args: argparse.Namespace, out: TextIO) -> int:
     """One question through the configured model and tools."""
-    from stepwise.local.model_reach import unreachable_model_in
+    from stepwise.config.loading import read_config_file
+    from stepwise.local.model_reach import preflight, require
 
     config_path = Path(args.config).resolve()
-    # checked before the store starts, so a missing model is the first and only line, within a second
-    reason = unreachable_model_in(config_path)
-    if reason is not None:
-        raise UsageError(reason)
+    # checked before the store starts, so a model that cannot work is the first and only line: the profile
+    # asked for, or (routed as the API routes) those a question may be routed to
+    config = read_config_file(config_path).config
+    require(preflight(config, profiles=[args.profile], routed=args.profile is None), "run")
     return _run_question(args, config_path.parent, config_path.name, out)
 
 

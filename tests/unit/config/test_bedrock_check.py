@@ -20,6 +20,7 @@ TODAY = date(2026, 11, 25)
 NOVA = "amazon.nova-2-lite-v1:0"
 PROFILE = f"us.{NOVA}"
 HAIKU = "anthropic.claude-haiku-4-5-20251001-v1:0"
+IN_US_EAST_1 = {"AWS_REGION": "us-east-1"}
 
 
 @pytest.fixture
@@ -84,7 +85,8 @@ def expect_profile_and_model(stubber: Stubber, model: dict[str, Any], available:
 
 
 def lines(model_id: str, client: Any) -> list[str]:
-    return [problem.line() for problem in check_bedrock_models(config_for(model_id), lambda _: client, today=TODAY)]
+    problems = check_bedrock_models(config_for(model_id), lambda _: client, today=TODAY, environ=IN_US_EAST_1)
+    return [problem.line() for problem in problems]
 
 
 def test_an_active_profile_of_an_available_model_has_no_problem(bedrock: tuple[Any, Stubber]) -> None:

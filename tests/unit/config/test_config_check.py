@@ -15,6 +15,7 @@ from mcp.server.mcpserver import MCPServer
 
 from stepwise.cli import main
 from tests.support.mcp_server import LoopbackMcpServer
+from tests.support.ports import refused_port
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openapi"
 SCRIPTED = {"provider": "scripted", "scenarios": [{"turns": [{"content": "done"}]}]}
@@ -311,3 +312,22 @@ def test_an_openapi_document_whose_server_is_loopback_is_noted_with_how_to_mark_
         "note: openapi weather: servers[0].url http://127.0.0.1:8080/v3 is a loopback address: every call will be "
         "refused; mark the source internal: true if it is meant to be reached, or set baseUrl"
     ) in output
+
+
+def test_a_profile_whose_model_cannot_work_here_is_reported_and_the_file_still_passes(tmp_path: Path) -> None:
+    # Given a valid file one of whose profiles is on an endpoint nothing listens on
+    with refused_port() as port:
+        remote = {"provider": "openai", "base_url": f"http://127.0.0.1:{port}/v1", "model": "x"}
+        config = {
+            "models": {"scripted": SCRIPTED, "remote": remote},
+            "profiles": {"default": {"model": "scripted"}, "broken": {"model": "remote"}},
+        }
+        path = write(tmp_path, config)
+        # When it is checked, as JSON and for a person
+        code, output = check(path, "--json")
+        _, text = check(path)
+    # Then the file passes, and that profile alone is listed with its reason
+    assert code == 0
+    cannot_work = json.loads(output)["cannot_work"]
+    assert list(cannot_work) == ["broken"] and f"127.0.0.1:{port} cannot be reached" in cannot_work["broken"]
+    assert f"profile broken cannot work here: model 'remote' at http://127.0.0.1:{port}" in text

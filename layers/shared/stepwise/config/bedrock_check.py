@@ -8,17 +8,18 @@ subscription and Anthropic's use-case form). Each problem is one line naming the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
+from stepwise.config.aws_region import HOW_TO_SET_A_REGION, NoRegion, bedrock_region
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.config.model import StepwiseConfig
 from stepwise.config.model_catalog import INFERENCE_PROFILE_PREFIXES, normalise_model_id
 
-# boto3 `bedrock` (control plane) client for a Region (None: the caller's own Region).
-BedrockClientFor = Callable[[str | None], Any]
+# boto3 `bedrock` (control plane) client for a Region.
+BedrockClientFor = Callable[[str], Any]
 
 
 @dataclass(frozen=True)
@@ -54,12 +55,41 @@ def _error_message(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Message", exc))
 
 
-def check_bedrock_models(config: StepwiseConfig, client_for: BedrockClientFor, *, today: date) -> list[BedrockProblem]:
-    """The problems of every Bedrock model the configuration names, asked of Bedrock; empty when all can answer."""
-    problems: list[BedrockProblem] = []
+def bedrock_regions(config: StepwiseConfig, environ: Mapping[str, str]) -> dict[str, list[str]]:
+    """The Regions each Bedrock model of the configuration is called in: its own `region:`, else those of
+    the profiles that use it, else the caller's (`stepwise.config.aws_region`). `NoRegion`, one line naming
+    every model left without one and the fix, when a model has none."""
+    regions: dict[str, list[str]] = {}
+    missing: list[str] = []
     for name, model in config.models.items():
-        if isinstance(model, BedrockModelConfig):
-            problems.extend(_model_problems(name, model, config, client_for(model.region), today))
+        if not isinstance(model, BedrockModelConfig):
+            continue
+        users = [
+            profile.region
+            for profile in config.profiles.values()
+            if name in (profile.model, profile.context.summary_model)
+        ]
+        settings = [model.region] if model.region else list(dict.fromkeys(users)) or [None]
+        try:
+            regions[name] = list(dict.fromkeys(bedrock_region(name, setting, environ=environ) for setting in settings))
+        except NoRegion:
+            missing.append(f"'{name}'")
+    if missing:
+        raise NoRegion(f"no AWS Region for the Bedrock model {', '.join(missing)}: {HOW_TO_SET_A_REGION}")
+    return regions
+
+
+def check_bedrock_models(
+    config: StepwiseConfig, client_for: BedrockClientFor, *, today: date, environ: Mapping[str, str]
+) -> list[BedrockProblem]:
+    """The problems of every Bedrock model the configuration names, asked of Bedrock in each Region it is
+    called in; empty when all can answer. `NoRegion` before any request when a model has no Region."""
+    problems: list[BedrockProblem] = []
+    for name, regions in bedrock_regions(config, environ).items():
+        model = config.models[name]
+        assert isinstance(model, BedrockModelConfig)
+        for region in regions:
+            problems.extend(_model_problems(name, model, config, client_for(region), today))
     return problems
 
 
@@ -181,8 +211,8 @@ def _access_problem(exc: Exception, model_id: str, problem: Callable[[str, str],
     return problem(f"Bedrock answered {code}: {message}", "see the message; docs/deployment.md lists the set-up steps")
 
 
-def caller_bedrock_client(region: str | None) -> Any:
-    """A `bedrock` client of the caller's own identity and Region (the SDK's chain), for the check."""
+def caller_bedrock_client(region: str) -> Any:
+    """A `bedrock` client of the caller's own identity (the SDK's chain) in `region`, for the check."""
     import boto3
 
     return boto3.session.Session().client("bedrock", region_name=region)

@@ -3,7 +3,8 @@
 The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin configuration (read through
 `stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
 imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
-and then prints, per profile, each tool as the model will see it: name, description and JSON schema.
+and then prints, per profile, each tool as the model will see it: name, description and JSON schema, and
+each profile whose model cannot work on this machine (`stepwise.local.model_reach`).
 Before building anything it refuses a tool URL every call to which the SSRF guard would refuse (a
 non-public address on a source not marked internal, `stepwise.config.internal_targets`). Secrets are not
 fetched: they are resolved at call time only. A bad file exits with status 1 and the `ConfigError`
@@ -101,21 +102,36 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
         reason = redact_known_secrets(f"{type(exc).__name__}: {exc}")
         print(f"stepwise config check: {args.file}: cannot be used: {reason}", file=sys.stderr)
         return 1
+    # deferred: what this machine can reach is the command's business, not the configuration's
+    from stepwise.local.model_reach import profile_problems
+
+    cannot_work = profile_problems(read_config_file(Path(args.file)).config)
     if args.json:
-        print(json.dumps(report.as_json(), indent=2, ensure_ascii=False), file=out)
+        print(json.dumps(report.as_json() | {"cannot_work": cannot_work}, indent=2, ensure_ascii=False), file=out)
     else:
         print_report(report, out)
+        for profile, problem in cannot_work.items():
+            print(f"\nprofile {profile} cannot work here: {problem}", file=out)
     return _check_aws(Path(args.file), out) if getattr(args, "aws", False) else 0
 
 
 def _check_aws(path: Path, out: TextIO) -> int:
-    """Ask Bedrock about each configured Bedrock model: one line per problem with its fix; 1 if any."""
+    """Ask Bedrock about each configured Bedrock model: one line per problem with its fix; 1 if any, 2 (one
+    line, nothing asked) when a model has no Region to ask in."""
+    import os
     from datetime import UTC, datetime
 
+    from stepwise.config.aws_region import NoRegion
     from stepwise.config.bedrock_check import caller_bedrock_client, check_bedrock_models
 
     config = read_config_file(path).config
-    problems = check_bedrock_models(config, caller_bedrock_client, today=datetime.now(UTC).date())
+    try:
+        problems = check_bedrock_models(
+            config, caller_bedrock_client, today=datetime.now(UTC).date(), environ=os.environ
+        )
+    except NoRegion as exc:
+        print(f"stepwise config check --aws: {exc}", file=sys.stderr)
+        return 2
     for problem in problems:
         print(f"aws: {problem.line()}", file=out)
     if not problems:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stepwise.config.context import ContextLimits, ContextSettings
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
-from stepwise.config.llm import ModelConfig, ModelPrices
+from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem
 from stepwise.config.tool_sources import ToolsConfig
@@ -106,6 +106,8 @@ class AgentProfile(BaseModel):
     # Thinking: on, off, and how much (`stepwise.config.reasoning`); absent, the model's own default.
     reasoning: ReasoningSetting | None = None
     context: ContextSettings = Field(default_factory=ContextSettings)
+    # The AWS Region of the profile's Bedrock models that name none (`stepwise.config.aws_region`).
+    region: str | None = Field(default=None, min_length=1)
 
     @field_validator("tool_choice")
     @classmethod
@@ -208,6 +210,15 @@ class StepwiseConfig(BaseModel):
             return self.profiles[name]
         except KeyError:
             raise ConfigError(f"unknown profile '{name}'") from None
+
+    def model_for(self, model: str, profile: str | None = None) -> ModelConfig:
+        """The named model's configuration as `profile` calls it: a Bedrock model that names no `region:` takes
+        the profile's, if it has one (then the caller's, `stepwise.config.aws_region`)."""
+        config = self.models[model]
+        region = self.profiles[profile].region if profile in self.profiles else None
+        if isinstance(config, BedrockModelConfig) and config.region is None and region is not None:
+            return config.model_copy(update={"region": region})
+        return config
 
     def model_prices(self, profile: str) -> ModelPrices | None:
         """The prices of the named profile's model (see `prices_of`)."""

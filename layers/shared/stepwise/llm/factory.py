@@ -73,9 +73,16 @@ def _scripted_model(config: ScriptedModelConfig, config_dir: Path) -> ScriptedCh
 
 
 def _bedrock_client(config: BedrockModelConfig, timeout_seconds: float | None = None) -> Any:
-    """A `bedrock-runtime` client of the caller's AWS identity (the SDK's credential chain and region)."""
+    """A `bedrock-runtime` client of the caller's AWS identity (the SDK's credential chain) in the model's
+    Region (`stepwise.config.aws_region`: `NoRegion`, one line naming the fix, when nothing sets one)."""
+    import os
+
     import boto3
     from botocore.config import Config
+
+    from stepwise.config.aws_region import bedrock_region
+
+    region = bedrock_region(config.model_id, config.region, environ=os.environ)
 
     timeout = config.timeout_seconds if timeout_seconds is None else timeout_seconds
     # One attempt: the state machine retries LLMTransientError with backoff, SDK retries would stack.
@@ -86,4 +93,4 @@ def _bedrock_client(config: BedrockModelConfig, timeout_seconds: float | None = 
     )
     # A session of its own reads the caller's identity as it is now (environment, AWS_PROFILE, SSO, files),
     # not as boto3's process-wide default session first found it.
-    return boto3.session.Session().client("bedrock-runtime", region_name=config.region, config=client_config)
+    return boto3.session.Session().client("bedrock-runtime", region_name=region, config=client_config)

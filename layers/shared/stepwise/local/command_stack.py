@@ -1,10 +1,11 @@
 """What `stepwise eval` and `stepwise replay` run on: the store, the example tool API when asked, and the
-local environment on a configuration file."""
+local environment on a configuration file (each command checks the models it will use first,
+`stepwise.local.model_reach`)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
@@ -36,21 +37,22 @@ def config_path(args: argparse.Namespace) -> Path:
 
 
 @contextmanager
-def local_stack(args: argparse.Namespace, path: Path, *, check_model: bool = True) -> Iterator[LocalEnvironment]:
-    """The local environment on the configuration `path`, over the command's store; the example API runs
-    beside it with `--example-api` or the demo's configuration. With `check_model`, a model that cannot be
-    reached is refused first, in one line, as `stepwise run` does."""
-    if check_model:
-        from stepwise.local.model_reach import unreachable_model_in
-
-        reason = unreachable_model_in(path)
-        if reason is not None:
-            raise UsageError(reason)
+def local_stack(
+    args: argparse.Namespace,
+    path: Path,
+    *,
+    endpoint_url: str | None = None,
+    extra_environment: Mapping[str, str] | None = None,
+) -> Iterator[LocalEnvironment]:
+    """The local environment on the configuration `path`, over the command's store (`endpoint_url` when
+    the caller opened it already); the example API runs beside it with `--example-api` or the demo's
+    configuration. `extra_environment` is set for the handlers too (a profile changed in memory)."""
     with ExitStack() as stack:
-        extra: dict[str, str] = {}
+        extra = dict(extra_environment or {})
         if args.example_api or Path(args.config).resolve() == DEMO_CONFIG:
             extra[EXAMPLE_API_VARIABLE] = stack.enter_context(ExampleToolApi()).url
-        endpoint_url = stack.enter_context(store_endpoint(args))
+        if endpoint_url is None:
+            endpoint_url = stack.enter_context(store_endpoint(args))
         yield stack.enter_context(
             LocalEnvironment(
                 config_dir=path.parent,

@@ -233,14 +233,35 @@ def command_eval(args: argparse.Namespace, out: TextIO) -> int:
             return _report(suite, args, ApiAttempts(endpoint, profile=args.profile), grader, out)
         finally:
             endpoint.close()
+    _check_models(suite, args, path)
     with local_stack(args, path) as environment:
         return _report(suite, args, LocalAttempts(environment, profile=args.profile), grader, out)
+
+
+def _check_models(suite: Suite, args: argparse.Namespace, path: Path) -> None:
+    """Before the store starts: the models the suite's cases will use (their profiles, the profiles a case
+    without one may be routed to, the judge) must work here; a profile no case uses is not checked. A
+    replay case without a profile runs under its original's, read only as it runs."""
+    from stepwise.config.loading import read_config_file
+    from stepwise.local.model_reach import preflight, require
+
+    try:
+        config = read_config_file(path).config
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    asked = [case.input.profile or args.profile for case in suite.cases if case.input is not None]
+    replayed = [case.replay.profile or args.profile for case in suite.cases if case.replay is not None]
+    judge = (args.judge or suite.judge) if suite.has_rubrics else None
+    require(
+        preflight(config, profiles=[*asked, *replayed], routed=None in asked, models=[judge] if judge else []),
+        "eval",
+    )
 
 
 def _write_from_runs(args: argparse.Namespace, path: Path, out: TextIO) -> int:
     """Write SUITE from the stored runs named, or those the filter selects."""
     _writable(args.suite, "suite")
-    with local_stack(args, path, check_model=False) as environment:
+    with local_stack(args, path) as environment:
         store = environment.runtime.store
         if args.from_runs:
             runs = [store.get_run(run_id) for run_id in args.from_runs]

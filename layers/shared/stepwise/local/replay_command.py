@@ -8,15 +8,18 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from stepwise.config.loading import read_config_file
 from stepwise.errors import UsageError
 from stepwise.evals.outcome import RunOutcome, outcome_from_store
 from stepwise.evals.replay_diff import replay_diff
 from stepwise.local.command_stack import add_config_arguments, config_path, local_stack
-from stepwise.local.config_variant import profile_variant
+from stepwise.local.config_variant import replay_variant
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
-from stepwise.local.store_options import add_store_arguments
+from stepwise.local.model_reach import preflight, require
+from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.whole_numbers import whole_number
+from stepwise.models.run import RunMeta
 from stepwise.steps.replays import ReplayRefused, prepare_replay
 
 _SHOWN_CHARS = 60
@@ -90,20 +93,52 @@ def _changes(args: argparse.Namespace) -> dict[str, str]:
     return changes
 
 
+def stored_run(endpoint_url: str, table_name: str, run_id: str) -> RunMeta | None:
+    """The stored run `run_id`, read before the environment starts (its profile decides what the replay
+    changes and checks); None when the store has no such run."""
+    from stepwise.config.settings import Settings
+    from stepwise.local.embedded_dynamodb import create_table_from_template
+    from stepwise.local.template import SamTemplate
+    from stepwise.steps.runtime import dynamodb_client
+    from stepwise.store import ConversationStore
+
+    # the local store's own client (placeholder keys, fixed Region), on the table the environment will use
+    client = dynamodb_client(Settings(table_name=table_name, dynamodb_endpoint_url=endpoint_url, local_endpoints=True))
+    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), table_name)
+    return ConversationStore(client, table_name).get_run(run_id)
+
+
 def command_replay(args: argparse.Namespace, out: TextIO) -> int:
     """Replay the run; exit 0 when the replay succeeded, 1 otherwise (its diff is printed either way)."""
-    with (
-        profile_variant(
-            config_path(args), args.profile, model=args.model, system_prompt_file=args.system_prompt_file
-        ) as path,
-        local_stack(args, path) as environment,
-    ):
-        original, replay = replay_run(environment, args)
-    diff = replay_diff(original, replay)
+    path = config_path(args)
+    config = read_config_file(path).config
+    if args.profile is not None and args.profile not in config.profiles:
+        raise UsageError(
+            f"--profile: no profile {args.profile!r} in {path}; its profiles are {', '.join(config.profiles)}"
+        )
+    with store_endpoint(args) as endpoint_url:
+        original = stored_run(endpoint_url, args.table_name, args.run_id)
+        if original is None:
+            raise UsageError(f"no run {args.run_id} in the store (--data-dir, --dynamodb-endpoint, --table-name)")
+        profile = args.profile or original.profile
+        if profile not in config.profiles:
+            raise UsageError(
+                f"run {args.run_id} ran under profile {profile!r}, which {path} does not have; "
+                "choose one with --profile"
+            )
+        replayed, variant = replay_variant(
+            config, path, profile, model=args.model, system_prompt_file=args.system_prompt_file
+        )
+        require(preflight(replayed, profiles=[profile]), "replay")
+        with local_stack(
+            args, path, endpoint_url=endpoint_url, extra_environment=variant.environment() if variant else None
+        ) as environment:
+            original_outcome, replay = replay_run(environment, args)
+    diff = replay_diff(original_outcome, replay)
     if args.json:
         document = {
             "run_id": replay.run_id,
-            "original_run_id": original.run_id,
+            "original_run_id": original_outcome.run_id,
             "status": replay.status,
             "stop_reason": replay.stop_reason,
             "answer": replay.answer,
@@ -113,7 +148,7 @@ def command_replay(args: argparse.Namespace, out: TextIO) -> int:
         }
         print(json.dumps(document, indent=2, ensure_ascii=False), file=out)
     else:
-        print_diff(original, replay, diff, args.from_iteration, out)
+        print_diff(original_outcome, replay, diff, args.from_iteration, out)
     return 0 if replay.status == "SUCCEEDED" else 1
 
 

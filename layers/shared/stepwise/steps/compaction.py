@@ -103,7 +103,7 @@ def _summarize(
     }
     question = next((m.content for m in reversed(history) if m.iteration == 0 and m.role == "user"), "")
     provider, model_name = runtime.model_identity(limits.summary_model)
-    model = runtime.chat_model(limits.summary_model)
+    model = runtime.chat_model(limits.summary_model, profile=run.profile)
 
     def summarize(request: ChatRequest) -> Completion:
         with runtime.spans.chat(

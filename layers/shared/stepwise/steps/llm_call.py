@@ -91,7 +91,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
             f"{limits.compact_at} tokens ({profile.model}'s window: {limits.window})"
         )
     started = time.perf_counter()
-    model = runtime.chat_model(profile.model)
+    model = runtime.chat_model(profile.model, profile=run.profile)
     facts = runtime.config.model_facts(profile.model)
     request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
     provider, model_name = runtime.model_identity(profile.model)

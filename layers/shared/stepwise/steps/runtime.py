@@ -92,6 +92,8 @@ class StepRuntime:
         self._resolver_lock = threading.Lock()
         self._http_client = http_client
         self._chat_models: dict[str, ChatModel] = dict(chat_models or {})
+        # models given by the caller (tests) serve every profile, whatever Region it names
+        self._given_models = frozenset(self._chat_models)
         self._tools: ToolRegistry | None = None
         self._finders: dict[tuple[str, bool], FindTools] = {}
         self._lock = threading.Lock()
@@ -105,7 +107,9 @@ class StepRuntime:
         def load() -> StepwiseConfig:
             from stepwise.config.loading import read_config_file
 
-            return read_config_file(settings.config_path).config
+            config = read_config_file(settings.config_path).config
+            variant = settings.profile_variant
+            return config if variant is None else variant.applied_to(config)
 
         from stepwise.telemetry.spans import spans_for
 
@@ -173,24 +177,28 @@ class StepRuntime:
         requested = getattr(config, "model", None) or getattr(config, "model_id", None) or name
         return config.provider, str(requested)
 
-    def chat_model(self, name: str) -> ChatModel:
-        """The named model, built once; a usage its provider could not count comes back estimated
+    def chat_model(self, name: str, *, profile: str | None = None) -> ChatModel:
+        """The named model as `profile` calls it (a Bedrock model takes the profile's Region when it names
+        none), built once per Region; a usage its provider could not count comes back estimated
         (`stepwise.steps.usage_estimate`), so every step can count what a call spent."""
         from stepwise.steps.usage_estimate import EstimatedUsage
 
         resolver = self.secret_resolver
         with self._lock:
-            if name not in self._chat_models:
+            config = self.config.model_for(name, profile)
+            region = getattr(config, "region", None)
+            key = name if region is None or name in self._given_models else f"{name}@{region}"
+            if key not in self._chat_models:
                 from stepwise.llm import build_chat_model
 
-                self._chat_models[name] = build_chat_model(
-                    self.config.models[name],
+                self._chat_models[key] = build_chat_model(
+                    config,
                     config_dir=self.config_dir,
                     http_client=self._http_client,
                     secret_resolver=resolver.resolve,
                     facts=self.config.model_facts(name),
                 )
-            return EstimatedUsage(self._chat_models[name])
+            return EstimatedUsage(self._chat_models[key])
 
     def tools(self) -> ToolRegistry:
         """Every configured tool, built once (OpenAPI documents and MCP listings are read here)."""

@@ -194,7 +194,7 @@ def _ask_and_store(
     with runtime.spans.chat(
         provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
     ) as span:
-        completion = runtime.chat_model(model).complete(request)
+        completion = runtime.chat_model(model, profile=meta.profile).complete(request)
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)
     # A reasoning model's thinking is not the formatted answer (it is not kept: the run's answer is made).

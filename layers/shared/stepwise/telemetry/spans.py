@@ -15,9 +15,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from typing import TYPE_CHECKING
 
-from stepwise.errors import ConfigError
 from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, RequestSpan, ToolSpan
 
 if TYPE_CHECKING:
@@ -78,19 +78,28 @@ def spans_for(enabled: bool) -> GenAiSpans:
     """The spans the settings ask for: OpenTelemetry's when enabled (imported only then), else none.
 
     Enabled, the process's tracer provider is configured from the `OTEL_*` variables unless one already
-    is (ADOT's wrapper configures it before the handler is imported)."""
+    is (ADOT's wrapper configures it before the handler is imported). Without OpenTelemetry installed the
+    spans are off, said once in a warning line: tracing never stops a run."""
     if not enabled:
         return NoSpans()
     try:
         from stepwise.telemetry.otel_setup import configure_tracing
         from stepwise.telemetry.otel_spans import OtelSpans
     except ModuleNotFoundError as missing:
-        raise ConfigError(
-            f"STEPWISE_OTEL=true needs OpenTelemetry's API ({missing.name} is not installed): "
-            "pip install 'stepwise[otel]', or on AWS add the ADOT Python layer"
-        ) from None
+        _warn_not_installed(missing.name or "opentelemetry")
+        return NoSpans()
     configure_tracing()
     return OtelSpans()
+
+
+@cache
+def _warn_not_installed(module: str) -> None:
+    from stepwise.telemetry.observability import logger
+
+    logger.warning(
+        f"tracing is off: STEPWISE_OTEL or the OTEL_* settings ask for spans, but OpenTelemetry's API ({module}) "
+        "is not installed: pip install 'stepwise[otel]', or on AWS add the ADOT Python layer"
+    )
 
 
 def flush_spans(timeout_millis: int = 5000) -> None:
