@@ -148,6 +148,7 @@ def _judge(suite: Suite, args: argparse.Namespace, path: Path) -> GradeRubric | 
     name = args.judge or suite.judge
     if name is None:
         raise UsageError(f"{args.suite}: a case has a rubric; name the model that grades it (judge: or --judge)")
+    from stepwise.config.credentials import SecretResolver
     from stepwise.config.loading import read_config_file
     from stepwise.llm import build_chat_model
 
@@ -157,7 +158,8 @@ def _judge(suite: Suite, args: argparse.Namespace, path: Path) -> GradeRubric | 
         raise UsageError(str(exc)) from None
     if name not in config.models:
         raise UsageError(f"judge: no model {name!r} in {path}; its models are {', '.join(sorted(config.models))}")
-    model = build_chat_model(config.models[name], config_dir=path.parent)
+    # its key may be a secret reference (`ssm:`, `secretsmanager:`), as any model's may
+    model = build_chat_model(config.models[name], config_dir=path.parent, secret_resolver=SecretResolver().resolve)
 
     def graded(rubric: str, question: str, answer: str) -> CheckResult:
         return grade(model, rubric, question, answer)
