@@ -1,4 +1,6 @@
-"""`stepwise serve`: streams end with their client, and never more are open than the server allows.
+"""`stepwise serve` against clients that hold what it gives them: streams end with their client, never more
+are open than the server allows, and a body trickled in byte by byte holds its connection no longer than
+the read timeout.
 
 One server in this process (its threads are this process's threads). The runs followed are stored QUEUED
 and never started, so they stay open and a stream of them never ends by itself; streamed chats start runs
@@ -9,6 +11,7 @@ reads what first comes back and closes the connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -29,9 +32,9 @@ from tests.e2e.conftest import react_answer, scripted_model, serve
 FOLLOWERS = 200
 CHATS = 50
 SETTLE_SECONDS = 5.0
-# Small pools, filled by a first round of streams, so the thread count they settle at is the baseline; and
-# stream limits small enough to fill in a test.
-LIMITS = FrontLimits(workers=2, waiting_workers=2, max_streams=6, max_streams_per_owner=3)
+# Small pools, filled by a first round of streams, so the thread count they settle at is the baseline; stream
+# limits small enough to fill in a test; a read timeout a trickled body passes in a second.
+LIMITS = FrontLimits(workers=2, waiting_workers=2, max_streams=6, max_streams_per_owner=3, read_timeout_seconds=1.0)
 CONFIG: dict[str, Any] = {
     "models": {"answers": scripted_model(react_answer("Hi."))},
     "profiles": {"quick": {"model": "answers", "strategy": "react", "protocol": "react_json"}},
@@ -207,3 +210,24 @@ def test_past_the_servers_streams_every_caller_is_refused_until_one_leaves(api: 
     assert status_of(refused) == 503
     assert body_of(refused)["error"]["details"] == {"limit": "streams", "maximum": LIMITS.max_streams}
     assert served_after
+
+
+def test_a_body_trickled_in_byte_by_byte_is_408_once_the_read_timeout_has_passed(api: LocalApi) -> None:
+    # Given a run posted with a 200-byte body sent one byte every 50 ms (10 s in all)
+    body = json.dumps({"input": "x" * 180}).encode()
+    head = "POST /v1/runs HTTP/1.1\r\nHost: x\r\nx-api-key: slow\r\nContent-Type: application/json\r\n"
+    sent, answer = 0, b""
+    with socket.create_connection(("127.0.0.1", port_of(api)), timeout=30) as connection:
+        connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode())
+        connection.setblocking(False)
+        while sent < len(body) and not answer:
+            connection.sendall(body[sent : sent + 1])
+            sent += 1
+            time.sleep(0.05)
+            with contextlib.suppress(BlockingIOError):
+                answer = connection.recv(65536)
+    # Then the server answered 408 in the API's error shape long before the body was whole, and stored nothing
+    assert status_of(answer) == 408
+    assert body_of(answer)["error"]["type"] == "request_timeout"
+    assert sent < len(body)
+    assert httpx.get(f"{api.url}/v1/runs", headers={"x-api-key": "slow"}).json()["runs"] == []
