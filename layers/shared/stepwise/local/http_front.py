@@ -7,9 +7,9 @@ connections alive, and bounds connections (`limit_concurrency`: 503 beyond). Wha
 - **Body limit before reading**: a Content-Length over `max_body_bytes` is answered 413 and the body is
   never read; a chunked body is counted as it arrives and refused the moment it passes the limit.
 - **Read timeouts**: a connection whose request head has not arrived within `read_timeout_seconds` of
-  opening (or of the previous response) is closed (`front_limits.HeadTimeoutProtocol`), and a body not whole within
-  `read_timeout_seconds` of the end of its head is answered 408 (however it trickles in: the bound is on
-  the whole body, not on each piece).
+  opening (or of the previous response) is closed (`front_limits.HeadTimeoutProtocol`), and a body not
+  whole within `read_timeout_seconds` of the end of its head is answered 408 (however it trickles in:
+  the bound is on the whole body, not on each piece).
 - **Idle timeout**: a keep-alive connection idle for `idle_timeout_seconds` is closed (uvicorn's own).
 - **Bounded workers, two kinds**: handlers are synchronous, so each request runs on a thread of a
   bounded pool. Requests that wait for a run (`waiting_route`: chat completions) have slots of their

@@ -25,7 +25,7 @@ SIGNAL_EXIT_BASE = 128
 class StopRequest:
     """Whether, and by which signal, the command was asked to stop."""
 
-    def __init__(self, command: str, err: TextIO) -> None:
+    def __init__(self, command: str, err: TextIO | None = None) -> None:
         self.requested = threading.Event()
         self.signal_number: int | None = None
         self._command = command
@@ -40,7 +40,7 @@ class StopRequest:
         name = signal.Signals(signal_number).name
         print(
             f"{self._command}: {name}: stopping once the step in flight finishes (send {name} again to stop at once)",
-            file=self._err,
+            file=self._err or sys.stderr,  # stderr as it is then (a test may have replaced it)
             flush=True,
         )
 
@@ -50,9 +50,9 @@ class StopRequest:
 
 
 @contextmanager
-def stop_on_signals(command: str, err: TextIO = sys.stderr) -> Iterator[StopRequest]:
-    """SIGINT and SIGTERM ask the command to stop for as long as the block runs; the handlers found are
-    put back after it."""
+def stop_on_signals(command: str, err: TextIO | None = None) -> Iterator[StopRequest]:
+    """SIGINT and SIGTERM ask the command to stop for as long as the block runs (saying so on `err`,
+    stderr by default); the handlers found are put back after it."""
     request = StopRequest(command, err)
     previous = {each: signal.signal(each, request.handle) for each in _SIGNALS}
     try:

@@ -122,11 +122,11 @@ def chat_stream_route(
         if isinstance(release, HttpResponse):
             return release
         try:
-            answer = invoke(marked)
-            if not isinstance(answer, dict) or answer.get("statusCode") != 202:
+            queued = invoke(marked)
+            if not isinstance(queued, dict) or queued.get("statusCode") != 202:
                 release()
-                return proxy_response(answer)
-            start = ChatStreamStart.model_validate_json(answer.get("body") or "")
+                return proxy_response(queued)
+            start = ChatStreamStart.model_validate_json(queued.get("body") or "")
         except BaseException:
             release()
             raise
