@@ -36,7 +36,7 @@ def before_store_call(operation: str, action: Callable[[], None]) -> Iterator[li
         session.events.register(f"before-call.dynamodb.{operation}", before)
         hooked.append(session)
 
-    boto3.session.Session.__init__ = hooked_init  # type: ignore[method-assign]
+    boto3.session.Session.__init__ = hooked_init  # type: ignore[method-assign,assignment]
     try:
         yield ran
     finally:
