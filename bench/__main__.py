@@ -6,6 +6,7 @@ from stepwise.local.defaults import apply_local_defaults
 apply_local_defaults()
 
 from bench import (  # noqa: E402
+    abandoned_streams,
     adversarial_inputs,
     cold_start,
     context_cost,
@@ -47,3 +48,5 @@ if __name__ == "__main__":
     mcp_transports.main()
     print()
     context_cost.main()
+    print()
+    abandoned_streams.main()

@@ -9,16 +9,20 @@ running when its first steps are stored: the first event must reach the client b
 from __future__ import annotations
 
 import json
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.lambda_runtime import load_handler
 from stepwise.local.server import LocalApi
+from stepwise.models.messages import ChatMessage
+from stepwise.steps.runs import create_run
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import native_assistant_config, script_tool_then_slow_answer, serve
 from tests.support.asgi_server import served_on_loopback
@@ -58,6 +62,22 @@ def start_run(api: LocalApi, key: str) -> str:
 def run_status(api: LocalApi, run_id: str, key: str) -> str:
     status: str = httpx.get(f"{api.url}/v1/runs/{run_id}", headers={"x-api-key": key}).json()["status"]
     return status
+
+
+def within(seconds: float, condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def reads_stay_put(meter: DynamoDBMeter, seconds: float = 1.0) -> bool:
+    """Whether no request reached the store for `seconds` (five polls' time)."""
+    before = meter.total_calls
+    time.sleep(seconds)
+    return meter.total_calls == before
 
 
 def test_run_events_stream_their_first_step_before_the_run_ends(
@@ -172,3 +192,29 @@ def test_a_poll_through_the_streaming_function_answers_the_apis_json(
     kinds = [event["kind"] for page in pages for event in page["events"]]
     assert kinds[:2] == ["llm", "parse"]
     assert pages[-1]["status"] == "SUCCEEDED"
+
+
+def test_a_follower_that_leaves_stops_the_functions_reads_of_the_store(api: LocalApi) -> None:
+    # Given a run of frank's that stays open (stored QUEUED, never started), and a streaming function whose
+    # DynamoDB requests are counted at the wire from its first request on
+    run_id = create_run(
+        api.environment.runtime,
+        messages=[ChatMessage(role="user", content="Hold on.")],
+        owner="frank",
+        profile="assistant",
+    ).run_id
+    meter = DynamoDBMeter().install()
+    try:
+        app = load_handler(
+            PROJECT_ROOT / "functions" / "stream", "app.app", module_prefix=f"stream_{uuid.uuid4().hex[:8]}"
+        )
+        with served_on_loopback(app) as url:
+            headers = {"accept": "text/event-stream", **gateway_context("frank")}
+            # When frank follows it, the function polls the store a few times, and frank leaves
+            with httpx.stream("GET", f"{url}/v1/runs/{run_id}/events", headers=headers, timeout=30) as response:
+                assert response.status_code == 200
+                assert within(10, lambda: meter.total_calls >= 6)
+            # Then within 5 s the function makes no more requests to the store
+            assert within(5, lambda: reads_stay_put(meter))
+    finally:
+        meter.uninstall()

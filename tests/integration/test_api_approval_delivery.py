@@ -34,6 +34,7 @@ from tests.conftest import PROJECT_ROOT
 from tests.integration.test_api_handler import TABLE, ApiHandler, start_handler
 from tests.support.launch_tool import LAUNCH, MODULE
 from tests.support.stepfunctions_fake import FakeStepFunctions, Reply, refusal
+from tests.support.store_hooks import before_store_call
 
 CONFIG: dict[str, Any] = {
     "models": {"m": {"provider": "scripted", "scenarios": [{"turns": [{"content": f"```json\n{LAUNCH}\n```"}]}]}},
@@ -135,17 +136,35 @@ def test_an_approval_that_reached_step_functions_succeeds_though_its_reply_was_l
     assert waiting.runtime.store.require_run(waiting.item["run_id"]).status == "RUNNING"
 
 
-def test_an_answer_refused_because_the_run_was_cancelled_meanwhile_says_the_run_ended(
+def test_an_answer_the_runs_cancellation_came_before_at_the_store_is_run_ended_and_not_stored(
     sandbox: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a waiting call whose run is cancelled while the approval is on its way to Step Functions
+    # Given a waiting call, whose run the owner cancels just before the answer is written (ordered at the
+    # wire: the cancellation is recorded as the answer's transaction is about to leave)
+    with FakeStepFunctions() as sfn:
+        waiting = waiting_call(sandbox, monkeypatch, sfn)
+        with before_store_call("TransactWriteItems", lambda: waiting.cancel({})) as ordered:
+            # When the owner approves it
+            status, body = waiting.api.call("POST", waiting.path, {"approved": True})
+        told = [request["operation"] for request in sfn.requests]
+    # Then the approval lost: 409 run_ended saying how the run ended, nothing stored, Step Functions not told
+    assert ordered == ["TransactWriteItems"]
+    assert (status, body["error"]["type"], body["error"]["details"]["status"]) == (409, "run_ended", "CANCELLED")
+    assert waiting.approval().status == "pending"
+    assert told == []
+
+
+def test_an_answer_stored_before_the_runs_cancellation_stands(sandbox: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a waiting call whose run is cancelled after the answer was stored, while it is on its way to
+    # Step Functions (which then no longer knows the stopped execution's token)
     with FakeStepFunctions() as sfn:
         waiting = waiting_call(sandbox, monkeypatch, sfn)
         sfn.script(Reply(400, refusal("TaskDoesNotExist"), meanwhile=waiting.cancel))
         # When the owner approves it
         status, body = waiting.api.call("POST", waiting.path, {"approved": True})
-    # Then the refusal says the run ended, cancelled
-    assert (status, body["error"]["type"], body["error"]["details"]["status"]) == (409, "run_ended", "CANCELLED")
+    # Then the approval won: it stands, approved, and the run is shown as it now is, cancelled after it
+    assert (status, body["status"]) == (200, "CANCELLED")
+    assert (waiting.approval().status, waiting.approval().answered_by) == ("approved", "key-a")
 
 
 def test_an_answer_sent_while_a_restarted_engine_resumes_the_wait_is_kept_for_it(

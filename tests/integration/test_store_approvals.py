@@ -1,5 +1,6 @@
-"""Approvals in the store against moto: one answer wins, a replayed wait takes the new token, and the
-run's status follows whether a call still waits."""
+"""Approvals in the store against moto: one answer wins, an answer and the run's cancellation are ordered
+(one of them first), a replayed wait takes the new token, and the run's status follows whether a call still
+waits."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from typing import Any
 import pytest
 
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.store import ConversationStore
-from stepwise.store.approvals import ApprovalNotPending
+from stepwise.models.run import RunUsage
+from stepwise.store import ConversationStore, RunAlreadyEnded
+from stepwise.store.approvals import ApprovalNotPending, RunEndedFirst
 from tests.integration.test_store import make_meta
 
 CALL = ToolCall(id="call_1_0", name="transfer", arguments={"amount": 5})
@@ -58,6 +60,29 @@ def test_of_two_answers_only_the_first_is_stored(store: ConversationStore) -> No
     with pytest.raises(ApprovalNotPending) as second:
         store.approvals.answer(approval, "approved", reason=None)
     assert second.value.approval.status == "denied"
+
+
+def test_an_answer_after_the_runs_cancellation_is_refused_and_not_stored(store: ConversationStore) -> None:
+    # Given a waiting call whose run is cancelled
+    approval = _request(store, "token-1")
+    store.directory.cancel_run("run1", by="alice", usage=RunUsage())
+    # When the call is approved / Then the answer is refused (the run ended first) and the call is as it was
+    with pytest.raises(RunEndedFirst):
+        store.approvals.answer(approval, "approved", reason=None, by="alice")
+    assert store.approvals.list("run1")[0].status == "pending"
+
+
+def test_a_cancellation_after_an_answer_ends_the_run_and_the_answer_stands(store: ConversationStore) -> None:
+    # Given a waiting call, approved
+    approval = _request(store, "token-1")
+    store.approvals.answer(approval, "approved", reason=None, by="alice")
+    # When the run is cancelled, and cancelled again
+    cancelled = store.directory.cancel_run("run1", by="bob", usage=RunUsage())
+    with pytest.raises(RunAlreadyEnded):
+        store.directory.cancel_run("run1", by="bob", usage=RunUsage())
+    # Then the first cancellation ended the run, and the answer recorded before it stands
+    assert cancelled.status == "CANCELLED"
+    assert store.approvals.list("run1")[0].status == "approved"
 
 
 def test_a_replayed_wait_takes_the_new_token_and_an_answered_one_is_kept(store: ConversationStore) -> None:

@@ -42,6 +42,7 @@ RESOURCE_TYPES: dict[str, list[str]] = {
     "dynamodb:PutItem": [TABLE],
     "dynamodb:UpdateItem": [TABLE],
     "dynamodb:DeleteItem": [TABLE],
+    "dynamodb:ConditionCheckItem": [TABLE],
     "dynamodb:BatchGetItem": [TABLE],
     "dynamodb:Query": [TABLE, INDEX],
     "states:StartExecution": [STATE_MACHINE],

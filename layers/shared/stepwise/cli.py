@@ -54,6 +54,7 @@ def _run_question(
     extra_environment: dict[str, str] | None = None,
 ) -> int:
     from stepwise.local.environment import LocalEnvironment
+    from stepwise.local.stop_signals import stop_on_signals
     from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
     from stepwise.steps.api.problems import ApiError
@@ -61,6 +62,7 @@ def _run_question(
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
     with (
+        stop_on_signals(f"stepwise {args.command}") as stop,
         store_endpoint(args) as endpoint_url,
         LocalEnvironment(
             config_dir=config_dir,
@@ -72,6 +74,8 @@ def _run_question(
             extra_environment=extra_environment,
         ) as environment,
     ):
+        if stop.requested.is_set():
+            return stop.exit_code(1)  # stopped while the store started: no run was created
         started = time.perf_counter()
         # the run's trace starts here, as a request to the API starts it (nothing is recorded unless tracing is on)
         with environment.runtime.spans.command(f"stepwise {args.command}"):
@@ -84,9 +88,10 @@ def _run_question(
             if not args.json:
                 print(f"Question: {args.question}", file=out)
                 print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
-            environment.execute(meta.run_id)
+            # a signal lets the step in flight finish, then the run ends CANCELLED (`stop_signals`)
+            environment.execute(meta.run_id, stop=stop.requested)
         final = environment.runtime.store.require_run(meta.run_id)
-        return _print_outcome(final, time.perf_counter() - started, out, as_json=args.json)
+        return stop.exit_code(_print_outcome(final, time.perf_counter() - started, out, as_json=args.json))
 
 
 def command_demo(args: argparse.Namespace, out: TextIO) -> int:

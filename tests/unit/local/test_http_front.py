@@ -6,9 +6,11 @@ each limit is seen on its own; `tests/e2e` serve the real API function through t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -16,7 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, chat_is_waiting
+from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, StreamRoute, chat_is_waiting
+from stepwise.streaming.answers import ClientGone, Hangup
 
 LIMITS = FrontLimits(
     max_body_bytes=1024, read_timeout_seconds=0.5, idle_timeout_seconds=1, workers=2, waiting_workers=2
@@ -237,7 +240,7 @@ def test_a_stream_route_writes_each_chunk_as_it_is_produced(handler: Handler) ->
 
     # When the client reads the stream
     with (
-        ApiFront(handler, limits=LIMITS, stream_routes=[events]) as front,
+        ApiFront(handler, limits=LIMITS, stream_routes=[StreamRoute(lambda _: True, events)]) as front,
         httpx.stream("GET", f"{front.url}/v1/runs/r/events") as response,
     ):
         pieces = response.iter_raw()
@@ -248,4 +251,87 @@ def test_a_stream_route_writes_each_chunk_as_it_is_produced(handler: Handler) ->
     assert first == b"data: one\n\n"
     assert rest == b"data: two\n\n"
     assert response.headers["content-type"] == "text/event-stream"
+    assert handler.calls == 0
+
+
+class Follower:
+    """A stream route whose body sends one event, then waits with its answer's hangup as a follower polls;
+    `ended` says how the body ended ("client gone", "closed") once it has."""
+
+    def __init__(self) -> None:
+        self.ended: list[str] = []
+        self.done = threading.Event()
+
+    def route(self) -> StreamRoute:
+        def answer(_: dict[str, Any]) -> HttpResponse:
+            hangup = Hangup()
+
+            def chunks() -> Iterator[bytes]:
+                try:
+                    yield b"data: one\n\n"
+                    while True:
+                        hangup.sleep(0.2)
+                except ClientGone:
+                    self.ended.append("client gone")
+                    raise
+                except GeneratorExit:
+                    self.ended.append("closed")
+                    raise
+                finally:
+                    self.done.set()
+
+            return HttpResponse(200, [("content-type", "text/event-stream")], chunks(), b"data: bye\n\n", hangup)
+
+        return StreamRoute(lambda _: True, answer)
+
+
+def test_a_stream_whose_client_leaves_stops_at_its_next_wait(handler: Handler) -> None:
+    # Given a stream that would wait forever after its first event
+    follower = Follower()
+    with ApiFront(handler, limits=LIMITS, stream_routes=[follower.route()]) as front:
+        # When its client reads the first event and closes the connection
+        with socket.create_connection(("127.0.0.1", front.port), timeout=5) as connection:
+            connection.sendall(b"GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n\r\n")
+            received = b""
+            while b"data: one" not in received:
+                received += connection.recv(65536)
+        # Then its wait ends within 5 s: the body stopped there, its thread freed
+        assert follower.done.wait(5)
+    assert follower.ended == ["client gone"]
+
+
+def test_a_stopping_front_ends_a_stream_with_its_closing_and_frees_its_thread(handler: Handler) -> None:
+    # Given a client reading a stream that would wait forever after its first event
+    follower = Follower()
+    front = ApiFront(handler, limits=LIMITS, stream_routes=[follower.route()]).start()
+    with httpx.stream("GET", f"{front.url}/v1/runs/r/events", timeout=10) as response:
+        pieces = response.iter_raw()
+        assert next(pieces) == b"data: one\n\n"
+        # When the front stops
+        front.stop()
+        rest = b"".join(pieces)
+    # Then the stream ended with the route's closing, and the body stopped at its wait
+    assert rest == b"data: bye\n\n"
+    assert follower.done.wait(5)
+    assert follower.ended == ["client gone"]
+
+
+def test_a_body_trickled_in_is_408_once_the_read_timeout_has_passed_since_the_head(
+    front: ApiFront, handler: Handler
+) -> None:
+    # Given a request declaring 100 bytes of body, then sending one byte every 50 ms (5 s in all)
+    sent = 0
+    with socket.create_connection(("127.0.0.1", front.port), timeout=10) as connection:
+        connection.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n")
+        connection.setblocking(False)
+        answer = b""
+        while sent < 100 and not answer:
+            connection.sendall(b"x")
+            sent += 1
+            time.sleep(0.05)
+            with contextlib.suppress(BlockingIOError):
+                answer = connection.recv(65536)
+    # Then the front answered 408 before the body was whole: the timeout bounds the body, not each byte
+    assert status_of(answer) == 408
+    assert sent < 100
     assert handler.calls == 0

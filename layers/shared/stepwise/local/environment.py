@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -41,8 +42,10 @@ from stepwise.models.run import IntentOutcome, RunMeta, RunOptions
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import build_intent_classifier
+from stepwise.steps.run_outcomes import record_cancellation
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime, dynamodb_client
+from stepwise.store import RunAlreadyEnded
 from stepwise.telemetry.observability import metrics
 
 
@@ -253,11 +256,16 @@ class LocalEnvironment:
         """Hand each run the store still holds open to `resume(run_id, input)` (see `run_recovery`)."""
         return recover_open_runs(self.runtime, self.dynamodb, self.table_name, resume)
 
-    def execute(self, run_id: str, *, from_iteration: int = 0) -> ExecutionResult:
+    def execute(self, run_id: str, *, from_iteration: int = 0, stop: threading.Event | None = None) -> ExecutionResult:
         """Run the state machine for an already created run, to its end (a forked replay from the iteration
-        after the ones it kept)."""
+        after the ones it kept); once `stop` is set, no state begins, the execution ends ABORTED and the run
+        is recorded CANCELLED by its owner, as the API's cancel records it."""
         document = execution_input(run_id, from_iteration)
-        result = self.state_machine.start_execution(run_id, document)
+        result = self.state_machine.start_execution(run_id, document, stop=stop)
+        if stop is not None and stop.is_set() and result.status == "ABORTED":
+            with contextlib.suppress(RunAlreadyEnded):  # it ended on its own before the stop took effect
+                meta = self.runtime.store.require_run(run_id)
+                record_cancellation(meta, self.runtime, by=meta.owner)
         self.execution_ended(result, json.dumps(document))
         return result
 

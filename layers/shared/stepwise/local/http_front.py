@@ -7,29 +7,37 @@ connections alive, and bounds connections (`limit_concurrency`: 503 beyond). Wha
 - **Body limit before reading**: a Content-Length over `max_body_bytes` is answered 413 and the body is
   never read; a chunked body is counted as it arrives and refused the moment it passes the limit.
 - **Read timeouts**: a connection whose request head has not arrived within `read_timeout_seconds` of
-  opening (or of the previous response) is closed (`_HeadTimeoutProtocol`), and a body that stops
-  arriving for that long is answered 408.
+  opening (or of the previous response) is closed (`front_limits.HeadTimeoutProtocol`), and a body not
+  whole within `read_timeout_seconds` of the end of its head is answered 408 (however it trickles in:
+  the bound is on the whole body, not on each piece).
 - **Idle timeout**: a keep-alive connection idle for `idle_timeout_seconds` is closed (uvicorn's own).
 - **Bounded workers, two kinds**: handlers are synchronous, so each request runs on a thread of a
   bounded pool. Requests that wait for a run (`waiting_route`: chat completions) have slots of their
   own and are answered 503 at once when all are taken, so they never hold the workers other routes need,
   and a waiting request starts at once, within its documented sync timeout.
+- **Bounded streams**: each stream (run events as SSE, streamed chat completions) holds a thread that
+  polls the store; the stream routes claim one of `max_streams` slots, at most `max_streams_per_owner`
+  of one caller (`stepwise.streaming.slots`), and are answered 503 with `Retry-After` past them. A stream
+  ends as soon as its client's connection closes (`send_answer` watches it): its body's wait between
+  two reads ends at once, so its thread and its slot are given back within one read of the store.
 - **Stopping**: `stop` ends what waits on a run at once: a waiting request is answered 503 (with
   `x-should-retry: false`, since a retried chat completion would start another run) and a stream ends
-  with its route's `closing` chunk. Their threads are daemons, so one still polling a run the stopped
-  engine will not move does not hold the process's exit.
+  with its route's `closing` chunk. Their threads are daemons, so one still reading the store does not
+  hold the process's exit.
 - **405** for a method a known path does not take (`POST /v1/models`), or that no route takes (TRACE),
   with an `Allow` header naming the path's methods (every route's, for an unknown path). HEAD and
   OPTIONS are such methods: API Gateway serves neither on these resources (no GET-as-HEAD, no CORS), so
   answering them here would let a client work locally that fails deployed.
 
-**Streaming hook.** A route may answer with a body produced over time: `stream_routes` are callables
-given the API Gateway event of each request (after the checks above) that return None to pass, or an
-`HttpResponse` whose `body` is an iterable or async iterable of `bytes` chunks. Each chunk is written
-to the socket as it is produced (chunked transfer encoding, no Content-Length): an async iterator is
-consumed on the server's event loop; a plain iterator's `next()` runs on the waiting pool, so a
-generator may block (poll the store, sleep) without stalling other connections. Use it for
-`text/event-stream` (SSE) answers; the route sets its own headers (`Content-Type`, `Cache-Control`).
+**Streaming hook.** A route may answer with a body produced over time: `stream_routes` are
+`StreamRoute`s, asked on the event loop whether they take the API Gateway event of each request (after
+the checks above); the one that takes it answers on a pool of its own (the *openers*, as many as
+`workers`), with None to pass the request on, or an `HttpResponse` whose `body` is an iterator of `bytes`
+chunks. Each chunk is written to the socket as it is produced (chunked transfer encoding, no
+Content-Length); the iterator's `next()` runs on a daemon thread of its own, so a generator may block
+(poll the store, sleep) without stalling other connections, and should sleep with its answer's
+`hangup.sleep` so that it stops when its client goes. Use it for `text/event-stream` (SSE) answers; the
+route sets its own headers (`Content-Type`, `Cache-Control`).
 """
 
 from __future__ import annotations
@@ -41,14 +49,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
-import h11
 import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stepwise.local.api_gateway import api_gateway_event
+from stepwise.local.front_limits import FrontLimits, HeadTimeoutProtocol
 from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
 from stepwise.steps.api.started_runs import observing_started_runs
 from stepwise.streaming.answers import (
@@ -67,50 +73,6 @@ from stepwise.telemetry.observability import logger
 __all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
-_STOPPING_CHECK_SECONDS = 0.1
-
-
-@dataclass(frozen=True)
-class FrontLimits:
-    """The limits of the HTTP front (see the module docstring)."""
-
-    max_body_bytes: int = 262_144
-    read_timeout_seconds: float = 10.0
-    idle_timeout_seconds: float = 5.0
-    workers: int = 8
-    waiting_workers: int = 8
-    max_connections: int = 512
-
-
-class _HeadTimeoutProtocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request head has not arrived in time.
-
-    uvicorn times out idle keep-alive connections, but any byte received cancels that timer, so a client
-    that connects and sends nothing first, or sends its head byte by byte, would hold a connection slot
-    forever. Here a timer runs from the moment a connection opens (and again after each response); if
-    the parser is still waiting for a whole request head when it fires, the connection is closed.
-    """
-
-    head_timeout_seconds = 10.0
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm_head_timer()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        self._arm_head_timer()
-
-    def _arm_head_timer(self) -> None:
-        previous: asyncio.TimerHandle | None = getattr(self, "_head_timer", None)
-        if previous is not None:
-            previous.cancel()
-        self._head_timer = self.loop.call_later(self.head_timeout_seconds, self._head_timed_out)
-
-    def _head_timed_out(self) -> None:
-        waiting_for_head = self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
-        if waiting_for_head and not self.transport.is_closing():
-            self.timeout_keep_alive_handler()
 
 
 _SERVED = (*ROUTES, *CONSOLE_ROUTES)
@@ -153,8 +115,14 @@ class ApiFront:
         self._waiting_route = waiting_route
         self.stream_routes = list(stream_routes)
         self._pool = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="api-worker")
+        # streams are opened (first read of the store, a streamed chat's start) on a pool of their own, so a
+        # flood of them never holds the workers other requests need
+        self._openers = ThreadPoolExecutor(self.limits.workers, thread_name_prefix="api-stream")
         self._waiting_slots = threading.BoundedSemaphore(self.limits.waiting_workers)
         self._stopping = threading.Event()
+        # the server's loop and a future it completes when the front stops, both made by the first request
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped: asyncio.Future[None] | None = None
         # bound here, so a busy port fails the caller at once (an OSError naming the address)
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -168,7 +136,7 @@ class ApiFront:
             self,
             http=type(
                 "HeadTimeoutProtocol",
-                (_HeadTimeoutProtocol,),
+                (HeadTimeoutProtocol,),
                 {"head_timeout_seconds": self.limits.read_timeout_seconds},
             ),
             ws="none",
@@ -207,11 +175,16 @@ class ApiFront:
         """Stop accepting connections; requests in progress get a short grace period, and those waiting
         on a run are answered at once."""
         self._stopping.set()
+        if self._loop is not None:
+            # a loop already closed has nothing waiting on it any more
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._settle_stopped)
         self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(_STOP_SECONDS * 2)
         self._socket.close()
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._openers.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> ApiFront:
         return self.start()
@@ -223,13 +196,15 @@ class ApiFront:
         """The ASGI application."""
         if scope["type"] != "http":
             return
+        # the app is called once the request's head is whole: the body's time starts here
+        body_deadline = time.monotonic() + self.limits.read_timeout_seconds
         method = scope["method"]
         refused = _method_not_allowed(method, scope["path"])
         if refused is not None:
             await self._send(send, method, refused)
             return
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
-        body = await self._read_body(headers, receive)
+        body = await self._read_body(headers, receive, body_deadline)
         if isinstance(body, HttpResponse):
             await self._send(send, method, body)
             return
@@ -239,9 +214,9 @@ class ApiFront:
         except Exception:  # what API Gateway answers when the function itself fails
             logger.exception("the API function failed", extra={"path": event["path"]})
             answer = error_answer(502, "bad_gateway", "Internal server error")
-        await self._send(send, method, answer)
+        await self._send(send, method, answer, receive)
 
-    async def _read_body(self, headers: list[tuple[str, str]], receive: Any) -> bytes | HttpResponse:
+    async def _read_body(self, headers: list[tuple[str, str]], receive: Any, deadline: float) -> bytes | HttpResponse:
         limit = self.limits.max_body_bytes
         declared = next((value for name, value in headers if name.lower() == "content-length"), None)
         too_large = error_answer(413, "payload_too_large", f"the body is over {limit} bytes", connection="close")
@@ -251,10 +226,12 @@ class ApiFront:
         size = 0
         while True:
             try:
-                message = await asyncio.wait_for(receive(), self.limits.read_timeout_seconds)
+                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
             except TimeoutError:
                 seconds = self.limits.read_timeout_seconds
-                return error_answer(408, "request_timeout", f"the body stopped arriving for {seconds:g} s")
+                return error_answer(
+                    408, "request_timeout", f"the body did not arrive in full within {seconds:g} s of the request head"
+                )
             if message["type"] == "http.disconnect":
                 return error_answer(400, "bad_request", "the client disconnected before sending its body")
             chunk = message.get("body", b"")
@@ -282,8 +259,10 @@ class ApiFront:
 
     async def _dispatch(self, method: str, event: Event) -> HttpResponse:
         loop = asyncio.get_running_loop()
-        for route in self.stream_routes:
-            streamed = await loop.run_in_executor(self._pool, route, event)
+        # asked here, on the loop: a request no stream route takes never waits for the openers' pool
+        route = next((each for each in self.stream_routes if each.takes(event)), None)
+        if route is not None:
+            streamed = await loop.run_in_executor(self._openers, route.answer, event)
             if streamed is not None:
                 return streamed
         if not self._waiting_route(method, event["resource"]):
@@ -298,28 +277,47 @@ class ApiFront:
                 return self._waiting_handler(waiting_event)
 
         try:
-            return proxy_response(await self._unless_stopping(_on_daemon_thread(handle_observed, event)))
+            waiting = _on_daemon_thread(handle_observed, event, name="api-waiting")
+            return proxy_response(await self._unless_stopping(waiting))
         except StreamInterrupted:
             return _stopped_while_waiting(started[-1] if started else None)
         finally:
             self._waiting_slots.release()
 
-    async def _send(self, send: Any, method: str, answer: HttpResponse) -> None:
-        await send_answer(send, method, answer, self._next_chunk)
+    async def _send(self, send: Any, method: str, answer: HttpResponse, receive: Any = None) -> None:
+        if isinstance(answer.body, bytes):
+            await send_answer(send, method, answer, self._next_chunk)
+            return
+        await send_answer(send, method, answer, self._next_chunk, receive=receive, stopping=self._stop_signal())
 
     async def _next_chunk(self, iterator: Iterator[bytes]) -> bytes | None:
-        chunk: bytes | None = await self._unless_stopping(_on_daemon_thread(next_chunk, iterator))
+        chunk: bytes | None = await _on_daemon_thread(next_chunk, iterator, name="api-streaming")
         return chunk
+
+    def _stop_signal(self) -> asyncio.Future[None]:
+        """A future done once the front is stopping (cancelling it cancels nothing else)."""
+        if self._stopped is None:
+            self._loop = asyncio.get_running_loop()
+            self._stopped = self._loop.create_future()
+            if self._stopping.is_set():
+                self._settle_stopped()
+        return asyncio.shield(self._stopped)
+
+    def _settle_stopped(self) -> None:
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(None)
 
     async def _unless_stopping(self, waiting: Awaitable[Any]) -> Any:
         """What `waiting` gives, or `StreamInterrupted` as soon as the front is stopping."""
         future = asyncio.ensure_future(waiting)
-        while True:
-            done, _ = await asyncio.wait({future}, timeout=_STOPPING_CHECK_SECONDS)
-            if done:
-                return future.result()
-            if self._stopping.is_set():
-                raise StreamInterrupted
+        stopping = self._stop_signal()
+        try:
+            await asyncio.wait({future, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if future.done():
+            return future.result()
+        raise StreamInterrupted
 
 
 def _stopped_while_waiting(run_id: str | None) -> HttpResponse:
@@ -335,7 +333,7 @@ def _stopped_while_waiting(run_id: str | None) -> HttpResponse:
     return error_answer(503, "unavailable", message, x_should_retry="false", details={"run_id": run_id})
 
 
-async def _on_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
+async def _on_daemon_thread(function: Callable[..., Any], *args: Any, name: str) -> Any:
     """`function(*args)` on a daemon thread of its own (it may block on a run for as long as it waits)."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[Any] = loop.create_future()
@@ -357,7 +355,7 @@ async def _on_daemon_thread(function: Callable[..., Any], *args: Any) -> Any:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(settle, *outcome)
 
-    threading.Thread(target=run, name="api-waiting", daemon=True).start()
+    threading.Thread(target=run, name=name, daemon=True).start()
     return await future
 
 

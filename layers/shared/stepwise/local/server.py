@@ -45,6 +45,7 @@ from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.template import SamTemplate
 from stepwise.local.whole_numbers import whole_number
 from stepwise.streaming.routes import chat_stream_route, events_stream_route
+from stepwise.streaming.slots import StreamSlots
 
 __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_event", "command_serve"]
 
@@ -122,6 +123,7 @@ class LocalApi:
             workers=self._max_api_instances,
             waiting_workers=self._max_api_instances,
         )
+        slots = StreamSlots(total=limits.max_streams, per_owner=limits.max_streams_per_owner)
         try:
             self._front = ApiFront(
                 instances().invoke,
@@ -131,8 +133,8 @@ class LocalApi:
                 waiting_route=chat_is_waiting,
                 stream_routes=[
                     *self._stream_routes,
-                    events_stream_route(self.environment.runtime),
-                    chat_stream_route(self.environment.runtime, instances().invoke),
+                    events_stream_route(self.environment.runtime, slots),
+                    chat_stream_route(self.environment.runtime, instances().invoke, slots),
                 ],
             ).start()
         except BaseException:

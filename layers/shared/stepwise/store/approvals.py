@@ -1,8 +1,9 @@
 """Tool calls paused for approval: one `APPROVAL#<iteration>#<index>` item per call, and META's status.
 
 The item is written by the wait-for-approval task (with the task token that answers it), answered by the
-API with a conditional update (pending -> approved or denied, so a second answer loses), and settled by
-ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions).
+API with a conditional update (pending -> approved or denied, so a second answer loses) in one transaction
+with a check that the run is still open (so of an answer and the run's cancellation, one comes first), and
+settled by ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions).
 ToolInvoke marks the outcome it acts on consumed, after which the API never undoes the answer. META is
 `WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are conditional
 on those statuses, so they never reopen an ended run.
@@ -16,14 +17,18 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from stepwise.errors import StoreTransientError
 from stepwise.models.approval import Approval, ApprovalStatus
 from stepwise.models.messages import ToolCall
+from stepwise.models.run import OPEN_STATUSES
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.table import Table
-from stepwise.store.transient import condition_failed
+from stepwise.store.transient import condition_failed, error_code
 
 APPROVAL_PREFIX = "APPROVAL#"
+# An answer's transaction meeting another write of the call or its run at that instant is sent again this often.
+_CONFLICTS_TOLERATED = 3
 
 
 class ApprovalNotPending(Exception):
@@ -32,6 +37,10 @@ class ApprovalNotPending(Exception):
     def __init__(self, approval: Approval) -> None:
         super().__init__(f"the approval of call {approval.call_id} is already {approval.status}")
         self.approval = approval
+
+
+class RunEndedFirst(Exception):
+    """The call's run ended (it was cancelled, or failed) before the answer could be recorded."""
 
 
 def approval_sk(iteration: int, index: int) -> str:
@@ -147,15 +156,50 @@ class ApprovalStore:
     def answer(
         self, approval: Approval, status: ApprovalStatus, *, reason: str | None, by: str | None = None
     ) -> Approval:
-        """Record the answer if the call still waits with the same token; `ApprovalNotPending` otherwise."""
+        """Record the answer if the call still waits with the same token and its run is still open.
+
+        One transaction: the approval's update and a check of META's status, so an answer and a
+        cancellation of the run (a write of META conditional on the same status) are never both
+        recorded as first. `RunEndedFirst` when the run ended first, `ApprovalNotPending` when the call
+        was answered or settled first.
+        """
         sets: dict[str, Any] = {"status": status, "answered_at": self._now_iso()}
         if reason is not None:
             sets["reason"] = reason
         if by is not None:
             sets["answered_by"] = by
-        return self._update(
-            approval, sets, "#status = :pending AND task_token = :token", {":token": approval.task_token}
-        )
+        opens = {f":open{index}": serialize_value(each) for index, each in enumerate(OPEN_STATUSES)}
+        update = {
+            "TableName": self._db.name,
+            "Key": self._key(approval.run_id, approval.iteration, approval.index),
+            "UpdateExpression": "SET " + ", ".join(f"#{key} = :{key}" for key in sets),
+            "ConditionExpression": "attribute_exists(pk) AND #status = :pending AND task_token = :token",
+            "ExpressionAttributeNames": {"#status": "status"} | {f"#{key}": key for key in sets},
+            "ExpressionAttributeValues": {f":{key}": serialize_value(value) for key, value in sets.items()}
+            | {":pending": serialize_value("pending"), ":token": serialize_value(approval.task_token)},
+        }
+        run_open = {
+            "TableName": self._db.name,
+            "Key": serialize_item({"pk": keys.run_pk(approval.run_id), "sk": keys.META_SK}),
+            "ConditionExpression": f"#status IN ({', '.join(opens)})",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": opens,
+        }
+        for _ in range(_CONFLICTS_TOLERATED):
+            try:
+                self._db.call("transact_write_items", TransactItems=[{"Update": update}, {"ConditionCheck": run_open}])
+            except ClientError as exc:
+                if error_code(exc) != "TransactionCanceledException":
+                    raise
+                call_reason, run_reason = (cause.get("Code") for cause in exc.response["CancellationReasons"])
+                if run_reason == "ConditionalCheckFailed":
+                    raise RunEndedFirst(f"run {approval.run_id} ended before the answer was recorded") from None
+                if call_reason == "ConditionalCheckFailed":
+                    current = self.get(approval.run_id, approval.iteration, approval.index)
+                    raise ApprovalNotPending(current or approval) from None
+                continue  # another write of the call or of its run at that instant (TransactionConflict)
+            return approval.model_copy(update=sets)
+        raise StoreTransientError(f"the answer to call {approval.call_id} kept meeting other writes of its run")
 
     def reopen(self, approval: Approval) -> Approval | None:
         """Undo an answer Step Functions could not be told (so the caller may try again); None once undone.

@@ -17,6 +17,8 @@ _TRANSIENT_CODES = frozenset(
         "RequestLimitExceeded",
         "InternalServerError",
         "ServiceUnavailable",
+        # a write of an item an approval's transaction holds at that instant (`approvals.answer`)
+        "TransactionConflictException",
     }
 )
 

@@ -120,12 +120,13 @@ class StreamingApp:
         except Exception:  # what API Gateway answers when the function itself fails
             logger.exception("the streaming function failed", extra={"path": event["path"]})
             answer = error_answer(502, "bad_gateway", "Internal server error")
-        await send_answer(send, scope["method"], answer, self._next_chunk)
+        # the adapter's connection closing ends a stream: its body stops reading the store at once
+        await send_answer(send, scope["method"], answer, self._next_chunk, receive=receive)
 
     def _dispatch(self, event: Event, context: ForwardedLambdaContext) -> HttpResponse:
         try:
             for route in self._routes_for(lambda marked: self._handler(marked, context)):
-                streamed = route(event)
+                streamed = route.answer(event) if route.takes(event) else None
                 if streamed is not None:
                     return streamed
             return proxy_response(self._handler(event, context))

@@ -7,20 +7,25 @@
   never sets), so it answers 202 with the run instead of waiting, and the chunks follow as the run goes
   (`steps.api.chat_stream.chat_chunks`). Any other answer (an error, or the buffered stream of an Express
   run) is passed on as it is.
+
+Both bodies wait between their reads of the store with their answer's `hangup`, so they stop as soon as the
+front sees their client go. Given `slots` (`stepwise serve`), each stream claims one before it reads the store
+or starts a run, and is answered 503 when none is left (`slots.StreamSlots`).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from stepwise.steps.api.events import event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.runtime import StepRuntime
-from stepwise.streaming.answers import Event, HttpResponse, StreamRoute, error_answer, proxy_response
+from stepwise.streaming.answers import Event, Hangup, HttpResponse, StreamRoute, error_answer, proxy_response
+from stepwise.streaming.slots import HeldStream, StreamSlots
 
 EVENTS_RESOURCE = "/v1/runs/{run_id}/events"
 CHAT_RESOURCE = "/v1/chat/completions"
@@ -44,34 +49,63 @@ def _asks_to_stream(event: Event) -> bool:
     return isinstance(body, dict) and body.get("stream") is True
 
 
-def events_stream_route(runtime: StepRuntime) -> StreamRoute:
+def _claim(slots: StreamSlots | None, owner: str) -> Callable[[], None] | HttpResponse:
+    """A stream slot of `owner` (nothing to give back without `slots`), or the 503 refusing one."""
+    return slots.claim(owner) if slots is not None else (lambda: None)
+
+
+def _streamed(body: Iterator[bytes], release: Callable[[], None], hangup: Hangup, closing: bytes = b"") -> HttpResponse:
+    return HttpResponse(200, list(_SSE_HEADERS), HeldStream(body, release), closing=closing, hangup=hangup)
+
+
+def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) -> StreamRoute:
     """The stream route serving run events as server-sent events from `runtime`'s store."""
 
-    def route(event: Event) -> HttpResponse | None:
-        if event.get("httpMethod") != "GET" or event.get("resource") != EVENTS_RESOURCE:
-            return None
-        if EVENT_STREAM not in _header(event, "accept"):
-            return None
+    def takes(event: Event) -> bool:
+        return (
+            event.get("httpMethod") == "GET"
+            and event.get("resource") == EVENTS_RESOURCE
+            and EVENT_STREAM in _header(event, "accept")
+        )
+
+    def answer(event: Event) -> HttpResponse:
         try:
             owner = request_owner(event)
+        except ApiError as error:
+            return error_answer(error.status, error.type, error.message, details=error.details)
+        release = _claim(slots, owner)
+        if isinstance(release, HttpResponse):
+            return release
+        hangup = Hangup()
+        try:
             reads = follow_run(
                 runtime,
                 owner=owner,
                 run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
                 after=(event.get("queryStringParameters") or {}).get("after") or None,
+                sleep=hangup.sleep,
             )
         except ApiError as error:
+            release()
             return error_answer(error.status, error.type, error.message, details=error.details)
-        return HttpResponse(200, list(_SSE_HEADERS), event_stream(reads))
+        except BaseException:
+            release()
+            raise
+        return _streamed(event_stream(reads), release, hangup)
 
-    return route
+    return StreamRoute(takes, answer)
 
 
-def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> StreamRoute:
+def chat_stream_route(
+    runtime: StepRuntime, invoke: Callable[[Event], Any], slots: StreamSlots | None = None
+) -> StreamRoute:
     """The stream route sending streamed chat completions as the run goes; `invoke` calls the API function."""
 
-    def route(event: Event) -> HttpResponse | None:
-        if event.get("httpMethod") != "POST" or event.get("resource") != CHAT_RESOURCE or not _asks_to_stream(event):
+    def takes(event: Event) -> bool:
+        return event.get("httpMethod") == "POST" and event.get("resource") == CHAT_RESOURCE
+
+    def answer(event: Event) -> HttpResponse | None:
+        if not _asks_to_stream(event):
             return None
         # loaded by the first streamed chat: an instance that only streams run events never needs the chat
         # facade (its models, the run start, the answer's chunks)
@@ -79,12 +113,25 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
         from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks, stream_cut_short
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
-        answer = invoke(marked)
-        if not isinstance(answer, dict) or answer.get("statusCode") != 202:
-            return proxy_response(answer)
-        start = ChatStreamStart.model_validate_json(answer.get("body") or "")
-        owner = request_owner(event)
-        body = chat_chunks(runtime, owner=owner, start=start)
-        return HttpResponse(200, list(_SSE_HEADERS), body, closing=stream_cut_short(start.run_id))
+        try:
+            owner = request_owner(event)
+        except ApiError:
+            return proxy_response(invoke(marked))  # refused by the API function as any request without identity
+        # claimed before the run starts: a refused stream started nothing
+        release = _claim(slots, owner)
+        if isinstance(release, HttpResponse):
+            return release
+        try:
+            queued = invoke(marked)
+            if not isinstance(queued, dict) or queued.get("statusCode") != 202:
+                release()
+                return proxy_response(queued)
+            start = ChatStreamStart.model_validate_json(queued.get("body") or "")
+        except BaseException:
+            release()
+            raise
+        hangup = Hangup()
+        body = chat_chunks(runtime, owner=owner, start=start, sleep=hangup.sleep)
+        return _streamed(body, release, hangup, closing=stream_cut_short(start.run_id))
 
-    return route
+    return StreamRoute(takes, answer)

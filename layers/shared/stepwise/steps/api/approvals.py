@@ -1,10 +1,13 @@
 """Approving or denying a tool call paused for approval: `POST /v1/runs/{run_id}/approvals/{call_id}`.
 
-The answer is stored first — a conditional update, so of two answers only one wins — then given to
+The answer is stored first — a conditional update, so of two answers only one wins, in one transaction
+with a check that the run is open, so of an answer and a cancellation only one comes first — then given to
 Step Functions with the call's task token: SendTaskSuccess to approve, SendTaskFailure (`ApprovalDenied`,
-the reason as cause) to deny. If the wait ended before the token was answered (it timed out, the run was
-stopped) the answer is undone, the call is not run and the answer is refused with 409; if Step Functions
-could not be reached, the answer is undone too, so it can be sent again.
+the reason as cause) to deny. An answer the run's end came before is refused with 409 `run_ended` and not
+stored; one stored first stands, even when the run is cancelled while it is on its way (the stopped
+execution then never acts on it). If the wait timed out before the token was answered, the answer is
+undone, the call is not run and the answer is refused with 409; if Step Functions could not be reached, the
+answer is undone too, so it can be sent again.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
 from stepwise.store import ConversationStore
 from stepwise.store.approvals import ApprovalNotPending as StoredAnswerFirst
+from stepwise.store.approvals import RunEndedFirst
 from stepwise.telemetry.observability import logger, metrics
 
 
@@ -69,16 +73,22 @@ def _arrived(kept: Approval | None, answered: Approval) -> bool:
     )
 
 
-def _wait_resuming(services: ApiServices, run_id: str, answered: Approval) -> bool:
-    """Whether a token Step Functions no longer knows belongs to a wait that is being begun again.
+def _kept(services: ApiServices, run_id: str, answered: Approval) -> bool:
+    """Whether an answer whose token Step Functions no longer knows is kept, its wait still having time.
 
     A restarted local engine resumes a waiting run under a new token, a little after it starts serving:
-    an answer sent meanwhile reaches the old token. While the wait still has time and the run is open,
-    the stored answer is kept: the wait begun again finds it (`ApprovalSettled`) and ToolInvoke acts on it.
+    an answer sent meanwhile reaches the old token. While the run is open, the stored answer is kept for
+    the wait begun again, which finds it (`ApprovalSettled`) and ToolInvoke acts on it. A run that has
+    ended was cancelled (or failed) after the answer was stored, the run being open then: the answer came
+    first, and stands as long as nothing settled the call otherwise since.
     """
     if answered.timeout_at <= services.runtime.clock():
         return False
-    return not services.runtime.store.require_run(run_id).is_terminal
+    store = services.runtime.store
+    if not store.require_run(run_id).is_terminal:
+        return True
+    current = store.approvals.get(run_id, answered.iteration, answered.index)
+    return current is not None and (current.status, current.task_token) == (answered.status, answered.task_token)
 
 
 def _run_ended(services: ApiServices, meta: RunMeta) -> RunEnded:
@@ -92,11 +102,11 @@ def _run_ended(services: ApiServices, meta: RunMeta) -> RunEnded:
 def _deliver(services: ApiServices, run_id: str, approval: Approval, request: ApprovalRequest, owner: str) -> None:
     """Store the answer, then give it to Step Functions with the call's token; undone if it did not arrive.
 
-    A token Step Functions no longer knows means the wait ended first (ToolInvoke then records the call
-    as timed out and does not run it: 409, `run_ended` when the run was stopped), or a restarted local
-    engine resumed it under a new token, to which the answer is sent again, or is resuming it: then the
-    stored answer is kept for the wait begun again (`_wait_resuming`). An answer ToolInvoke has
-    consumed did arrive, whatever the reply to it (lost, its retry told the token was gone).
+    A token Step Functions no longer knows means the wait timed out first (ToolInvoke then records the
+    call as timed out and does not run it: 409), or a restarted local engine resumed it under a new token,
+    to which the answer is sent again, or is resuming it, or the run ended after the answer was stored:
+    then the stored answer is kept (`_kept`). An answer ToolInvoke has consumed did arrive, whatever the
+    reply to it (lost, its retry told the token was gone).
     """
     store = services.runtime.store
     for _ in range(_TOKEN_CHANGES_TOLERATED):
@@ -105,7 +115,7 @@ def _deliver(services: ApiServices, run_id: str, approval: Approval, request: Ap
             _send(services, answered, request)
             return
         except (TaskTokenGone, CallbackFailed) as failed:
-            if isinstance(failed, TaskTokenGone) and _wait_resuming(services, run_id, answered):
+            if isinstance(failed, TaskTokenGone) and _kept(services, run_id, answered):
                 return
             if _arrived(store.approvals.reopen(answered), answered):
                 return
@@ -129,9 +139,9 @@ def answer_approval(
 ) -> RunView:
     """Approve or deny the call `call_id` of the run, then show the run.
 
-    404 when the run is not the caller's or has no such call waiting or answered; 409 when the run has
-    ended or the call is not waiting (answered already, timed out); 503 when Step Functions could not
-    be told (the answer is undone then, and may be sent again).
+    404 when the run is not the caller's or has no such call waiting or answered; 409 when the run ended
+    before the answer was stored or the call is not waiting (answered already, timed out); 503 when Step
+    Functions could not be told (the answer is undone then, and may be sent again).
     """
     store = services.runtime.store
     run_id = parse_run_reference(run_reference)
@@ -145,7 +155,10 @@ def answer_approval(
     approval = next((each for each in reversed(calls) if each.pending), calls[-1])
     if not approval.pending:
         raise _not_pending(run_id, approval)
-    _deliver(services, run_id, approval, request, owner)
+    try:
+        _deliver(services, run_id, approval, request, owner)
+    except RunEndedFirst:
+        raise _run_ended(services, store.require_run(run_id)) from None
     store.approvals.mark_running_unless_waiting(run_id)
     metrics.add_metric(name="ApprovalsAnswered", unit="Count", value=1)
     logger.info("approval answered", extra={"run_id": run_id, "call_id": call_id, "approved": request.approved})

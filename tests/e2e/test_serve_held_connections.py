@@ -1,0 +1,233 @@
+"""`stepwise serve` against clients that hold what it gives them: streams end with their client, never more
+are open than the server allows, and a body trickled in byte by byte holds its connection no longer than
+the read timeout.
+
+One server in this process (its threads are this process's threads). The runs followed are stored QUEUED
+and never started, so they stay open and a stream of them never ends by itself; streamed chats start runs
+of a scripted model that answers at once. Clients are raw sockets: an abandoning client sends its request,
+reads what first comes back and closes the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
+
+import httpx
+import pytest
+
+from stepwise.local.http_front import FrontLimits
+from stepwise.local.server import LocalApi
+from stepwise.models.messages import ChatMessage
+from stepwise.steps.runs import create_run
+from tests.e2e.conftest import react_answer, scripted_model, serve
+
+FOLLOWERS = 200
+CHATS = 50
+SETTLE_SECONDS = 5.0
+# Small pools, filled by a first round of streams, so the thread count they settle at is the baseline; stream
+# limits small enough to fill in a test; a read timeout a trickled body passes in a second.
+LIMITS = FrontLimits(workers=2, waiting_workers=2, max_streams=6, max_streams_per_owner=3, read_timeout_seconds=1.0)
+CONFIG: dict[str, Any] = {
+    "models": {"answers": scripted_model(react_answer("Hi."))},
+    "profiles": {"quick": {"model": "answers", "strategy": "react", "protocol": "react_json"}},
+    "default_profile": "quick",
+}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
+    with serve(CONFIG, tmp_path_factory.mktemp("streams"), front_limits=LIMITS, max_concurrent_executions=2) as served:
+        yield served
+
+
+def open_run(api: LocalApi, owner: str) -> str:
+    """A run of `owner` that stays open: stored QUEUED, never started."""
+    messages = [ChatMessage(role="user", content="Hold on.")]
+    return create_run(api.environment.runtime, messages=messages, owner=owner, profile="quick").run_id
+
+
+def follow_request(run_id: str, key: str) -> bytes:
+    return (
+        f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nAccept: text/event-stream\r\n\r\n"
+    ).encode()
+
+
+def chat_request(key: str) -> bytes:
+    body = json.dumps({"model": "quick", "messages": [{"role": "user", "content": "Hi?"}], "stream": True})
+    return (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n{body}"
+    ).encode()
+
+
+def port_of(api: LocalApi) -> int:
+    return int(api.url.rsplit(":", 1)[1])
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+def body_of(answer: bytes) -> Any:
+    return json.loads(answer.partition(b"\r\n\r\n")[2])
+
+
+async def read_once_and_leave(port: int, request: bytes) -> bytes:
+    """Send `request`, read what first comes back (at least the answer's head), and close the connection."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    first = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
+    writer.close()
+    return first
+
+
+async def abandon_all(port: int, requests: list[bytes]) -> tuple[list[bytes], int]:
+    """Every request at once, each read once and abandoned; meanwhile `GET /v1/models` (its status)."""
+
+    async def models() -> int:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET /v1/models HTTP/1.1\r\nHost: x\r\nx-api-key: reader\r\nConnection: close\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 60)
+        writer.close()
+        return status_of(answer)
+
+    listed = asyncio.ensure_future(models())
+    answers = await asyncio.gather(*(read_once_and_leave(port, each) for each in requests))
+    return list(answers), await listed
+
+
+def settled_thread_count(within: float = 10.0) -> int:
+    """The thread count once it has not changed for a second (waiting at most `within`)."""
+    count, since, deadline = threading.active_count(), time.monotonic(), time.monotonic() + within
+    while time.monotonic() < deadline and time.monotonic() - since < 1.0:
+        time.sleep(0.05)
+        if threading.active_count() != count:
+            count, since = threading.active_count(), time.monotonic()
+    return count
+
+
+def within(seconds: float, condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def held_stream(stack: ExitStack, api: LocalApi, request: bytes) -> tuple[socket.socket, bytes]:
+    """A stream opened and kept open (closed with `stack`), with the head of its answer."""
+    connection = stack.enter_context(socket.create_connection(("127.0.0.1", port_of(api)), timeout=30))
+    connection.sendall(request)
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = connection.recv(65536)
+        assert chunk, "the server closed the stream"
+        received += chunk
+    if status_of(received) != 200:  # a refusal is whole: its JSON body follows its head
+        length = int(
+            next(line for line in received.split(b"\r\n") if line.lower().startswith(b"content-length")).split(b":")[1]
+        )
+        while len(received.partition(b"\r\n\r\n")[2]) < length:
+            received += connection.recv(65536)
+    return connection, received
+
+
+def test_abandoned_followers_and_streamed_chats_give_their_threads_back(api: LocalApi) -> None:
+    # Given a run that stays open, and the server's pools filled by a first round of abandoned streams,
+    # after which its thread count is the baseline
+    run_id = open_run(api, "alice")
+    follows = [follow_request(run_id, "alice") for _ in range(FOLLOWERS)]
+    chats = [chat_request(f"chatter-{index % 5}") for index in range(CHATS)]
+    asyncio.run(abandon_all(port_of(api), follows[:10] + chats[:5]))
+    baseline = settled_thread_count()
+    # When 200 followers of it and 50 streamed chats each read their answer's head and leave
+    answers, models_status = asyncio.run(abandon_all(port_of(api), follows + chats))
+    # Then each was streamed or refused 503 past the limits, the models list was served meanwhile,
+    # and within 5 s the server is back to its baseline of threads
+    statuses = [status_of(answer) for answer in answers]
+    assert set(statuses) <= {200, 503} and 200 in statuses
+    assert models_status == 200
+    assert within(SETTLE_SECONDS, lambda: threading.active_count() <= baseline), (
+        f"{threading.active_count()} threads, {baseline} before: "
+        + ", ".join(sorted(thread.name for thread in threading.enumerate()))
+    )
+
+
+def test_a_caller_past_its_streams_is_refused_503_and_another_caller_is_not(api: LocalApi) -> None:
+    # Given bob following his open run with as many streams as one caller may have
+    bobs, carols = open_run(api, "bob"), open_run(api, "carol")
+    with ExitStack() as stack:
+        for _ in range(LIMITS.max_streams_per_owner):
+            _, head = held_stream(stack, api, follow_request(bobs, "bob"))
+            assert status_of(head) == 200
+        # When bob opens one more, and asks for a streamed chat; and carol follows her run
+        _, refused = held_stream(stack, api, follow_request(bobs, "bob"))
+        _, chat_refused = held_stream(stack, api, chat_request("bob"))
+        _, carol = held_stream(stack, api, follow_request(carols, "carol"))
+        runs = httpx.get(f"{api.url}/v1/runs", headers={"x-api-key": "bob"}).json()["runs"]
+    # Then bob's extra stream and his chat are refused 503 with Retry-After and the API's error body naming
+    # the limit, his chat started no run, and carol's stream is served
+    for answer in (refused, chat_refused):
+        assert status_of(answer) == 503
+        assert b"\r\nretry-after: 1\r\n" in answer.lower()
+        error = body_of(answer)["error"]
+        assert (error["type"], error["details"]) == ("unavailable", {"limit": "streams_per_caller", "maximum": 3})
+    assert [run["run_id"] for run in runs] == [bobs]
+    assert status_of(carol) == 200
+
+
+def test_past_the_servers_streams_every_caller_is_refused_until_one_leaves(api: LocalApi) -> None:
+    # Given the server's streams all open, held by two callers
+    owners = [f"holder-{index}" for index in range(2)]
+    runs = {owner: open_run(api, owner) for owner in owners}
+    with ExitStack() as stack:
+        held = [
+            held_stream(stack, api, follow_request(runs[owners[index % 2]], owners[index % 2]))
+            for index in range(LIMITS.max_streams)
+        ]
+        assert [status_of(head) for _, head in held] == [200] * LIMITS.max_streams
+        newcomer = open_run(api, "dave")
+        # When a third caller follows a run of his, before and after one of the streams is closed
+        _, refused = held_stream(stack, api, follow_request(newcomer, "dave"))
+        held[0][0].close()
+
+        def admitted() -> bool:
+            with ExitStack() as attempt:
+                return status_of(held_stream(attempt, api, follow_request(newcomer, "dave"))[1]) == 200
+
+        served_after = within(SETTLE_SECONDS, admitted)
+    # Then he is refused 503 naming the server's limit, then served once a slot was given back
+    assert status_of(refused) == 503
+    assert body_of(refused)["error"]["details"] == {"limit": "streams", "maximum": LIMITS.max_streams}
+    assert served_after
+
+
+def test_a_body_trickled_in_byte_by_byte_is_408_once_the_read_timeout_has_passed(api: LocalApi) -> None:
+    # Given a run posted with a 200-byte body sent one byte every 50 ms (10 s in all)
+    body = json.dumps({"input": "x" * 180}).encode()
+    head = "POST /v1/runs HTTP/1.1\r\nHost: x\r\nx-api-key: slow\r\nContent-Type: application/json\r\n"
+    sent, answer = 0, b""
+    with socket.create_connection(("127.0.0.1", port_of(api)), timeout=30) as connection:
+        connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode())
+        connection.setblocking(False)
+        while sent < len(body) and not answer:
+            connection.sendall(body[sent : sent + 1])
+            sent += 1
+            time.sleep(0.05)
+            with contextlib.suppress(BlockingIOError):
+                answer = connection.recv(65536)
+    # Then the server answered 408 in the API's error shape long before the body was whole, and stored nothing
+    assert status_of(answer) == 408
+    assert body_of(answer)["error"]["type"] == "request_timeout"
+    assert sent < len(body)
+    assert httpx.get(f"{api.url}/v1/runs", headers={"x-api-key": "slow"}).json()["runs"] == []
