@@ -70,13 +70,18 @@ def _at_most(asked: int | None, largest: int | None) -> int | None:
     return asked if asked is None or largest is None else min(asked, largest)
 
 
+# OpenAI's efforts on the profile's scale: `none` turns thinking off, those past `high` are `high`.
+_ASKED_EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+
+
 def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
     """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
     asked = options.sampling.reasoning_effort
     if profile.reasoning is None or asked is None:
         return profile.reasoning
-    effort = "low" if asked == "minimal" else asked
-    return profile.reasoning.model_copy(update={"effort": effort, "enabled": True})
+    if asked == "none":
+        return profile.reasoning.model_copy(update={"enabled": False})
+    return profile.reasoning.model_copy(update={"effort": _ASKED_EFFORTS.get(asked, "medium"), "enabled": True})
 
 
 @dataclass(frozen=True)

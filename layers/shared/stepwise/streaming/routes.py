@@ -75,7 +75,7 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
             return None
         # loaded by the first streamed chat: an instance that only streams run events never needs the chat
         # facade (its models, the run start, the answer's chunks)
-        from stepwise.models.chat_api import ChatStreamStart
+        from stepwise.models.chat_api import IGNORED_FIELDS_HEADER, ChatStreamStart
         from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks, stream_cut_short
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
@@ -85,6 +85,7 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
         start = ChatStreamStart.model_validate_json(answer.get("body") or "")
         owner = request_owner(event)
         body = chat_chunks(runtime, owner=owner, start=start)
-        return HttpResponse(200, list(_SSE_HEADERS), body, closing=stream_cut_short(start.run_id))
+        ignored = [(IGNORED_FIELDS_HEADER.lower(), ", ".join(start.ignored_fields))] if start.ignored_fields else []
+        return HttpResponse(200, [*_SSE_HEADERS, *ignored], body, closing=stream_cut_short(start.run_id))
 
     return route
