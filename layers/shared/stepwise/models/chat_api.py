@@ -14,35 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from stepwise.models.api_requests import InputMessage, Metadata, StrictRequest, check_conversation
 from stepwise.models.messages import FIND_TOOLS
+from stepwise.models.openai_fields import IGNORED_FIELDS, legacy_function_messages
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
 MAX_CLIENT_TOOLS = 128
 MAX_STOP_SEQUENCES = 4
-# The request fields OpenAI takes that mean nothing for an agent's run: accepted, not sent to the model,
-# and named in the answer's `IGNORED_FIELDS_HEADER` when a request sets them. Audio output, predicted
-# outputs, OpenAI's own web search, moderation and prompt cache and its service tiers are OpenAI features
-# of one model call; the profile's model, tools and cache settings decide a run's.
-IGNORED_FIELDS = (
-    "user",
-    "store",
-    "logprobs",
-    "top_logprobs",
-    "service_tier",
-    "modalities",
-    "audio",
-    "prediction",
-    "web_search_options",
-    "moderation",
-    "prompt_cache_key",
-    "prompt_cache_options",
-    "prompt_cache_retention",
-    "safety_identifier",
-    "verbosity",
-)
-IGNORED_FIELDS_HEADER = "Stepwise-Ignored-Fields"
-# The id a legacy `function_call` of an earlier assistant message gets, to be answered as a tool call.
-LEGACY_CALL_ID = "call_function_{index}"
 
 
 class StreamOptions(StrictRequest):
@@ -114,34 +91,6 @@ class NamedToolChoice(StrictRequest):
     function: NamedFunction
 
 
-def _legacy_function_messages(messages: list[Any]) -> list[Any]:
-    """The conversation with legacy function calling in today's shape: an assistant `function_call` is a
-    tool call (id `LEGACY_CALL_ID`), and a `function` message answers the latest call of its name."""
-    converted: list[Any] = []
-    latest: dict[str, str] = {}
-    for index, message in enumerate(messages):
-        if isinstance(message, dict) and message.get("role") == "assistant" and "function_call" in message:
-            message = dict(message)
-            call = message.pop("function_call")
-            if call is not None:
-                if message.get("tool_calls"):
-                    raise ValueError(f"messages[{index}] gives both function_call and tool_calls; give one")
-                call_id = LEGACY_CALL_ID.format(index=index)
-                if isinstance(call, dict) and isinstance(call.get("name"), str):
-                    latest[call["name"]] = call_id
-                message["tool_calls"] = [{"id": call_id, "type": "function", "function": call}]
-        elif isinstance(message, dict) and message.get("role") == "function":
-            name = message.get("name")
-            if not isinstance(name, str) or name not in latest:
-                raise ValueError(
-                    f"messages[{index}] is a function message for {name!r}, which no assistant function_call "
-                    "before it called"
-                )
-            message = {**message, "role": "tool", "tool_call_id": latest[name]}
-        converted.append(message)
-    return converted
-
-
 class ChatCompletionRequest(StrictRequest):
     """`POST /v1/chat/completions`, as an OpenAI client sends it.
 
@@ -208,7 +157,7 @@ class ChatCompletionRequest(StrictRequest):
     @field_validator("messages", mode="before")
     @classmethod
     def _legacy_functions_as_tools(cls, value: Any) -> Any:
-        return _legacy_function_messages(value) if isinstance(value, list) else value
+        return legacy_function_messages(value) if isinstance(value, list) else value
 
     @field_validator("messages")
     @classmethod

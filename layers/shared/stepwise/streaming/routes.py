@@ -75,7 +75,8 @@ def chat_stream_route(runtime: StepRuntime, invoke: Callable[[Event], Any]) -> S
             return None
         # loaded by the first streamed chat: an instance that only streams run events never needs the chat
         # facade (its models, the run start, the answer's chunks)
-        from stepwise.models.chat_api import IGNORED_FIELDS_HEADER, ChatStreamStart
+        from stepwise.models.chat_api import ChatStreamStart
+        from stepwise.models.openai_fields import IGNORED_FIELDS_HEADER
         from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks, stream_cut_short
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}

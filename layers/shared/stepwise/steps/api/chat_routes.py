@@ -8,14 +8,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from stepwise.models.chat_api import (
-    IGNORED_FIELDS_HEADER,
-    ChatCompletion,
-    ChatCompletionRequest,
-    ChatStreamStart,
-    ModelCard,
-    ModelList,
-)
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
+from stepwise.models.openai_fields import IGNORED_FIELDS_HEADER
 from stepwise.steps.api.openapi_schemas import CHUNK_EVENT_SCHEMA, EVENT_STREAM, error_responses, success_response
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.request_checks import require_json
