@@ -158,6 +158,7 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
         reasoning_setting(profile, options),
         runtime.config.model_facts(profile.model),
         _first_set(options.max_tokens, profile.max_tokens, model_max_tokens),
+        provider=runtime.config.models[profile.model].provider,
     )
     return ModelTurn(
         agent=agent,
