@@ -334,7 +334,11 @@ def test_a_legacy_function_call_is_handed_back_and_its_result_continues_the_run(
     # When the client sends the function's result as a `function` message
     conversation: list[ChatCompletionMessageParam] = [
         question,
-        {"role": "assistant", "content": None, "function_call": choice.message.function_call.model_dump()},
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_weather", "arguments": choice.message.function_call.arguments},
+        },
         {"role": "function", "name": "get_weather", "content": '{"celsius": 4}'},
     ]
     second = client.chat.completions.create(model="assistant", messages=conversation, functions=[function])

@@ -204,8 +204,8 @@ def test_a_completion_carries_the_runs_cached_and_reasoning_tokens_and_thinking_
         8,
     )
     assert parsed.usage.completion_tokens_details.reasoning_tokens == 25
-    message = parsed.choices[0].message
-    assert (message.content, getattr(message, "reasoning_content", None)) == (
+    answered = parsed.choices[0].message
+    assert (answered.content, getattr(answered, "reasoning_content", None)) == (
         ANSWER,
         "The tool knows.\n\nNow I can answer.",
     )

@@ -324,7 +324,7 @@ def _schema_text(text: str, source: str) -> Any:
     return schema
 
 
-_DEFAULT_PORTS: dict[str, int] = {"http": 80, "https": 443}
+_DEFAULT_PORTS: dict[Scheme, int] = {"http": 80, "https": 443}
 
 
 def _origin(domain: str, port: int, protocol: Scheme | None, *, where: str) -> str:

@@ -162,13 +162,13 @@ def _client_tool_calls(steps: list[StepRecord], meta: RunMeta) -> list[OutputToo
     Ids are renamed because the client's next request starts a new run whose calls would be numbered
     again; they stay under 40 characters, OpenAI's limit, as clients may replay them to OpenAI.
     """
-    ending = (step.calls for step in steps if step.iteration == meta.iteration and step.kind == "parse" and step.calls)
+    ending = [step.calls for step in steps if step.iteration == meta.iteration and step.kind == "parse" and step.calls]
     return [
         OutputToolCall(
             id=f"call_{meta.run_id[:20]}_{index}",
             function=FunctionCall(name=call["name"], arguments=json.dumps(call.get("arguments") or {})),
         )
-        for index, call in enumerate(next(ending, None) or [])
+        for index, call in enumerate(ending[0] if ending else [])
     ]
 
 
