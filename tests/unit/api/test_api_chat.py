@@ -211,7 +211,7 @@ def test_a_completion_carries_the_runs_cached_and_reasoning_tokens_and_thinking_
     )
 
 
-def test_a_buffered_stream_sends_the_thinking_before_the_answer(world: ApiWorld) -> None:
+def test_a_buffered_stream_sends_the_thinking_before_the_answer() -> None:
     # Given a completion whose model thought
     thought = completion()
     thought.choices[0].message.reasoning_content = "Paris first."
