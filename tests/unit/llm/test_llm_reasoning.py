@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.model import AgentProfile
 from stepwise.config.model_catalog import ModelFacts, ParameterRules, ReasoningFacts
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, resolve_reasoning
 from stepwise.llm.reasoning import allowed_tool_choice, shape_converse_params, shape_openai_payload
-from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningControl
+from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningControl, SamplingOptions
+from stepwise.models.run import RunOptions
+from stepwise.steps.model_request import reasoning_setting
 
 
 def facts(control: ReasoningControl, *, drop: list[Any] | None = None, max_output: int | None = None) -> ModelFacts:
@@ -198,3 +201,23 @@ def test_a_budget_alone_for_an_unknown_openai_model_is_refused_saying_what_is_se
     found = reasoning_problem(ReasoningSetting(budget_tokens=2000), None, None, provider="openai")
     # Then the problem says the field it would be sent in takes an effort, and how to describe the model
     assert found is not None and "reasoning_effort" in found and "model_catalog" in found
+
+
+@pytest.mark.parametrize(
+    ("asked", "enabled", "effort"),
+    [
+        ("minimal", True, "low"),
+        ("medium", True, "medium"),
+        ("xhigh", True, "high"),
+        ("max", True, "high"),
+        ("none", False, None),
+    ],
+)
+def test_a_requests_openai_effort_is_read_on_the_profiles_scale(asked: str, enabled: bool, effort: str | None) -> None:
+    # Given a profile that thinks at low effort, and a chat request's reasoning_effort in OpenAI's words
+    profile = AgentProfile(model="m", reasoning=ReasoningSetting(effort="low"))
+    options = RunOptions(sampling=SamplingOptions(reasoning_effort=asked))
+    # When the run's setting is read
+    setting = reasoning_setting(profile, options)
+    # Then the effort is the profile's nearest, and none turns thinking off
+    assert setting is not None and (setting.enabled, setting.effort) == (enabled, effort)

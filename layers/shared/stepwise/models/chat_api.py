@@ -124,7 +124,7 @@ class ChatCompletionRequest(StrictRequest):
     logprobs: bool | None = Field(default=None, description="Accepted; the answer is the agent's, without logprobs.")
     top_logprobs: int | None = Field(default=None, ge=0, le=20, description="Accepted and ignored, as logprobs.")
     reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
-        default=None, description="Over the profile's `reasoning:` effort (none turns it off; above high is high)."
+        default=None, description="Over the profile's `reasoning:` effort (none is enabled: false; above high is high)."
     )
     response_format: ResponseFormat | None = None
     tools: list[ClientTool] | None = Field(default=None, max_length=MAX_CLIENT_TOOLS)

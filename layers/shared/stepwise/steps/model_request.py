@@ -70,7 +70,7 @@ def _at_most(asked: int | None, largest: int | None) -> int | None:
     return asked if asked is None or largest is None else min(asked, largest)
 
 
-# OpenAI's efforts on the profile's scale: `none` turns thinking off, those past `high` are `high`.
+# OpenAI's efforts on the profile's scale: `none` is `enabled: false`, those past `high` are `high`.
 _ASKED_EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 
 
@@ -80,7 +80,7 @@ def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSe
     if profile.reasoning is None or asked is None:
         return profile.reasoning
     if asked == "none":
-        return profile.reasoning.model_copy(update={"enabled": False})
+        return profile.reasoning.model_copy(update={"enabled": False, "effort": None, "budget_tokens": None})
     return profile.reasoning.model_copy(update={"effort": _ASKED_EFFORTS.get(asked, "medium"), "enabled": True})
 
 
