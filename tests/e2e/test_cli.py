@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from stepwise.cli import main
+from stepwise.models.api_responses import RunView
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
 from tests.integration.test_api_handler import api_config
@@ -51,7 +52,7 @@ def store_options(dynamodb_local: str, unique_table_name: str) -> list[str]:
     return ["--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name]
 
 
-def test_run_with_the_configured_model_prints_the_stored_run_as_json(
+def test_run_with_the_configured_model_prints_the_run_as_json_as_the_api_shows_it(
     write_config: ConfigWriter, store_options: list[str]
 ) -> None:
     with FakeOpenAIServer() as server:
@@ -74,6 +75,8 @@ def test_run_with_the_configured_model_prints_the_stored_run_as_json(
     run = json.loads(out.getvalue())
     assert code == 0
     assert (run["status"], run["answer"], run["usage"]["llm_calls"]) == ("SUCCEEDED", "Forty-two.", 1)
+    # And its fields are those of GET /v1/runs/{run_id}, under the same names (`iterations`, once)
+    assert set(run) == set(RunView.model_fields) and run["iterations"] == 1
 
 
 def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter, store_options: list[str]) -> None:

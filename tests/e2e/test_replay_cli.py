@@ -183,7 +183,7 @@ def test_a_fork_from_iteration_2_keeps_the_first_two_iterations_byte_for_byte(
     # Given a recorded run of three iterations (weather, conversion, answer)
     question = "What's the weather in Paris, and how much is 100 EUR in USD?"
     original = ask(question, write_config(tmp_path / "v1", tool_api.url), store_options)
-    assert original["iteration"] == 3
+    assert original["iterations"] == 3
     requests_before = len(tool_api.requests)
     # When it is replayed under the changed model from iteration 2
     code, document = replay(

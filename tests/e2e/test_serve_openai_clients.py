@@ -284,3 +284,66 @@ def test_langchain_with_structured_output_by_function_calling(
     weather = structured.invoke("Weather in Nice?")
     # Then it gets the object from the tool call handed back
     assert weather == CityWeather(city="Nice", celsius=24)
+
+
+def test_fields_openai_takes_and_a_run_cannot_use_are_accepted_and_named_in_a_header(
+    client: OpenAI, model_server: FakeOpenAIServer
+) -> None:
+    # Given a model that answers at once
+    seen = len(model_server.requests)
+    model_server.enqueue(body=chat_completion(content="Hi."))
+    # When a newer client sends OpenAI's service tier, web search and modalities
+    raw = client.chat.completions.with_raw_response.create(
+        model="assistant",
+        messages=[{"role": "user", "content": "Say hi."}],
+        service_tier="flex",
+        web_search_options={"search_context_size": "low"},
+        modalities=["text"],
+    )
+    # Then the answer comes back, a header names what was ignored, and none of it reached the model
+    assert raw.parse().choices[0].message.content == "Hi."
+    assert raw.headers["stepwise-ignored-fields"] == "service_tier, modalities, web_search_options"
+    (sent,) = requests_after(model_server, seen)
+    assert not {"service_tier", "web_search_options", "modalities"} & set(sent.body)
+
+
+def test_a_legacy_function_call_is_handed_back_and_its_result_continues_the_run(
+    client: OpenAI, model_server: FakeOpenAIServer
+) -> None:
+    # Given a model that calls the client's function, then answers from its result
+    seen = len(model_server.requests)
+    model_server.enqueue(body=chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Oslo"}}]))
+    model_server.enqueue(body=chat_completion(content="It is 4 °C in Oslo."))
+    question: ChatCompletionUserMessageParam = {"role": "user", "content": "Weather in Oslo?"}
+    function = cast(Any, WEATHER_TOOL["function"])
+    # When an old client offers it as `functions`
+    first = client.chat.completions.create(
+        model="assistant", messages=[question], functions=[function], function_call="auto"
+    )
+    # Then the answer is one function_call, as OpenAI answered such a request
+    choice = first.choices[0]
+    assert choice.finish_reason == "function_call" and choice.message.function_call is not None
+    assert (choice.message.function_call.name, json.loads(choice.message.function_call.arguments)) == (
+        "get_weather",
+        {"city": "Oslo"},
+    )
+    # And the model was offered it as a tool, one call at a time
+    offered = requests_after(model_server, seen)[0].body
+    assert [item["function"]["name"] for item in offered["tools"]] == ["current_time", "get_weather"]
+    assert offered["parallel_tool_calls"] is False
+    # When the client sends the function's result as a `function` message
+    conversation: list[ChatCompletionMessageParam] = [
+        question,
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": "get_weather", "arguments": choice.message.function_call.arguments},
+        },
+        {"role": "function", "name": "get_weather", "content": '{"celsius": 4}'},
+    ]
+    second = client.chat.completions.create(model="assistant", messages=conversation, functions=[function])
+    # Then the model answers from it, the result reaching it as the tool call's result
+    assert second.choices[0].message.content == "It is 4 °C in Oslo."
+    replayed = requests_after(model_server, seen)[1].body["messages"]
+    assert (replayed[-1]["role"], replayed[-1]["content"]) == ("tool", '{"celsius": 4}')
+    assert replayed[-1]["tool_call_id"] == replayed[-2]["tool_calls"][0]["id"]

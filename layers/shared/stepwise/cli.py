@@ -24,7 +24,9 @@ BROKEN_PIPE_EXIT = 141
 
 def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool) -> int:
     if as_json:
-        print(meta.model_dump_json(indent=2), file=out)
+        from stepwise.steps.api.run_views import run_view
+
+        print(run_view(meta).model_dump_json(indent=2), file=out)
     else:
         usage = meta.usage
         print("", file=out)

@@ -8,16 +8,24 @@ from itertools import islice
 
 import pytest
 from botocore.stub import ANY
+from openai.types.chat import ChatCompletion as SdkCompletion
 
 from stepwise.models.api_requests import RunRequest
 from stepwise.models.chat_api import ChatCompletion, ChatStreamStart
-from stepwise.models.messages import ChatMessage, ReasoningBlock
-from stepwise.models.run import RunError, RunMeta, StepRecord
-from stepwise.steps.api.chat import FIRST_POLL_SECONDS, MAX_POLL_SECONDS, await_run, completion_events
+from stepwise.models.messages import ChatMessage, ReasoningBlock, ToolSpec
+from stepwise.models.run import RunError, RunMeta, RunOptions, RunUsage, StepRecord
+from stepwise.steps.api.chat import (
+    FIRST_POLL_SECONDS,
+    MAX_POLL_SECONDS,
+    await_run,
+    chat_completion_of,
+    completion_events,
+)
 from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed
 from stepwise.steps.api.runs import accept_run
 from stepwise.steps.executions import ExecutionStartFailed
+from stepwise.steps.runs import create_run
 from tests.unit.api.conftest import STATE_MACHINE_ARN, ApiWorld
 
 ANSWER = "Paris is mild today, and 100 EUR is about 108 USD."
@@ -166,3 +174,75 @@ def test_a_streamed_chat_completion_sends_the_models_reasoning_as_reasoning_cont
     assert call["stepwise_step"]["kind"] == "llm"
     assert thought["choices"][0]["delta"] == {"reasoning_content": "Paris: the tool."}
     assert thought["stepwise_step"]["kind"] == "reasoning"
+
+
+def test_a_completion_carries_the_runs_cached_and_reasoning_tokens_and_thinking_in_openais_shapes(
+    world: ApiWorld,
+) -> None:
+    # Given a run whose model thought at two iterations, read 30 prompt tokens from its cache and wrote 8
+    run = world.queued_run()
+    store = world.services.runtime.store
+    for iteration, thought in ((1, "The tool knows."), (2, "Now I can answer.")):
+        message = ChatMessage(role="assistant", content="...", reasoning=[ReasoningBlock(text=thought)])
+        store.record_message(run, iteration, 0, message, StepRecord(iteration=iteration, kind="llm"))
+    usage = RunUsage(
+        input_tokens=100, output_tokens=40, cache_read_tokens=30, cache_write_tokens=8, reasoning_tokens=25
+    )
+    final = store.finish_run(run, "SUCCEEDED", stop_reason="final_answer", answer=ANSWER, usage=usage, iteration=2)
+    # When it is answered as a chat completion, and the openai SDK reads the answer
+    answer = chat_completion_of(store, final, model="default", created=1).model_dump_json()
+    parsed = SdkCompletion.model_validate_json(answer)
+    # Then the SDK finds the counts where OpenAI puts them, and the thinking where DeepSeek and vLLM put it
+    assert parsed.usage is not None and parsed.usage.prompt_tokens_details is not None
+    assert parsed.usage.completion_tokens_details is not None
+    assert (parsed.usage.prompt_tokens, parsed.usage.completion_tokens, parsed.usage.total_tokens) == (100, 40, 140)
+    assert (
+        parsed.usage.prompt_tokens_details.cached_tokens,
+        parsed.usage.prompt_tokens_details.cache_write_tokens,
+    ) == (
+        30,
+        8,
+    )
+    assert parsed.usage.completion_tokens_details.reasoning_tokens == 25
+    answered = parsed.choices[0].message
+    assert (answered.content, getattr(answered, "reasoning_content", None)) == (
+        ANSWER,
+        "The tool knows.\n\nNow I can answer.",
+    )
+
+
+def test_a_buffered_stream_sends_the_thinking_before_the_answer() -> None:
+    # Given a completion whose model thought
+    thought = completion()
+    thought.choices[0].message.reasoning_content = "Paris first."
+    # When it is streamed whole
+    events = [block.removeprefix("data: ") for block in completion_events(thought).split("\n\n") if block]
+    # Then the chunk after the role carries the thinking as reasoning_content, and no content holds it
+    chunks = [json.loads(event) for event in events[:-1]]
+    assert chunks[1]["choices"][0]["delta"] == {"reasoning_content": "Paris first."}
+    content = "".join(chunk["choices"][0]["delta"].get("content", "") for chunk in chunks if chunk["choices"])
+    assert content == ANSWER
+
+
+def test_a_call_of_a_legacy_function_is_answered_as_one_function_call(world: ApiWorld) -> None:
+    # Given a run that offered the client's function as legacy `functions` and ended calling it
+    tool = ToolSpec(name="get_weather", description="", parameters={"type": "object", "properties": {}})
+    options = RunOptions(client_tools=[tool], parallel_tool_calls=False, legacy_functions=True)
+    runtime = world.services.runtime
+    question = [ChatMessage(role="user", content="Weather in Paris?")]
+    run = create_run(runtime, messages=question, owner="owner", profile="default", options=options)
+    decision = StepRecord(iteration=1, kind="parse", calls=[{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    runtime.store.record_decision(run, decision, [])
+    final = runtime.store.finish_run(run, "SUCCEEDED", stop_reason="tool_calls", iteration=1)
+    # When it is answered, and the openai SDK reads the answer
+    parsed = SdkCompletion.model_validate_json(
+        chat_completion_of(runtime.store, final, model="default", created=1).model_dump_json()
+    )
+    # Then the call is the message's function_call, as OpenAI answers a request with functions
+    choice = parsed.choices[0]
+    assert choice.finish_reason == "function_call" and choice.message.function_call is not None
+    assert (choice.message.function_call.name, json.loads(choice.message.function_call.arguments)) == (
+        "get_weather",
+        {"city": "Paris"},
+    )
+    assert choice.message.tool_calls is None

@@ -103,3 +103,131 @@ def test_a_chat_completion_request_refuses_what_the_agent_cannot_honour(extra: d
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]} | extra
     # When the body is validated, then the field is named
     assert field in problems(ChatCompletionRequest, body)
+
+
+# One value for each field of OpenAI's own request, as a newer client sends it.
+EVERY_OPENAI_FIELD: dict[str, Any] = {
+    "messages": [{"role": "user", "content": "hi"}],
+    "model": "gpt-5",
+    "audio": {"voice": "alloy", "format": "mp3"},
+    "frequency_penalty": 0.1,
+    "function_call": "auto",
+    "functions": [{"name": "get_weather", "parameters": {"type": "object", "properties": {}}}],
+    "logit_bias": {"50256": -100},
+    "logprobs": False,
+    "max_completion_tokens": 50,
+    "max_tokens": 50,
+    "metadata": {"team": "docs"},
+    "modalities": ["text"],
+    "moderation": {"model": "omni-moderation-latest", "policy": {"input": {"mode": "score"}}},
+    "n": 1,
+    "parallel_tool_calls": True,
+    "prediction": {"type": "content", "content": "draft"},
+    "presence_penalty": 0.2,
+    "prompt_cache_key": "user-1",
+    "prompt_cache_options": {"mode": "implicit", "ttl": "30m"},
+    "prompt_cache_retention": "24h",
+    "reasoning_effort": "xhigh",
+    "response_format": {"type": "text"},
+    "safety_identifier": "hash-1",
+    "seed": 7,
+    "service_tier": "flex",
+    "stop": ["END"],
+    "store": False,
+    "stream": False,
+    "stream_options": {"include_usage": True},
+    "temperature": 0.3,
+    "tool_choice": "auto",
+    "tools": [{"type": "function", "function": {"name": "get_time"}}],
+    "top_logprobs": 2,
+    "top_p": 0.9,
+    "user": "user-1",
+    "verbosity": "low",
+    "web_search_options": {"search_context_size": "low"},
+}
+
+
+def test_every_field_of_the_openai_sdks_request_is_accepted() -> None:
+    # Given a value for each field the openai SDK's CompletionCreateParams has (a field it gains fails here)
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    assert set(EVERY_OPENAI_FIELD) == set(CompletionCreateParamsNonStreaming.__annotations__)
+    # When a body holds each of them (the legacy functions and the tools are exclusive, so one at a time)
+    legacy = {key: value for key, value in EVERY_OPENAI_FIELD.items() if key not in ("tools", "tool_choice")}
+    current = {key: value for key, value in EVERY_OPENAI_FIELD.items() if key not in ("functions", "function_call")}
+    # Then both bodies are accepted, and those OpenAI features that mean nothing for a run are named as ignored
+    ChatCompletionRequest.model_validate(legacy)
+    request = ChatCompletionRequest.model_validate(current)
+    assert request.ignored_fields == [
+        "user",
+        "store",
+        "logprobs",
+        "top_logprobs",
+        "service_tier",
+        "modalities",
+        "audio",
+        "prediction",
+        "web_search_options",
+        "moderation",
+        "prompt_cache_key",
+        "prompt_cache_options",
+        "prompt_cache_retention",
+        "safety_identifier",
+        "verbosity",
+    ]
+
+
+def test_a_request_of_only_the_usual_fields_ignores_nothing() -> None:
+    # When a request sets only what Stepwise uses
+    request = ChatCompletionRequest.model_validate({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    # Then no field is named as ignored
+    assert request.ignored_fields == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [
+        pytest.param({"servce_tier": "flex"}, "servce_tier", id="a misspelt field"),
+        pytest.param({"modalities": ["text", "audio"]}, "modalities", id="audio output"),
+        pytest.param(
+            {"functions": [{"name": "a"}], "tools": [{"type": "function", "function": {"name": "b"}}]},
+            "",
+            id="functions beside tools",
+        ),
+        pytest.param({"function_call": "auto"}, "", id="function_call without functions"),
+        pytest.param({"functions": [{"name": "a"}] * 2}, "functions", id="two functions of one name"),
+    ],
+)
+def test_a_chat_completion_request_still_refuses_what_openai_would_not_take(extra: dict[str, Any], field: str) -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]} | extra
+    # When the body is validated, then the field is named ("" for the body as a whole)
+    assert field in problems(ChatCompletionRequest, body)
+
+
+def test_a_legacy_function_call_and_its_result_are_read_as_a_tool_call_and_its_result() -> None:
+    # Given a conversation in the legacy shape: the assistant's function_call, then the function's result
+    request = ChatCompletionRequest.model_validate(
+        {
+            "model": "m",
+            "functions": [{"name": "get_weather"}],
+            "messages": [
+                {"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": None, "function_call": {"name": "get_weather", "arguments": "{}"}},
+                {"role": "function", "name": "get_weather", "content": "18 C"},
+            ],
+        }
+    )
+    # Then the call is a tool call, and the result answers it by its id
+    _, call, result = request.messages
+    assert call.tool_calls is not None and call.tool_calls[0].function.name == "get_weather"
+    assert (result.role, result.tool_call_id, result.text) == ("tool", call.tool_calls[0].id, "18 C")
+
+
+def test_a_function_result_no_call_asked_for_is_refused() -> None:
+    # Given a function message with no function_call before it
+    body = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}, {"role": "function", "name": "get_weather", "content": "x"}],
+    }
+    # When it is validated, then the messages are refused
+    assert "messages" in problems(ChatCompletionRequest, body)

@@ -75,6 +75,41 @@ def test_each_profile_lists_the_tools_of_every_source_as_the_model_sees_them(tmp
     assert [tool["name"] for tool in report["profiles"]["maths"]["tools"]] == ["calculator"]
 
 
+def test_two_mcp_servers_offering_one_tool_name_are_refused_naming_both_and_the_fix(
+    tmp_path: Path, mcp_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given two MCP entries whose servers both offer lookup_word
+    tools = {"mcp": [{"url": mcp_url, "internal": True}, {"url": mcp_url, "internal": True}]}
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When the configuration is checked
+    code, _ = check(path)
+    # Then it is refused, naming both sources and the settings that would resolve the clash
+    assert code == 1
+    assert capsys.readouterr().err == (
+        f"stepwise config check: mcp {mcp_url}: tool lookup_word is already defined by mcp {mcp_url}; give one of "
+        "the MCP servers a prefix: (for all its tools) or a rename: of this one\n"
+    )
+
+
+def test_a_prefix_combines_two_mcp_servers_offering_one_tool_name(tmp_path: Path, mcp_url: str) -> None:
+    # Given the same two entries, the second with a prefix and the first renaming its tool
+    tools = {
+        "mcp": [
+            {"url": mcp_url, "internal": True, "rename": {"lookup_word": "define"}},
+            {"url": mcp_url, "internal": True, "prefix": "thesaurus_"},
+        ]
+    }
+    path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+    # When the configuration is checked
+    code, output = check(path, "--json")
+    # Then both are offered, each under its own name
+    assert code == 0
+    assert [tool["name"] for tool in json.loads(output)["profiles"]["default"]["tools"]] == [
+        "define",
+        "thesaurus_lookup_word",
+    ]
+
+
 def test_the_printed_tool_shows_its_name_description_and_schema(tmp_path: Path, mcp_url: str) -> None:
     # Given a configuration whose only tool comes from the MCP server
     tools = {"mcp": [{"url": mcp_url, "internal": True}]}

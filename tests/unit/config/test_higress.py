@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stepwise.config.higress import higress_to_stepwise, is_higress_agent_config
+from stepwise.config.internal_targets import unmarked_internal_urls
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
+from stepwise.tools import ToolInvoker, build_tool_registry
+from tests.support.tool_server import Json, ScriptableToolServer
+from tests.unit.tools.config_builders import call
 
 WEATHER_API = """
 openapi: 3.1.0
@@ -243,3 +248,96 @@ def test_a_higress_configuration_is_recognised_by_its_llm_block(raw: Any, expect
     # When it is classified
     # Then only a mapping with llm and without models is the plugin's
     assert is_higress_agent_config(raw) is expected
+
+
+@pytest.mark.parametrize(
+    ("port", "protocol", "base_url"),
+    [
+        (443, None, "https://llm.example.com/v1"),
+        (80, None, "http://llm.example.com/v1"),
+        (8080, "http", "http://llm.example.com:8080/v1"),
+        (8443, "HTTPS", "https://llm.example.com:8443/v1"),
+        (443, "http", "http://llm.example.com:443/v1"),
+    ],
+)
+def test_the_llm_scheme_is_the_ports_or_the_one_protocol_states(port: int, protocol: str | None, base_url: str) -> None:
+    # Given an llm block on a port, with or without Stepwise's protocol field
+    config = agent()
+    config["llm"] |= {"domain": "llm.example.com", "servicePort": port, "path": "/v1/chat/completions"}
+    if protocol is not None:
+        config["llm"]["protocol"] = protocol
+    # When the configuration is converted
+    model = higress_to_stepwise(config).config["models"]["higress"]
+    # Then 443 is https, 80 is http, and a stated protocol wins, the port kept when it is not the scheme's own
+    assert model["base_url"] == base_url
+
+
+def test_an_llm_on_another_port_without_a_protocol_is_refused_at_load_saying_how_to_state_it() -> None:
+    # Given an llm block on port 8080, which Higress would reach over whatever its service registry says
+    config = agent()
+    config["llm"]["servicePort"] = 8080
+    # When it is converted
+    with pytest.raises(ConfigError) as error:
+        higress_to_stepwise(config, source="agent.yaml")
+    # Then one error names the block and the port, and says how to state the scheme
+    message = str(error.value)
+    assert message.startswith("agent.yaml: llm: servicePort 8080 does not say whether the service speaks http or https")
+    assert "add protocol: http or protocol: https to the block" in message
+
+
+def test_an_api_provider_called_on_another_port_needs_its_protocol_too() -> None:
+    # Given an API whose document has no servers, on a provider at port 9000
+    config = agent()
+    config["apis"][0]["api"] = WEATHER_API.replace("servers:\n  - url: https://api.seniverse.com\n", "")
+    config["apis"][0]["apiProvider"]["servicePort"] = 9000
+    # When it is converted without a protocol, then the API entry is named
+    with pytest.raises(ConfigError, match=r"agent.yaml apis\[0\]: apiProvider: servicePort 9000"):
+        higress_to_stepwise(config, source="agent.yaml")
+    # And with one, its domain is called over it
+    config["apis"][0]["apiProvider"]["protocol"] = "http"
+    assert higress_to_stepwise(config).config["tools"]["openapi"][0]["baseUrl"] == "http://api.seniverse.com:9000"
+
+
+def loopback_agent(server: ScriptableToolServer, **provider: Any) -> StepwiseConfig:
+    """The example agent with its weather API served by `server` on loopback (a document without servers)."""
+    config = agent()
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    config["apis"][0]["api"] = WEATHER_API.replace("servers:\n  - url: https://api.seniverse.com\n", "")
+    config["apis"][0]["apiProvider"] |= {
+        "domain": "127.0.0.1",
+        "servicePort": port,
+        "protocol": "http",
+        "apiKey": {"in": "query", "name": "key", "value": "literal-weather-key"},
+        **provider,
+    }
+    return StepwiseConfig.from_mapping(higress_to_stepwise(config).config, environ={})
+
+
+def test_a_higress_api_on_loopback_marked_internal_is_called() -> None:
+    with ScriptableToolServer(default=Json({"now": "sunny"})) as server:
+        # Given a plugin-shaped API on 127.0.0.1 whose apiProvider says internal: true
+        config = loopback_agent(server, internal=True)
+        registry = build_tool_registry(config.tools, config_dir=Path("."))
+        # When config check looks for unmarked private URLs, and the model calls the tool
+        refused = unmarked_internal_urls(config.tools)
+        observation = ToolInvoker(registry).invoke(call("get_weather_now", location="Paris"))
+        registry.close()
+    # Then nothing is refused, and the call reached the API
+    assert refused == []
+    assert observation.ok and [(request.path, request.query) for request in server.requests] == [
+        ("/v3/weather/now.json", {"location": ["Paris"], "key": ["literal-weather-key"]})
+    ]
+
+
+def test_a_higress_api_on_loopback_not_marked_internal_is_reported_and_never_called() -> None:
+    with ScriptableToolServer(default=Json({"now": "sunny"})) as server:
+        # Given the same API without internal
+        config = loopback_agent(server)
+        registry = build_tool_registry(config.tools, config_dir=Path("."))
+        # When config check looks, and the model calls the tool
+        refused = unmarked_internal_urls(config.tools)
+        observation = ToolInvoker(registry).invoke(call("get_weather_now", location="Paris"))
+        registry.close()
+    # Then the address is reported, and the call is refused before anything is sent
+    assert len(refused) == 1 and "loopback" in refused[0]
+    assert not observation.ok and server.requests == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -21,12 +22,25 @@ def config_with(model: dict[str, Any], reasoning: dict[str, Any], **extra: Any) 
     return StepwiseConfig.from_mapping(raw, environ={})
 
 
-def test_a_model_the_catalog_does_not_know_cannot_be_told_to_think() -> None:
-    # Given a self-hosted model the packaged catalog does not name / When a profile turns its thinking on
-    with pytest.raises(ConfigError) as raised:
-        config_with(VLLM_QWEN, {"effort": "high"})
-    # Then the error names the field and says how to describe the model
-    assert "profiles.default.reasoning" in str(raised.value) and "model_catalog" in str(raised.value)
+def test_a_model_the_catalog_does_not_know_is_told_to_think_with_one_warning_naming_the_field(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Given a self-hosted model the packaged catalog does not name, under a model name of this test's own
+    model = {**VLLM_QWEN, "model": "my-qwen-unlisted"}
+    # When a profile turns its thinking on, and the configuration is read twice
+    with caplog.at_level(logging.WARNING, logger="stepwise"):
+        raw = {
+            "models": {"unlisted": model},
+            "profiles": {"default": {"model": "unlisted", "reasoning": {"effort": "high"}}},
+        }
+        first = StepwiseConfig.from_mapping(raw, environ={})
+        StepwiseConfig.from_mapping(raw, environ={})
+    # Then it is accepted, and one warning says the thinking goes as OpenAI's reasoning_effort and how to say otherwise
+    assert first.profile("default").reasoning is not None
+    warnings = [record.getMessage() for record in caplog.records if "not in the model catalog" in record.getMessage()]
+    assert len(warnings) == 1
+    assert "'unlisted' (my-qwen-unlisted)" in warnings[0] and "reasoning_effort" in warnings[0]
+    assert "model_catalog entry with reasoning.control" in warnings[0]
 
 
 def test_a_configurations_catalog_entry_says_how_its_model_thinks() -> None:

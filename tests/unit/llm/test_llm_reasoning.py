@@ -6,10 +6,13 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.model import AgentProfile
 from stepwise.config.model_catalog import ModelFacts, ParameterRules, ReasoningFacts
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, resolve_reasoning
 from stepwise.llm.reasoning import allowed_tool_choice, shape_converse_params, shape_openai_payload
-from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningControl
+from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningControl, SamplingOptions
+from stepwise.models.run import RunOptions
+from stepwise.steps.model_request import reasoning_setting
 
 
 def facts(control: ReasoningControl, *, drop: list[Any] | None = None, max_output: int | None = None) -> ModelFacts:
@@ -25,7 +28,9 @@ def facts(control: ReasoningControl, *, drop: list[Any] | None = None, max_outpu
 def request_for(
     setting: ReasoningSetting, control: ReasoningControl, *, max_tokens: int | None = None, **fields: Any
 ) -> ChatRequest:
-    reasoning, room, _ = resolve_reasoning(setting, facts(control, drop=["temperature", "top_p"]), max_tokens)
+    reasoning, room, _ = resolve_reasoning(
+        setting, facts(control, drop=["temperature", "top_p"]), max_tokens, provider="openai"
+    )
     return ChatRequest(
         messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning, max_tokens=room, **fields
     )
@@ -136,7 +141,7 @@ def test_deepseek_wants_its_reasoning_back_even_without_a_reasoning_setting() ->
         update={"reasoning": ReasoningFacts(control="deepseek_thinking", pass_back="reasoning_content")}
     )
     # When the request's reasoning is resolved
-    reasoning, max_tokens, pass_back = resolve_reasoning(None, deepseek, 500)
+    reasoning, max_tokens, pass_back = resolve_reasoning(None, deepseek, 500, provider="openai")
     # Then no thinking fields are sent, but reasoning goes back on tool-call turns
     assert (reasoning, max_tokens, pass_back) == (None, 500, "reasoning_content")
 
@@ -154,13 +159,65 @@ def test_a_setting_the_model_cannot_take_is_refused_with_the_reason(
     control: ReasoningControl, setting: ReasoningSetting, max_tokens: int | None, problem: str
 ) -> None:
     # Given a model and a setting it cannot take / When it is checked
-    found = reasoning_problem(setting, facts(control), max_tokens)
+    found = reasoning_problem(setting, facts(control), max_tokens, provider="openai")
     # Then the reason is given
     assert found is not None and problem in found
 
 
-def test_a_model_the_catalog_does_not_describe_cannot_be_told_to_think() -> None:
-    # Given a model without reasoning facts / When a setting is checked
-    found = reasoning_problem(ReasoningSetting(effort="low"), None, None)
-    # Then the problem says how to describe it
-    assert found is not None and "model_catalog" in found
+@pytest.mark.parametrize(
+    ("provider", "setting", "sent"),
+    [
+        ("openai", ReasoningSetting(effort="high"), {"reasoning_effort": "high"}),
+        ("openai", ReasoningSetting(enabled=False), {}),
+    ],
+)
+def test_a_model_the_catalog_does_not_describe_is_asked_as_its_provider_kind_takes_it(
+    provider: str, setting: ReasoningSetting, sent: dict[str, Any]
+) -> None:
+    # Given an OpenAI-compatible model the catalog does not describe
+    # When its thinking is checked and resolved
+    problem = reasoning_problem(setting, None, None, provider=provider)
+    reasoning, _, _ = resolve_reasoning(setting, None, None, provider=provider)
+    payload: dict[str, Any] = {}
+    shape_openai_payload(payload, ChatRequest(messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning))
+    # Then it is not refused, and OpenAI's reasoning_effort carries the effort (nothing says "off")
+    assert (problem, payload) == (None, sent)
+
+
+def test_an_unknown_bedrock_model_is_asked_with_claudes_thinking_budget() -> None:
+    # Given a Bedrock model the catalog does not describe, with an effort
+    setting = ReasoningSetting(effort="medium")
+    reasoning, max_tokens, _ = resolve_reasoning(setting, None, None, provider="bedrock")
+    params: dict[str, Any] = {}
+    # When its Converse parameters are shaped
+    shape_converse_params(params, ChatRequest(messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning))
+    # Then Claude's thinking carries the effort's budget, with room left for the answer
+    assert params["additionalModelRequestFields"] == {"thinking": {"type": "enabled", "budget_tokens": 4096}}
+    assert max_tokens == 4096 + 4096
+
+
+def test_a_budget_alone_for_an_unknown_openai_model_is_refused_saying_what_is_sent() -> None:
+    # Given an OpenAI-compatible model the catalog does not describe, and a budget without an effort
+    found = reasoning_problem(ReasoningSetting(budget_tokens=2000), None, None, provider="openai")
+    # Then the problem says the field it would be sent in takes an effort, and how to describe the model
+    assert found is not None and "reasoning_effort" in found and "model_catalog" in found
+
+
+@pytest.mark.parametrize(
+    ("asked", "enabled", "effort"),
+    [
+        ("minimal", True, "low"),
+        ("medium", True, "medium"),
+        ("xhigh", True, "high"),
+        ("max", True, "high"),
+        ("none", False, None),
+    ],
+)
+def test_a_requests_openai_effort_is_read_on_the_profiles_scale(asked: str, enabled: bool, effort: str | None) -> None:
+    # Given a profile that thinks at low effort, and a chat request's reasoning_effort in OpenAI's words
+    profile = AgentProfile(model="m", reasoning=ReasoningSetting(effort="low"))
+    options = RunOptions(sampling=SamplingOptions(reasoning_effort=asked))
+    # When the run's setting is read
+    setting = reasoning_setting(profile, options)
+    # Then the effort is the profile's nearest, and none turns thinking off
+    assert setting is not None and (setting.enabled, setting.effort) == (enabled, effort)

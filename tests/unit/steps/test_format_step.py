@@ -122,3 +122,24 @@ def test_formatting_a_structured_answer_reads_the_conversation_once(
     assert reads == ["Query", "GetItem"]
     assert meta.usage.llm_calls == 2
     assert meta.output == {"city": "Paris"}
+
+
+def test_a_chinese_profile_is_asked_for_its_structured_answer_in_chinese(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile with language zh, whose model answers, then gives JSON that breaks the schema, then valid JSON
+    model = QueuedModel(
+        Completion(content='```json\n{"action": "Final Answer", "action_input": "巴黎下雨。"}\n```'),
+        Completion(content='{"city": 1}'),
+        Completion(content='{"city": "巴黎"}'),
+    )
+    runtime = runtime_with(model, dynamodb_table, tmp_path, response_schema=SCHEMA, language="zh")
+    # When Format asks for the structured answer
+    format_run(run_to_format(runtime), runtime)
+    # Then what Stepwise said in both formatting calls is Chinese, never the English wording
+    asked = model.requests[2].messages
+    instruction, retry = asked[-3].content, asked[-1].content
+    assert instruction.startswith("请把你的最终回答写成一个符合以下 JSON Schema 的 JSON 值")
+    assert retry.startswith("这条回复不符合 schema") and retry.endswith("请只回复修正后的 JSON。")
+    said = "\n".join(message.content for message in asked if message.role == "user")
+    assert not any(words in said for words in ("Give your final answer", "Your final answer was", "Reply again"))

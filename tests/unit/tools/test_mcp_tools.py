@@ -80,9 +80,23 @@ def mcp_server() -> Iterator[LoopbackMcpServer]:
         yield running
 
 
-def build(entry: dict[str, Any], *, secret_resolver: SecretResolver | None = None) -> ToolRegistry:
-    """A registry from one ``mcp:`` entry."""
-    config = parse_tools_config({"mcp": [entry]})
+@pytest.fixture(scope="module")
+def other_server() -> Iterator[LoopbackMcpServer]:
+    """A second MCP server, with a tool named as one of the demo server's."""
+    server = MCPServer("other", log_level="WARNING")
+
+    @server.tool()
+    def add(a: str, b: str) -> str:
+        """Join two words."""
+        return f"{a}-{b}"
+
+    with LoopbackMcpServer(server) as running:
+        yield running
+
+
+def build(*entries: dict[str, Any], secret_resolver: SecretResolver | None = None) -> ToolRegistry:
+    """A registry from ``mcp:`` entries."""
+    config = parse_tools_config({"mcp": list(entries)})
     return build_tool_registry(config, config_dir=Path("."), secret_resolver=secret_resolver)
 
 
@@ -246,3 +260,58 @@ def test_unsafe_mcp_settings_are_refused_naming_the_server(entry: dict[str, Any]
     # Then the error names the server and the reason
     assert "mcp https://mcp.example.com/mcp" in str(error.value)
     assert reason in str(error.value)
+
+
+def test_a_prefixed_servers_tools_are_offered_under_the_prefix_and_called_by_their_own_names(
+    mcp_server: LoopbackMcpServer, other_server: LoopbackMcpServer
+) -> None:
+    # Given two servers that both offer `add`, the second with a prefix
+    registry = build(
+        {"url": mcp_server.url, "internal": True, "include": ["add"]},
+        {"url": other_server.url, "internal": True, "prefix": "words_"},
+    )
+    invoker = ToolInvoker(registry)
+    # When the model calls each
+    sum_of = invoker.invoke(call("add", a=2, b=3))
+    joined = invoker.invoke(call("words_add", a="ice", b="cream"))
+    # Then both are offered, and each call reached its own server's `add`
+    assert registry.names() == ["add", "words_add"]
+    assert (sum_of.content, joined.content) == ("5", "ice-cream")
+
+
+def test_a_renamed_tool_is_offered_under_its_new_name_and_called_by_the_servers(
+    mcp_server: LoopbackMcpServer, other_server: LoopbackMcpServer
+) -> None:
+    # Given the second server's `add` renamed
+    registry = build(
+        {"url": mcp_server.url, "internal": True, "include": ["add"]},
+        {"url": other_server.url, "internal": True, "rename": {"add": "join_words"}},
+    )
+    # When the model calls it by its new name
+    observation = ToolInvoker(registry).invoke(call("join_words", a="sun", b="flower"))
+    # Then the server's `add` answered
+    assert (registry.names(), observation.content) == (["add", "join_words"], "sun-flower")
+
+
+def test_a_rename_of_a_tool_the_server_lacks_is_a_config_error(other_server: LoopbackMcpServer) -> None:
+    # Given a rename with a typo
+    # When the registry is built
+    with pytest.raises(ConfigError) as error:
+        build({"url": other_server.url, "internal": True, "rename": {"ad": "join_words"}})
+    # Then the error names the server, the unknown tool and what it offers
+    assert str(error.value) == f"mcp {other_server.url}: rename: the server offers no tool 'ad'; it offers add"
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ({"prefix": "has space_"}, "prefix"),
+        ({"rename": {"add": "no.dots"}}, "rename: 'no.dots' is not a tool name"),
+        ({"rename": {"add": "same", "sub": "same"}}, "rename: same is given to more than one tool"),
+    ],
+)
+def test_a_prefix_or_rename_that_cannot_name_a_tool_is_refused(entry: dict[str, Any], reason: str) -> None:
+    # When an entry with a bad prefix or rename is read, then the error names it
+    with pytest.raises(ConfigError) as error:
+        parse_tools_config({"mcp": [{"url": "https://mcp.example.com/mcp", **entry}]})
+    assert "mcp https://mcp.example.com/mcp" in str(error.value) and reason in str(error.value)

@@ -5,16 +5,23 @@ is either the plugin's own shape (``apiProvider`` + ``api``, an OpenAPI document
 ``url`` + ``tools[]`` shape (``toolName``, ``description``, ``method``, ``path``, ``parameter``, and
 ``apiKey {in, name, value}``). `higress_to_stepwise` turns it into a Stepwise configuration mapping:
 
-- ``llm`` becomes the model ``higress``: an OpenAI-compatible endpoint at ``https://<domain><path>``
-  (``http://`` when ``servicePort`` is 80, the port kept when it is neither 80 nor 443; ``path`` must end
-  in ``/chat/completions``), with its ``model``, ``apiKey``, ``maxExecutionTime`` and ``maxTokens``;
+- ``llm`` becomes the model ``higress``: an OpenAI-compatible endpoint at ``<scheme>://<domain><path>``
+  (``path`` must end in ``/chat/completions``), with its ``model``, ``apiKey``, ``maxExecutionTime`` and
+  ``maxTokens``;
 - every API becomes an ``openapi`` source (the document inline; its ``servers[0].url`` as the base, else
   the provider's domain) or an ``apis`` entry, with the ``apiKey`` placed as the plugin places it: in the
-  query for ``in: query``, else in the named header;
+  query for ``in: query``, else in the named header; ``internal: true`` on an ``apiProvider`` (a Stepwise
+  addition, as on Stepwise's own shapes) lets it be called on a loopback or private address;
 - one ``default`` profile uses the model with the ReAct Thought/Action text protocol the plugin uses,
   ``maxIterations`` as its iteration limit, and ``jsonResp.jsonSchema`` as its response schema, written
   as the Higress READMEs write it: a YAML mapping (English README), or text holding YAML (the Chinese
   README's ``jsonSchema: |``) or JSON.
+
+The scheme: the plugin calls a Higress service cluster by ``serviceName`` and ``servicePort``, and the cluster's
+registry (not this file) says whether it speaks http or https. Stepwise calls the domain itself, so it reads
+the scheme from the port: 443 is https, 80 is http. Any other port is ambiguous (``:8443`` and ``:8080`` are
+both common) and refused at load unless the block says ``protocol: http`` or ``protocol: https``, a field
+Stepwise adds and the plugin ignores, so the file stays valid for Higress.
 
 A file holding only part of a plugin configuration (the READMEs show ``jsonResp:`` alone, "added to the
 above configuration") is recognised, and `higress_fragment_explanation` says so in one line.
@@ -32,9 +39,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from stepwise.config.intent import HIGRESS_SINGLE_CATEGORY, IntentConfig
 from stepwise.errors import ConfigError
@@ -62,14 +69,23 @@ class HigressApiKey(BaseModel):
     value: str = Field(default="", repr=False)
 
 
+Scheme = Literal["http", "https"]
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
 class HigressLlm(BaseModel):
-    """The plugin's ``llm`` block; zeros mean the plugin's defaults, as in the plugin."""
+    """The plugin's ``llm`` block; zeros mean the plugin's defaults, as in the plugin. ``protocol`` is
+    Stepwise's: the scheme of a ``servicePort`` other than 80 and 443."""
 
     model_config = _STRICT
 
     api_key: str = Field(alias="apiKey", min_length=1, repr=False)
     service_name: str | None = Field(default=None, alias="serviceName")
     service_port: int = Field(alias="servicePort", gt=0, le=65_535)
+    protocol: Annotated[Scheme, BeforeValidator(_lower)] | None = None
     domain: str = Field(min_length=1)
     path: str = Field(min_length=1)
     model: str = Field(min_length=1)
@@ -79,12 +95,15 @@ class HigressLlm(BaseModel):
 
 
 class HigressApiProvider(BaseModel):
-    """Where an API is served, and its credential."""
+    """Where an API is served, and its credential; ``protocol`` and ``internal`` are Stepwise's (the scheme of
+    a ``servicePort`` other than 80 and 443, and calls allowed to a loopback or private address)."""
 
     model_config = _STRICT
 
     service_name: str | None = Field(default=None, alias="serviceName")
     service_port: int = Field(alias="servicePort", gt=0, le=65_535)
+    protocol: Annotated[Scheme, BeforeValidator(_lower)] | None = None
+    internal: bool = False
     domain: str = Field(min_length=1)
     api_key: HigressApiKey | None = Field(default=None, alias="apiKey")
     max_execution_time: int | None = Field(default=None, alias="maxExecutionTime", gt=0)
@@ -228,7 +247,8 @@ def _language(prompt_template: dict[str, Any] | None) -> str | None:
 def _model(llm: HigressLlm, source: str) -> dict[str, Any]:
     if not llm.path.endswith(CHAT_COMPLETIONS_SUFFIX):
         raise ConfigError(f"{source}: llm.path: {llm.path!r} must end with {CHAT_COMPLETIONS_SUFFIX}")
-    base = _origin(llm.domain, llm.service_port) + llm.path.removesuffix(CHAT_COMPLETIONS_SUFFIX)
+    origin = _origin(llm.domain, llm.service_port, llm.protocol, where=f"{source}: llm")
+    base = origin + llm.path.removesuffix(CHAT_COMPLETIONS_SUFFIX)
     return {
         "provider": "openai",
         "base_url": base,
@@ -256,7 +276,11 @@ def _openapi_source(entry: dict[str, Any], label: str) -> dict[str, Any]:
     converted: dict[str, Any] = {"document": document, "name": f"{label} ({title})" if title else label}
     if not document.get("servers"):
         # The plugin sends to its service cluster with the domain as Host; without servers, call the domain.
-        converted["baseUrl"] = _origin(provider.domain, provider.service_port)
+        converted["baseUrl"] = _origin(
+            provider.domain, provider.service_port, provider.protocol, where=f"{label}: apiProvider"
+        )
+    if provider.internal:
+        converted["internal"] = True
     key = provider.api_key
     if key is not None and key.value and key.location != "none":
         location = key.location if key.location in ("query", "bearer") else "header"
@@ -300,7 +324,17 @@ def _schema_text(text: str, source: str) -> Any:
     return schema
 
 
-def _origin(domain: str, port: int) -> str:
-    if port == 80:
-        return f"http://{domain}"
-    return f"https://{domain}" if port == 443 else f"https://{domain}:{port}"
+_DEFAULT_PORTS: dict[Scheme, int] = {"http": 80, "https": 443}
+
+
+def _origin(domain: str, port: int, protocol: Scheme | None, *, where: str) -> str:
+    """``<scheme>://<domain>[:<port>]``: the scheme ``protocol`` says, else the port's (80 http, 443 https);
+    `ConfigError` for another port without ``protocol``, naming the block ``where`` and the fix."""
+    scheme = protocol or next((name for name, default in _DEFAULT_PORTS.items() if default == port), None)
+    if scheme is None:
+        raise ConfigError(
+            f"{where}: servicePort {port} does not say whether the service speaks http or https (Higress takes "
+            "that from the service's registry, not from this file; 80 is http, 443 https): add protocol: http "
+            "or protocol: https to the block"
+        )
+    return f"{scheme}://{domain}" if _DEFAULT_PORTS[scheme] == port else f"{scheme}://{domain}:{port}"

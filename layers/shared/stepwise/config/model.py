@@ -12,7 +12,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
-from stepwise.config.reasoning import ReasoningSetting, reasoning_problem
+from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
@@ -195,14 +195,17 @@ class StepwiseConfig(BaseModel):
         return self
 
     def _check_reasoning(self, name: str, profile: AgentProfile) -> None:
-        """A profile's reasoning setting must be one its model takes (the scripted model takes any)."""
+        """A profile's reasoning setting must be one its model takes (the scripted model takes any); a model
+        the catalog does not describe takes it as its provider kind assumes, with one warning."""
         model = self.models[profile.model]
         if profile.reasoning is None or model.provider == "scripted":
             return
         max_tokens = profile.max_tokens if profile.max_tokens is not None else model.max_tokens
-        problem = reasoning_problem(profile.reasoning, self.model_facts(profile.model), max_tokens)
+        facts = self.model_facts(profile.model)
+        problem = reasoning_problem(profile.reasoning, facts, max_tokens, provider=model.provider)
         if problem is not None:
             raise ValueError(f"profiles.{name}.reasoning: model '{profile.model}': {problem}")
+        warn_assumed_reasoning(profile.model, _requested_id(model), facts, model.provider)
 
     def profile(self, name: str) -> AgentProfile:
         """The named profile; `ConfigError` if there is none."""
@@ -244,11 +247,10 @@ class StepwiseConfig(BaseModel):
 
     def model_facts(self, model: str) -> ModelFacts | None:
         """What the catalog knows of the named model (this file's entries first); None for an unknown model."""
-        config = self.models[model]
-        requested = getattr(config, "model", None) or getattr(config, "model_id", None)
-        if requested is None:
+        requested = _requested_id(self.models[model])
+        if not requested:
             return None
-        return packaged_catalog().extended(self.model_catalog).lookup(str(requested))
+        return packaged_catalog().extended(self.model_catalog).lookup(requested)
 
     def context_limits(self, profile: str) -> ContextLimits:
         """The named profile's context window, output floor, compaction threshold and budgets, resolved from
@@ -301,3 +303,8 @@ def _substitute_environment(value: Any, environ: Mapping[str, str], source: str)
         raise ConfigError(f"{source}: environment variable {name} is not set")
 
     return _ENV_REFERENCE.sub(replace, value)
+
+
+def _requested_id(model: ModelConfig) -> str:
+    """The id the provider is asked for (an OpenAI-compatible `model`, a Bedrock `model_id`); "" for none."""
+    return str(getattr(model, "model", None) or getattr(model, "model_id", None) or "")

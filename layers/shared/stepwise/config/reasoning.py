@@ -4,13 +4,21 @@ Each provider takes thinking its own way (Claude a token budget or an effort, No
 Qwen3 a switch and a budget, DeepSeek a switch and an effort); the model catalog says which way a model
 takes it (`ModelFacts.reasoning.control`) and `stepwise.llm.reasoning` writes the request fields. A
 profile gives what it wants in one vocabulary; what a model cannot take is refused here, naming the field.
+
+A model the catalog does not describe is asked the way its provider kind usually takes it
+(`ASSUMED_CONTROLS`), with one warning a process naming the fields sent (`warn_assumed_reasoning`): a
+self-hosted model that thinks is not refused for being unknown, and a server that takes thinking another
+way gets a `model_catalog` entry.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stepwise.config.model_catalog import ModelFacts
+from stepwise.config.model_catalog import ModelFacts, ReasoningFacts
 from stepwise.models.messages import ReasoningControl, ReasoningEffort, ReasoningPassBack, ReasoningRequest
 
 # Claude's smallest thinking budget (Anthropic's extended-thinking documentation).
@@ -24,6 +32,18 @@ _BUDGET_TAKING: frozenset[ReasoningControl] = frozenset({"anthropic_budget", "qw
 ANSWER_ROOM_TOKENS = 4096
 # Models that always think: thinking cannot be turned off by a request.
 _ALWAYS_ON: frozenset[ReasoningControl] = frozenset({"openai_effort"})
+# How a model the catalog does not describe is told to think, by its provider kind: OpenAI's
+# `reasoning_effort` on an OpenAI-compatible endpoint (the field OpenAI, vLLM, Ollama, OpenRouter and
+# LM Studio read), Claude's thinking budget on Bedrock (the family of most of its thinking models).
+ASSUMED_CONTROLS: dict[str, ReasoningControl] = {"openai": "openai_effort", "bedrock": "anthropic_budget"}
+_SENT_FIELDS: dict[ReasoningControl, str] = {
+    "openai_effort": "reasoning_effort (OpenAI's field)",
+    "anthropic_budget": "thinking: {type: enabled, budget_tokens} in additionalModelRequestFields (Claude's)",
+}
+# The configuration is read by every handler and command; its warning is said once a process per model.
+_logger = logging.getLogger("stepwise")
+_WARNED: set[str] = set()
+_WARNED_LOCK = threading.Lock()
 
 
 class ReasoningSetting(BaseModel):
@@ -55,17 +75,41 @@ class ReasoningSetting(BaseModel):
         return None
 
 
-def reasoning_problem(setting: ReasoningSetting, facts: ModelFacts | None, max_tokens: int | None) -> str | None:
+def reasoning_facts(facts: ModelFacts | None, provider: str) -> ReasoningFacts | None:
+    """How a model takes reasoning: as its catalog entry says, else as its provider kind usually takes it
+    (`ASSUMED_CONTROLS`); None for a provider that takes none (the scripted model)."""
+    if facts is not None and facts.reasoning is not None:
+        return facts.reasoning
+    control = ASSUMED_CONTROLS.get(provider)
+    return None if control is None else ReasoningFacts(control=control)
+
+
+def _assumed(facts: ModelFacts | None) -> bool:
+    return facts is None or facts.reasoning is None
+
+
+def reasoning_problem(
+    setting: ReasoningSetting, facts: ModelFacts | None, max_tokens: int | None, *, provider: str
+) -> str | None:
     """Why a model cannot take this setting (a sentence for the error), or None when it can."""
-    if facts is None or facts.reasoning is None:
-        return (
-            "the model catalog does not say how this model takes reasoning: add a model_catalog entry for it "
-            "with reasoning.control (see docs/configuration.md)"
-        )
-    control = facts.reasoning.control
+    known = reasoning_facts(facts, provider)
+    if known is None:
+        return f"a {provider} model takes no reasoning setting"
+    control = known.control
     if not setting.enabled:
-        return "this model always reasons: thinking cannot be turned off" if control in _ALWAYS_ON else None
+        # turning off is only refused where the catalog says the model always thinks
+        return (
+            "this model always reasons: thinking cannot be turned off"
+            if control in _ALWAYS_ON and not _assumed(facts)
+            else None
+        )
     if control in _EFFORT_ONLY and setting.effort is None:
+        if _assumed(facts):
+            return (
+                f"the model catalog does not describe this model, so its thinking is asked through "
+                f"{_SENT_FIELDS[control]}, which takes an effort (low, medium or high), not budget_tokens alone: "
+                "give an effort, or add a model_catalog entry with reasoning.control (see docs/configuration.md)"
+            )
         return f"this model ({control}) takes an effort (low, medium or high), not budget_tokens alone"
     budget = setting.budget(control)
     if control == "anthropic_budget" and budget is not None and budget < MIN_ANTHROPIC_BUDGET:
@@ -75,14 +119,32 @@ def reasoning_problem(setting: ReasoningSetting, facts: ModelFacts | None, max_t
     return None
 
 
+def warn_assumed_reasoning(model: str, model_id: str, facts: ModelFacts | None, provider: str) -> None:
+    """One warning a process for each model thinking is asked of in the way its provider kind assumes (a model
+    the catalog does not describe): which fields are sent, and how to say otherwise."""
+    known = reasoning_facts(facts, provider)
+    if not _assumed(facts) or known is None:
+        return
+    with _WARNED_LOCK:
+        if model in _WARNED:
+            return
+        _WARNED.add(model)
+    _logger.warning(
+        f"model '{model}' ({model_id}) is not in the model catalog: a profile's reasoning is sent to it as "
+        f"{_SENT_FIELDS[known.control]}, as {provider} models usually take it (enabled: false sends nothing); "
+        "if it takes thinking another way, add a model_catalog entry with reasoning.control (docs/configuration.md)"
+    )
+
+
 def resolve_reasoning(
-    setting: ReasoningSetting | None, facts: ModelFacts | None, max_tokens: int | None
+    setting: ReasoningSetting | None, facts: ModelFacts | None, max_tokens: int | None, *, provider: str
 ) -> tuple[ReasoningRequest | None, int | None, ReasoningPassBack]:
     """The reasoning of a request, its `max_tokens` with room for the thinking, and how reasoning goes back.
 
-    Reasoning goes back wherever the catalog says so, asked for or not: DeepSeek thinks by default.
+    Reasoning goes back wherever the catalog says so, asked for or not: DeepSeek thinks by default. A model
+    the catalog does not describe is asked the way its provider kind assumes (`reasoning_facts`).
     """
-    known = facts.reasoning if facts is not None else None
+    known = reasoning_facts(facts, provider)
     pass_back: ReasoningPassBack = known.pass_back if known is not None else "none"
     if setting is None or known is None:
         return None, max_tokens, pass_back
@@ -99,10 +161,3 @@ def resolve_reasoning(
         drop_sampling=dropped,
     )
     return request, max_tokens, pass_back
-
-
-def thinking_budget(setting: ReasoningSetting | None, facts: ModelFacts | None) -> int | None:
-    """The tokens a profile's thinking may take out of the output budget; None when it sets none."""
-    if setting is None or facts is None or facts.reasoning is None:
-        return None
-    return setting.budget(facts.reasoning.control)

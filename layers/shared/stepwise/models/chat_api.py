@@ -1,15 +1,20 @@
 """The OpenAI-compatible chat completions facade: requests as OpenAI clients send them, and the answers.
 
-Sampling fields are those of OpenAI's API; which ones reach the model depends on the profile's provider
-(see `stepwise.llm`), and `docs/http-api.md` lists what each provider takes and what is ignored.
+Every field of OpenAI's own request (the `openai` SDK's `CompletionCreateParams`) is accepted, so a newer
+client is never refused for a field OpenAI takes; a misspelt one is still refused, naming it. Sampling
+fields reach the model where the profile's provider takes them (see `stepwise.llm`); the legacy
+`functions` and `function_call` are the client's tools under their old names, answered in the old shape;
+the fields that mean nothing for an agent's run (`IGNORED_FIELDS`) are accepted and ignored, and the
+answer names those a request set (`IGNORED_FIELDS_HEADER`). `docs/http-api.md` lists what goes where.
 """
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from stepwise.models.api_requests import InputMessage, Metadata, StrictRequest, check_conversation
 from stepwise.models.messages import FIND_TOOLS
+from stepwise.models.openai_fields import IGNORED_FIELDS, legacy_function_messages
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
@@ -90,12 +95,17 @@ class ChatCompletionRequest(StrictRequest):
     """`POST /v1/chat/completions`, as an OpenAI client sends it.
 
     `model` names an agent profile when it is one; any other value lets intent routing choose, and is
-    echoed back. Sampling fields go to the model when the profile's provider takes them; `tools` are
-    offered beside the profile's tools, and a call to one of them ends the run with `tool_calls`.
+    echoed back. Sampling fields go to the model when the profile's provider takes them; `tools` (or the
+    legacy `functions`) are offered beside the profile's tools, and a call to one of them ends the run
+    with `tool_calls` (`function_call`). The fields of `IGNORED_FIELDS` are accepted and ignored.
     """
 
     model: str = Field(min_length=1, max_length=128)
-    messages: list[InputMessage] = Field(json_schema_extra={"minItems": 1})
+    messages: list[InputMessage] = Field(
+        json_schema_extra={"minItems": 1},
+        description="The conversation; the legacy `function` role and assistant `function_call` are read as "
+        "a tool result and a tool call.",
+    )
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="Only one choice is produced.")
@@ -113,11 +123,41 @@ class ChatCompletionRequest(StrictRequest):
     max_completion_tokens: int | None = Field(default=None, ge=1)
     logprobs: bool | None = Field(default=None, description="Accepted; the answer is the agent's, without logprobs.")
     top_logprobs: int | None = Field(default=None, ge=0, le=20, description="Accepted and ignored, as logprobs.")
-    reasoning_effort: Literal["minimal", "low", "medium", "high"] | None = None
+    reasoning_effort: Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"] | None = Field(
+        default=None, description="Over the profile's `reasoning:` effort (none is enabled: false; above high is high)."
+    )
     response_format: ResponseFormat | None = None
     tools: list[ClientTool] | None = Field(default=None, max_length=MAX_CLIENT_TOOLS)
     tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
     parallel_tool_calls: bool | None = None
+    functions: list[ClientFunction] | None = Field(
+        default=None,
+        max_length=MAX_CLIENT_TOOLS,
+        description="Legacy `tools`: offered the same way, one call at a time, answered as `function_call`.",
+    )
+    function_call: Literal["none", "auto"] | NamedFunction | None = Field(
+        default=None, description="Legacy `tool_choice`, with `functions`."
+    )
+    modalities: list[Literal["text", "audio"]] | None = Field(
+        default=None, description="Accepted with text alone: the answer is text."
+    )
+    service_tier: str | None = Field(default=None, max_length=64, description="Accepted and ignored.")
+    audio: dict[str, Any] | None = Field(default=None, description="Accepted and ignored: the answer is text.")
+    prediction: dict[str, Any] | None = Field(default=None, description="Accepted and ignored.")
+    web_search_options: dict[str, Any] | None = Field(
+        default=None, description="Accepted and ignored: the profile's tools are the run's tools."
+    )
+    moderation: dict[str, Any] | None = Field(default=None, description="Accepted and ignored.")
+    prompt_cache_key: str | None = Field(default=None, max_length=1024, description="Accepted and ignored.")
+    prompt_cache_options: dict[str, Any] | None = Field(default=None, description="Accepted and ignored.")
+    prompt_cache_retention: str | None = Field(default=None, max_length=64, description="Accepted and ignored.")
+    safety_identifier: str | None = Field(default=None, max_length=256, description="Accepted; not sent to the model.")
+    verbosity: str | None = Field(default=None, max_length=64, description="Accepted and ignored.")
+
+    @field_validator("messages", mode="before")
+    @classmethod
+    def _legacy_functions_as_tools(cls, value: Any) -> Any:
+        return legacy_function_messages(value) if isinstance(value, list) else value
 
     @field_validator("messages")
     @classmethod
@@ -127,13 +167,43 @@ class ChatCompletionRequest(StrictRequest):
     @field_validator("tools")
     @classmethod
     def _tool_names(cls, value: list[ClientTool] | None) -> list[ClientTool] | None:
-        names = [tool.function.name for tool in value or []]
-        if FIND_TOOLS in names:
-            raise ValueError(f"{FIND_TOOLS} is the name of Stepwise's own tool search; give the tool another name")
-        repeated = sorted({name for name in names if names.count(name) > 1})
-        if repeated:
-            raise ValueError(f"each tool needs its own name; {', '.join(repeated)} is given more than once")
+        _check_function_names([tool.function for tool in value or []])
         return value
+
+    @field_validator("functions")
+    @classmethod
+    def _function_names(cls, value: list[ClientFunction] | None) -> list[ClientFunction] | None:
+        _check_function_names(value or [])
+        return value
+
+    @field_validator("modalities")
+    @classmethod
+    def _text_only(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and "audio" in value:
+            raise ValueError('the answer is text: leave "audio" out')
+        return value
+
+    @model_validator(mode="after")
+    def _one_way_to_offer_tools(self) -> "ChatCompletionRequest":
+        if self.functions is not None and self.tools is not None:
+            raise ValueError("give tools or the legacy functions, not both")
+        if self.function_call is not None and self.functions is None:
+            raise ValueError("function_call chooses among functions; send functions with it (or use tool_choice)")
+        if self.function_call is not None and self.tool_choice is not None:
+            raise ValueError("give tool_choice or the legacy function_call, not both")
+        return self
+
+    @property
+    def client_functions(self) -> list[ClientFunction]:
+        """The functions the client offers, given as `tools` or as the legacy `functions`."""
+        if self.functions is not None:
+            return self.functions
+        return [tool.function for tool in self.tools or []]
+
+    @property
+    def ignored_fields(self) -> list[str]:
+        """The fields of `IGNORED_FIELDS` this request set, in that order."""
+        return [name for name in IGNORED_FIELDS if getattr(self, name) is not None]
 
     @field_validator("stop")
     @classmethod
@@ -151,6 +221,15 @@ class ChatCompletionRequest(StrictRequest):
         return value
 
 
+def _check_function_names(functions: list[ClientFunction]) -> None:
+    names = [function.name for function in functions]
+    if FIND_TOOLS in names:
+        raise ValueError(f"{FIND_TOOLS} is the name of Stepwise's own tool search; give the tool another name")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"each tool needs its own name; {', '.join(repeated)} is given more than once")
+
+
 class FunctionCall(BaseModel, defer_build=True):
     """The function a tool call names, with its arguments as JSON text (as OpenAI sends them)."""
 
@@ -166,15 +245,20 @@ class OutputToolCall(BaseModel, defer_build=True):
     function: FunctionCall
 
 
-FinishReason = Literal["stop", "length", "tool_calls"]
+# `function_call`: the run ended with a call of a function the client offered as legacy `functions`.
+FinishReason = Literal["stop", "length", "tool_calls", "function_call"]
 
 
 class AssistantMessage(BaseModel, defer_build=True):
-    """The agent's answer as a chat message, or its calls of the client's tools."""
+    """The agent's answer as a chat message, or its calls of the client's tools (`function_call` for a
+    request that offered them as legacy `functions`)."""
 
     role: Literal["assistant"] = "assistant"
     content: str | None
+    # What the model thought on the way, where DeepSeek and vLLM put it: clients show it apart from the answer.
+    reasoning_content: str | None = None
     tool_calls: list[OutputToolCall] | None = None
+    function_call: FunctionCall | None = None
 
 
 class ChatChoice(BaseModel, defer_build=True):
@@ -186,12 +270,27 @@ class ChatChoice(BaseModel, defer_build=True):
     logprobs: None = None
 
 
+class PromptTokensDetails(BaseModel, defer_build=True):
+    """Of the prompt tokens, those read from the provider's prompt cache and those written to it."""
+
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+class CompletionTokensDetails(BaseModel, defer_build=True):
+    """Of the completion tokens, those the model spent thinking."""
+
+    reasoning_tokens: int = 0
+
+
 class CompletionUsage(BaseModel, defer_build=True):
-    """Token counts of the whole run, in OpenAI's names."""
+    """Token counts of the whole run, in OpenAI's names and shapes."""
 
     prompt_tokens: int
     completion_tokens: int
     total_tokens: int
+    prompt_tokens_details: PromptTokensDetails = Field(default_factory=PromptTokensDetails)
+    completion_tokens_details: CompletionTokensDetails = Field(default_factory=CompletionTokensDetails)
 
 
 class ChatCompletion(BaseModel, defer_build=True):
@@ -223,6 +322,7 @@ class ChunkDelta(BaseModel, defer_build=True):
     # What the model thought, where DeepSeek and vLLM stream it: clients show it apart from the answer.
     reasoning_content: str | None = None
     tool_calls: list[ChunkToolCall] | None = None
+    function_call: FunctionCall | None = None
 
 
 class ChunkChoice(BaseModel, defer_build=True):
@@ -267,3 +367,4 @@ class ChatStreamStart(BaseModel, defer_build=True):
     model: str
     created: int
     include_usage: bool
+    ignored_fields: list[str] = Field(default_factory=list, description="For the answer's ignored-fields header.")

@@ -147,6 +147,8 @@ class RunOptions(BaseModel, defer_build=True):
     client_tools: list[ToolSpec] = Field(default_factory=list)
     tool_choice: str | None = None
     parallel_tool_calls: bool | None = None
+    # The client offered its tools as the legacy `functions`: a call of one is answered as `function_call`.
+    legacy_functions: bool = False
 
 
 class ReplayLink(BaseModel, defer_build=True):

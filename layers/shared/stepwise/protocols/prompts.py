@@ -1,6 +1,7 @@
 """The words each protocol says to its model: the tool list, the output format, the final-round order.
 
-English here; Chinese in prompts_zh.py. A profile's ``language`` picks one (`wording_for`, `sentences_for`).
+English here; Chinese in prompts_zh.py. A profile's ``language`` picks one (`wording_for`, `sentences_for`,
+`output_sentences_for`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 from stepwise.config.model import Language
 from stepwise.models.messages import ToolSpec
 from stepwise.protocols import prompts_zh
-from stepwise.protocols.wording import ProtocolWording, Sentences
+from stepwise.protocols.wording import OutputSentences, ProtocolWording, Sentences
 
 REACT_JSON = ProtocolWording(
     tool_format=(
@@ -94,6 +95,21 @@ SENTENCES = Sentences(
     limit_no_observation="No tool returned anything.",
 )
 
+OUTPUT_SENTENCES = OutputSentences(
+    json_only=(
+        "Give your final answer as one JSON value that matches this JSON Schema:\n{schema}\n\n"
+        "Your final answer was:\n{answer}\n\nReply with the JSON only: no explanation and no code fence."
+    ),
+    by_tool=(
+        "Give your final answer by calling the tool {tool}; its arguments must match its parameters schema.\n\n"
+        "Your final answer was:\n{answer}"
+    ),
+    tool_description="Submit the final answer.",
+    retry="That reply does not match the schema: {problem}.\nReply again with corrected JSON only.",
+    tool_result="Result of tool {name}:\n{content}",
+    tool_called="(called tool {name} with {arguments})",
+)
+
 _WORDINGS: dict[str, dict[Language, ProtocolWording]] = {
     "react_json": {"en": REACT_JSON, "zh": prompts_zh.REACT_JSON},
     "react_text": {"en": REACT_TEXT, "zh": prompts_zh.REACT_TEXT},
@@ -111,6 +127,11 @@ def wording_for(protocol: str, language: Language) -> ProtocolWording:
 def sentences_for(language: Language) -> Sentences:
     """The sentences around the formats in a language."""
     return prompts_zh.SENTENCES if language == "zh" else SENTENCES
+
+
+def output_sentences_for(language: Language) -> OutputSentences:
+    """What the structured-output call says, in a language."""
+    return prompts_zh.OUTPUT_SENTENCES if language == "zh" else OUTPUT_SENTENCES
 
 
 def render_tool_list(tools: list[ToolSpec], language: Language = "en") -> str:

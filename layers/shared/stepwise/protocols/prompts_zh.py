@@ -9,7 +9,7 @@ and the stop sequences rely on them, and Chinese models write them reliably when
 
 from __future__ import annotations
 
-from stepwise.protocols.wording import ProtocolWording, Sentences
+from stepwise.protocols.wording import OutputSentences, ProtocolWording, Sentences
 
 REACT_JSON = ProtocolWording(
     tool_format=(
@@ -88,4 +88,16 @@ SENTENCES = Sentences(
     limit_summary="在给出最终回答之前，运行已停止（{reason}）。",
     limit_observations="工具返回的结果：",
     limit_no_observation="没有任何工具返回结果。",
+)
+
+OUTPUT_SENTENCES = OutputSentences(
+    json_only=(
+        "请把你的最终回答写成一个符合以下 JSON Schema 的 JSON 值：\n{schema}\n\n"
+        "你的最终回答是：\n{answer}\n\n只回复 JSON：不要解释，也不要使用代码块。"
+    ),
+    by_tool="请调用工具 {tool} 给出你的最终回答；它的参数必须符合该工具的参数 schema。\n\n你的最终回答是：\n{answer}",
+    tool_description="提交最终回答。",
+    retry="这条回复不符合 schema：{problem}。\n请只回复修正后的 JSON。",
+    tool_result="工具 {name} 的结果：\n{content}",
+    tool_called="（调用了工具 {name}，参数为 {arguments}）",
 )

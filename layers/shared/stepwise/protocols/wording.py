@@ -28,3 +28,22 @@ class Sentences(NamedTuple):
     """Said when a run stopped without a final answer; ``{reason}`` is the stop reason."""
     limit_observations: str
     limit_no_observation: str
+
+
+class OutputSentences(NamedTuple):
+    """What the structured-output call says (`stepwise.steps.structured_output`), in one language.
+
+    Each is a `str.format` template; the values filled in (a schema, an answer) are never read as one.
+    """
+
+    json_only: str
+    """Asks for the answer as JSON: ``{schema}``, ``{answer}``."""
+    by_tool: str
+    """Asks for the answer as a call of the tool ``{tool}``: ``{answer}``."""
+    tool_description: str
+    retry: str
+    """Sends a rejected reply back: ``{problem}``."""
+    tool_result: str
+    """A tool's result in the plain conversation: ``{name}``, ``{content}``."""
+    tool_called: str
+    """A call in the plain conversation: ``{name}``, ``{arguments}``."""

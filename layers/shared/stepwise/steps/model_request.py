@@ -70,13 +70,18 @@ def _at_most(asked: int | None, largest: int | None) -> int | None:
     return asked if asked is None or largest is None else min(asked, largest)
 
 
+# OpenAI's efforts on the profile's scale: `none` is `enabled: false`, those past `high` are `high`.
+_ASKED_EFFORTS = {"minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+
+
 def reasoning_setting(profile: AgentProfile, options: RunOptions) -> ReasoningSetting | None:
     """The profile's thinking, with the effort a request asked for (`reasoning_effort`) over the profile's."""
     asked = options.sampling.reasoning_effort
     if profile.reasoning is None or asked is None:
         return profile.reasoning
-    effort = "low" if asked == "minimal" else asked
-    return profile.reasoning.model_copy(update={"effort": effort, "enabled": True})
+    if asked == "none":
+        return profile.reasoning.model_copy(update={"enabled": False, "effort": None, "budget_tokens": None})
+    return profile.reasoning.model_copy(update={"effort": _ASKED_EFFORTS.get(asked, "medium"), "enabled": True})
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,7 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
         reasoning_setting(profile, options),
         runtime.config.model_facts(profile.model),
         _first_set(options.max_tokens, profile.max_tokens, model_max_tokens),
+        provider=runtime.config.models[profile.model].provider,
     )
     return ModelTurn(
         agent=agent,

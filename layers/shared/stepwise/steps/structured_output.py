@@ -16,13 +16,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from stepwise.config.llm import ModelCapabilities
+from stepwise.config.model import Language
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.protocols.base import append_merging_users
 from stepwise.protocols.lenient_json import load_lenient, scan_value
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+from stepwise.protocols.prompts import output_sentences_for
 from stepwise.protocols.think_blocks import without_reasoning
+from stepwise.protocols.wording import OutputSentences
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.usage_estimate import estimated_usage_note
 from stepwise.store.keys import observation_slot
@@ -107,7 +110,9 @@ def reply_problem(reply: str, schema: dict[str, Any]) -> tuple[Any, str | None]:
     return value, schema_violation(value, schema)
 
 
-def _render_for_formatting(history: list[StoredMessage], system_prompt: str) -> list[ChatMessage]:
+def _render_for_formatting(
+    history: list[StoredMessage], system_prompt: str, words: OutputSentences
+) -> list[ChatMessage]:
     """The conversation as plain user/assistant turns: tool calls and results become text.
 
     Plain text keeps the request valid whatever the run's protocol was (a native call left without a
@@ -116,11 +121,11 @@ def _render_for_formatting(history: list[StoredMessage], system_prompt: str) -> 
     messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt.strip() else []
     for message in history:
         if message.role == "tool":
-            text = f"Result of tool {message.name or message.tool_call_id or ''}:\n{message.content}"
+            text = words.tool_result.format(name=message.name or message.tool_call_id or "", content=message.content)
             append_merging_users(messages, ChatMessage(role="user", content=text))
         elif message.role == "assistant":
             calls = [
-                f"(called tool {call.name} with {json.dumps(call.arguments, ensure_ascii=False)})"
+                words.tool_called.format(name=call.name, arguments=json.dumps(call.arguments, ensure_ascii=False))
                 for call in message.tool_calls
             ]
             messages.append(ChatMessage(role="assistant", content="\n".join([message.content, *calls]).strip()))
@@ -129,17 +134,10 @@ def _render_for_formatting(history: list[StoredMessage], system_prompt: str) -> 
     return messages
 
 
-def _instruction(mode: OutputMode, schema: dict[str, Any], answer: str) -> str:
-    schema_text = json.dumps(schema, ensure_ascii=False)
+def _instruction(mode: OutputMode, schema: dict[str, Any], answer: str, words: OutputSentences) -> str:
     if mode == "tool":
-        return (
-            f"Give your final answer by calling the tool {STRUCTURED_TOOL_NAME}; its arguments must match its "
-            f"parameters schema.\n\nYour final answer was:\n{answer}"
-        )
-    return (
-        f"Give your final answer as one JSON value that matches this JSON Schema:\n{schema_text}\n\n"
-        f"Your final answer was:\n{answer}\n\nReply with the JSON only: no explanation and no code fence."
-    )
+        return words.by_tool.format(tool=STRUCTURED_TOOL_NAME, answer=answer)
+    return words.json_only.format(schema=json.dumps(schema, ensure_ascii=False), answer=answer)
 
 
 def formatting_request(
@@ -150,20 +148,18 @@ def formatting_request(
     answer: str,
     mode: OutputMode,
     earlier: list[tuple[str, str]],
+    language: Language = "en",
 ) -> ChatRequest:
-    """The request for one formatting attempt; `earlier` holds the rejected replies with their problems."""
-    messages = _render_for_formatting(history, system_prompt)
-    append_merging_users(messages, ChatMessage(role="user", content=_instruction(mode, schema, answer)))
+    """The request for one formatting attempt, worded in the profile's `language`; `earlier` holds the
+    rejected replies with their problems."""
+    words = output_sentences_for(language)
+    messages = _render_for_formatting(history, system_prompt, words)
+    append_merging_users(messages, ChatMessage(role="user", content=_instruction(mode, schema, answer, words)))
     for reply, problem in earlier:
         messages.append(ChatMessage(role="assistant", content=reply))
-        messages.append(
-            ChatMessage(
-                role="user",
-                content=f"That reply does not match the schema: {problem}.\nReply again with corrected JSON only.",
-            )
-        )
+        messages.append(ChatMessage(role="user", content=words.retry.format(problem=problem)))
     if mode == "tool":
-        tool = ToolSpec(name=STRUCTURED_TOOL_NAME, description="Submit the final answer.", parameters=schema)
+        tool = ToolSpec(name=STRUCTURED_TOOL_NAME, description=words.tool_description, parameters=schema)
         return ChatRequest(messages=messages, tools=[tool], tool_choice=STRUCTURED_TOOL_NAME)
     return ChatRequest(messages=messages, response_schema=schema if mode == "json_mode" else None)
 
@@ -251,7 +247,13 @@ def produce_structured_output(
         reply = stored.get(attempt)
         if reply is None:
             request = formatting_request(
-                history, system_prompt=profile.system_prompt, schema=schema, answer=answer, mode=mode, earlier=earlier
+                history,
+                system_prompt=profile.system_prompt,
+                schema=schema,
+                answer=answer,
+                mode=mode,
+                earlier=earlier,
+                language=profile.language,
             )
             try:
                 reply, step = _ask_and_store(meta, iteration, attempt, request, schema, mode, runtime)

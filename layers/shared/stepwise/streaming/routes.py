@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from stepwise.steps.api.events import event_stream, follow_run
@@ -54,8 +54,14 @@ def _claim(slots: StreamSlots | None, owner: str) -> Callable[[], None] | HttpRe
     return slots.claim(owner) if slots is not None else (lambda: None)
 
 
-def _streamed(body: Iterator[bytes], release: Callable[[], None], hangup: Hangup, closing: bytes = b"") -> HttpResponse:
-    return HttpResponse(200, list(_SSE_HEADERS), HeldStream(body, release), closing=closing, hangup=hangup)
+def _streamed(
+    body: Iterator[bytes],
+    release: Callable[[], None],
+    hangup: Hangup,
+    closing: bytes = b"",
+    headers: Sequence[tuple[str, str]] = (),
+) -> HttpResponse:
+    return HttpResponse(200, [*_SSE_HEADERS, *headers], HeldStream(body, release), closing=closing, hangup=hangup)
 
 
 def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) -> StreamRoute:
@@ -110,6 +116,7 @@ def chat_stream_route(
         # loaded by the first streamed chat: an instance that only streams run events never needs the chat
         # facade (its models, the run start, the answer's chunks)
         from stepwise.models.chat_api import ChatStreamStart
+        from stepwise.models.openai_fields import IGNORED_FIELDS_HEADER
         from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks, stream_cut_short
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
@@ -132,6 +139,7 @@ def chat_stream_route(
             raise
         hangup = Hangup()
         body = chat_chunks(runtime, owner=owner, start=start, sleep=hangup.sleep)
-        return _streamed(body, release, hangup, closing=stream_cut_short(start.run_id))
+        ignored = [(IGNORED_FIELDS_HEADER.lower(), ", ".join(start.ignored_fields))] if start.ignored_fields else []
+        return _streamed(body, release, hangup, closing=stream_cut_short(start.run_id), headers=ignored)
 
     return StreamRoute(takes, answer)

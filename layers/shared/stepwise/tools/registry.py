@@ -211,7 +211,11 @@ def build_tool_registry(
             remote_tools = load_mcp_tools(server, secret_resolver=resolver)
         for remote in remote_tools:
             collected.add(
-                remote, f"mcp {server.describe()}", approval=server.approval_timeout(), effects=CallEffects.of(server)
+                remote,
+                f"mcp {server.describe()}",
+                approval=server.approval_timeout(),
+                effects=CallEffects.of(server),
+                renamable=True,
             )
     available = builtin_tools()
     for name in config.builtin:
@@ -270,6 +274,7 @@ class _CollectedTools:
         self.read_only: set[str] = set()
         self.effects: dict[str, CallEffects] = {}
         self._owners: dict[str, str] = {}
+        self._renamable: set[str] = set()
 
     def add(
         self,
@@ -279,10 +284,19 @@ class _CollectedTools:
         approval: int | None = None,
         read_only: bool = False,
         effects: CallEffects = NO_EFFECTS,
+        renamable: bool = False,
     ) -> None:
+        """Add `source`'s tool; `renamable` for a source whose tools a `prefix` or `rename` can rename (MCP),
+        which a clash's error then suggests."""
         name = tool.spec.name
+        if renamable:
+            self._renamable.add(source)
         if name in self._owners:
-            raise ConfigError(f"{source}: tool {name} is already defined by {self._owners[name]}")
+            owner = self._owners[name]
+            fix = ""
+            if self._renamable & {source, owner}:
+                fix = "; give one of the MCP servers a prefix: (for all its tools) or a rename: of this one"
+            raise ConfigError(f"{source}: tool {name} is already defined by {owner}{fix}")
         self._owners[name] = source
         self.tools.append(tool)
         if approval is not None:

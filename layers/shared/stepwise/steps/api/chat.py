@@ -24,6 +24,7 @@ from stepwise.models.chat_api import (
     ChunkChoice,
     ChunkDelta,
     ChunkToolCall,
+    CompletionTokensDetails,
     CompletionUsage,
     FinishReason,
     FunctionCall,
@@ -31,10 +32,12 @@ from stepwise.models.chat_api import (
     JsonSchemaFormat,
     ModelCard,
     ModelList,
+    NamedToolChoice,
     OutputToolCall,
+    PromptTokensDetails,
 )
 from stepwise.models.messages import SamplingOptions, ToolSpec
-from stepwise.models.run import RunMeta, RunOptions
+from stepwise.models.run import RunMeta, RunOptions, RunUsage, StepRecord
 from stepwise.steps.api.problems import GatewayTimeout, NotFound, RunFailed
 from stepwise.steps.api.runs import (
     chat_messages,
@@ -106,14 +109,25 @@ def await_run(services: ApiServices, meta: RunMeta, *, deadline: float) -> RunMe
     return final
 
 
+def _tool_choice(request: ChatCompletionRequest) -> str | None:
+    """The tool choice a request makes: `tool_choice`, or the legacy `function_call`, as a mode or a name."""
+    choice = request.tool_choice if request.function_call is None else request.function_call
+    if choice is None or isinstance(choice, str):
+        return choice
+    return choice.function.name if isinstance(choice, NamedToolChoice) else choice.name
+
+
 def run_options(request: ChatCompletionRequest) -> RunOptions:
-    """What the request sets over the profile: sampling, the structured answer, the client's tools."""
+    """What the request sets over the profile: sampling, the structured answer, the client's tools.
+
+    Legacy `functions` are the client's tools, one call at a time (a `function_call` answer holds one).
+    """
     schema: dict[str, Any] | None = None
     if isinstance(request.response_format, JsonObjectFormat):
         schema = {"type": "object"}
     elif isinstance(request.response_format, JsonSchemaFormat):
         schema = request.response_format.json_schema.json_schema or {"type": "object"}
-    tool_choice = request.tool_choice
+    legacy = request.functions is not None
     stop = [request.stop] if isinstance(request.stop, str) else list(request.stop or [])
     return RunOptions(
         temperature=request.temperature,
@@ -130,40 +144,67 @@ def run_options(request: ChatCompletionRequest) -> RunOptions:
         response_schema=schema,
         client_tools=[
             ToolSpec(
-                name=tool.function.name,
-                description=tool.function.description or "",
-                parameters=tool.function.parameters or {"type": "object", "properties": {}},
+                name=function.name,
+                description=function.description or "",
+                parameters=function.parameters or {"type": "object", "properties": {}},
             )
-            for tool in request.tools or []
+            for function in request.client_functions
         ],
-        tool_choice=tool_choice if isinstance(tool_choice, str | None) else tool_choice.function.name,
-        parallel_tool_calls=request.parallel_tool_calls,
+        tool_choice=_tool_choice(request),
+        parallel_tool_calls=False if legacy else request.parallel_tool_calls,
+        legacy_functions=legacy,
     )
 
 
-def _client_tool_calls(store: ConversationStore, meta: RunMeta) -> list[OutputToolCall]:
+def _client_tool_calls(steps: list[StepRecord], meta: RunMeta) -> list[OutputToolCall]:
     """The calls of the client's tools the run ended with, under ids unique to this run.
 
     Ids are renamed because the client's next request starts a new run whose calls would be numbered
     again; they stay under 40 characters, OpenAI's limit, as clients may replay them to OpenAI.
     """
-    steps = store.list_steps(meta.run_id, iteration=meta.iteration)
-    calls = next((step.calls for step in steps if step.kind == "parse" and step.calls), None) or []
+    ending = [step.calls for step in steps if step.iteration == meta.iteration and step.kind == "parse" and step.calls]
     return [
         OutputToolCall(
             id=f"call_{meta.run_id[:20]}_{index}",
             function=FunctionCall(name=call["name"], arguments=json.dumps(call.get("arguments") or {})),
         )
-        for index, call in enumerate(calls)
+        for index, call in enumerate(ending[0] if ending else [])
     ]
 
 
+def _reasoning_content(steps: list[StepRecord]) -> str | None:
+    """What the model thought over the run, as the stream sends it (`reasoning_content`); None if nothing."""
+    thoughts = [step.thought for step in steps if step.kind == "reasoning" and step.thought]
+    return "\n\n".join(thoughts) or None
+
+
 def _answer_message(store: ConversationStore, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
+    steps = store.list_steps(meta.run_id)
+    reasoning = _reasoning_content(steps)
     if meta.stop_reason == "tool_calls":
-        return AssistantMessage(content=None, tool_calls=_client_tool_calls(store, meta)), "tool_calls"
+        calls = _client_tool_calls(steps, meta)
+        if meta.options is not None and meta.options.legacy_functions and calls:
+            # A legacy client reads one `function_call`; its request asked for one call at a time.
+            message = AssistantMessage(content=None, reasoning_content=reasoning, function_call=calls[0].function)
+            return message, "function_call"
+        return AssistantMessage(content=None, reasoning_content=reasoning, tool_calls=calls), "tool_calls"
     # A structured answer is the JSON itself, as OpenAI returns it for response_format.
     content = json.dumps(meta.output, ensure_ascii=False) if meta.output is not None else meta.answer or ""
-    return AssistantMessage(content=content), "stop" if meta.stop_reason == "final_answer" else "length"
+    finish_reason: FinishReason = "stop" if meta.stop_reason == "final_answer" else "length"
+    return AssistantMessage(content=content, reasoning_content=reasoning), finish_reason
+
+
+def completion_usage(usage: RunUsage) -> CompletionUsage:
+    """A run's usage in OpenAI's shape: the cached and reasoning tokens in their details objects."""
+    return CompletionUsage(
+        prompt_tokens=usage.input_tokens,
+        completion_tokens=usage.output_tokens,
+        total_tokens=usage.input_tokens + usage.output_tokens,
+        prompt_tokens_details=PromptTokensDetails(
+            cached_tokens=usage.cache_read_tokens, cache_write_tokens=usage.cache_write_tokens
+        ),
+        completion_tokens_details=CompletionTokensDetails(reasoning_tokens=usage.reasoning_tokens),
+    )
 
 
 def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
@@ -174,18 +215,13 @@ def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, c
             f"the run ended {meta.status} without an answer",
             details={"run_id": meta.run_id, "status": meta.status, "error": error},
         )
-    usage = meta.usage
     message, finish_reason = _answer_message(store, meta)
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
         created=created,
         model=model,
         choices=[ChatChoice(message=message, finish_reason=finish_reason)],
-        usage=CompletionUsage(
-            prompt_tokens=usage.input_tokens,
-            completion_tokens=usage.output_tokens,
-            total_tokens=usage.input_tokens + usage.output_tokens,
-        ),
+        usage=completion_usage(meta.usage),
         run_id=meta.run_id,
     )
 
@@ -234,9 +270,11 @@ def describe_model(config: StepwiseConfig, model_id: str) -> ModelCard:
 
 
 def completion_events(completion: ChatCompletion, *, include_usage: bool = False, with_role: bool = True) -> str:
-    """The completion as an OpenAI stream: role, content pieces, finish reason, usage if asked, `[DONE]`.
+    """The completion as an OpenAI stream: role, reasoning, content pieces, calls, finish reason, usage if
+    asked, `[DONE]`.
 
-    `with_role=False` leaves out the opening role chunk, for a stream that already sent it.
+    `with_role=False` leaves out the opening role chunk and the reasoning, for a stream that already sent
+    them (the live stream sends each reasoning step as it is stored).
     """
     choice = completion.choices[0]
 
@@ -247,6 +285,8 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
         return f"data: {event.model_dump_json(exclude_none=True)}\n\n"
 
     events = [chunk([ChunkChoice(delta=ChunkDelta(role="assistant", content=""))])] if with_role else []
+    if with_role and choice.message.reasoning_content:
+        events.append(chunk([ChunkChoice(delta=ChunkDelta(reasoning_content=choice.message.reasoning_content))]))
     events += [
         chunk([ChunkChoice(delta=ChunkDelta(content=piece))]) for piece in stream_pieces(choice.message.content or "")
     ]
@@ -256,6 +296,8 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
             for index, call in enumerate(choice.message.tool_calls)
         ]
         events.append(chunk([ChunkChoice(delta=ChunkDelta(tool_calls=calls))]))
+    if choice.message.function_call:
+        events.append(chunk([ChunkChoice(delta=ChunkDelta(function_call=choice.message.function_call))]))
     events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)]))
     if include_usage:
         events.append(chunk([], usage=completion.usage))

@@ -9,6 +9,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart, ModelCard, ModelList
+from stepwise.models.openai_fields import IGNORED_FIELDS_HEADER
 from stepwise.steps.api.openapi_schemas import CHUNK_EVENT_SCHEMA, EVENT_STREAM, error_responses, success_response
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.request_checks import require_json
@@ -42,18 +43,21 @@ def register_chat_routes(app: APIGatewayRestResolver, services: LazyServices) ->
         event = app.current_event
         owner = request_owner(event)
         require_json(event)
+        ignored = {IGNORED_FIELDS_HEADER: ", ".join(body.ignored_fields)} if body.ignored_fields else {}
         if body.stream and streams_as_it_runs(event, services.get()):
             start = start_chat_stream(services.get(), owner=owner, request=body, request_body=event.json_body)
             return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=start)
         completion = complete_chat(services.get(), owner=owner, request=body, request_body=event.json_body)
         if not body.stream:
-            return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=completion)
+            return Response(
+                status_code=200, content_type=content_types.APPLICATION_JSON, body=completion, headers=ignored
+            )
         include_usage = body.stream_options is not None and body.stream_options.include_usage
         return Response(
             status_code=200,
             content_type=EVENT_STREAM,
             body=completion_events(completion, include_usage=include_usage),
-            headers={"Cache-Control": "no-cache"},
+            headers={"Cache-Control": "no-cache", **ignored},
         )
 
     @app.get(

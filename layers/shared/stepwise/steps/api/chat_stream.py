@@ -58,6 +58,7 @@ def start_chat_stream(
         model=request.model,
         created=int(services.runtime.clock()),
         include_usage=request.stream_options is not None and request.stream_options.include_usage,
+        ignored_fields=request.ignored_fields,
     )
 
 

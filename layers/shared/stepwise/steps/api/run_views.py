@@ -68,9 +68,23 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         if steps is not None and not meta.is_terminal
         else meta.usage
     )
+    return run_view(meta).model_copy(
+        update={
+            "status": status,
+            "error": error,
+            "usage": usage,
+            "trace": [trace_step(step) for step in steps] if steps is not None else None,
+            "pending_approvals": pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
+        }
+    )
+
+
+def run_view(meta: RunMeta) -> RunView:
+    """The run as `GET /v1/runs/{run_id}` shows it, from its META alone (as stored: no trace, no approvals);
+    `stepwise run --json` prints it, so the command and the API name each field alike."""
     return RunView(
         run_id=meta.run_id,
-        status=status,
+        status=meta.status,
         profile=meta.profile,
         intent=meta.intent,
         intent_outcome=meta.intent_outcome,
@@ -83,11 +97,9 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
         answer=meta.answer,
         output=meta.output,
         output_error=meta.output_error,
-        usage=usage,
-        error=error,
+        usage=meta.usage,
+        error=meta.error,
         cancelled_by=meta.cancelled_by,
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
-        trace=[trace_step(step) for step in steps] if steps is not None else None,
-        pending_approvals=pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
     )

@@ -27,7 +27,8 @@ MAX_DESCRIPTION_CHARS = 4096
 
 
 class McpTool:
-    """One tool of an MCP server; ``spec.name`` is the server's name made model-safe."""
+    """One tool of an MCP server; ``spec.name`` is the name it is offered under (the server's, prefixed or
+    renamed as configured, made model-safe) and ``remote_name`` the server's own, which calls use."""
 
     def __init__(self, client: McpClient, *, remote_name: str, spec: ToolSpec) -> None:
         self._client = client
@@ -59,10 +60,11 @@ class McpTool:
 def load_mcp_tools(
     config: McpServerConfig, *, secret_resolver: SecretResolver, host_resolver: HostResolver = system_resolver
 ) -> list[McpTool]:
-    """List the server's tools (those ``include`` names, when given) and wrap each as an `McpTool`.
+    """List the server's tools (those ``include`` names, when given) and wrap each as an `McpTool`, offered
+    under its name with the server's ``prefix`` or ``rename`` applied.
 
-    Raises `ConfigError` naming the server when it cannot be listed, when ``include`` names a tool it
-    does not offer, or when a tool's name or input schema cannot be offered to a model.
+    Raises `ConfigError` naming the server when it cannot be listed, when ``include`` or ``rename`` names a
+    tool it does not offer, or when a tool's name or input schema cannot be offered to a model.
     """
     where = f"mcp {config.describe()}"
     client = McpClient(config, secret_resolver=secret_resolver, host_resolver=host_resolver)
@@ -78,10 +80,14 @@ def load_mcp_tools(
         chosen = [by_name[name] for name in config.include]
     else:
         chosen = list(by_name.values())
+    unknown = [name for name in config.rename if name not in {remote.name for remote in chosen}]
+    if unknown:
+        offered = ", ".join(remote.name for remote in chosen)
+        raise ConfigError(f"{where}: rename: the server offers no tool {unknown[0]!r}; it offers {offered}")
     tools: list[McpTool] = []
     owners: dict[str, str] = {}
     for remote in chosen:
-        spec = _spec_for(remote, where=f"{where}: tool {remote.name}")
+        spec = _spec_for(remote, config.offered_name(remote.name), where=f"{where}: tool {remote.name}")
         if spec.name in owners:
             raise ConfigError(f"{where}: tools {owners[spec.name]} and {remote.name} both become {spec.name}")
         owners[spec.name] = remote.name
@@ -89,7 +95,7 @@ def load_mcp_tools(
     return tools
 
 
-def _spec_for(remote: RemoteTool, *, where: str) -> ToolSpec:
+def _spec_for(remote: RemoteTool, name: str, *, where: str) -> ToolSpec:
     schema = remote.input_schema
     # Inline the schema's own $defs: some model providers do not follow references.
     parameters = SchemaNormaliser(schema, where=where).normalise(schema)
@@ -102,7 +108,7 @@ def _spec_for(remote: RemoteTool, *, where: str) -> ToolSpec:
     description = (remote.description or remote.title or remote.name).strip()
     if len(description) > MAX_DESCRIPTION_CHARS:
         description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
-    return ToolSpec(name=model_safe_name(remote.name), description=description, parameters=parameters)
+    return ToolSpec(name=model_safe_name(name), description=description, parameters=parameters)
 
 
 def result_text(result: CallToolResult) -> str:
