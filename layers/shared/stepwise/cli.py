@@ -199,13 +199,17 @@ def command_invoke(args: argparse.Namespace, out: TextIO) -> int:
     with (
         # seeded state goes to a throwaway embedded store, so the event's fixed run_id never meets a stored run
         tempfile.TemporaryDirectory(prefix="stepwise-seed-") as seed_dir,
-        store_endpoint(_with_data_dir(args, Path(seed_dir)) if args.seed_run else args) as endpoint_url,
+        store_endpoint(
+            _with_data_dir(args, Path(seed_dir)) if args.seed_run else args, shared=not args.seed_run
+        ) as endpoint_url,
         LocalApi(
             config_dir=config_path.parent,
             config_file=config_path.name,
             demo=config_path == DEMO_CONFIG,
             dynamodb_endpoint_url=endpoint_url,
             table_name=args.table_name,
+            # one function on one event: the runs left open in a shared store are not this command's to resume
+            resume_open_runs=False,
         ) as local,
     ):
         try:
@@ -274,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_eval_command(commands)
     add_replay_command(commands)
+    from stepwise.local.store_command import add_store_command
+
+    add_store_command(commands)
     return parser
 
 
