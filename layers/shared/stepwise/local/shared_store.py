@@ -47,6 +47,7 @@ from stepwise.local.store_locks import ClientLease, Gate, last_use, live_clients
 
 DEFAULT_IDLE_TIMEOUT_SECONDS = 600.0
 SUPERVISOR_LOG = "supervisor.log"
+SUPERVISOR_MODULE = "stepwise.local.engine_supervisor"
 # How long a command waits at the gate: a start (up to its own timeout) or a stop ahead of it.
 GATE_TIMEOUT_SECONDS = START_TIMEOUT_SECONDS + 2 * STOP_TIMEOUT_SECONDS
 
@@ -141,11 +142,25 @@ def _wait_for_owner_to_end(record: EngineRecord, data_dir: Path) -> None:
 
 def _stop_supervisor(record: EngineRecord, data_dir: Path) -> None:
     """Stop the folder's supervisor (and its engine) now, and wait until it let go of the folder."""
+    if _is_other_program(record.owner_pid):
+        raise LocalStoreUnavailable(
+            f"{data_dir}: the engine's owner recorded as pid {record.owner_pid} is another program now; "
+            "end the process holding engine.lock there, or pass --dynamodb-endpoint URL"
+        )
     try:
         os.kill(record.owner_pid, signal.SIGTERM)
     except OSError:
         return
     _wait_for_owner_to_end(record, data_dir)
+
+
+def _is_other_program(pid: int) -> bool:
+    """Whether /proc names `pid` as something other than a supervisor (False where it cannot tell)."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return SUPERVISOR_MODULE.encode() not in command
 
 
 def _supervisor_environment() -> dict[str, str]:
@@ -158,7 +173,7 @@ def _supervisor_environment() -> dict[str, str]:
 def _start_supervisor(data_dir: Path, idle_timeout: float) -> EngineRecord:
     """Start a detached supervisor for the folder and wait for the engine it starts to answer."""
     compiled_launcher(find_java(), find_jar())  # no Java, no compiler: said here, in the command
-    command = [sys.executable, "-m", "stepwise.local.engine_supervisor", str(data_dir)]
+    command = [sys.executable, "-m", SUPERVISOR_MODULE, str(data_dir)]
     command += ["--idle-timeout", f"{idle_timeout:g}"]
     with (data_dir / SUPERVISOR_LOG).open("ab") as log:
         starter = subprocess.Popen(
