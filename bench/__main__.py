@@ -11,6 +11,7 @@ from bench import (  # noqa: E402
     cold_start,
     context_cost,
     cost_model,
+    first_step,
     loop_overhead,
     mcp_transports,
     openapi_import,
@@ -26,6 +27,8 @@ if __name__ == "__main__":
     loop_overhead.main()
     print()
     init_ms = cold_start.main()
+    print()
+    first_step.main()
     print()
     cost_model.main(init_ms)
     print()

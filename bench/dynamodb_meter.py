@@ -1,8 +1,8 @@
 """Counts DynamoDB requests, the bytes writes send and reads receive, and the time spent waiting on them.
 
-Hooked on botocore's events (before-call, after-call) of boto3's default session and of every boto3
-session created while it is installed (the store's client has a session of its own), so it sees every
-client the handlers create after it is installed, at the wire, without touching their code. A request
+Hooked on botocore's events (before-call, after-call) of every botocore session created while it is
+installed (boto3's default session, and the store's clients, which have sessions of their own), so it sees
+every client the handlers create after it is installed, at the wire, without touching their code. A request
 is counted once per call the code makes: an attempt the SDK repeats after a dropped connection (a busy
 machine) is the SDK's, not the code's, and would make the counts depend on the load.
 """
@@ -34,12 +34,9 @@ class DynamoDBMeter:
     def install(self) -> DynamoDBMeter:
         """Start metering DynamoDB clients created from now on."""
         import boto3
+        import botocore.session
 
-        boto3.setup_default_session()
-        session = boto3.DEFAULT_SESSION
-        assert session is not None
-        self._hook(session)
-        original_init = boto3.session.Session.__init__
+        original_init = botocore.session.Session.__init__
         meter = self
 
         def metered_init(session: Any, *args: Any, **kwargs: Any) -> None:
@@ -47,25 +44,26 @@ class DynamoDBMeter:
             meter._hook(session)
 
         self._original_init = original_init
-        boto3.session.Session.__init__ = metered_init  # type: ignore[method-assign,assignment]
+        botocore.session.Session.__init__ = metered_init  # type: ignore[method-assign]
+        boto3.setup_default_session()
         self.installed = True
         return self
 
     def _hook(self, session: Any) -> None:
-        session.events.register("before-call.dynamodb", self._start)
-        session.events.register("after-call.dynamodb", self._stop)
+        session.register("before-call.dynamodb", self._start)
+        session.register("after-call.dynamodb", self._stop)
         self._sessions.append(session)
 
     def uninstall(self) -> None:
         """Stop metering."""
-        import boto3
+        import botocore.session
 
         if self._original_init is not None:
-            boto3.session.Session.__init__ = self._original_init  # type: ignore[method-assign]
+            botocore.session.Session.__init__ = self._original_init  # type: ignore[method-assign]
             self._original_init = None
         for session in self._sessions:
-            session.events.unregister("before-call.dynamodb", self._start)
-            session.events.unregister("after-call.dynamodb", self._stop)
+            session.unregister("before-call.dynamodb", self._start)
+            session.unregister("after-call.dynamodb", self._stop)
         self._sessions.clear()
         self.installed = False
 

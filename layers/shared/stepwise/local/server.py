@@ -41,7 +41,7 @@ from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, chat_i
 from stepwise.local.lambda_runtime import LocalLambdaInvoker, unload_handlers
 from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
-from stepwise.local.store_options import add_store_arguments, store_endpoint
+from stepwise.local.store_options import add_store_arguments, serve_store
 from stepwise.local.template import SamTemplate
 from stepwise.local.whole_numbers import whole_number
 from stepwise.streaming.routes import chat_stream_route, events_stream_route
@@ -79,6 +79,7 @@ class LocalApi:
         front_limits: FrontLimits | None = None,
         stream_routes: list[StreamRoute] | None = None,
         lambda_workers: int = 0,
+        resume_open_runs: bool = True,
     ) -> None:
         self._config_dir = config_dir
         self._config_file = config_file
@@ -90,6 +91,7 @@ class LocalApi:
         self._max_api_instances = max_api_instances
         self._workflow_type = workflow_type
         self._lambda_workers = lambda_workers
+        self._resume_open_runs = resume_open_runs
         self._example_api = ExampleToolApi() if demo else None
         self._endpoint = StepFunctionsEndpoint(max_concurrent_executions=max_concurrent_executions)
         self._front_limits = front_limits
@@ -172,7 +174,8 @@ class LocalApi:
             self.__exit__(None, None, None)
             raise RuntimeError(f"the local engine serves {self.environment.state_machine.arn}, not {state_machine_arn}")
         self._endpoint.attach(self.environment.state_machine, on_end=self.environment.execution_ended)
-        self.recovery = self.environment.recover_open_runs(self._endpoint.resume_execution)
+        if self._resume_open_runs:
+            self.recovery = self.environment.recover_open_runs(self._endpoint.resume_execution)
 
     def _stop_services(self) -> None:
         self._endpoint.stop()
@@ -254,18 +257,27 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
         config_dir, config_file = config_path.parent, config_path.name
         warn_if_no_model(config_path)
     with (
-        store_endpoint(args) as endpoint_url,
+        serve_store(args) as store,
         LocalApi(
             config_dir=config_dir,
             config_file=config_file,
             port=args.port,
             demo=args.demo,
-            dynamodb_endpoint_url=endpoint_url,
+            dynamodb_endpoint_url=store.endpoint_url,
             table_name=args.table_name,
             workflow_type=args.workflow_type,
             lambda_workers=args.workers,
+            # a run another command is executing is open too: resumed only when no other command shares the store
+            resume_open_runs=store.others == 0,
         ) as stack,
     ):
+        store.open_gate()
+        if store.others:
+            print(
+                f"stepwise serve: {store.others} other stepwise command(s) use this store: runs left open are "
+                "resumed by a serve that starts alone on it",
+                file=sys.stderr,
+            )
         # installed before the banner: whoever reads it may signal at once
         stopping = stop_signal_event()
         print(f"stepwise serve: {stack.url} · config {config_dir / config_file} · Ctrl-C stops", file=out)
