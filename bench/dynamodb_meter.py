@@ -44,7 +44,7 @@ class DynamoDBMeter:
             meter._hook(session)
 
         self._original_init = original_init
-        botocore.session.Session.__init__ = metered_init  # type: ignore[method-assign]
+        botocore.session.Session.__init__ = metered_init  # type: ignore[method-assign,assignment]
         boto3.setup_default_session()
         self.installed = True
         return self
