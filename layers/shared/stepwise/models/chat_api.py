@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stepwise.models.api_requests import InputMessage, Metadata, StrictRequest, check_conversation
 from stepwise.models.messages import FIND_TOOLS
+from stepwise.models.run import Outcome, StopReason
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
@@ -194,8 +195,16 @@ class CompletionUsage(BaseModel, defer_build=True):
     total_tokens: int
 
 
+class RunEnding(BaseModel, defer_build=True):
+    """How the run behind a completion ended: the `stepwise` field of a completion and of a stream's last
+    choice chunk (OpenAI clients ignore fields they do not know). `partial` goes with `finish_reason: length`."""
+
+    outcome: Outcome
+    stop_reason: StopReason | None = None
+
+
 class ChatCompletion(BaseModel, defer_build=True):
-    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
+    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read, and how the run ended."""
 
     id: str
     object: Literal["chat.completion"] = "chat.completion"
@@ -204,6 +213,7 @@ class ChatCompletion(BaseModel, defer_build=True):
     choices: list[ChatChoice]
     usage: CompletionUsage
     run_id: str
+    stepwise: RunEnding
 
 
 class ChunkToolCall(BaseModel, defer_build=True):
@@ -242,6 +252,7 @@ class ChatCompletionChunk(BaseModel, defer_build=True):
     model: str
     choices: list[ChunkChoice]
     usage: CompletionUsage | None = None
+    stepwise: RunEnding | None = None
 
 
 class ModelCard(BaseModel, defer_build=True):
