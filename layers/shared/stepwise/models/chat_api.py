@@ -196,8 +196,8 @@ class CompletionUsage(BaseModel, defer_build=True):
 
 
 class RunEnding(BaseModel, defer_build=True):
-    """How the run behind a completion ended: the `stepwise` field of a completion and of a stream's last
-    choice chunk (OpenAI clients ignore fields they do not know). `partial` goes with `finish_reason: length`."""
+    """How the run behind a completion ended: its `stepwise` field (OpenAI clients keep fields they do not
+    know). `partial` goes with `finish_reason: length`."""
 
     outcome: Outcome
     stop_reason: StopReason | None = None
@@ -252,7 +252,6 @@ class ChatCompletionChunk(BaseModel, defer_build=True):
     model: str
     choices: list[ChunkChoice]
     usage: CompletionUsage | None = None
-    stepwise: RunEnding | None = None
 
 
 class ModelCard(BaseModel, defer_build=True):

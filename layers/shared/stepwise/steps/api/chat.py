@@ -11,9 +11,7 @@ ends, while `stepwise serve` streams them as the run goes (`chat_stream.py`).
 from __future__ import annotations
 
 import json
-import math
 import re
-from http import HTTPStatus
 from typing import Any
 
 from stepwise.config.model import StepwiseConfig
@@ -34,11 +32,11 @@ from stepwise.models.chat_api import (
     ModelCard,
     ModelList,
     OutputToolCall,
-    RunEnding,
 )
 from stepwise.models.messages import SamplingOptions, ToolSpec
-from stepwise.models.run import Outcome, RunMeta, RunOptions
-from stepwise.steps.api.problems import ApiError, GatewayTimeout, NotFound, ProviderRateLimited, RunFailed
+from stepwise.models.run import RunMeta, RunOptions
+from stepwise.steps.api.problems import GatewayTimeout, NotFound, RunFailed
+from stepwise.steps.api.run_endings import run_ending
 from stepwise.steps.api.runs import (
     chat_messages,
     create_queued_run,
@@ -49,7 +47,6 @@ from stepwise.steps.api.runs import (
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.api.started_runs import run_started
 from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
-from stepwise.steps.outcome import run_outcome
 from stepwise.steps.runs import execution_input
 from stepwise.store import ConversationStore
 
@@ -162,44 +159,20 @@ def _client_tool_calls(store: ConversationStore, meta: RunMeta) -> list[OutputTo
     ]
 
 
-def _answer_message(store: ConversationStore, meta: RunMeta, outcome: Outcome) -> tuple[AssistantMessage, FinishReason]:
+def _answer_message(store: ConversationStore, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
     if meta.stop_reason == "tool_calls":
         return AssistantMessage(content=None, tool_calls=_client_tool_calls(store, meta)), "tool_calls"
     # A structured answer is the JSON itself, as OpenAI returns it for response_format.
     content = json.dumps(meta.output, ensure_ascii=False) if meta.output is not None else meta.answer or ""
-    # `length`: what OpenAI says of an answer cut short, as a partial one is
-    return AssistantMessage(content=content), "stop" if outcome == "answered" else "length"
-
-
-def _no_answer(meta: RunMeta) -> ApiError:
-    """The error a completion answers for a run that ended without an answer: the provider's 429 passed
-    through when its rate limit ended the run, else 502 naming what ended it."""
-    error = meta.error
-    details = {
-        "run_id": meta.run_id,
-        "status": meta.status,
-        "stop_reason": meta.stop_reason,
-        "outcome": "none",
-        "error": error.model_dump(exclude_none=True) if error else None,
-    }
-    cause = f": {error.type}: {error.message}" if error else ""
-    message = f"the run ended {meta.status} without an answer{cause}"
-    if error is not None and error.provider_status == HTTPStatus.TOO_MANY_REQUESTS:
-        wait = error.retry_after_seconds
-        return ProviderRateLimited(
-            message, details=details, retry_after_seconds=None if wait is None else math.ceil(wait)
-        )
-    return RunFailed(message, details=details)
+    return AssistantMessage(content=content), "stop" if meta.stop_reason == "final_answer" else "length"
 
 
 def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
-    """The ended run `meta` as a `chat.completion`; an `ApiError` when it ended without an answer (429 when
-    its provider's rate limit ended it, else 502)."""
-    outcome = run_outcome(meta)
-    if meta.status != "SUCCEEDED" or outcome is None or outcome == "none":
-        raise _no_answer(meta)
+    """The ended run `meta` as a `chat.completion`, with how it ended (`stepwise`); an `ApiError` when it ended
+    without an answer (`run_ending`: 429 when its provider's rate limit ended it, else 502)."""
+    ending = run_ending(meta)
     usage = meta.usage
-    message, finish_reason = _answer_message(store, meta, outcome)
+    message, finish_reason = _answer_message(store, meta)
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
         created=created,
@@ -211,7 +184,7 @@ def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, c
             total_tokens=usage.input_tokens + usage.output_tokens,
         ),
         run_id=meta.run_id,
-        stepwise=RunEnding(outcome=outcome, stop_reason=meta.stop_reason),
+        stepwise=ending,
     )
 
 
@@ -259,21 +232,15 @@ def describe_model(config: StepwiseConfig, model_id: str) -> ModelCard:
 
 
 def completion_events(completion: ChatCompletion, *, include_usage: bool = False, with_role: bool = True) -> str:
-    """The completion as an OpenAI stream: role, content pieces, finish reason (with how the run ended, in
-    `stepwise`), usage if asked, `[DONE]`.
+    """The completion as an OpenAI stream: role, content pieces, finish reason, usage if asked, `[DONE]`.
 
     `with_role=False` leaves out the opening role chunk, for a stream that already sent it.
     """
     choice = completion.choices[0]
 
-    def chunk(choices: list[ChunkChoice], usage: CompletionUsage | None = None, *, ending: bool = False) -> str:
+    def chunk(choices: list[ChunkChoice], usage: CompletionUsage | None = None) -> str:
         event = ChatCompletionChunk(
-            id=completion.id,
-            created=completion.created,
-            model=completion.model,
-            choices=choices,
-            usage=usage,
-            stepwise=completion.stepwise if ending else None,
+            id=completion.id, created=completion.created, model=completion.model, choices=choices, usage=usage
         )
         return f"data: {event.model_dump_json(exclude_none=True)}\n\n"
 
@@ -287,7 +254,7 @@ def completion_events(completion: ChatCompletion, *, include_usage: bool = False
             for index, call in enumerate(choice.message.tool_calls)
         ]
         events.append(chunk([ChunkChoice(delta=ChunkDelta(tool_calls=calls))]))
-    events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)], ending=True))
+    events.append(chunk([ChunkChoice(delta=ChunkDelta(), finish_reason=choice.finish_reason)]))
     if include_usage:
         events.append(chunk([], usage=completion.usage))
     events.append("data: [DONE]\n\n")
