@@ -286,7 +286,7 @@ class ConversationStore:
             "answer": answer,
             "output": None if output is None else json.dumps(output),
             "output_error": output_error,
-            "error": error.model_dump() if error else None,
+            "error": error.model_dump(exclude_none=True) if error else None,
             "usage": usage.model_dump() if usage else None,
         }
         sets |= {key: value for key, value in optional.items() if value is not None}
