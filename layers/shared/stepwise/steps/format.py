@@ -6,9 +6,8 @@ The outcome is decided by `stepwise.steps.outcome` and written here, for every e
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict
 
 from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
@@ -27,6 +26,21 @@ from stepwise.telemetry.observability import logger, metrics
 
 NO_ANSWER = "NoAnswer"
 """The error of a run a limit stopped before the model answered or any tool returned anything."""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How Format or FormatFailure ends a run: why it stopped, what it produced, and the error kept."""
+
+    stop_reason: StopReason
+    outcome: Outcome
+    answer: str | None
+    iteration: int | None
+    error: RunError | None = None
+
+    def with_error(self, error: RunError) -> RunEnd:
+        """This end, with `error` as what ended it."""
+        return replace(self, error=error)
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
@@ -131,22 +145,6 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
         error=run_error(event.error.Error, event.error.Cause),
     )
     return _record_end(meta, record, end, runtime)
-
-
-class RunEnd(BaseModel):
-    """How Format or FormatFailure ends a run: why it stopped, what it produced, and the error kept."""
-
-    model_config = ConfigDict(frozen=True)
-
-    stop_reason: StopReason
-    outcome: Outcome
-    answer: str | None
-    iteration: int | None
-    error: RunError | None = None
-
-    def with_error(self, error: RunError) -> RunEnd:
-        """This end, with `error` as what ended it."""
-        return self.model_copy(update={"error": error})
 
 
 def _record_end(

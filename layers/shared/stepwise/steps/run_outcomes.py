@@ -56,13 +56,7 @@ def run_error(error_name: str, cause: str | None) -> RunError:
 
 
 def record_failure(
-    meta: RunMeta,
-    error_name: str,
-    cause: str | None,
-    runtime: StepRuntime,
-    *,
-    iteration: int | None = None,
-    stop_reason: StopReason = "error",
+    meta: RunMeta, error_name: str, cause: str | None, runtime: StepRuntime, *, iteration: int | None = None
 ) -> RunMeta:
     """Record the run FAILED (TIMED_OUT for `States.Timeout`), without an answer, with the error that ended
     it; returns META as stored, which holds the outcome recorded first if another write won."""
@@ -70,11 +64,11 @@ def record_failure(
     status: RunStatus = "TIMED_OUT" if error_name == "States.Timeout" else "FAILED"
     usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
     finished = runtime.store.finish_run(
-        meta, status, stop_reason=stop_reason, outcome="none", error=error, usage=usage, iteration=iteration
+        meta, status, stop_reason="error", outcome="none", error=error, usage=usage, iteration=iteration
     )
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     if finished.status == status:
-        record_run_ended(status, stop_reason, usage, finished.iteration)
+        record_run_ended(status, "error", usage, finished.iteration)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return finished
 
