@@ -121,11 +121,13 @@ def test_the_runs_list_shows_the_callers_runs_and_filters_them_by_status(
     others = answered_run(api, model, "someone-else", "Not yours.")
     # When the person opens the console with their key
     sign_in(page, api, "lister")
-    # Then both of their runs are listed with status, profile and tokens, and the other key's run is not
+    # Then both of their runs are listed with status, outcome, profile and tokens, and the other key's run is not
     expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("SUCCEEDED")
     expect(page.locator(f'#runs tr[data-run-id="{paused}"]')).to_contain_text("WAITING_APPROVAL")
+    expect(page.locator(f'#runs tr[data-run-id="{done}"] .outcome')).to_have_text("answered")
+    expect(page.locator(f'#runs tr[data-run-id="{paused}"] .outcome')).to_have_text("—")
     expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("assistant")
-    expect(page.locator(f'#runs tr[data-run-id="{done}"] td').nth(4)).to_have_text("12 / 7")
+    expect(page.locator(f'#runs tr[data-run-id="{done}"] td').nth(5)).to_have_text("12 / 7")
     expect(page.locator(f'#runs tr[data-run-id="{others}"]')).to_have_count(0)
     # When they filter on SUCCEEDED
     page.select_option("#status-filter", "SUCCEEDED")
@@ -158,11 +160,12 @@ def test_opening_a_run_shows_its_steps_to_scale_and_its_answer(
     assert kinds == ["llm", "parse", "tool", "llm", "parse"]
     expect(timeline.nth(2)).to_contain_text("echo")
     expect(timeline.nth(2).locator(".observation")).to_have_text("hi")
-    # with the model calls' tokens drawn as bars, and the answer and stop reason shown
+    # with the model calls' tokens drawn as bars, and the answer, stop reason and outcome shown
     expect(timeline.nth(0).locator(".bar-tokens")).to_have_count(1)
     expect(timeline.nth(0)).to_contain_text("12 in / 7 out tokens")
     expect(page.locator("#run-answer")).to_contain_text("It said hi.")
     expect(page.locator("#run-summary")).to_contain_text("final_answer")
+    expect(page.locator("#run-summary .outcome")).to_have_text("answered")
 
 
 def test_a_waiting_run_is_followed_live_and_approved_from_its_page(

@@ -167,7 +167,7 @@ def test_a_bare_model_id_that_needs_a_profile_fails_saying_how_to_fix_it(
     # When a question is asked
     meta = ask(local_run, config)
     # Then nothing had been done, so the run failed, with Bedrock's reason and the fix
-    assert (meta.status, meta.stop_reason) == ("FAILED", "error")
+    assert (meta.status, meta.stop_reason, meta.outcome) == ("FAILED", "model_error", "none")
     assert meta.error is not None
     assert "on-demand throughput" in meta.error.message and "inference profile" in meta.error.message
     assert "fix: " in meta.error.message

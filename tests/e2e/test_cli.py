@@ -12,7 +12,7 @@ import yaml
 from stepwise.cli import main
 from stepwise.models.api_responses import RunView
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.conftest import ConfigWriter
+from tests.e2e.conftest import ConfigWriter, react_action
 from tests.integration.test_api_handler import api_config
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
@@ -29,7 +29,7 @@ def test_the_demo_prints_a_react_trace_with_a_real_tool_call_and_the_answer() ->
     assert 'action    get_weather {"city": "Paris"}' in text
     assert "observe   get_weather (ok" in text and '"condition":"light rain"' in text
     assert "Answer: Paris has light rain" in text
-    assert "status SUCCEEDED · stop_reason final_answer · iterations 3" in text
+    assert "status SUCCEEDED · stop_reason final_answer · iterations 3 · outcome answered" in text
 
 
 def test_the_demo_asked_another_question_says_its_model_is_scripted_and_what_it_answers(
@@ -92,6 +92,42 @@ def test_run_exits_non_zero_when_the_run_fails(write_config: ConfigWriter, store
     assert code == 1
     assert "status FAILED" in out.getvalue()
     assert "error: LLMPermanentError" in out.getvalue()
+
+
+def test_run_exits_1_when_the_model_answers_429_until_the_deadline(
+    write_config: ConfigWriter, store_options: list[str]
+) -> None:
+    with FakeOpenAIServer() as server:
+        # Given a model that answers every request 429 with a Retry-After, and a run allowed 3 seconds
+        limited = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+        server.default(status=429, body=limited, headers={"Retry-After": "7"})
+        model = {"provider": "openai", "base_url": server.base_url, "model": "m"}
+        config_dir = write_config(model, limits={"max_execution_seconds": 3})
+        out = io.StringIO()
+        # When a question is asked with --json
+        code = main(["run", "hi", "--config", str(config_dir / "stepwise.yaml"), "--json", *store_options], out=out)
+    # Then the run FAILED without an answer, keeping the provider's error, its status and wait, and the exit code is 1
+    run = json.loads(out.getvalue())
+    assert code == 1
+    assert (run["status"], run["outcome"], run["stop_reason"], run["answer"]) == ("FAILED", "none", "deadline", None)
+    assert "HTTP 429 rate_limit_exceeded" in run["error"]["message"]
+    assert (run["error"]["provider_status"], run["error"]["retry_after_seconds"]) == (429, 7)
+
+
+def test_run_exits_3_when_a_limit_stops_the_run_after_a_tool_returned(
+    write_config: ConfigWriter, store_options: list[str]
+) -> None:
+    # Given a model that calls the calculator every time, even in the final round, and 2 iterations
+    model = {"provider": "scripted", "scenarios": [{"turns": [react_action("calculator", {"expression": "6*7"})]}]}
+    config_dir = write_config(model, builtin=["calculator"], limits={"max_iterations": 2})
+    out = io.StringIO()
+    # When a question is asked
+    code = main(["run", "six times seven", "--config", str(config_dir / "stepwise.yaml"), *store_options], out=out)
+    # Then the answer is built from what the tool returned, the outcome is partial, and the exit code is 3
+    text = out.getvalue()
+    assert code == 3
+    assert "stop_reason max_iterations · iterations 2 · outcome partial" in text
+    assert "- calculator: 42" in text
 
 
 def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_would(store_options: list[str]) -> None:

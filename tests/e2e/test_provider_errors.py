@@ -1,8 +1,8 @@
 """Provider errors a run survives, against a strict OpenAI-compatible fake, through the real state machine.
 
 Each scenario ends the run SUCCEEDED or with a stop reason, with a non-empty answer whenever a tool had
-answered; the fake refuses what the real provider refuses (tests/support/strict_openai.py), with its
-recorded error bodies.
+answered (outcome `partial`), FAILED when nothing had (`none`); the fake refuses what the real provider
+refuses (tests/support/strict_openai.py), with its recorded error bodies.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_a_context_overflow_after_a_tool_answered_ends_with_what_the_tool_return
     # cut to fit once more; told a far larger window by the catalog, Stepwise could not make it fit, and the
     # run ended with the report's summary
     assert rules.refused == ["context_length_exceeded"] * 4
-    assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "context_window")
+    assert (meta.status, meta.stop_reason, meta.outcome) == ("SUCCEEDED", "context_window", "partial")
     assert meta.error is not None and meta.error.type == "ContextWindowExhausted"
     assert "Quarterly revenue grew 12 percent" in (meta.answer or "")
 
@@ -193,8 +193,8 @@ def test_a_hanging_model_ends_the_run_at_its_deadline_with_a_stop_reason(
         # When the question is asked
         _, meta = run(local_run, config)
         attempts = len(server.requests)
-    # Then the call was cut at the deadline and not retried past it: the run ended on its deadline
+    # Then the call was cut at the deadline and not retried past it: the run ended on its deadline, FAILED, as
+    # nothing had answered (no placeholder answer)
     assert attempts == 1
-    assert (meta.status, meta.stop_reason) == ("SUCCEEDED", "deadline")
+    assert (meta.status, meta.stop_reason, meta.outcome, meta.answer) == ("FAILED", "deadline", "none", None)
     assert meta.error is not None and meta.error.type == "LLMDeadlineReached"
-    assert meta.answer

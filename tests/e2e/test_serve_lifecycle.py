@@ -322,11 +322,11 @@ def test_streamed_events_arrive_as_steps_are_stored_and_end_with_the_run(api: Lo
         for name, data in sse_events(response.iter_lines()):
             received.append((name, data, client.get(f"/v1/runs/{run_id}").json()["status"]))
     # Then the first step arrived while the run was still going, each step came once in order, and the stream
-    # ended with the run
+    # ended with the run, saying how
     assert received[0][2] in ("QUEUED", "RUNNING")
     steps = [(data["iteration"], data["kind"]) for name, data, _ in received if name == "step"]
     assert steps == [(1, "llm"), (1, "parse"), (1, "tool"), (2, "llm"), (2, "parse")]
-    assert (received[-1][0], received[-1][1]["status"]) == ("end", "SUCCEEDED")
+    assert (received[-1][0], received[-1][1]["status"], received[-1][1]["outcome"]) == ("end", "SUCCEEDED", "answered")
 
 
 def test_a_stream_of_another_callers_run_is_not_found(api: LocalApi) -> None:

@@ -182,6 +182,27 @@ def test_a_call_of_a_client_tool_is_handed_back_and_its_result_continues_the_run
     assert replayed[-1] == {"role": "tool", "tool_call_id": call.id, "content": '{"celsius": 18}'}
 
 
+def test_a_model_rate_limited_on_every_attempt_is_its_429_passed_through_with_its_wait(
+    client: OpenAI, api: LocalApi, model_server: FakeOpenAIServer
+) -> None:
+    # Given a model that answers 429 with a Retry-After to each of the run's attempts (the state machine's 5)
+    seen = len(model_server.requests)
+    limited = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}
+    for _ in range(5):
+        model_server.enqueue(status=429, body=limited, headers={"Retry-After": "7"})
+    # When the SDK asks for a completion
+    with pytest.raises(openai.RateLimitError) as refused:
+        client.chat.completions.create(model="assistant", messages=[{"role": "user", "content": "Busy?"}])
+    # Then the provider's 429 reaches the SDK with its wait and the provider's error, not a placeholder answer
+    assert len(requests_after(model_server, seen)) == 5
+    assert (refused.value.status_code, refused.value.response.headers["retry-after"]) == (429, "7")
+    assert "HTTP 429 rate_limit_exceeded: Rate limit reached" in refused.value.message
+    # And the run it names ended FAILED without an answer, its stop reason saying why
+    run_id = refused.value.response.json()["error"]["details"]["run_id"]
+    run = httpx.get(f"{api.url}/v1/runs/{run_id}", headers={"x-api-key": "sk-caller"}, timeout=30).json()
+    assert (run["status"], run["outcome"], run["stop_reason"], run["answer"]) == ("FAILED", "none", "model_error", None)
+
+
 def test_response_format_json_schema_gives_the_parsed_answer(client: OpenAI, model_server: FakeOpenAIServer) -> None:
     # Given a model that answers, then formats its answer as JSON
     seen = len(model_server.requests)

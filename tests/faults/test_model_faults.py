@@ -96,7 +96,7 @@ def test_a_model_that_rejects_the_request_ends_the_run_failed_with_its_error(
     expected = ExpectedRun(
         conversation=(question(QUESTION),),
         status="FAILED",
-        stop_reason="error",
+        stop_reason="model_error",
         error_type="LLMPermanentError",
         error_fragment="does not exist",
     )
@@ -123,7 +123,7 @@ def test_a_model_failing_past_the_retry_budget_ends_the_run_failed_with_its_erro
     expected = ExpectedRun(
         conversation=(question(QUESTION),),
         status="FAILED",
-        stop_reason="error",
+        stop_reason="model_error",
         error_type="LLMTransientError",
         error_fragment="HTTP 429",
     )

@@ -111,7 +111,7 @@ def test_a_run_served_over_http_that_the_model_rejects_reads_failed_with_its_err
     expected = ExpectedRun(
         conversation=(question(QUESTION),),
         status="FAILED",
-        stop_reason="error",
+        stop_reason="model_error",
         error_type="LLMPermanentError",
         error_fragment="does not exist",
     )

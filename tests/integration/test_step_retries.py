@@ -77,6 +77,7 @@ def test_a_retried_format_failure_records_the_failure_once(demo_environment: Loc
     after_first = stored_state(demo_environment)
     invoke(demo_environment, "FormatFunction", payload)
     # Then the run is FAILED with the error's message, stored once
-    assert after_first["meta"]["status"] == "FAILED"
-    assert after_first["meta"]["error"] == {"type": "LLMPermanentError", "message": "HTTP 400: bad model"}
+    assert (after_first["meta"]["status"], after_first["meta"]["outcome"]) == ("FAILED", "none")
+    error = after_first["meta"]["error"]
+    assert (error["type"], error["message"]) == ("LLMPermanentError", "HTTP 400: bad model")
     assert stored_state(demo_environment) == after_first

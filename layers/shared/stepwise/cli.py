@@ -20,9 +20,27 @@ from stepwise.models.run import RunLimits
 
 # A shell's exit status for a process ended by SIGPIPE (128 + 13): what `stepwise demo | head` reports.
 BROKEN_PIPE_EXIT = 141
+# `stepwise run`'s exit status for a partial answer: a limit or a model error stopped the run after work was
+# done (1 is a run without an answer, 2 a mistake in the call).
+PARTIAL_EXIT = 3
+RUN_EXIT_STATUSES = (
+    "exit status: 0 when the model answered; 3 when a limit or a model error stopped the run and the answer is "
+    "the best built from the work done (outcome partial); 1 when the run ended without an answer (FAILED); "
+    "2 for a mistake in the call"
+)
+
+
+def run_exit_code(outcome: str | None) -> int:
+    """`stepwise run`'s (and `demo`'s) exit status for a run's outcome: 0 only when the model answered."""
+    if outcome == "answered":
+        return 0
+    return PARTIAL_EXIT if outcome == "partial" else 1
 
 
 def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool) -> int:
+    from stepwise.steps.outcome import run_outcome
+
+    meta = meta.model_copy(update={"outcome": run_outcome(meta)})
     if as_json:
         from stepwise.steps.api.run_views import run_view
 
@@ -34,7 +52,7 @@ def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool
         print("", file=out)
         print(
             f"run_id {meta.run_id} · status {meta.status} · stop_reason {meta.stop_reason} · "
-            f"iterations {meta.iteration}",
+            f"iterations {meta.iteration} · outcome {meta.outcome}",
             file=out,
         )
         print(
@@ -45,7 +63,7 @@ def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool
         )
         if meta.error:
             print(f"error: {meta.error.type}: {meta.error.message}", file=out)
-    return 0 if meta.status == "SUCCEEDED" else 1
+    return run_exit_code(meta.outcome)
 
 
 def _run_question(
@@ -252,7 +270,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     from stepwise.local.store_options import add_store_arguments  # deferred, like add_serve_command
 
-    demo = commands.add_parser("demo", help="run the demo: scripted model, example tools, local engine")
+    demo = commands.add_parser(
+        "demo", help="run the demo: scripted model, example tools, local engine", epilog=RUN_EXIT_STATUSES
+    )
     demo.add_argument("question", nargs="?", default=DEMO_QUESTION)
     demo.add_argument("--profile", default=None)
     demo.add_argument("--max-iterations", type=iteration_limit, default=None)
@@ -260,7 +280,9 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     add_store_arguments(demo)
     demo.set_defaults(handler=command_demo)
 
-    run = commands.add_parser("run", help="ask a question with the configured model and tools")
+    run = commands.add_parser(
+        "run", help="ask a question with the configured model and tools", epilog=RUN_EXIT_STATUSES
+    )
     run.add_argument("question")
     run.add_argument("--config", default=str(PROJECT_ROOT / "config" / "stepwise.yaml"))
     run.add_argument("--profile", default=None)
@@ -303,7 +325,7 @@ def _add_other_commands(commands: Any) -> None:
 
 
 def main(argv: list[str] | None = None, out: TextIO = sys.stdout) -> int:
-    """Entry point of the `stepwise` command; exit code 0 only for a succeeded run or invocation."""
+    """Entry point of the `stepwise` command; exit code 0 only for an answered run or a succeeded invocation."""
     apply_local_defaults()
     logs_to_stderr()
     args = build_parser(sys.argv[1:] if argv is None else argv).parse_args(argv)

@@ -3,9 +3,15 @@
 The class names are part of the state machine contract: Lambda reports an unhandled exception by its
 class name (``errorType``), and ``statemachine/agent.asl.json`` retries and catches by those names.
 Renaming a class here means changing the Retry/Catch lists there.
+
+A model provider's refusal is worded here too (`provider_error_text`), and read back: an error crosses
+the state machine as text (Lambda's `errorMessage`), and the run's end reads the provider's HTTP status
+and requested wait from it (`provider_status`, `provider_wait`).
 """
 
 from __future__ import annotations
+
+import re
 
 
 class StepwiseError(Exception):
@@ -44,6 +50,33 @@ class LLMDeadlineReached(LLMPermanentError):
     Raised by LLMCall instead of `LLMTransientError`, whose Retry in the state machine cannot see the
     run's deadline; the run then ends with stop reason `deadline` and its best answer.
     """
+
+
+_STATUS_IN_TEXT = re.compile(r": HTTP (\d{3})\b")
+_WAIT_IN_TEXT = re.compile(r"\(retry after (\d+(?:\.\d+)?) s\)")
+
+
+def provider_error_text(
+    model: str, status: int, code: str | None, message: str, retry_after: float | None = None
+) -> str:
+    """`model m: HTTP 429 code: message (retry after 20 s)`, without the parts the provider left empty."""
+    text = f"model {model}: HTTP {status}"
+    if code:
+        text = f"{text} {code}"
+    text = f"{text}: {message}" if message else text
+    return f"{text} (retry after {retry_after:g} s)" if retry_after is not None else text
+
+
+def provider_status(text: str) -> int | None:
+    """The HTTP status a provider answered with, read from a model error's text (None when it names none)."""
+    found = _STATUS_IN_TEXT.search(text)
+    return int(found.group(1)) if found else None
+
+
+def provider_wait(text: str) -> float | None:
+    """The seconds a provider asked to wait (its `Retry-After`), read from a model error's text."""
+    found = _WAIT_IN_TEXT.search(text)
+    return float(found.group(1)) if found else None
 
 
 class StoreTransientError(StepwiseError):

@@ -48,6 +48,7 @@ def completion(finish_reason: str = "stop") -> ChatCompletion:
             "choices": [{"message": {"content": ANSWER}, "finish_reason": finish_reason}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             "run_id": "r1",
+            "stepwise": {"outcome": "answered", "stop_reason": "final_answer"},
         }
     )
 

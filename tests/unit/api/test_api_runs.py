@@ -7,9 +7,11 @@ import pytest
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import StepRecord
 from stepwise.steps.api.errors import InvalidRequest
+from stepwise.steps.api.lifecycle import list_runs
 from stepwise.steps.api.run_views import OBSERVATION_SUMMARY_CHARS, describe_run, trace_step
 from stepwise.steps.api.runs import plan_run
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
+from stepwise.steps.best_answer import limit_summary
 from tests.unit.api.conftest import ApiWorld, api_config
 
 
@@ -65,3 +67,23 @@ def test_an_ended_run_keeps_its_status_however_late_it_is_read(world: ApiWorld) 
     view = describe_run(world.services, owner="owner", run_reference=meta.run_id, trace=False)
     # Then it is still SUCCEEDED with its answer
     assert (view.status, view.answer, view.error) == ("SUCCEEDED", "42", None)
+
+
+def test_the_list_and_a_run_show_its_outcome_and_a_run_stored_without_one_gets_it_from_its_answer(
+    world: ApiWorld,
+) -> None:
+    # Given a run stored before outcomes were (SUCCEEDED at its deadline with nothing but the sentence saying
+    # so), a run recorded partial, and a run still open
+    store = world.services.runtime.store
+    old = world.queued_run()
+    store.finish_run(old, "SUCCEEDED", stop_reason="deadline", answer=limit_summary([], "deadline", "en"))
+    partial = world.queued_run()
+    store.finish_run(partial, "SUCCEEDED", stop_reason="max_iterations", outcome="partial", answer="- t: 42")
+    running = world.queued_run()
+    # When the owner lists their runs and reads the old one
+    listed = list_runs(world.services, owner="owner", limit=10)
+    view = describe_run(world.services, owner="owner", run_reference=old.run_id, trace=False)
+    # Then each shows its outcome: none for the old one (its answer said nothing), none while open
+    outcomes = {run.run_id: run.outcome for run in listed.runs}
+    assert outcomes == {old.run_id: "none", partial.run_id: "partial", running.run_id: None}
+    assert view.outcome == "none"

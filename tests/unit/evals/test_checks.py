@@ -71,6 +71,16 @@ def test_limits_name_the_figure_over_them() -> None:
     assert results["max_cost_usd"] == (False, "the run has no cost (its model has no prices)")
 
 
+def test_the_outcome_check_tells_a_partial_answer_from_an_answered_one() -> None:
+    # Given a run a limit stopped after its tools returned (SUCCEEDED, outcome partial)
+    run = outcome(stop_reason="max_iterations", outcome="partial")
+    # Then a check on the status alone passes, and one on the outcome fails, naming it
+    assert verdicts({"status": "SUCCEEDED", "outcome": "answered"}, run) == {
+        "status SUCCEEDED": (True, None),
+        "outcome answered": (False, "the outcome is partial"),
+    }
+
+
 def test_structured_output_fields_are_read_by_dotted_path() -> None:
     # Given a run whose structured output nests a list
     run = outcome(output={"trip": {"days": [{"city": "Paris"}]}, "ok": True})

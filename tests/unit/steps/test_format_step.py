@@ -85,7 +85,23 @@ def test_a_retried_format_reuses_the_stored_reply_and_keeps_the_model_text_as_an
     assert model.requests[3] == model.requests[2]
     meta = runtime.store.require_run(payload.run_id)
     assert (result.stop_reason, meta.answer, meta.output) == ("parse_errors", "Rainy in Paris.", {"city": "Paris"})
+    assert meta.outcome == "partial"
     assert meta.usage.llm_calls == 3
+
+
+def test_a_run_stopped_before_any_answer_or_tool_result_fails_without_a_placeholder_answer(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run stopped by a parse error whose model wrote only a thought, no tool having run
+    model = QueuedModel(Completion(content="Thought: let me think."))
+    runtime = runtime_with(model, dynamodb_table, tmp_path, response_schema=SCHEMA)
+    payload = run_to_format(runtime)
+    # When Format runs
+    result = format_run(payload, runtime)
+    # Then the run FAILED with nothing to answer (no formatting call made), the stop reason saying why
+    meta = runtime.store.require_run(payload.run_id)
+    assert (result.status, meta.status, meta.stop_reason, meta.outcome) == ("FAILED", "FAILED", "parse_errors", "none")
+    assert (meta.answer, meta.error.type if meta.error else None, len(model.requests)) == (None, "NoAnswer", 1)
 
 
 def test_a_profile_without_response_schema_makes_no_formatting_call(

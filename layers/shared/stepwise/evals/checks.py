@@ -183,6 +183,7 @@ def _limit_checks(expect: Expect, outcome: RunOutcome) -> Iterator[CheckResult]:
     for field, wanted, found in (
         ("stop_reason", expect.stop_reason, outcome.stop_reason),
         ("status", expect.status, outcome.status),
+        ("outcome", expect.outcome, outcome.outcome),
     ):
         if wanted is None:
             continue

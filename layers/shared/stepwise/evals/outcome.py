@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from stepwise.models.api_responses import RunView
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import Outcome, RunMeta, StepRecord
+from stepwise.steps.outcome import run_outcome
 
 
 class ToolCallMade(BaseModel):
@@ -30,6 +31,7 @@ class RunOutcome(BaseModel):
     run_id: str
     status: str
     stop_reason: str | None = None
+    outcome: Outcome | None = None
     answer: str | None = None
     output: dict[str, Any] | list[Any] | None = None
     iterations: int = 0
@@ -52,6 +54,7 @@ def outcome_from_store(meta: RunMeta, steps: list[StepRecord], *, seconds: float
         run_id=meta.run_id,
         status=meta.status,
         stop_reason=meta.stop_reason,
+        outcome=run_outcome(meta),
         answer=meta.answer,
         output=meta.output,
         iterations=meta.iteration,
@@ -80,6 +83,7 @@ def outcome_from_api(view: RunView, *, seconds: float = 0.0) -> RunOutcome:
         run_id=view.run_id,
         status=view.status,
         stop_reason=view.stop_reason,
+        outcome=view.outcome,
         answer=view.answer,
         output=view.output,
         iterations=view.iterations,

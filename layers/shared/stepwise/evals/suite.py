@@ -20,7 +20,7 @@ from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.inputs.validation_problems import reason_of
 from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 from stepwise.models.api_requests import RUN_ID_PATTERN
-from stepwise.models.run import RunStatus, StopReason
+from stepwise.models.run import Outcome, RunStatus, StopReason
 
 # A case's id and the suite's name travel as run metadata, whose values are at most 256 characters.
 MAX_LABEL_CHARS = 128
@@ -98,6 +98,9 @@ class Expect(_Strict):
     max_seconds: float | None = Field(default=None, gt=0)
     stop_reason: StopReason | None = None
     status: RunStatus | None = None
+    outcome: Outcome | None = Field(
+        default=None, description="`answered` (the model's final answer), `partial` (a limit stopped it) or `none`."
+    )
     rubric: str | None = Field(default=None, min_length=1, description="Graded by the suite's judge model.")
 
     @field_validator("answer_matches")

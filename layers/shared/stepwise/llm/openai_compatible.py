@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx
@@ -14,7 +15,7 @@ from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.llm.prompt_cache import cache_control_messages
-from stepwise.llm.provider_errors import openai_error
+from stepwise.llm.provider_errors import openai_error, retry_after_seconds
 from stepwise.llm.reasoning import allowed_tool_choice, openai_assistant_reasoning, shape_openai_payload
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec
 
@@ -121,7 +122,8 @@ class OpenAICompatibleChatModel:
         message, code = _provider_message(response)
         # Scrubbed before it is shortened, so a key cut in half cannot slip through.
         provider_message = self._scrub(message)[:_MAX_PROVIDER_MESSAGE].strip()
-        return openai_error(self._config.model, response.status_code, code, provider_message)
+        wait = retry_after_seconds(response.headers, now=time.time())
+        return openai_error(self._config.model, response.status_code, code, provider_message, retry_after=wait)
 
     def _parse(self, response: httpx.Response) -> Completion:
         try:

@@ -11,8 +11,10 @@ reached its end of life), each with the one-line fix a user needs.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from email.utils import parsedate_to_datetime
 
-from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError
+from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError, provider_error_text
 
 ModelError = LLMTransientError | LLMPermanentError
 
@@ -72,13 +74,16 @@ def is_context_overflow(message: str, code: str | None = None) -> bool:
     return code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(message))
 
 
-def openai_error(model: str, status: int, code: str | None, message: str) -> ModelError:
-    """The error of an OpenAI-compatible answer with a non-2xx `status` (`code` is `error.code`, if any).
+def openai_error(
+    model: str, status: int, code: str | None, message: str, *, retry_after: float | None = None
+) -> ModelError:
+    """The error of an OpenAI-compatible answer with a non-2xx `status` (`code` is `error.code`, if any;
+    `retry_after` the seconds its `Retry-After` asked for).
 
     429, 5xx (Anthropic's 529 `overloaded_error` included) and 408 are transient; a context overflow is
     `ContextWindowExceeded`; any other status is permanent.
     """
-    text = _error_text(model, status, code, message)
+    text = provider_error_text(model, status, code, message, retry_after)
     if status in (408, 409, 429) or status >= 500:
         return LLMTransientError(text)
     if status in (400, 413, 422) and is_context_overflow(message, code):
@@ -88,7 +93,7 @@ def openai_error(model: str, status: int, code: str | None, message: str) -> Mod
 
 def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelError:
     """The error of a Bedrock `ClientError`, with the fix for the account set-up errors."""
-    text = _error_text(model_id, status, code, message)
+    text = provider_error_text(model_id, status, code, message)
     if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
         return LLMTransientError(text)
     if code == "ValidationException" and is_context_overflow(message):
@@ -106,9 +111,29 @@ def bedrock_fix(message: str) -> str | None:
     return next((fix for pattern, fix in _BEDROCK_FIXES if pattern.search(message)), None)
 
 
-def _error_text(model: str, status: int, code: str | None, message: str) -> str:
-    """`model m: HTTP 400 code: message`, without the parts the provider left empty."""
-    text = f"model {model}: HTTP {status}"
-    if code:
-        text = f"{text} {code}"
-    return f"{text}: {message}" if message else text
+def retry_after_seconds(headers: Mapping[str, str], *, now: float) -> float | None:
+    """The wait a provider's answer asks for: `retry-after-ms` (OpenAI's), else `Retry-After` in seconds or
+    as an HTTP date (RFC 9110); None when absent, unreadable or already past. `headers` are looked up by
+    lower-case names (httpx's are case-insensitive)."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return _a_wait(float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return _a_wait(float(value))
+    except ValueError:
+        pass
+    try:
+        return _a_wait(parsedate_to_datetime(value).timestamp() - now)
+    except (TypeError, ValueError):
+        return None
+
+
+def _a_wait(seconds: float) -> float | None:
+    # NaN and infinity are floats too; a wait in the past asks for none
+    return round(seconds, 3) if 0 < seconds < float("inf") else None

@@ -88,7 +88,7 @@ def recover_open_runs(
                 message=f"the local engine stopped during iteration {meta.iteration} and was not running again "
                 "before the run's deadline",
             )
-            runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", error=error)
+            runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", outcome="none", error=error)
             recovery.timed_out.append(meta.run_id)
         else:
             resume(meta.run_id, resume_input(meta, runtime))

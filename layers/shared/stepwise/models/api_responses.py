@@ -13,6 +13,7 @@ from pydantic import (
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
+    Outcome,
     ReplayLink,
     RunError,
     RunStatus,
@@ -110,6 +111,11 @@ class RunView(BaseModel, defer_build=True):
     updated_at: str
     iterations: int
     stop_reason: StopReason | None = None
+    outcome: Outcome | None = Field(
+        default=None,
+        description="Once the run ended: `answered` (the model's final answer), `partial` (a limit or a model error "
+        "stopped it; the answer is the best built from the work done) or `none` (no answer; the run FAILED).",
+    )
     answer: str | None = None
     output: dict[str, Any] | list[Any] | None = Field(default=None, description="Structured output, if asked for.")
     output_error: str | None = None
@@ -132,6 +138,7 @@ class RunEvents(BaseModel, defer_build=True):
     run_id: str
     status: RunStatus
     done: bool = Field(description="The run has ended: no step will follow these.")
+    outcome: Outcome | None = Field(default=None, description="Once the run ended, what it produced (see the run).")
     events: list[TraceStep]
     next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
 
@@ -145,6 +152,7 @@ class RunListItem(BaseModel, defer_build=True):
     session_id: str | None = None
     iterations: int
     stop_reason: StopReason | None = None
+    outcome: Outcome | None = Field(default=None, description="Once the run ended: `answered`, `partial` or `none`.")
     metadata: dict[str, str] = Field(
         default_factory=dict, description="The pairs stored with the run (an eval run's suite and case, say)."
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from stepwise.models.api_requests import InputMessage, Metadata, StrictRequest, check_conversation
 from stepwise.models.messages import FIND_TOOLS
 from stepwise.models.openai_fields import IGNORED_FIELDS, legacy_function_messages
+from stepwise.models.run import Outcome, StopReason
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
@@ -293,8 +294,16 @@ class CompletionUsage(BaseModel, defer_build=True):
     completion_tokens_details: CompletionTokensDetails = Field(default_factory=CompletionTokensDetails)
 
 
+class RunEnding(BaseModel, defer_build=True):
+    """How the run behind a completion ended: its `stepwise` field (OpenAI clients keep fields they do not
+    know). `partial` goes with `finish_reason: length`."""
+
+    outcome: Outcome
+    stop_reason: StopReason | None = None
+
+
 class ChatCompletion(BaseModel, defer_build=True):
-    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read."""
+    """An OpenAI `chat.completion`, plus `run_id` so the run's trace can be read, and how the run ended."""
 
     id: str
     object: Literal["chat.completion"] = "chat.completion"
@@ -303,6 +312,7 @@ class ChatCompletion(BaseModel, defer_build=True):
     choices: list[ChatChoice]
     usage: CompletionUsage
     run_id: str
+    stepwise: RunEnding
 
 
 class ChunkToolCall(BaseModel, defer_build=True):

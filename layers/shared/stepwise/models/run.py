@@ -28,6 +28,9 @@ StopReason = Literal[
     "cancelled",
 ]
 FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
+# What an ended run produced (decided by `stepwise.steps.outcome`): the model's final answer; a best answer
+# built from the work done before a limit or a model error stopped it; or nothing, and the run FAILED.
+Outcome = Literal["answered", "partial", "none"]
 
 
 class RunUsage(BaseModel, defer_build=True):
@@ -91,6 +94,12 @@ class RunError(BaseModel, defer_build=True):
 
     type: str
     message: str
+    provider_status: int | None = Field(
+        default=None, description="The HTTP status the model provider answered with, when its error ended the run."
+    )
+    retry_after_seconds: float | None = Field(
+        default=None, description="How long the provider asked to wait before trying again (its `Retry-After`)."
+    )
 
 
 class IntentOutcome(BaseModel, defer_build=True):
@@ -182,6 +191,8 @@ class RunMeta(BaseModel, defer_build=True):
     deadline: float
     final_round_reason: FinalRoundReason | None = None
     stop_reason: StopReason | None = None
+    # None until the run ends, and on runs stored before outcomes were (`stepwise.steps.outcome.outcome_of`)
+    outcome: Outcome | None = None
     answer: str | None = None
     output: dict[str, Any] | list[Any] | None = None
     output_error: str | None = None
@@ -212,6 +223,8 @@ class RunSummary(BaseModel, defer_build=True):
     iteration: int = 0
     deadline: float
     stop_reason: StopReason | None = None
+    # read from META beside the metadata: the owner index does not project it
+    outcome: Outcome | None = None
     metadata: dict[str, str] = Field(default_factory=dict)
     created_at: str
     updated_at: str

@@ -1,9 +1,10 @@
 """The answer stored when a run stops without a final answer: never a thought fragment or a tool name.
 
-At a limit (iterations, deadline, budget, parse errors) the answer is the last final answer the model
-wrote, read the way the run's protocol reads it (prose counts when it carries no protocol marker at all,
-as native function calling reads it), else a summary built from what the tools returned, saying that the
-run stopped, in the profile's language.
+At a limit (iterations, deadline, budget, parse errors) or a model error the answer is the last final
+answer the model wrote, read the way the run's protocol reads it (prose counts when it carries no protocol
+marker at all, as native function calling reads it), else a summary built from what the tools returned,
+saying that the run stopped, in the profile's language. With neither there is no answer: the run's outcome
+is `none` (`stepwise.steps.outcome`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ _OBSERVATION_CHARS = 300
 
 def best_available_answer(
     messages: list[StoredMessage], protocol: Protocol, stop_reason: str, language: Language = "en"
-) -> str:
-    """The last final-answer text of the conversation, else a summary of its observations."""
+) -> str | None:
+    """The last final-answer text of the conversation, else a summary of its observations; None when no
+    tool returned anything and the model wrote nothing that reads as an answer."""
     tool_names = {m.name.casefold() for m in messages if m.role == "tool" and m.name}
     tool_names |= {call.name.casefold() for m in messages for call in m.tool_calls}
     for message in reversed(messages):
@@ -31,6 +33,8 @@ def best_available_answer(
             text = final_answer_text(message, protocol)
             if text and text.casefold() not in tool_names:
                 return text
+    if not any(m.role == "tool" and m.content.strip() for m in messages):
+        return None
     return limit_summary(messages, stop_reason, language)
 
 
@@ -48,7 +52,8 @@ def final_answer_text(message: StoredMessage, protocol: Protocol) -> str | None:
 
 
 def limit_summary(messages: list[StoredMessage], stop_reason: str, language: Language) -> str:
-    """Says the run stopped before an answer, with the last observations of the tools."""
+    """Says the run stopped before an answer, with the last observations of the tools (without any, what
+    runs stored before outcomes were recorded kept as their answer)."""
     sentences = sentences_for(language)
     lines = [sentences.limit_summary.format(reason=stop_reason)]
     observations = [m for m in messages if m.role == "tool" and m.content.strip()][-_SUMMARY_OBSERVATIONS:]

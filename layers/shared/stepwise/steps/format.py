@@ -1,22 +1,46 @@
-"""Format and FormatFailure: record how a run ended, with an answer that is never empty."""
+"""Format and FormatFailure: record how a run ended, with its outcome, and an answer whenever it has one.
+
+The outcome is decided by `stepwise.steps.outcome` and written here, for every end the loop reaches
+(the model's answer, a limit, a model error); other failures are recorded by `run_outcomes`.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, StopReason, StoredMessage
+from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
-from stepwise.steps.agent import RunAgent, agent_for
-from stepwise.steps.best_answer import best_available_answer, final_answer_text
+from stepwise.steps.agent import agent_for
+from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
+from stepwise.steps.outcome import decide_outcome, status_of
 from stepwise.steps.run_metrics import record_run_ended
-from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, failure_message, record_failure
+from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
 from stepwise.store.trace import RunRecord
 from stepwise.telemetry.observability import logger, metrics
+
+NO_ANSWER = "NoAnswer"
+"""The error of a run a limit stopped before the model answered or any tool returned anything."""
+
+
+@dataclass(frozen=True)
+class RunEnd:
+    """How Format or FormatFailure ends a run: why it stopped, what it produced, and the error kept."""
+
+    stop_reason: StopReason
+    outcome: Outcome
+    answer: str | None
+    iteration: int | None
+    error: RunError | None = None
+
+    def with_error(self, error: RunError) -> RunEnd:
+        """This end, with `error` as what ended it."""
+        return replace(self, error=error)
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
@@ -41,21 +65,30 @@ def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> lis
     return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
 
 
-def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
-    """Store the answer and why the run stopped; the run is SUCCEEDED whether the model or a limit ended it.
+def _ended(meta: RunMeta) -> FormatResult:
+    """What a retried Format or FormatFailure returns for a run whose end is already recorded."""
+    return FormatResult(
+        run_id=meta.run_id,
+        status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
+        stop_reason=meta.stop_reason,
+    )
 
-    With a `response_schema` in the profile the answer is also stored as validated JSON (`output`), or
-    the reason it could not be (`output_error`).
+
+def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
+    """Store the answer, the outcome and why the run stopped.
+
+    A run the model ended (`answered`), or a limit stopped after work was done (`partial`, with the best
+    answer that work gives), is SUCCEEDED; a limit before any work leaves nothing to answer with, and the
+    run is FAILED (`none`, error `NoAnswer`). With a `response_schema` in the profile the answer is also
+    stored as validated JSON (`output`), or the reason it could not be (`output_error`).
     """
     # one read of the run serves the answer, the structured output and the usage
     meta, decision, record = runtime.store.final_record(payload.run_id, payload.iteration)
     if meta.is_terminal:
-        return FormatResult(
-            run_id=meta.run_id,
-            status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
-            stop_reason=meta.stop_reason,
-        )
+        return _ended(meta)
     stop_reason = _stop_reason(payload, meta)
+    answer: str | None
+    answered = True
     if payload.next == "final_answer" and decision is not None and decision.calls:
         # The model called tools the client sent: the client runs them and continues the conversation.
         stop_reason = "tool_calls"
@@ -63,94 +96,98 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     elif payload.next == "final_answer" and decision is not None and decision.answer is not None:
         answer = decision.answer
     else:
+        answered = False
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(record.messages, payload.iteration)
         agent = agent_for(meta, runtime)
         answer = best_available_answer(conversation, agent.protocol, stop_reason, agent.profile.language)
+    end = RunEnd(
+        stop_reason=stop_reason,
+        outcome=decide_outcome(answered=answered, best_answer=answer),
+        answer=answer,
+        iteration=payload.iteration,
+    )
+    if answer is None:
+        message = f"the run stopped ({stop_reason}) before the model gave an answer, and no tool returned anything"
+        return _record_end(meta, record, end.with_error(RunError(type=NO_ANSWER, message=message)), runtime)
     structured = (
         StructuredOutput()
         if stop_reason == "tool_calls"
         else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
     )
-    usage = priced_usage(meta.profile, record.steps + structured.calls, runtime)
-    finished = runtime.store.finish_run(
-        meta,
-        "SUCCEEDED",
-        stop_reason=stop_reason,
-        answer=answer,
-        output=structured.output,
-        output_error=structured.error,
-        usage=usage,
-        iteration=payload.iteration,
-    )
-    metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
-    if finished.status == "SUCCEEDED":
-        record_run_ended(finished.status, finished.stop_reason, usage, payload.iteration)
-    logger.info(
-        "run finished",
-        extra={
-            "run_id": meta.run_id,
-            "stop_reason": stop_reason,
-            "iterations": payload.iteration,
-            "has_output": structured.output is not None,
-        },
-    )
-    return FormatResult(run_id=finished.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
+    return _record_end(meta, record, end, runtime, structured)
 
 
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     """Record how a failed step ended the run, so it never stays RUNNING.
 
-    A model error after the run did work (a tool answered, or the model wrote an answer) ends it
-    SUCCEEDED with the best answer it had and a stop reason naming the cause (`model_error`,
-    `context_window`; `deadline` when the deadline left no time to retry, whatever was done); any other
-    failure is recorded FAILED (or TIMED_OUT) with its error.
+    A model error (`MODEL_ERROR_STOPS`) after the run did work (a tool answered, or the model wrote an
+    answer) ends it SUCCEEDED with the best answer it had (`partial`) and a stop reason naming the cause
+    (`model_error`, `context_window`, `deadline`); before any work it ends FAILED (`none`) with that stop
+    reason. The provider's error is kept either way. Any other failure is recorded FAILED (or TIMED_OUT)
+    with its error and stop reason `error`.
     """
     stop_reason = MODEL_ERROR_STOPS.get(event.error.Error)
-    if stop_reason is not None:
-        meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
-        agent = agent_for(meta, runtime)
-        conversation = record.messages
-        work_done = any(m.role == "tool" and m.content.strip() for m in conversation) or any(
-            m.role == "assistant" and final_answer_text(m, agent.protocol) for m in conversation
-        )
-        if stop_reason == "deadline" or work_done:
-            return _end_on_model_error(meta, record, agent, event, stop_reason, runtime)
-    meta = runtime.store.require_run(event.run_id)
-    record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
-    return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
+    if stop_reason is None:
+        meta = runtime.store.require_run(event.run_id)
+        record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
+        return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
+    meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
+    if meta.is_terminal:
+        return _ended(meta)
+    agent = agent_for(meta, runtime)
+    answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
+    end = RunEnd(
+        stop_reason=stop_reason,
+        outcome=decide_outcome(answered=False, best_answer=answer),
+        answer=answer,
+        iteration=event.iteration,
+        error=run_error(event.error.Error, event.error.Cause),
+    )
+    return _record_end(meta, record, end, runtime)
 
 
-def _end_on_model_error(
+def _record_end(
     meta: RunMeta,
     record: RunRecord,
-    agent: RunAgent,
-    event: FailureEvent,
-    stop_reason: StopReason,
+    end: RunEnd,
     runtime: StepRuntime,
+    structured: StructuredOutput | None = None,
 ) -> FormatResult:
-    """Record the run SUCCEEDED with its best answer, the stop reason and the model's error kept."""
-    if meta.is_terminal:
-        return FormatResult(
-            run_id=meta.run_id,
-            status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
-            stop_reason=meta.stop_reason,
-        )
-    answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
-    usage = priced_usage(meta.profile, record.steps, runtime)
-    error = RunError(type=event.error.Error, message=failure_message(event.error.Error, event.error.Cause))
+    """Write the run's end once, with the status its outcome gives and what it spent."""
+    structured = structured or StructuredOutput()
+    usage = priced_usage(meta.profile, record.steps + structured.calls, runtime)
+    status = status_of(end.outcome)
     finished = runtime.store.finish_run(
-        meta, "SUCCEEDED", stop_reason=stop_reason, answer=answer, error=error, usage=usage, iteration=event.iteration
+        meta,
+        status,
+        stop_reason=end.stop_reason,
+        outcome=end.outcome,
+        answer=end.answer,
+        output=structured.output,
+        output_error=structured.error,
+        error=end.error,
+        usage=usage,
+        iteration=end.iteration,
     )
-    metrics.add_metric(name="RunsSucceeded", unit="Count", value=1)
-    metrics.add_metric(name="RunsEndedOnModelError", unit="Count", value=1)
-    if finished.status == "SUCCEEDED":
+    metrics.add_metric(name="RunsSucceeded" if status == "SUCCEEDED" else "RunsFailed", unit="Count", value=1)
+    if end.error is not None and status == "SUCCEEDED":
+        metrics.add_metric(name="RunsEndedOnModelError", unit="Count", value=1)
+    if finished.status == status:
         record_run_ended(finished.status, finished.stop_reason, usage, finished.iteration)
-    logger.warning(
-        "run ended on a model error",
-        extra={"run_id": meta.run_id, "error_type": error.type, "stop_reason": stop_reason},
+    log = logger.info if end.error is None else logger.warning
+    log(
+        "run finished",
+        extra={
+            "run_id": meta.run_id,
+            "stop_reason": end.stop_reason,
+            "outcome": end.outcome,
+            "iterations": finished.iteration,
+            "error_type": end.error.type if end.error else None,
+            "has_output": structured.output is not None,
+        },
     )
-    return FormatResult(run_id=meta.run_id, status="SUCCEEDED", stop_reason=finished.stop_reason)
+    return FormatResult(run_id=finished.run_id, status=status, stop_reason=finished.stop_reason)
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:

@@ -2,13 +2,15 @@
 
 FormatFailure records a caught error, ExecutionEnded an execution that ended without recording its
 run, and the API's cancel route a cancellation; each write is conditional on the run being open, so
-the first outcome wins and the run-ended metrics are counted by the write that recorded it.
+the first outcome wins and the run-ended metrics are counted by the write that recorded it. Such a run
+has no answer: its outcome is `none` (`stepwise.steps.outcome`).
 """
 
 from __future__ import annotations
 
 import json
 
+from stepwise.errors import provider_status, provider_wait
 from stepwise.models.run import RunError, RunMeta, RunStatus, StopReason
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.run_metrics import record_run_ended
@@ -39,16 +41,30 @@ def failure_message(error: str, cause: str | None) -> str:
     return cause
 
 
+def run_error(error_name: str, cause: str | None) -> RunError:
+    """The error a run ended with, as stored: a model error also names the provider's HTTP status and the
+    wait it asked for, when its text says them (an error crosses the state machine as text)."""
+    message = failure_message(error_name, cause)
+    if error_name not in MODEL_ERROR_STOPS:
+        return RunError(type=error_name, message=message)
+    return RunError(
+        type=error_name,
+        message=message,
+        provider_status=provider_status(message),
+        retry_after_seconds=provider_wait(message),
+    )
+
+
 def record_failure(
     meta: RunMeta, error_name: str, cause: str | None, runtime: StepRuntime, *, iteration: int | None = None
 ) -> RunMeta:
-    """Record the run FAILED (TIMED_OUT for `States.Timeout`) with the error that ended it; returns META
-    as stored, which holds the outcome recorded first if another write won."""
-    error = RunError(type=error_name, message=failure_message(error_name, cause))
+    """Record the run FAILED (TIMED_OUT for `States.Timeout`), without an answer, with the error that ended
+    it; returns META as stored, which holds the outcome recorded first if another write won."""
+    error = run_error(error_name, cause)
     status: RunStatus = "TIMED_OUT" if error_name == "States.Timeout" else "FAILED"
     usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
     finished = runtime.store.finish_run(
-        meta, status, stop_reason="error", error=error, usage=usage, iteration=iteration
+        meta, status, stop_reason="error", outcome="none", error=error, usage=usage, iteration=iteration
     )
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     if finished.status == status:

@@ -20,6 +20,7 @@ from botocore.exceptions import ClientError
 from stepwise.errors import RunNotFound
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (
+    Outcome,
     RunError,
     RunMeta,
     RunStatus,
@@ -267,6 +268,7 @@ class ConversationStore:
         status: RunStatus,
         *,
         stop_reason: str | None,
+        outcome: Outcome | None = None,
         answer: str | None = None,
         output: Any = None,
         output_error: str | None = None,
@@ -274,16 +276,17 @@ class ConversationStore:
         usage: RunUsage | None = None,
         iteration: int | None = None,
     ) -> RunMeta:
-        """Record the run's outcome once (and the iteration it ended at); a repeated call returns the
-        outcome already stored."""
+        """Record the run's end once (status, stop reason, `outcome`, answer, the iteration it ended at); a
+        repeated call returns the end already stored."""
         sets: dict[str, Any] = {"status": status, "updated_at": self._now_iso()}
         optional = {
             "iteration": iteration,
             "stop_reason": stop_reason,
+            "outcome": outcome,
             "answer": answer,
             "output": None if output is None else json.dumps(output),
             "output_error": output_error,
-            "error": error.model_dump() if error else None,
+            "error": error.model_dump(exclude_none=True) if error else None,
             "usage": usage.model_dump() if usage else None,
         }
         sets |= {key: value for key, value in optional.items() if value is not None}

@@ -160,19 +160,30 @@ class RunDirectory:
         return RunPage(runs=self._with_metadata(runs, session_id))
 
     def _with_metadata(self, runs: list[RunSummary], session_id: str | None) -> list[RunSummary]:
-        """The runs with the metadata stored on their META, which the owner index does not project (a
-        projection cannot change on a deployed index): one BatchGetItem for the page. A session's listing
-        read the whole META items already."""
+        """The runs with the metadata and outcome stored on their META, which the owner index does not
+        project (a projection cannot change on a deployed index): one BatchGetItem for the page. A
+        session's listing read the whole META items already."""
         wanted = [summary.run_id for summary in runs]
         if session_id is not None or not wanted:
             return runs
-        metas = self._metas(wanted, projection=("run_id", "metadata"))
+        metas = self._metas(wanted, projection=("run_id", "metadata", "outcome"))
         return [
-            summary.model_copy(update={"metadata": metas.get(summary.run_id, {}).get("metadata") or {}})
+            summary.model_copy(
+                update={
+                    "metadata": metas[summary.run_id].get("metadata") or {},
+                    "outcome": metas[summary.run_id].get("outcome"),
+                }
+            )
             if summary.run_id in metas
             else summary
             for summary in runs
         ]
+
+    def answers(self, run_ids: list[str]) -> dict[str, str | None]:
+        """The stored answer of each of `run_ids` that exists (None for a run without one), read in
+        batches: what a listing reads of a run stored before outcomes were recorded, to tell its outcome."""
+        metas = self._metas(run_ids, projection=("run_id", "answer"))
+        return {run_id: None if item.get("answer") is None else str(item["answer"]) for run_id, item in metas.items()}
 
     def cancel_run(self, run_id: str, *, by: str, usage: RunUsage) -> RunMeta:
         """Record the run CANCELLED by `by` with what it spent, if it is still open; `RunAlreadyEnded` if
@@ -185,6 +196,8 @@ class RunDirectory:
         sets = {
             "status": "CANCELLED",
             "stop_reason": "cancelled",
+            # a cancelled run gives no answer
+            "outcome": "none",
             "cancelled_by": by,
             "cancelled_at": now,
             "updated_at": now,

@@ -56,6 +56,11 @@ function statusBadge(status) {
   return text("span", status, "status status-" + status);
 }
 
+// what an ended run produced: answered, partial (a limit stopped it after work) or none; "—" while it runs
+function outcomeBadge(outcome) {
+  return outcome ? text("span", outcome, "outcome outcome-" + outcome) : text("span", "—", "outcome");
+}
+
 function age(isoTime) {
   const seconds = Math.max(0, (Date.now() - Date.parse(isoTime)) / 1000);
   if (!Number.isFinite(seconds)) return "";
@@ -132,7 +137,7 @@ async function showRuns(query) {
   );
   const body = el("tbody");
   const table = el("table", { id: "runs" },
-    el("thead", {}, el("tr", {}, ["Run", "Status", "Profile", "Iterations", "Tokens in / out", "Cost", "Age"].map((h) => text("th", h)))),
+    el("thead", {}, el("tr", {}, ["Run", "Status", "Outcome", "Profile", "Iterations", "Tokens in / out", "Cost", "Age"].map((h) => text("th", h)))),
     body);
   const more = el("p");
   show(text("h2", "Runs"), filters, table, more);
@@ -141,12 +146,13 @@ async function showRuns(query) {
   if (session) params.set("session_id", session);
   if (cursor) params.set("cursor", cursor);
   const page = await api("GET", "/v1/runs?" + params);
-  if (page.runs.length === 0) body.append(el("tr", {}, el("td", { colspan: 7, class: "hint" }, "No runs.")));
+  if (page.runs.length === 0) body.append(el("tr", {}, el("td", { colspan: 8, class: "hint" }, "No runs.")));
   for (const run of page.runs) {
     const tokenCell = text("td", "…", "number");
     const costCell = text("td", "…", "number");
     body.append(el("tr", { "data-run-id": run.run_id },
-      el("td", {}, runLink(run.run_id)), el("td", {}, statusBadge(run.status)), text("td", run.profile),
+      el("td", {}, runLink(run.run_id)), el("td", {}, statusBadge(run.status)), el("td", {}, outcomeBadge(run.outcome)),
+      text("td", run.profile),
       text("td", run.iterations, "number"), tokenCell, costCell, text("td", age(run.created_at))));
     // the listing has no usage: each run's own read gives its tokens and cost (an open run's, so far,
     // are summed from its trace)
@@ -269,6 +275,7 @@ function runFacts(run) {
   const facts = el("dl", { class: "facts" });
   const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
   add("Status", statusBadge(run.status));
+  add("Outcome", outcomeBadge(run.outcome));
   add("Profile", run.profile);
   add("Iterations", run.iterations);
   add("Stop reason", run.stop_reason || "—");

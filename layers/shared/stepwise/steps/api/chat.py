@@ -39,6 +39,7 @@ from stepwise.models.chat_api import (
 from stepwise.models.messages import SamplingOptions, ToolSpec
 from stepwise.models.run import RunMeta, RunOptions, RunUsage, StepRecord
 from stepwise.steps.api.problems import GatewayTimeout, NotFound, RunFailed
+from stepwise.steps.api.run_endings import run_ending
 from stepwise.steps.api.runs import (
     chat_messages,
     create_queued_run,
@@ -208,13 +209,9 @@ def completion_usage(usage: RunUsage) -> CompletionUsage:
 
 
 def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
-    """The ended run `meta` as a `chat.completion`; `RunFailed` when it ended without an answer."""
-    if meta.status != "SUCCEEDED":
-        error = meta.error.model_dump() if meta.error else None
-        raise RunFailed(
-            f"the run ended {meta.status} without an answer",
-            details={"run_id": meta.run_id, "status": meta.status, "error": error},
-        )
+    """The ended run `meta` as a `chat.completion`, with how it ended (`stepwise`); an `ApiError` when it ended
+    without an answer (`run_ending`: 429 when its provider's rate limit ended it, else 502)."""
+    ending = run_ending(meta)
     message, finish_reason = _answer_message(store, meta)
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
@@ -223,6 +220,7 @@ def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, c
         choices=[ChatChoice(message=message, finish_reason=finish_reason)],
         usage=completion_usage(meta.usage),
         run_id=meta.run_id,
+        stepwise=ending,
     )
 
 

@@ -32,7 +32,7 @@ def register_chat_routes(app: APIGatewayRestResolver, services: LazyServices) ->
                     EVENT_STREAM: {"schema": CHUNK_EVENT_SCHEMA},
                 },
             },
-            **error_responses(400, 401, 413, 415, 422, 502, 503, 504),
+            **error_responses(400, 401, 413, 415, 422, 429, 502, 503, 504),
         },
         tags=["chat"],
     )

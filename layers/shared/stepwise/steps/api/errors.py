@@ -15,7 +15,10 @@ Status codes, consistently:
 - 415 `unsupported_media_type`: a body that is not sent as `application/json`.
 - 422 `invalid_request`: JSON that does not validate: wrong types, unknown fields, empty input, too
   many messages, input too long, unknown profile, malformed run id or header.
-- 502 `run_failed`: a synchronous run (chat completions) ended FAILED or TIMED_OUT.
+- 429 `rate_limit_exceeded`: a synchronous run (chat completions) ended without an answer because its
+  model provider answered 429 until the run gave up; `Retry-After` is the provider's, when it sent one.
+- 502 `run_failed`: a synchronous run (chat completions) ended FAILED, TIMED_OUT or CANCELLED without an
+  answer; the message names the error that ended it.
 - 503 `unavailable`: Step Functions or DynamoDB could not take the request; retry later.
 - 504 `timeout`: a synchronous run did not finish in time; `details.run_id` says what to poll.
   502 and 504 carry `x-should-retry: false`: resending would start another run, and the openai SDK

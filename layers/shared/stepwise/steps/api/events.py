@@ -19,7 +19,7 @@ from stepwise.models.api_responses import RunEvents
 from stepwise.models.run import OPEN_STATUSES, StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest
-from stepwise.steps.api.run_views import reported_status, trace_step
+from stepwise.steps.api.run_views import reported_outcome, reported_status, trace_step
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.trace import step_order
@@ -125,6 +125,7 @@ def run_events(
         run_id=run_id,
         status=status,
         done=ended,
+        outcome=reported_outcome(meta, status),
         events=[trace_step(step) for step in fresh],
         next_cursor=encode_events_cursor(last),
     )
@@ -199,7 +200,7 @@ def event_stream(answers: Iterator[RunEvents], keepalive: Keepalive | None = Non
                 cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
                 yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
             if answer.done:
-                end = json.dumps({"run_id": answer.run_id, "status": answer.status})
+                end = json.dumps({"run_id": answer.run_id, "status": answer.status, "outcome": answer.outcome})
                 yield f"event: end\ndata: {end}\n\n".encode()
 
     return frames()

@@ -20,6 +20,7 @@ from stepwise.steps.api.problems import InvalidRequest, RunEnded
 from stepwise.steps.api.run_views import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import ExecutionStopFailed
+from stepwise.steps.outcome import needs_answer, outcome_of
 from stepwise.steps.run_outcomes import record_cancellation
 from stepwise.store import RunAlreadyEnded
 from stepwise.telemetry.observability import logger
@@ -50,7 +51,7 @@ def decode_cursor(cursor: str) -> str:
     return position
 
 
-def _list_item(summary: RunSummary, status: RunStatus) -> RunListItem:
+def _list_item(summary: RunSummary, status: RunStatus, answers: dict[str, str | None]) -> RunListItem:
     return RunListItem(
         run_id=summary.run_id,
         status=status,
@@ -58,6 +59,9 @@ def _list_item(summary: RunSummary, status: RunStatus) -> RunListItem:
         session_id=summary.session_id,
         iterations=summary.iteration,
         stop_reason=summary.stop_reason,
+        outcome=outcome_of(status, summary.stop_reason, summary.outcome, answers.get(summary.run_id))
+        if status == summary.status
+        else "none",
         metadata=summary.metadata,
         created_at=summary.created_at,
         updated_at=summary.updated_at,
@@ -90,8 +94,11 @@ def list_runs(
         before=decode_cursor(cursor) if cursor else None,
         accept=lambda summary: status is None or shown_status(summary) == status,
     )
+    # Runs stored before outcomes were recorded, and stopped by a limit: their answer tells theirs.
+    undecided = [run.run_id for run in page.runs if needs_answer(run.status, run.stop_reason, run.outcome)]
+    answers = services.runtime.store.directory.answers(undecided) if undecided else {}
     return RunList(
-        runs=[_list_item(summary, shown_status(summary)) for summary in page.runs],
+        runs=[_list_item(summary, shown_status(summary), answers) for summary in page.runs],
         next_cursor=encode_cursor(page.next_after) if page.next_after else None,
     )
 

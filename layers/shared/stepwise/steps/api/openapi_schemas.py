@@ -29,7 +29,10 @@ _ERROR_DESCRIPTIONS = {
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",
-    502: "The run ended FAILED or TIMED_OUT.",
+    429: "The run ended without an answer because its model provider answered 429 (rate limited) until it gave "
+    "up; Retry-After is the provider's, when it sent one.",
+    502: "The run ended FAILED, TIMED_OUT or CANCELLED without an answer; the message names the error that ended "
+    "it (details.error).",
     503: "Step Functions or DynamoDB could not take the request; retry.",
     504: "The run did not finish in time; details.run_id can be polled.",
 }

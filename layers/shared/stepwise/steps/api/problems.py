@@ -133,6 +133,22 @@ class RunFailed(ApiError):
     resend_starts_again = True
 
 
+class ProviderRateLimited(ApiError):
+    """A run awaited synchronously ended without an answer because its model provider answered 429 (rate
+    limited) until the run gave up: passed through, with the provider's `Retry-After` when it sent one.
+
+    A resend starts a new run, which is what a rate-limited client means to do once it has waited."""
+
+    status = 429
+    type = "rate_limit_exceeded"
+
+    def __init__(
+        self, message: str, *, details: dict[str, Any] | None = None, retry_after_seconds: int | None = None
+    ) -> None:
+        super().__init__(message, details=details)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class Unavailable(ApiError):
     """A service the API depends on could not take the request."""
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from stepwise.models.api_responses import PendingApproval, RunView, TraceStep
-from stepwise.models.run import RunError, RunMeta, RunStatus, StepRecord
+from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.outcome import run_outcome
 from stepwise.store import ConversationStore
 
 OBSERVATION_SUMMARY_CHARS = 500
@@ -28,6 +29,11 @@ def reported_status(meta: RunMeta, *, now: float, grace_seconds: float) -> tuple
         )
         return "TIMED_OUT", error
     return meta.status, meta.error
+
+
+def reported_outcome(meta: RunMeta, status: RunStatus) -> Outcome | None:
+    """The outcome to report beside `status` (`reported_status`'s): a run reported lost gave no answer."""
+    return run_outcome(meta) if status == meta.status else "none"
 
 
 def trace_step(record: StepRecord) -> TraceStep:
@@ -71,6 +77,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
     return run_view(meta).model_copy(
         update={
             "status": status,
+            "outcome": reported_outcome(meta, status),
             "error": error,
             "usage": usage,
             "trace": [trace_step(step) for step in steps] if steps is not None else None,
@@ -94,6 +101,7 @@ def run_view(meta: RunMeta) -> RunView:
         updated_at=meta.updated_at,
         iterations=meta.iteration,
         stop_reason=meta.stop_reason,
+        outcome=run_outcome(meta),
         answer=meta.answer,
         output=meta.output,
         output_error=meta.output_error,

@@ -177,7 +177,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
 def record_start_failure(services: ApiServices, meta: RunMeta, exc: ExecutionStartFailed) -> None:
     """Record a run whose execution could not be started as FAILED, so it never stays QUEUED."""
     error = RunError(type="ExecutionStartFailed", message=str(exc))
-    services.runtime.store.finish_run(meta, "FAILED", stop_reason="error", error=error)
+    services.runtime.store.finish_run(meta, "FAILED", stop_reason="error", outcome="none", error=error)
     metrics.add_metric(name="RunStartFailures", unit="Count", value=1)
 
 

@@ -1,0 +1,67 @@
+"""What a chat completion answers for each outcome of its run: the answer, a partial answer marked as one,
+or the HTTP error of a run without an answer (the provider's 429 passed through, else 502)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from openai.types.chat import ChatCompletion as SdkChatCompletion
+
+from stepwise.models.run import RunError
+from stepwise.steps.api.chat import chat_completion_of
+from stepwise.steps.api.errors import error_response
+from stepwise.steps.api.problems import ApiError, ProviderRateLimited, RunFailed
+from tests.unit.api.conftest import ApiWorld
+
+SUMMARY = "The run stopped (max_iterations) before the model gave a final answer.\nWhat the tools returned:\n- t: 42"
+
+
+def test_a_partial_answer_is_length_with_its_stop_reason_and_outcome_which_the_sdk_reads(world: ApiWorld) -> None:
+    # Given a run a limit stopped after a tool returned
+    store = world.services.runtime.store
+    meta = store.finish_run(
+        world.queued_run(), "SUCCEEDED", stop_reason="max_iterations", outcome="partial", answer=SUMMARY
+    )
+    # When it is answered as a chat completion
+    completion = chat_completion_of(store, meta, model="default", created=0)
+    # Then the answer is the summary, cut short as OpenAI says it (`length`), and `stepwise` says why
+    body = json.loads(completion.model_dump_json())
+    assert (body["choices"][0]["finish_reason"], body["choices"][0]["message"]["content"]) == ("length", SUMMARY)
+    assert body["stepwise"] == {"outcome": "partial", "stop_reason": "max_iterations"}
+    # And the openai SDK parses it, keeping the field it does not know
+    parsed = SdkChatCompletion.model_validate(body)
+    assert parsed.choices[0].finish_reason == "length"
+    assert (parsed.model_extra or {})["stepwise"] == {"outcome": "partial", "stop_reason": "max_iterations"}
+
+
+def _failed(world: ApiWorld, error: RunError) -> ApiError:
+    store = world.services.runtime.store
+    meta = store.finish_run(world.queued_run(), "FAILED", stop_reason="deadline", outcome="none", error=error)
+    with pytest.raises(ApiError) as refused:
+        chat_completion_of(store, meta, model="default", created=0)
+    return refused.value
+
+
+def test_a_run_ended_by_the_providers_rate_limit_is_429_with_its_wait(world: ApiWorld) -> None:
+    # Given a run that FAILED on a provider's 429 that asked for 6.2 s
+    message = "model m: HTTP 429 rate_limit_exceeded: slow down (retry after 6.2 s)"
+    error = RunError(type="LLMDeadlineReached", message=message, provider_status=429, retry_after_seconds=6.2)
+    # When it is answered as a chat completion
+    refused = _failed(world, error)
+    response = error_response(refused)
+    # Then it is the provider's 429, its wait rounded up to whole seconds, the provider's error named
+    assert isinstance(refused, ProviderRateLimited)
+    assert (response.status_code, response.headers["Retry-After"]) == (429, "7")
+    assert message in refused.message and refused.details["outcome"] == "none"
+
+
+def test_a_run_ended_by_another_provider_error_is_502_naming_it(world: ApiWorld) -> None:
+    # Given a run that FAILED on a model that never answered in time
+    error = RunError(type="LLMDeadlineReached", message="model m: no response within 5s (ReadTimeout)")
+    # When it is answered as a chat completion
+    refused = _failed(world, error)
+    # Then it is 502 naming the error, and not to be resent
+    assert isinstance(refused, RunFailed) and refused.status == 502
+    assert "LLMDeadlineReached: model m: no response within 5s" in refused.message
+    assert error_response(refused).headers["x-should-retry"] == "false"
