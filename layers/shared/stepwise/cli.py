@@ -140,7 +140,7 @@ def command_demo(args: argparse.Namespace, out: TextIO) -> int:
 def command_run(args: argparse.Namespace, out: TextIO) -> int:
     """One question through the configured model and tools."""
     from stepwise.config.loading import read_config_file
-    from stepwise.local.model_reach import preflight, require
+    from stepwise.config.model_reach import preflight, require
 
     config_path = Path(args.config).resolve()
     # checked before the store starts, so a model that cannot work is the first and only line: the profile

@@ -4,7 +4,7 @@ The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin config
 `stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
 imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
 and then prints, per profile, each tool as the model will see it: name, description and JSON schema, and
-each profile whose model cannot work on this machine (`stepwise.local.model_reach`).
+each profile whose model cannot work on this machine (`stepwise.config.model_reach`).
 Before building anything it refuses a tool URL every call to which the SSRF guard would refuse (a
 non-public address on a source not marked internal, `stepwise.config.internal_targets`). Secrets are not
 fetched: they are resolved at call time only. A bad file exits with status 1 and the `ConfigError`
@@ -103,7 +103,7 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
         print(f"stepwise config check: {args.file}: cannot be used: {reason}", file=sys.stderr)
         return 1
     # deferred: what this machine can reach is the command's business, not the configuration's
-    from stepwise.local.model_reach import profile_problems
+    from stepwise.config.model_reach import profile_problems
 
     cannot_work = profile_problems(read_config_file(Path(args.file)).config)
     if args.json:

@@ -1,6 +1,6 @@
 """What `stepwise eval` and `stepwise replay` run on: the store, the example tool API when asked, and the
 local environment on a configuration file (each command checks the models it will use first,
-`stepwise.local.model_reach`)."""
+`stepwise.config.model_reach`)."""
 
 from __future__ import annotations
 

@@ -245,7 +245,7 @@ def _check_models(suite: Suite, args: argparse.Namespace, path: Path) -> None:
     without one may be routed to, the judge) must work here; a profile no case uses is not checked. A
     replay case without a profile runs under its original's, read only as it runs."""
     from stepwise.config.loading import read_config_file
-    from stepwise.local.model_reach import preflight, require
+    from stepwise.config.model_reach import preflight, require
 
     try:
         config = read_config_file(path).config

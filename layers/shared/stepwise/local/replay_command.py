@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from stepwise.config.loading import read_config_file
+from stepwise.config.model_reach import preflight, require
 from stepwise.errors import UsageError
 from stepwise.evals.outcome import RunOutcome, outcome_from_store
 from stepwise.evals.replay_diff import replay_diff
@@ -16,7 +17,6 @@ from stepwise.local.command_stack import add_config_arguments, config_path, loca
 from stepwise.local.config_variant import replay_variant
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
-from stepwise.local.model_reach import preflight, require
 from stepwise.local.store_options import add_store_arguments, store_endpoint
 from stepwise.local.whole_numbers import whole_number
 from stepwise.models.run import RunMeta

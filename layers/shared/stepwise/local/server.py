@@ -240,7 +240,7 @@ def warn_if_no_model(config_path: Path) -> None:
     Unlike `stepwise run`, serve starts anyway: the model may come up later, and runs can be read and
     cancelled meanwhile; but a newcomer's first run would otherwise spend its retries in silence.
     """
-    from stepwise.local.model_reach import unreachable_model_in
+    from stepwise.config.model_reach import unreachable_model_in
 
     reason = unreachable_model_in(config_path)
     if reason is not None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from stepwise.config.model import StepwiseConfig
-from stepwise.local.model_reach import Preflight, preflight, profile_problems
+from stepwise.config.model_reach import Preflight, preflight, profile_problems
 from tests.support.ports import refused_port
 
 BEDROCK_ONLY = StepwiseConfig.model_validate(
