@@ -1,6 +1,6 @@
 """Something done at the wire just before a DynamoDB request leaves: how a test orders two writers at the store.
 
-Hooked on botocore's `before-call` event of every boto3 session created while the hook is installed (the
+Hooked on botocore's `before-call` event of every botocore session created while the hook is installed (the
 store's client has a session of its own, made when a handler first needs it), as `bench/dynamodb_meter.py`
 counts requests, so the code under test is not touched.
 
@@ -20,11 +20,11 @@ from typing import Any
 def before_store_call(operation: str, action: Callable[[], None]) -> Iterator[list[str]]:
     """Run `action` once, just before the first `operation` request of a DynamoDB client whose session is
     created inside the block; yields the operations it ran before (empty until it has)."""
-    import boto3
+    import botocore.session
 
     ran: list[str] = []
     hooked: list[Any] = []
-    original_init = boto3.session.Session.__init__
+    original_init = botocore.session.Session.__init__
 
     def before(model: Any, **_: Any) -> None:
         if not ran:
@@ -33,13 +33,13 @@ def before_store_call(operation: str, action: Callable[[], None]) -> Iterator[li
 
     def hooked_init(session: Any, *args: Any, **kwargs: Any) -> None:
         original_init(session, *args, **kwargs)
-        session.events.register(f"before-call.dynamodb.{operation}", before)
+        session.register(f"before-call.dynamodb.{operation}", before)
         hooked.append(session)
 
-    boto3.session.Session.__init__ = hooked_init  # type: ignore[method-assign,assignment]
+    botocore.session.Session.__init__ = hooked_init  # type: ignore[method-assign,assignment]
     try:
         yield ran
     finally:
-        boto3.session.Session.__init__ = original_init  # type: ignore[method-assign]
+        botocore.session.Session.__init__ = original_init  # type: ignore[method-assign]
         for session in hooked:
-            session.events.unregister(f"before-call.dynamodb.{operation}", before)
+            session.unregister(f"before-call.dynamodb.{operation}", before)
