@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -81,9 +82,15 @@ class PostedRun:
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
-    """`stepwise serve` with the per-run scripts, retrying without sleeping."""
-    with serve(CONFIG, tmp_path_factory.mktemp("isolation")) as served:
+def api(tmp_path_factory: pytest.TempPathFactory, dynamodb_local: str) -> Iterator[LocalApi]:
+    """`stepwise serve` with the per-run scripts, retrying without sleeping, on the session's DynamoDB Local.
+
+    Not on moto: its Query reads every item of the table, so each of the 200 runs' reads would cost more
+    than the one before (most of this module's time was moto's scans)."""
+    table_name = f"isolation-{uuid.uuid4().hex[:12]}"
+    with serve(
+        CONFIG, tmp_path_factory.mktemp("isolation"), dynamodb_endpoint_url=dynamodb_local, table_name=table_name
+    ) as served:
         yield served
 
 
