@@ -35,20 +35,22 @@ class ServeProcess:
     def _wait_until_it_answers(self) -> bool:
         """True once serve answers on its port; False when the port was taken before serve could bind it."""
         deadline = time.monotonic() + START_LIMIT_SECONDS
-        while True:
-            if self.process.poll() is not None:
-                errors = self.process.communicate()[1].decode(errors="replace")
-                assert "Address already in use" in errors, errors[-2000:]
-                return False
-            # Probe only serve's own socket: until it listens, the port may belong to another test's server.
-            if listens_on(self.process.pid, self.port) is not False:
-                try:
-                    httpx.get(f"{self.url}/v1/models", headers=_PROBE_HEADERS, timeout=2)
-                    return True
-                except httpx.TransportError:
-                    pass
-            assert time.monotonic() < deadline, "stepwise serve did not answer in time"
-            time.sleep(0.2)
+        # one client for every probe: a new one reads the CA certificates again (tens of ms of CPU each)
+        with httpx.Client(headers=_PROBE_HEADERS, timeout=2) as probe:
+            while True:
+                if self.process.poll() is not None:
+                    errors = self.process.communicate()[1].decode(errors="replace")
+                    assert "Address already in use" in errors, errors[-2000:]
+                    return False
+                # Probe only serve's own socket: until it listens, the port may belong to another test's server.
+                if listens_on(self.process.pid, self.port) is not False:
+                    try:
+                        probe.get(f"{self.url}/v1/models")
+                        return True
+                    except httpx.TransportError:
+                        pass
+                assert time.monotonic() < deadline, "stepwise serve did not answer in time"
+                time.sleep(0.1)
 
     def end(self, signal_number: int) -> int:
         """Send `signal_number` and wait for the process to exit; its exit code."""
