@@ -80,9 +80,10 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 
 # tests/static runs checkov from $(STATIC_VENV); tests/browser drives Chromium. Three workers on two cores:
 # the end-to-end tests spend much of their time waiting (model latencies, polls), and two left the CPUs a
-# third idle (9:08 against 7:40 for the whole suite, measured 2026-11-25)
+# third idle (9:08 against 7:40 for the whole suite, measured 2026-11-25). Work stealing: a worker that
+# runs out takes half of another's queue, so the slow end-to-end modules do not finish alone at the end.
 unit: setup setup-browser $(STATIC_STAMP)
-	$(BIN)/pytest -q -n 3 -p tests.faults.report -p tests.fuzz.pipeline_report
+	$(BIN)/pytest -q -n 3 --dist worksteal -p tests.faults.report -p tests.fuzz.pipeline_report
 
 test: static lint validate unit build
 
