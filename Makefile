@@ -28,7 +28,7 @@ $(UV):
 	$(UV) --version
 
 $(PY_STAMP): pyproject.toml requirements/dev.txt | $(UV)
-	test -x $(BIN)/python || $(UV) venv -q --python $(PYTHON) --seed $(VENV)
+	test -x $(BIN)/python || $(UV) venv -q --allow-existing --python $(PYTHON) --seed $(VENV)
 	$(UV) pip install -q --python $(BIN)/python -c requirements/dev.txt -e '.[dev]'
 	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
 	touch $@
