@@ -43,7 +43,8 @@ def test_the_demo_asked_another_question_says_its_model_is_scripted_and_what_it_
     notice = capsys.readouterr().err
     assert "its model is scripted" in notice and "weather in Paris" in notice and "stepwise run" in notice
     # And the run itself is still the demo's, on stdout alone
-    assert code == 0 and json.loads(out.getvalue())["status"] == "SUCCEEDED"
+    assert code == 0, notice
+    assert json.loads(out.getvalue())["status"] == "SUCCEEDED"
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import io
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 from stepwise.cli import main
 from stepwise.local.engine_process import engine_version, find_jar, serves_folder
-from stepwise.local.engine_record import EngineRecord, owner_alive, read_record, write_record
+from stepwise.local.engine_record import EngineRecord, owner_alive, read_record, take_engine_lock, write_record
 from stepwise.local.shared_store import stop
 from tests.conftest import PROJECT_ROOT
 from tests.support.tool_server import ScriptableToolServer
@@ -124,3 +125,18 @@ def test_a_record_whose_owner_is_gone_is_replaced_and_its_port_left_alone(data_d
         assert engine is not None and engine.port != taker.port
         assert _engines_serving(data_dir) == [engine.pid]
         assert taker.requests == []
+
+
+def test_a_command_arriving_while_an_idle_engine_stops_waits_and_starts_its_own(data_dir: Path) -> None:
+    # Given a supervisor past its idle timeout: its record is gone, but it still holds the folder while its
+    # engine stops (here: the lock held for a second by this process)
+    data_dir.mkdir()
+    stopping = take_engine_lock(data_dir)
+    assert stopping is not None
+    threading.Timer(1.0, stopping.close).start()
+    # When a command starts on the folder meanwhile
+    said = _finished(_store_start(data_dir))
+    # Then it waited for the folder and started an engine of its own, rather than calling the folder in use
+    engine = read_record(data_dir)
+    assert said.startswith("DynamoDB Local started")
+    assert engine is not None and _engines_serving(data_dir) == [engine.pid]

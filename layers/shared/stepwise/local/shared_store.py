@@ -119,7 +119,13 @@ def _running_engine(data_dir: Path) -> EngineRecord | None:
             end_stale_engine(record, data_dir)
             remove_record(data_dir)
         return None
-    if record is None or not record.shared:
+    if record is None:
+        # a supervisor whose idle timeout passed forgets its record first, then stops its engine, holding
+        # the folder until the engine has gone: a command arriving between the two waits for the end
+        if _owner_ended_within(STOP_TIMEOUT_SECONDS + 5, data_dir):
+            return None
+        raise LocalStoreUnavailable(in_use_message(data_dir))
+    if not record.shared:
         raise LocalStoreUnavailable(in_use_message(data_dir))
     if is_serving(record, data_dir):
         return record
@@ -129,15 +135,22 @@ def _running_engine(data_dir: Path) -> EngineRecord | None:
     return None
 
 
-def _wait_for_owner_to_end(record: EngineRecord, data_dir: Path) -> None:
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS + 5
+def _owner_ended_within(seconds: float, data_dir: Path) -> bool:
+    """Whether the process holding the folder's engine lock lets go of it within `seconds`."""
+    deadline = time.monotonic() + seconds
     while owner_alive(data_dir):
         if time.monotonic() > deadline:
-            raise LocalStoreUnavailable(
-                f"the engine of {data_dir} (supervisor pid {record.owner_pid}) does not answer and does not "
-                f"stop: end that process, or pass --dynamodb-endpoint URL"
-            )
+            return False
         time.sleep(0.1)
+    return True
+
+
+def _wait_for_owner_to_end(record: EngineRecord, data_dir: Path) -> None:
+    if not _owner_ended_within(STOP_TIMEOUT_SECONDS + 5, data_dir):
+        raise LocalStoreUnavailable(
+            f"the engine of {data_dir} (supervisor pid {record.owner_pid}) does not answer and does not "
+            f"stop: end that process, or pass --dynamodb-endpoint URL"
+        )
 
 
 def _stop_supervisor(record: EngineRecord, data_dir: Path) -> None:
