@@ -106,11 +106,11 @@ unit: setup setup-browser $(STATIC_STAMP)
 	$(BIN)/pytest -q -n 3 --dist worksteal -p tests.faults.report -p tests.fuzz.pipeline_report
 
 # checkov and cfn-lint run as tests (tests/static), so `test` installs checkov without running `static`'s
-# copies of them; lint and validate run side by side (mypy works on one core)
+# copies of them. lint, validate and build run side by side before the tests: mypy works on one core, and
+# `sam build` mostly waits for its downloads
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint validate $(STATIC_STAMP)
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint validate build $(STATIC_STAMP)
 	$(MAKE) --no-print-directory unit
-	$(MAKE) --no-print-directory build
 
 # the API fuzzed from its own OpenAPI document, the tool argument properties and the whole pipeline (arbitrary
 # model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20)
