@@ -10,6 +10,7 @@ from pydantic import (
     computed_field,
 )
 
+from stepwise.models.approval import ApprovalNote
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -81,6 +82,10 @@ class TraceStep(BaseModel, defer_build=True):
     estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
     compaction: CompactionNote | None = Field(
         default=None, description="A compaction step: what its summary covers, and the request before and after."
+    )
+    approval: ApprovalNote | None = Field(
+        default=None,
+        description="A tool call that waited for approval: approved, denied or timed out, by whom, when and why.",
     )
 
 

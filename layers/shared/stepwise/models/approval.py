@@ -53,6 +53,18 @@ class Approval(BaseModel, defer_build=True):
         return self.status == "pending"
 
 
+class ApprovalNote(BaseModel, defer_build=True):
+    """How a call that waited for approval was answered, on its tool step of the trace: by whom (the owner's
+    identity; none when nobody answered in time or the wait failed), when and why, and the arguments'
+    hash the answer stood for."""
+
+    status: ApprovalStatus
+    answered_by: str | None = None
+    answered_at: str | None = None
+    reason: str | None = None
+    arguments_sha256: str
+
+
 class WaitingCall(BaseModel, defer_build=True):
     """A call waiting for approval as an owner's listing finds it (the index's entry, without the token),
     with its run's profile."""
