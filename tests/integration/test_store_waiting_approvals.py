@@ -4,14 +4,20 @@ settled or its run ended."""
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
+from stepwise.local.embedded_dynamodb import create_table_from_template
+from stepwise.local.template import SamTemplate
 from stepwise.models.messages import ToolCall
 from stepwise.models.run import RunUsage
 from stepwise.store import ConversationStore
+from tests.conftest import PROJECT_ROOT
 from tests.integration.test_store import make_meta
 
 NOW = 1_900_000_000.0
@@ -99,3 +105,25 @@ def test_a_settled_call_a_run_that_ended_and_a_wait_that_ran_out_are_not_listed(
     page = store.approvals.waiting("alice", limit=20, after=None, now=NOW + 10)
     # Then only the call still waiting is
     assert [call.run_id for call in page.calls] == ["waits"]
+
+
+def test_a_table_made_before_the_index_gets_it_at_the_next_start() -> None:
+    template = SamTemplate.load(PROJECT_ROOT / "template.yaml")
+    older = copy.deepcopy(template)
+    table = older.document["Resources"]["ConversationTable"]["Properties"]
+    table["GlobalSecondaryIndexes"] = [i for i in table["GlobalSecondaryIndexes"] if i["IndexName"] == "RunsByOwner"]
+    table["AttributeDefinitions"] = [
+        a for a in table["AttributeDefinitions"] if not a["AttributeName"].startswith("waiting")
+    ]
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        # Given a local table made from a template without the waiting calls' index
+        create_table_from_template(client, older, "conversations")
+        # When the store starts on it with today's template
+        create_table_from_template(client, template, "conversations")
+        # Then the table has both indexes, and the owner's waiting calls can be listed
+        indexes = client.describe_table(TableName="conversations")["Table"]["GlobalSecondaryIndexes"]
+        assert sorted(index["IndexName"] for index in indexes) == ["RunsByOwner", "WaitingApprovalsByOwner"]
+        store = ConversationStore(client, "conversations", clock=lambda: datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
+        _waiting_run(store, "r1")
+        assert [call.run_id for call in store.approvals.waiting("alice", limit=5, after=None, now=NOW).calls] == ["r1"]
