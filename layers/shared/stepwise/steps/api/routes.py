@@ -257,9 +257,9 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     @app.get(
         "/v1/approvals",
         summary="List the calls waiting for the caller's approval",
-        description="The tool calls of all the caller's runs that wait for approval, oldest first (the first to "
-        "time out), each with its run, arguments (raw, and escaped for display), their hash and when its wait "
-        "ends; pass `next_cursor` back as `cursor` for the next page.",
+        description="The tool calls of all the caller's runs that wait for approval, oldest first, each with its "
+        "run, arguments (raw, and escaped for display), their hash and when its wait ends; pass `next_cursor` "
+        "back as `cursor` for the next page.",
         responses={
             **success_response(200, "A page of waiting calls; `next_cursor` is absent on the last page.", ApprovalList),
             **error_responses(400, 401, 422),
