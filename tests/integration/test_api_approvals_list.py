@@ -15,6 +15,7 @@ from moto import mock_aws
 
 from stepwise.models.approval import arguments_sha256
 from tests.integration.test_api_approval_delivery import WaitingCall, waiting_call
+from tests.integration.test_api_handler import TABLE
 from tests.support.stepfunctions_fake import FakeStepFunctions
 
 # The model asks to launch at a target whose last four characters are shown reversed by a bidi override.
@@ -105,3 +106,21 @@ def test_an_answer_naming_other_arguments_is_stale_and_the_shown_hash_is_accepte
         "checked the account",
     )
     assert step.approval.answered_at is not None and step.approval.arguments_sha256 == shown
+
+
+def test_cancelling_a_waiting_run_takes_its_call_out_of_the_index(
+    waiting: tuple[WaitingCall, FakeStepFunctions],
+) -> None:
+    call, _ = waiting
+    # When the owner cancels the waiting run
+    status, _ = call.api.call("POST", f"/v1/runs/{call.item['run_id']}/cancel")
+    # Then the call is no longer listed, nor held by the index at all, and stays unanswered on its run
+    _, listed = call.api.call("GET", "/v1/approvals")
+    entries = call.api.dynamodb.query(
+        TableName=TABLE,
+        IndexName="WaitingApprovalsByOwner",
+        KeyConditionExpression="waiting_owner = :owner",
+        ExpressionAttributeValues={":owner": {"S": "key-a"}},
+    )
+    assert (status, listed["approvals"], entries["Count"]) == (200, [], 0)
+    assert call.approval().status == "pending"

@@ -320,6 +320,30 @@ class ApprovalStore:
             return False
         return True
 
+    def withdraw(self, run_id: str) -> int:
+        """Take the calls of an ended run that still wait out of their owner's index (the call itself stays
+        pending: nothing answered it); how many were. One Query of the run's approvals, one update each."""
+        withdrawn = 0
+        for approval in self.list(run_id):
+            if not approval.pending:
+                continue
+            try:
+                self._db.call(
+                    "update_item",
+                    TableName=self._db.name,
+                    Key=self._key(run_id, approval.iteration, approval.index),
+                    UpdateExpression="REMOVE waiting_owner",
+                    ConditionExpression="#status = :pending",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={":pending": serialize_value("pending")},
+                )
+            except ClientError as exc:
+                if not condition_failed(exc):
+                    raise
+                continue  # settled meanwhile, which took it out already
+            withdrawn += 1
+        return withdrawn
+
     def mark_waiting(self, run_id: str) -> bool:
         """META to WAITING_APPROVAL, unless the run ended (or is not yet RUNNING); False when not changed."""
         return self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING", "WAITING_APPROVAL"))
