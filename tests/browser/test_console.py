@@ -15,9 +15,12 @@ from playwright.sync_api import Page, expect
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
+from tests.integration.test_store import make_meta
 from tests.support.approval_runs import PAYMENTS, finished, start, waiting
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
+# How often the approvals view reads the waiting calls again (console.js, APPROVALS_REFRESH_MS)
+REFRESH_MS = 5000
 # Would run a script (and set the flag) if any of it were ever parsed as markup.
 HOSTILE = (
     '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> '
@@ -94,10 +97,12 @@ def answered_run(api: LocalApi, model: FakeOpenAIServer, key: str, answer: str) 
     return run_id
 
 
-def waiting_run(api: LocalApi, model: FakeOpenAIServer, key: str, call_id: str, answer: str | None) -> str:
-    """A run of `key` waiting for approval of `transfer` (call `call_id`); the model then answers `answer`
-    (None: the run is not expected to ask again, so nothing is left queued for the next test)."""
-    call = {"id": call_id, "name": "transfer", "arguments": {"amount": 5, "to": "bob"}}
+def waiting_run(
+    api: LocalApi, model: FakeOpenAIServer, key: str, call_id: str, answer: str | None, to: str = "bob"
+) -> str:
+    """A run of `key` waiting for approval of `transfer` of 5 `to` (call `call_id`); the model then answers
+    `answer` (None: the run is not expected to ask again, so nothing is left queued for the next test)."""
+    call = {"id": call_id, "name": "transfer", "arguments": {"amount": 5, "to": to}}
     model.enqueue(body=chat_completion(tool_calls=[call]))
     if answer is not None:
         model.enqueue(body=chat_completion(content=answer))
@@ -176,7 +181,7 @@ def test_a_waiting_run_is_followed_live_and_approved_from_its_page(
     sign_in(page, api, "approver", f"#/runs/{run_id}")
     expect(page.locator("#run-summary")).to_contain_text("WAITING_APPROVAL")
     approval = page.locator('#run-approvals [data-call-id="call_live_1"]')
-    expect(approval.locator(".approval-arguments")).to_have_text('{"amount":5,"to":"bob"}')
+    expect(approval.locator(".approval-arguments")).to_have_text('{"amount": 5, "to": "bob"}')
     # When the person approves it with a reason, without reloading the page
     approval.locator('input[name="reason"]').fill("bob is known")
     approval.locator("button.approve").click()
@@ -252,3 +257,34 @@ def test_the_page_is_served_with_a_strict_content_security_policy(api: LocalApi)
     assert "default-src 'none'" in policy and "script-src 'self'" in policy and "unsafe" not in policy
     assert response.headers["x-content-type-options"] == "nosniff"
     assert '<script src="console.js" defer></script>' in response.text
+
+
+def test_the_approvals_view_finds_a_waiting_call_among_150_runs_refreshes_and_shows_arguments_escaped(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given 150 runs of the key "crowd" that wait for nothing (stored directly), and one of its runs waiting
+    # for a transfer to an account whose digits a bidi override shows reversed
+    store = api.environment.runtime.store
+    for n in range(150):
+        store.create_run(make_meta(f"crowd-{n:03d}", owner="crowd"), [])
+    first = waiting_run(api, model, "crowd", "call_crowd_1", None, to="acct-1234\u202e0009")
+    # When the person opens the approvals view (its timers on a clock the test moves on)
+    page.clock.install()
+    sign_in(page, api, "crowd", "#/approvals")
+    # Then the call is there, its arguments with the override shown as an escape, and a countdown to its wait's end
+    card = page.locator('#approvals [data-call-id="call_crowd_1"]')
+    expect(card.locator(".approval-arguments")).to_have_text('{"amount": 5, "to": "acct-1234\\u202e0009"}')
+    expect(card.locator(".countdown")).to_contain_text(re.compile(r"times out in \d+ min \d+ s"))
+    expect(page.locator(f'#approvals .card[data-run-id="{first}"] .run-link')).to_have_text(first)
+    # When another call of the key starts waiting while the view is open
+    second = waiting_run(api, model, "crowd", "call_crowd_2", None)
+    page.clock.run_for(REFRESH_MS)
+    # Then the view shows it too, without a reload (it reads the waiting calls again every few seconds)
+    expect(page.locator('#approvals [data-call-id="call_crowd_2"]')).to_be_visible()
+    expect(page.locator("#approvals .approval")).to_have_count(2)
+    # And both are denied, one at a time, so nothing is left queued for the next test
+    for run_id, call_id in ((first, "call_crowd_1"), (second, "call_crowd_2")):
+        model.enqueue(body=chat_completion(content="Not sent."))
+        with client(api, "crowd") as http:
+            http.post(f"/v1/runs/{run_id}/approvals/{call_id}", json={"approved": False})
+            finished(http, run_id)

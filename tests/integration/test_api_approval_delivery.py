@@ -72,11 +72,14 @@ class WaitingCall:
         record_cancellation(self.runtime.store.require_run(self.item["run_id"]), self.runtime, by="key-a")
 
 
-def waiting_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sfn: FakeStepFunctions) -> WaitingCall:
+def waiting_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sfn: FakeStepFunctions, settings: dict[str, Any] = CONFIG
+) -> WaitingCall:
+    """A run of `key-a` under `settings` (by default its model calls `launch` with target `moon`), waiting."""
     (tmp_path / "launch_tools.py").write_text(MODULE, encoding="utf-8")
     monkeypatch.setenv("STEPFUNCTIONS_ENDPOINT_URL", sfn.url)
-    api = start_handler(tmp_path, monkeypatch, CONFIG)
-    config = StepwiseConfig.from_mapping(CONFIG, environ={})
+    api = start_handler(tmp_path, monkeypatch, settings)
+    config = StepwiseConfig.from_mapping(settings, environ={})
     store = ConversationStore(api.dynamodb, TABLE)
     runtime = StepRuntime(config=config, config_dir=tmp_path, store=store, clock=time.time)
     meta = create_run(runtime, messages=[ChatMessage(role="user", content="Go")], owner="key-a", profile="default")

@@ -29,7 +29,7 @@ def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
 
 def _request(store: ConversationStore, token: str, *, now: float = 1_900_000_000.0) -> Any:
     return store.approvals.request(
-        "run1", 1, 0, CALL, token=token, now=now, timeout_at=now + 600, expires_at=2_000_000_000
+        "run1", 1, 0, CALL, owner="alice", token=token, now=now, timeout_at=now + 600, expires_at=2_000_000_000
     )
 
 

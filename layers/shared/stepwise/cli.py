@@ -46,9 +46,11 @@ def _print_outcome(meta: Any, wall_seconds: float, out: TextIO, *, as_json: bool
 
         print(run_view(meta).model_dump_json(indent=2), file=out)
     else:
+        from stepwise.inputs.display_text import visible
+
         usage = meta.usage
         print("", file=out)
-        print(f"Answer: {meta.answer or '(none)'}", file=out)
+        print(f"Answer: {visible(meta.answer or '(none)')}", file=out)
         print("", file=out)
         print(
             f"run_id {meta.run_id} · status {meta.status} · stop_reason {meta.stop_reason} · "

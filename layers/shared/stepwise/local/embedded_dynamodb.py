@@ -74,12 +74,14 @@ class EmbeddedDynamoDB:
 
 
 def create_table_from_template(client: Any, template: SamTemplate, table_name: str) -> None:
-    """Create the conversation table with the keys and indexes `template.yaml` declares (idempotent)."""
+    """Create the conversation table with the keys and indexes `template.yaml` declares (idempotent); a
+    table made by an earlier version gets the indexes it lacks."""
     properties = template.document["Resources"][TABLE_LOGICAL_ID]["Properties"]
+    indexes = properties.get("GlobalSecondaryIndexes")
     existing = client.list_tables().get("TableNames", [])
     if table_name in existing:
+        _add_missing_indexes(client, table_name, properties["AttributeDefinitions"], indexes or [])
         return
-    indexes = properties.get("GlobalSecondaryIndexes")
     client.create_table(
         TableName=table_name,
         AttributeDefinitions=properties["AttributeDefinitions"],
@@ -90,3 +92,20 @@ def create_table_from_template(client: Any, template: SamTemplate, table_name: s
     ttl = properties.get("TimeToLiveSpecification")
     if ttl:
         client.update_time_to_live(TableName=table_name, TimeToLiveSpecification=ttl)
+
+
+def _add_missing_indexes(
+    client: Any, table_name: str, attributes: list[dict[str, str]], indexes: list[dict[str, Any]]
+) -> None:
+    """Add to an existing table each index of `indexes` it does not have, one UpdateTable each (DynamoDB
+    creates one index per update). The items already stored are indexed as they are."""
+    description = client.describe_table(TableName=table_name)["Table"]
+    present = {index["IndexName"] for index in description.get("GlobalSecondaryIndexes", [])}
+    for index in indexes:
+        if index["IndexName"] in present:
+            continue
+        client.update_table(
+            TableName=table_name,
+            AttributeDefinitions=attributes,
+            GlobalSecondaryIndexUpdates=[{"Create": index}],
+        )

@@ -1,13 +1,19 @@
-"""Prints a run's steps as they happen, reading each finished step's trace from the store."""
+"""Prints a run's steps as they happen, reading each finished step's trace from the store.
+
+What a model or a tool wrote is printed with its invisible and control characters escaped
+(`stepwise.inputs.display_text`): a bidi override cannot reorder an argument on the screen, nor a carriage
+return or an escape sequence rewrite the terminal's line.
+"""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from stepwise.inputs.display_text import arguments_display, visible
 from stepwise.local.asl import StateEvent
+from stepwise.models.approval import ApprovalNote
 from stepwise.models.run import StepRecord
 from stepwise.store import ConversationStore
 
@@ -15,7 +21,8 @@ _OBSERVATION_CHARS = 240
 
 
 def _short(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
+    # escaped first: str.split() takes some of those characters (U+2028, U+001C...) for spaces
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -28,14 +35,14 @@ def describe_step(step: StepRecord) -> list[str]:
         return [f"{prefix} model     {step.latency_ms or 0:.0f} ms, {tokens}{final}"]
     if step.kind == "reasoning":
         shown = _short(step.thought, 200) if step.thought else "(not shown by the provider)"
-        return [f"{prefix} reasoning {shown}"] + ([f"{prefix} note      {step.note}"] if step.note else [])
+        return [f"{prefix} reasoning {shown}"] + ([f"{prefix} note      {visible(step.note)}"] if step.note else [])
     if step.kind == "parse":
         lines = [f"{prefix} thought   {_short(step.thought, 200)}"] if step.thought else []
         for call in step.calls or []:
-            arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)
-            lines.append(f"{prefix} action    {call['name']} {arguments}")
+            arguments = arguments_display(call.get("arguments", {}))
+            lines.append(f"{prefix} action    {visible(str(call['name']))} {arguments}")
         if step.note:
-            lines.append(f"{prefix} note      {step.note}")
+            lines.append(f"{prefix} note      {visible(step.note)}")
         if step.error:
             lines.append(f"{prefix} unreadable model output: {_short(step.error, 200)}")
         if step.decision == "final_answer":
@@ -49,12 +56,19 @@ def describe_step(step: StepRecord) -> list[str]:
             f"about {note.tokens_before} -> {note.tokens_after} tokens, {by}"
         ]
     if step.kind == "tool":
-        status = "ok" if step.ok else "failed"
-        return [
-            f"{prefix} observe   {step.action} ({status}, {step.latency_ms or 0:.0f} ms): "
-            f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
-        ]
+        status, latency = "ok" if step.ok else "failed", step.latency_ms or 0
+        lines = [f"{prefix} approval  {_answer(step.approval)}"] if step.approval is not None else []
+        observed = f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
+        return [*lines, f"{prefix} observe   {visible(step.action or '')} ({status}, {latency:.0f} ms): {observed}"]
     return []
+
+
+def _answer(note: ApprovalNote) -> str:
+    """How a call's approval was answered, in one line: status, by whom and when, and why."""
+    by = f" by {visible(note.answered_by)}" if note.answered_by else ""
+    at = f" at {note.answered_at}" if note.answered_at else ""
+    why = f": {_short(note.reason, 200)}" if note.reason else ""
+    return f"{note.status.replace('_', ' ')}{by}{at}{why}"
 
 
 class LiveTracePrinter:

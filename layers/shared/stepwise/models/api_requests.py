@@ -243,6 +243,7 @@ class ReplayRequest(StrictRequest):
     metadata: Metadata = Field(default_factory=dict, description="Up to 16 string pairs stored with the new run.")
 
 
+ARGUMENTS_SHA256_PATTERN = r"^[0-9a-f]{64}$"
 # The approver's reason reaches the model as part of an observation: short, like a review comment.
 MAX_APPROVAL_REASON_CHARS = 2000
 
@@ -255,4 +256,10 @@ class ApprovalRequest(StrictRequest):
         default=None,
         max_length=MAX_APPROVAL_REASON_CHARS,
         description="Why; on a denial the model reads it in the call's observation.",
+    )
+    arguments_sha256: str | None = Field(
+        default=None,
+        pattern=ARGUMENTS_SHA256_PATTERN,
+        description="The `arguments_sha256` of the call as it was shown (lowercase hex): the answer is refused "
+        "with 409 `approval_stale` when the call waiting now has other arguments. Optional, but checked when sent.",
     )

@@ -10,6 +10,7 @@ from pydantic import (
     computed_field,
 )
 
+from stepwise.models.approval import ApprovalNote
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -82,6 +83,10 @@ class TraceStep(BaseModel, defer_build=True):
     compaction: CompactionNote | None = Field(
         default=None, description="A compaction step: what its summary covers, and the request before and after."
     )
+    approval: ApprovalNote | None = Field(
+        default=None,
+        description="A tool call that waited for approval: approved, denied or timed out, by whom, when and why.",
+    )
 
 
 class PendingApproval(BaseModel, defer_build=True):
@@ -90,9 +95,34 @@ class PendingApproval(BaseModel, defer_build=True):
     call_id: str
     tool: str
     arguments: dict[str, Any]
+    arguments_display: str = Field(
+        description="The arguments as JSON text to show a person: every invisible, bidi or control character "
+        "(Unicode Cc, Cf, Zl, Zp) written as its escape (`\\u202e`), so it shows what the tool would receive "
+        "and still parses to `arguments`."
+    )
+    arguments_sha256: str = Field(
+        description="SHA-256 (hex) of the arguments as canonical JSON (keys sorted, separators `,` and `:`, "
+        "UTF-8): send it back with the answer to approve exactly these arguments."
+    )
     iteration: int
     requested_at: str
     timeout_at: str = Field(description="Unanswered by then, the call is denied (not run).")
+
+
+class WaitingApproval(PendingApproval):
+    """One call in `GET /v1/approvals`: a call waiting for approval, and the run it belongs to."""
+
+    run_id: str
+    profile: str
+
+
+class ApprovalList(BaseModel, defer_build=True):
+    """`GET /v1/approvals`: a page of the caller's calls waiting for approval, across their runs, oldest first."""
+
+    approvals: list[WaitingApproval]
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
 
 
 class RunView(BaseModel, defer_build=True):

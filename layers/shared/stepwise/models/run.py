@@ -4,6 +4,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from stepwise.models.approval import ApprovalNote
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.trace_context import TraceContext
@@ -294,6 +295,8 @@ class StepRecord(BaseModel, defer_build=True):
     # a model call: its request as estimated here (what the provider's count is compared with)
     estimated_tokens: OptionalCount = None
     compaction: CompactionNote | None = None
+    # a call that waited for approval: how, by whom, when and why it was answered
+    approval: ApprovalNote | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepwise.errors import ApprovalDenied, ApprovalSettled
-from stepwise.models.approval import Approval, ApprovalStatus
+from stepwise.models.approval import Approval, ApprovalNote, ApprovalStatus
 from stepwise.models.messages import ToolCall
 from stepwise.models.run import RunMeta
 from stepwise.models.state import ApprovalWaitEvent
@@ -35,6 +35,8 @@ class Verdict:
     reason: str | None = None
     # False when no person refused the call: its wait failed, or the workflow cannot wait for an answer
     by_approver: bool = True
+    # what the call's trace step records of the answer
+    note: ApprovalNote | None = None
 
     def observation(self, call: ToolCall, timeout_seconds: int | None) -> str:
         """What the model reads instead of the tool's result."""
@@ -100,6 +102,7 @@ def await_approval(event: ApprovalWaitEvent, runtime: StepRuntime) -> dict[str, 
         event.iteration,
         event.index,
         call,
+        owner=stored.meta.owner,
         token=event.task_token,
         now=now,
         timeout_at=now + timeout,
@@ -174,4 +177,13 @@ def settle_approval(run_id: str, iteration: int, index: int, outcome: Any, runti
     metrics.add_metric(name="ApprovalsGranted" if approved else "ApprovalsRefused", unit="Count", value=1)
     # an answer stored through the API is a person's, whatever the wait itself ended with
     by_approver = by_approver or approval.answered_by is not None
-    return Verdict(approved=approved, status=approval.status, reason=approval.reason, by_approver=by_approver)
+    note = ApprovalNote(
+        status=approval.status,
+        answered_by=approval.answered_by,
+        answered_at=approval.answered_at,
+        reason=approval.reason,
+        arguments_sha256=approval.arguments_sha256,
+    )
+    return Verdict(
+        approved=approved, status=approval.status, reason=approval.reason, by_approver=by_approver, note=note
+    )

@@ -78,6 +78,9 @@ def record_cancellation(meta: RunMeta, runtime: StepRuntime, *, by: str) -> RunM
     counted); `RunAlreadyEnded` if it ended first."""
     usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
     cancelled = runtime.store.directory.cancel_run(meta.run_id, by=by, usage=usage)
+    if meta.status == "WAITING_APPROVAL":
+        # its waiting calls will never be answered: out of the owner's listing of what waits
+        runtime.store.approvals.withdraw(meta.run_id)
     metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
     record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
     return cancelled

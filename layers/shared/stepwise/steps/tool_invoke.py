@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.errors import InvalidStateEvent
+from stepwise.models.approval import ApprovalNote
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
@@ -46,10 +47,12 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
+    approval = None
     if event.call.approval_timeout_seconds is not None:
         verdict = settle_approval(event.run_id, event.iteration, event.index, event.approval, runtime)
         if not verdict.approved:
             return _record_refusal(event, stored.meta, call, verdict, runtime)
+        approval = verdict.note
     note = None
     if stored.meta.replay is not None:
         replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime)
@@ -91,6 +94,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         latency_ms=observation.latency_ms,
         sent=sent,
         note=note,
+        approval=approval,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
@@ -117,7 +121,7 @@ def _record_refusal(
     """Store the observation of a call that was not approved; the tool is not called."""
     content = verdict.observation(call, event.call.approval_timeout_seconds)
     error = f"approval {verdict.status.replace('_', ' ')}"
-    _store_observation(event, run, call, runtime, content=content, ok=False, error=error)
+    _store_observation(event, run, call, runtime, content=content, ok=False, error=error, approval=verdict.note)
     logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
     return ToolInvokeResult(call_id=call.id, ok=False)
 
@@ -157,8 +161,10 @@ def _store_observation(
     latency_ms: float | None = None,
     sent: SentCall | None = None,
     note: str | None = None,
+    approval: ApprovalNote | None = None,
 ) -> None:
-    """Commit the call's observation message, with its trace step, in the call's slot."""
+    """Commit the call's observation message, with its trace step (and how its approval was answered), in
+    the call's slot."""
     message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
     step = StepRecord(
         iteration=event.iteration,
@@ -174,5 +180,6 @@ def _store_observation(
         idempotency_key=sent.idempotency_key if sent is not None and sent.attempt is not None else None,
         attempt=sent.attempt if sent is not None else None,
         note=note,
+        approval=approval,
     )
     runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)

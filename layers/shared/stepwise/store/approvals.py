@@ -7,6 +7,11 @@ settled by ToolInvoke when the wait ended otherwise (timed out, or answered stra
 ToolInvoke marks the outcome it acts on consumed, after which the API never undoes the answer. META is
 `WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are conditional
 on those statuses, so they never reopen an ended run.
+
+While it is pending the item also carries `waiting_owner` and `waiting_order`, the keys of the sparse
+`WaitingApprovalsByOwner` index: every write that takes it out of `pending` removes `waiting_owner` in the
+same update, and `reopen` sets it again, so the index holds exactly the owner's waiting calls with no write
+of its own (`store/waiting_approvals.py` reads it).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.table import Table
 from stepwise.store.transient import condition_failed, error_code
+from stepwise.store.waiting_approvals import WaitingPage, list_waiting
 
 APPROVAL_PREFIX = "APPROVAL#"
 # An answer's transaction meeting another write of the call or its run at that instant is sent again this often.
@@ -97,6 +103,11 @@ class ApprovalStore:
             if not start:
                 return approvals
 
+    def waiting(self, owner: str, *, limit: int, after: str | None, now: float) -> WaitingPage:
+        """Up to `limit` of `owner`'s calls waiting for approval, oldest first, after the `after` position
+        (`store/waiting_approvals.py`)."""
+        return list_waiting(self._db, owner, limit=limit, after=after, now=now)
+
     def request(
         self,
         run_id: str,
@@ -104,14 +115,16 @@ class ApprovalStore:
         index: int,
         call: ToolCall,
         *,
+        owner: str,
         token: str,
         now: float,
         timeout_at: float,
         expires_at: int,
     ) -> Approval:
-        """Store the call as waiting with `token` until `timeout_at`; a call already waiting (a replayed
-        wait) takes the new token and wait, unless its first wait has run out by `now`; one already
-        answered, or run out, is returned as it is."""
+        """Store `owner`'s call as waiting with `token` until `timeout_at` (and so in the owner's index of
+        waiting calls); a call already waiting (a replayed wait) takes the new token and wait, unless its
+        first wait has run out by `now`; one already answered, or run out, is returned as it is."""
+        requested_at = self._now_iso()
         item = {
             "pk": keys.run_pk(run_id),
             "sk": approval_sk(iteration, index),
@@ -123,9 +136,12 @@ class ApprovalStore:
             "arguments": json.dumps(call.arguments),
             "status": "pending",
             "task_token": token,
-            "requested_at": self._now_iso(),
+            "requested_at": requested_at,
             "timeout_at": timeout_at,
             "expires_at": expires_at,
+            "owner": owner,
+            "waiting_owner": owner,
+            "waiting_order": keys.waiting_order(requested_at, run_id, iteration, index),
         }
         if self._db.put_if_absent(item):
             return _to_approval(item)
@@ -172,7 +188,7 @@ class ApprovalStore:
         update = {
             "TableName": self._db.name,
             "Key": self._key(approval.run_id, approval.iteration, approval.index),
-            "UpdateExpression": "SET " + ", ".join(f"#{key} = :{key}" for key in sets),
+            "UpdateExpression": "SET " + ", ".join(f"#{key} = :{key}" for key in sets) + " REMOVE waiting_owner",
             "ConditionExpression": "attribute_exists(pk) AND #status = :pending AND task_token = :token",
             "ExpressionAttributeNames": {"#status": "status"} | {f"#{key}": key for key in sets},
             "ExpressionAttributeValues": {f":{key}": serialize_value(value) for key, value in sets.items()}
@@ -208,19 +224,25 @@ class ApprovalStore:
         nor one settled otherwise since: the approval is then returned as it stands.
         """
         names = ["reason", "answered_by", "answered_at"]
+        # back in its owner's index (a call stored before the index has no owner, and stays out of it)
+        listed = {":owner": serialize_value(approval.owner)} if approval.owner else {}
         try:
             self._db.call(
                 "update_item",
                 TableName=self._db.name,
                 Key=self._key(approval.run_id, approval.iteration, approval.index),
-                UpdateExpression="SET #status = :pending REMOVE " + ", ".join(names),
+                UpdateExpression="SET #status = :pending"
+                + (", waiting_owner = :owner" if listed else "")
+                + " REMOVE "
+                + ", ".join(names),
                 ConditionExpression="#status = :answered AND task_token = :token AND attribute_not_exists(consumed_at)",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues={
                     ":pending": serialize_value("pending"),
                     ":answered": serialize_value(approval.status),
                     ":token": serialize_value(approval.task_token),
-                },
+                }
+                | listed,
             )
         except ClientError as exc:
             if not condition_failed(exc):
@@ -265,7 +287,8 @@ class ApprovalStore:
                 "update_item",
                 TableName=self._db.name,
                 Key=self._key(approval.run_id, approval.iteration, approval.index),
-                UpdateExpression="SET " + ", ".join(f"#{key} = :{key}" for key in sets),
+                # consumed or settled, the call no longer waits: out of its owner's index
+                UpdateExpression="SET " + ", ".join(f"#{key} = :{key}" for key in sets) + " REMOVE waiting_owner",
                 ConditionExpression=f"attribute_exists(pk) AND {condition}",
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
@@ -296,6 +319,30 @@ class ApprovalStore:
                 raise
             return False
         return True
+
+    def withdraw(self, run_id: str) -> int:
+        """Take the calls of an ended run that still wait out of their owner's index (the call itself stays
+        pending: nothing answered it); how many were. One Query of the run's approvals, one update each."""
+        withdrawn = 0
+        for approval in self.list(run_id):
+            if not approval.pending:
+                continue
+            try:
+                self._db.call(
+                    "update_item",
+                    TableName=self._db.name,
+                    Key=self._key(run_id, approval.iteration, approval.index),
+                    UpdateExpression="REMOVE waiting_owner",
+                    ConditionExpression="#status = :pending",
+                    ExpressionAttributeNames={"#status": "status"},
+                    ExpressionAttributeValues={":pending": serialize_value("pending")},
+                )
+            except ClientError as exc:
+                if not condition_failed(exc):
+                    raise
+                continue  # settled meanwhile, which took it out already
+            withdrawn += 1
+        return withdrawn
 
     def mark_waiting(self, run_id: str) -> bool:
         """META to WAITING_APPROVAL, unless the run ended (or is not yet RUNNING); False when not changed."""

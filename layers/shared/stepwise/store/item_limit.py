@@ -36,8 +36,9 @@ JSON_TEXT_ATTRIBUTES = frozenset(
 """The attributes the store writes as JSON text (`store/items.py`, `conversation.py`, `approvals.py`,
 `summaries.py`): cut inside their JSON, never as text."""
 
-NEVER_CUT = frozenset({"pk", "sk", "owner", "run_order"})
-"""The table's keys and the `RunsByOwner` index's, which identify an item rather than hold content."""
+NEVER_CUT = frozenset({"pk", "sk", "owner", "run_order", "waiting_owner", "waiting_order"})
+"""The table's keys and its indexes' (`RunsByOwner`, `WaitingApprovalsByOwner`), which identify an item
+rather than hold content."""
 
 _MIN_CUT_BYTES = 1024
 # "\n[cut by the store: the last N characters did not fit ...]", with N as long as it can be

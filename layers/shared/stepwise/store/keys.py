@@ -45,6 +45,16 @@ def run_order(created_at: str, run_id: str) -> str:
     return f"{created_at}#{run_id}"
 
 
+WAITING_INDEX = "WaitingApprovalsByOwner"
+"""The sparse global secondary index of the calls waiting for approval: partition `waiting_owner`, sort key
+`waiting_order`, both set on an `APPROVAL#` item only while it is pending."""
+
+
+def waiting_order(requested_at: str, run_id: str, iteration: int, index: int) -> str:
+    """Sort key of a waiting call among its owner's (`waiting_order`): when it was asked, then which call."""
+    return f"{requested_at}#{run_id}#{iteration:04d}#{index:02d}"
+
+
 def session_pk(owner: str, session_id: str) -> str:
     """Partition key of one owner's multi-turn session: `SESSION#<owner>#<session_id>`.
 

@@ -3,6 +3,8 @@
 // Every call goes to the public API with the key the person typed (kept in this tab's sessionStorage).
 // Whatever a model or a tool wrote is put in the page with textContent, never parsed as markup, and the
 // only links the page makes point into the page itself (#/runs/<id>, with an id the API validated).
+// Invisible and control characters in it (bidi overrides, zero-width characters, line separators, C0/C1
+// controls) are shown as escapes (`visible`), as the API's `arguments_display` and the CLI show them.
 "use strict";
 
 const KEY_STORAGE = "stepwise.apiKey";
@@ -12,7 +14,13 @@ const KIND_NAMES = { llm: "model", parse: "decision", tool: "tool", format: "for
 // The API is served from the same origin, one level above the console's /ui/ (a stage path included).
 const API_BASE = new URL("..", window.location.href).pathname.replace(/\/$/, "");
 
+// How often the approvals view reads the waiting calls again, and how many pages it follows at most.
+const APPROVALS_REFRESH_MS = 5000;
+const APPROVALS_PAGE_SIZE = 50;
+const APPROVALS_MAX_PAGES = 20;
+
 let following = null; // the AbortController of the event stream of the run on screen
+let approvalTimers = []; // the approvals view's refresh and countdown timers, cleared when the view changes
 
 // ---- DOM helpers: elements built with text, never with markup ----
 
@@ -36,6 +44,23 @@ function text(tag, value, className) {
   if (className) node.className = className;
   node.textContent = value === undefined || value === null ? "" : String(value);
   return node;
+}
+
+// Unicode's Cc (but LF and TAB, which are layout), Cf (bidi overrides and isolates among them), Zl and Zp
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+// `value` as text with each invisible or control character written as its JSON escape (`\u202e`; a character
+// past the BMP as its two surrogates), the rule of stepwise.inputs.display_text
+function visible(value) {
+  if (value === undefined || value === null) return "";
+  return String(value).replace(INVISIBLE, (character) => {
+    if (character === "\n" || character === "\t") return character;
+    let escaped = "";
+    for (let index = 0; index < character.length; index += 1) {
+      escaped += "\\u" + character.charCodeAt(index).toString(16).padStart(4, "0");
+    }
+    return escaped;
+  });
 }
 
 function show(...nodes) {
@@ -182,19 +207,28 @@ function stepTitle(step) {
   return KIND_NAMES[step.kind] || step.kind;
 }
 
+// how a call's approval was answered: status, by whom, when and why
+function approvalAnswer(approval) {
+  const parts = [approval.status.replace("_", " ")];
+  if (approval.answered_by) parts.push("by " + visible(approval.answered_by));
+  if (approval.answered_at) parts.push("at " + approval.answered_at);
+  return "Approval: " + parts.join(" ") + (approval.reason ? ": " + visible(approval.reason) : "");
+}
+
 function stepDetails(step) {
   const details = [];
-  if (step.thought) details.push(text("p", step.thought, "text thought"));
+  if (step.thought) details.push(text("p", visible(step.thought), "text thought"));
   if (step.kind === "parse" && step.calls) {
-    for (const call of step.calls) details.push(text("p", call.name + " " + JSON.stringify(call.arguments || {}), "text call"));
+    for (const call of step.calls) details.push(text("p", visible(call.name + " " + JSON.stringify(call.arguments || {})), "text call"));
   }
   if (step.kind === "tool") {
-    if (step.arguments) details.push(text("p", JSON.stringify(step.arguments), "text arguments"));
-    if (step.observation !== null && step.observation !== undefined) details.push(text("p", step.observation, "text observation"));
+    if (step.approval) details.push(text("p", approvalAnswer(step.approval), "text approval-answer"));
+    if (step.arguments) details.push(text("p", visible(JSON.stringify(step.arguments)), "text arguments"));
+    if (step.observation !== null && step.observation !== undefined) details.push(text("p", visible(step.observation), "text observation"));
   }
-  if (step.answer) details.push(text("p", step.answer, "text step-answer"));
-  if (step.error) details.push(text("p", step.error, "text step-error"));
-  if (step.note) details.push(text("p", step.note, "text note"));
+  if (step.answer) details.push(text("p", visible(step.answer), "text step-answer"));
+  if (step.error) details.push(text("p", visible(step.error), "text step-error"));
+  if (step.note) details.push(text("p", visible(step.note), "text note"));
   return details;
 }
 
@@ -251,7 +285,9 @@ function approvalForm(runId, approval, onAnswered) {
   const answer = async (approved, buttons) => {
     buttons.forEach((button) => { button.disabled = true; });
     try {
-      const body = { approved };
+      // the hash of the arguments shown: the API refuses the answer (409 approval_stale) if the call
+      // waiting now has other arguments
+      const body = { approved, arguments_sha256: approval.arguments_sha256 };
       if (reason.value.trim()) body.reason = reason.value.trim();
       await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(approval.call_id), body);
       notice("");
@@ -265,10 +301,28 @@ function approvalForm(runId, approval, onAnswered) {
   const deny = el("button", { type: "button", class: "danger deny" }, "Deny");
   approve.addEventListener("click", () => answer(true, [approve, deny]));
   deny.addEventListener("click", () => answer(false, [approve, deny]));
+  const countdown = text("span", "", "countdown");
+  countdown.dataset.timeoutAt = approval.timeout_at;
+  tick(countdown);
   return el("div", { class: "approval", "data-call-id": approval.call_id },
-    el("div", {}, text("strong", approval.tool, "approval-tool"), " ", text("span", "waits since " + approval.requested_at, "measure")),
-    text("p", JSON.stringify(approval.arguments), "text approval-arguments"),
+    el("div", {}, text("strong", visible(approval.tool), "approval-tool"), " ",
+      text("span", "waits since " + approval.requested_at, "measure"), " · ", countdown),
+    text("p", approval.arguments_display || visible(JSON.stringify(approval.arguments)), "text approval-arguments"),
     el("div", { class: "actions" }, reason, approve, deny));
+}
+
+// A countdown to the wait's end (`data-timeout-at`, an ISO time): unanswered by then, the call is denied.
+function tick(countdown) {
+  const left = Math.round((Date.parse(countdown.dataset.timeoutAt) - Date.now()) / 1000);
+  if (!Number.isFinite(left)) {
+    countdown.textContent = "";
+  } else if (left <= 0) {
+    countdown.textContent = "timed out";
+    countdown.classList.add("expired");
+  } else {
+    const minutes = Math.floor(left / 60);
+    countdown.textContent = "times out in " + (minutes ? minutes + " min " : "") + (left % 60) + " s";
+  }
 }
 
 function runFacts(run) {
@@ -394,23 +448,61 @@ async function readEvents(response, onEvent) {
 
 // ---- the approvals ----
 
+// Every call waiting for the caller, oldest first: the pages of GET /v1/approvals, followed to the end.
+async function waitingCalls() {
+  const calls = [];
+  let cursor = null;
+  for (let pages = 0; pages < APPROVALS_MAX_PAGES; pages += 1) {
+    const params = new URLSearchParams({ limit: String(APPROVALS_PAGE_SIZE) });
+    if (cursor) params.set("cursor", cursor);
+    const page = await api("GET", "/v1/approvals?" + params);
+    calls.push(...page.approvals);
+    cursor = page.next_cursor;
+    if (!cursor) break;
+  }
+  return calls;
+}
+
+// The calls waiting for the caller's approval, read again every few seconds while the view is open: a call
+// that arrives gets its card, one answered or timed out elsewhere loses it, and a card being filled in stays.
 async function showApprovals() {
   const list = el("div", { id: "approvals" });
-  show(text("h2", "Approvals"), text("p", "Tool calls of your runs waiting for you.", "hint"), list);
-  const page = await api("GET", "/v1/runs?status=WAITING_APPROVAL&limit=100");
-  const runs = await Promise.all(page.runs.map((run) => api("GET", "/v1/runs/" + encodeURIComponent(run.run_id))));
-  let count = 0;
-  for (const run of runs) {
-    for (const pending of run.pending_approvals || []) {
-      count += 1;
-      const card = el("div", { class: "card" }, el("div", {}, "Run ", runLink(run.run_id), " · ", text("span", run.profile)));
-      card.append(approvalForm(run.run_id, pending, (approved) => {
-        card.replaceChildren(el("p", { class: "answered" }, approved ? "Approved: " : "Denied: ", text("span", pending.tool), " in run ", runLink(run.run_id)));
+  const empty = text("p", "Nothing waits for approval.", "hint empty");
+  show(text("h2", "Approvals"), text("p", "Tool calls of your runs waiting for you.", "hint"), list, empty);
+  const cards = new Map(); // "<run_id> <call_id>" -> the card, while its call waits
+  const answered = new Set(); // cards answered here: they keep their "Approved"/"Denied" line
+  const render = (calls) => {
+    const listed = new Set();
+    for (const pending of calls) {
+      const key = pending.run_id + " " + pending.call_id;
+      listed.add(key);
+      if (cards.has(key)) continue;
+      const card = el("div", { class: "card", "data-run-id": pending.run_id },
+        el("div", {}, "Run ", runLink(pending.run_id), " · ", text("span", pending.profile)));
+      card.append(approvalForm(pending.run_id, pending, (approved) => {
+        answered.add(key);
+        card.replaceChildren(el("p", { class: "answered" }, approved ? "Approved: " : "Denied: ",
+          text("span", visible(pending.tool)), " in run ", runLink(pending.run_id)));
       }));
+      cards.set(key, card);
       list.append(card);
     }
-  }
-  if (count === 0) list.append(text("p", "Nothing waits for approval.", "hint empty"));
+    for (const [key, card] of cards) {
+      if (!listed.has(key) && !answered.has(key)) {
+        card.remove();
+        cards.delete(key);
+      }
+    }
+    empty.hidden = cards.size > answered.size;
+  };
+  render(await waitingCalls());
+  let reading = false;
+  approvalTimers.push(window.setInterval(() => {
+    if (reading) return;
+    reading = true;
+    waitingCalls().then(render, failed).finally(() => { reading = false; });
+  }, APPROVALS_REFRESH_MS));
+  approvalTimers.push(window.setInterval(() => list.querySelectorAll(".countdown").forEach(tick), 1000));
 }
 
 // ---- routing ----
@@ -418,6 +510,8 @@ async function showApprovals() {
 async function route() {
   if (following) following.abort();
   following = null;
+  approvalTimers.forEach((timer) => window.clearInterval(timer));
+  approvalTimers = [];
   notice("");
   const hash = window.location.hash || "#/runs";
   const [path, search] = hash.slice(1).split("?");

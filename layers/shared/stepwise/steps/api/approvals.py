@@ -8,6 +8,10 @@ stored; one stored first stands, even when the run is cancelled while it is on i
 execution then never acts on it). If the wait timed out before the token was answered, the answer is
 undone, the call is not run and the answer is refused with 409; if Step Functions could not be reached, the
 answer is undone too, so it can be sent again.
+
+An answer may name the arguments it approves (`arguments_sha256`, as the views show it): when the call
+waiting now has other arguments (the model reused the call id in a later iteration, say), the answer is
+refused with 409 `approval_stale` and nothing is stored.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from stepwise.models.api_responses import RunView
 from stepwise.models.approval import Approval
 from stepwise.models.run import RunMeta
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
-from stepwise.steps.api.problems import ApprovalNotPending, NotFound, RunEnded
+from stepwise.steps.api.problems import ApprovalNotPending, ApprovalStale, NotFound, RunEnded
 from stepwise.steps.api.run_views import describe_run, reported_status
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
@@ -155,6 +159,11 @@ def answer_approval(
     approval = next((each for each in reversed(calls) if each.pending), calls[-1])
     if not approval.pending:
         raise _not_pending(run_id, approval)
+    if request.arguments_sha256 is not None and request.arguments_sha256 != approval.arguments_sha256:
+        raise ApprovalStale(
+            f"call {call_id} of run {run_id} waits with other arguments than the answer names; read it again",
+            details={"run_id": run_id, "call_id": call_id, "arguments_sha256": approval.arguments_sha256},
+        )
     try:
         _deliver(services, run_id, approval, request, owner)
     except RunEndedFirst:

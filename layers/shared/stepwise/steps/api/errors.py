@@ -11,6 +11,8 @@ Status codes, consistently:
 - 409 `run_ended`: a run asked to be cancelled (or a call of it approved) had already ended.
 - 409 `approval_not_pending`: a tool call asked to be approved or denied is not waiting for it (already
   answered, or its wait timed out).
+- 409 `approval_stale`: an answer's `arguments_sha256` is not the hash of the arguments of the call waiting
+  for it (the approver saw other arguments); `details.arguments_sha256` is the current one.
 - 413 `payload_too_large`: the body is over `api.max_body_bytes`.
 - 415 `unsupported_media_type`: a body that is not sent as `application/json`.
 - 422 `invalid_request`: JSON that does not validate: wrong types, unknown fields, empty input, too
@@ -46,6 +48,7 @@ from stepwise.models.api_responses import ErrorBody, ErrorResponse
 from stepwise.steps.api.problems import (
     ApiError,
     ApprovalNotPending,
+    ApprovalStale,
     GatewayTimeout,
     IdempotencyConflict,
     IdempotencyInProgress,
@@ -65,6 +68,7 @@ from stepwise.telemetry.observability import logger
 __all__ = [
     "ApiError",
     "ApprovalNotPending",
+    "ApprovalStale",
     "GatewayTimeout",
     "IdempotencyConflict",
     "IdempotencyInProgress",

@@ -89,6 +89,13 @@ class ApprovalNotPending(ApiError):
     type = "approval_not_pending"
 
 
+class ApprovalStale(ApiError):
+    """The answer names other arguments (`arguments_sha256`) than those of the call waiting now."""
+
+    status = 409
+    type = "approval_stale"
+
+
 class PayloadTooLarge(ApiError):
     """The body is over the configured limit."""
 

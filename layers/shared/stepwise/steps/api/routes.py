@@ -21,7 +21,7 @@ from stepwise.models.api_requests import (
     ReplayRequest,
     RunRequest,
 )
-from stepwise.models.api_responses import ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
+from stepwise.models.api_responses import ApprovalList, ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.chat_routes import register_chat_routes
 from stepwise.steps.api.console_routes import register_console_routes
@@ -253,6 +253,29 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(event)
         require_json(event)
         return answer_approval(services.get(), owner=owner, run_reference=run_id, call_id=call_id, request=body)
+
+    @app.get(
+        "/v1/approvals",
+        summary="List the calls waiting for the caller's approval",
+        description="The tool calls of all the caller's runs that wait for approval, oldest first, each with its "
+        "run, arguments (raw, and escaped for display), their hash and when its wait ends; pass `next_cursor` "
+        "back as `cursor` for the next page.",
+        responses={
+            **success_response(200, "A page of waiting calls; `next_cursor` is absent on the last page.", ApprovalList),
+            **error_responses(400, 401, 422),
+        },
+        tags=["runs"],
+    )
+    def get_approvals(
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE_SIZE, description="Calls per page.")] = DEFAULT_PAGE_SIZE,
+        cursor: Annotated[
+            str | None, Query(min_length=1, max_length=512, description="`next_cursor` of the previous page.")
+        ] = None,
+    ) -> ApprovalList:
+        from stepwise.steps.api.approval_views import list_approvals
+
+        owner = request_owner(app.current_event)
+        return list_approvals(services.get(), owner=owner, limit=limit, cursor=cursor)
 
     register_chat_routes(app, services)
 

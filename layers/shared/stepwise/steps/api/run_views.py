@@ -6,15 +6,13 @@ the streaming function's run events above all, does not load how runs are starte
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from stepwise.models.api_responses import PendingApproval, RunView, TraceStep
+from stepwise.models.api_responses import RunView, TraceStep
 from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
+from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.outcome import run_outcome
-from stepwise.store import ConversationStore
 
 OBSERVATION_SUMMARY_CHARS = 500
 
@@ -43,22 +41,6 @@ def trace_step(record: StepRecord) -> TraceStep:
         observation = observation[:OBSERVATION_SUMMARY_CHARS] + "…"
     fields = record.model_dump(exclude={"action", "observation"})
     return TraceStep(**fields, tool=record.action, observation=observation)
-
-
-def pending_approvals(store: ConversationStore, run_id: str) -> list[PendingApproval]:
-    """The run's tool calls waiting for approval, as `GET /v1/runs/{id}` shows them (never the token)."""
-    return [
-        PendingApproval(
-            call_id=approval.call_id,
-            tool=approval.tool,
-            arguments=approval.arguments,
-            iteration=approval.iteration,
-            requested_at=approval.requested_at,
-            timeout_at=datetime.fromtimestamp(approval.timeout_at, UTC).isoformat(timespec="seconds"),
-        )
-        for approval in store.approvals.list(run_id)
-        if approval.pending
-    ]
 
 
 def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace: bool) -> RunView:
