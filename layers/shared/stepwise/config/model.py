@@ -13,6 +13,7 @@ from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
+from stepwise.config.tool_policy import PolicyMode
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
@@ -108,6 +109,9 @@ class AgentProfile(BaseModel):
     context: ContextSettings = Field(default_factory=ContextSettings)
     # The AWS Region of the profile's Bedrock models that name none (`stepwise.config.aws_region`).
     region: str | None = Field(default=None, min_length=1)
+    # The tool policy: a Cedar file (relative to this file's folder) or Cedar text (`stepwise.config.tool_policy`).
+    policy: str | None = Field(default=None, min_length=1)
+    policy_mode: PolicyMode = "enforce"
 
     @field_validator("tool_choice")
     @classmethod

@@ -10,6 +10,7 @@ from pydantic import (
     computed_field,
 )
 
+from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -81,6 +82,11 @@ class TraceStep(BaseModel, defer_build=True):
     estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
     compaction: CompactionNote | None = Field(
         default=None, description="A compaction step: what its summary covers, and the request before and after."
+    )
+    policy: PolicyVerdict | None = Field(
+        default=None,
+        description="A `policy` step: the tool policy's verdict on call `n` (refused, waiting for approval, or, "
+        "under `policy_mode: log_only`, what would have been).",
     )
 
 
