@@ -53,9 +53,13 @@ def tool_api() -> Iterator[ScriptableToolServer]:
         yield server
 
 
-def transfer_config(write_config: ConfigWriter, api: ScriptableToolServer, amount: int, policy: str) -> Path:
+def transfer_config(
+    write_config: ConfigWriter, api: ScriptableToolServer, amount: int, policy: str, **profile: Any
+) -> Path:
     model = scripted_model(react_action("transfer", {"amount": amount, "to": "acct-1"}), react_answer("Done."))
-    config_dir = write_config(model, apis=[http_api(api.url, TRANSFER)], policy="policies/payments.cedar")
+    config_dir = write_config(
+        model, apis=[http_api(api.url, TRANSFER)], policy="policies/payments.cedar", **profile
+    )
     (config_dir / "policies").mkdir()
     (config_dir / "policies" / "payments.cedar").write_text(policy, encoding="utf-8")
     return config_dir
@@ -90,6 +94,23 @@ def test_a_call_the_policy_permits_reaches_the_api_once(
     steps = environment.runtime.store.list_steps(meta.run_id)
     assert [request.json() for request in tool_api.requests] == [{"amount": 50, "to": "acct-1"}]
     assert (meta.status, [step.kind for step in steps if step.kind == "policy"]) == ("SUCCEEDED", [])
+
+
+def test_under_log_only_a_call_the_policy_forbids_runs_and_its_verdict_is_recorded(
+    write_config: ConfigWriter, local_run: Callable[..., Any], tool_api: ScriptableToolServer
+) -> None:
+    # Given the policy forbidding transfers over 100 in log_only mode, and a model that asks to transfer 500
+    config = transfer_config(write_config, tool_api, 500, CAPPED, policy_mode="log_only")
+    environment, _ = local_run(config)
+    # When the question is asked
+    meta, _ = environment.ask("pay acct-1 500")
+    # Then the API received the transfer, and the trace records what the policy would have done
+    steps = environment.runtime.store.list_steps(meta.run_id)
+    policy = [step.policy for step in steps if step.kind == "policy"]
+    assert [request.json() for request in tool_api.requests] == [{"amount": 500, "to": "acct-1"}]
+    assert [(verdict.effect, verdict.mode, verdict.policies) for verdict in policy if verdict] == [
+        ("forbid", "log_only", ["no-transfer-over-100"])
+    ]
 
 
 def test_a_call_a_permit_annotated_approval_required_waits_for_a_person(

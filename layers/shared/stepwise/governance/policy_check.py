@@ -18,6 +18,7 @@ has no condition and applies to every caller. Conditions are not otherwise evalu
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -172,10 +173,12 @@ def _validate(text: str, schema: dict[str, Any], policies: dict[str, _Policy], u
         if error.policy_id and policy is None:
             continue
         where = f"policy `{policy.name}`: " if policy is not None else ""
-        if any(f"`arguments.{name}`" in error.error for name in untyped):
+        # Cedar names the policy by its own id ("for policy `policy1`, ..."); the name above replaces it
+        text = re.sub(r"^for policy `[^`]*`[,:]? ?", "", error.error)
+        if any(f"`arguments.{name}`" in text for name in untyped):
             notes.append(f"{where}not validated: it reads an argument whose JSON schema Cedar cannot type")
         else:
-            problems.append(f"{where}{error.error}")
+            problems.append(f"{where}{text}")
     return problems, notes
 
 
