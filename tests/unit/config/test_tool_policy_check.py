@@ -4,6 +4,7 @@ no permit can reach."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 
 from stepwise.config.check import check_config_file
 from stepwise.errors import ConfigError
+from tests.conftest import PROJECT_ROOT
 
 SCRIPTED = {"provider": "scripted", "scenarios": [{"turns": [{"content": "done"}]}]}
 TRANSFER = {
@@ -118,3 +120,12 @@ def test_a_policy_reading_an_argument_cedar_cannot_type_is_noted_not_refused(tmp
     assert report.warnings == [
         "profiles.default.policy: policy `memo`: not validated: it reads an argument whose JSON schema Cedar cannot type"
     ]
+
+
+def test_the_documented_example_policy_validates_and_reaches_every_tool(tmp_path: Path) -> None:
+    # Given docs/payments.cedar, the example of docs/tools.md, named as a file beside the configuration
+    shutil.copy(PROJECT_ROOT / "docs" / "payments.cedar", tmp_path)
+    # When the configuration is checked
+    report = check_config_file(write_config(tmp_path, "payments.cedar"))
+    # Then it is valid and no tool is out of reach
+    assert report.warnings == []

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stepwise.governance.tool_policy import CallFacts, ToolPolicy
+from tests.conftest import PROJECT_ROOT
 
 SCHEMA = {
     "type": "object",
@@ -75,3 +76,25 @@ def test_under_log_only_a_forbidden_call_is_not_refused() -> None:
     decided = policy.decide(facts({"amount": 5, "to": "ext-9"}), SCHEMA)
     # Then the verdict says forbid, and the call is not refused
     assert (decided.effect, decided.refuses, decided.mode) == ("forbid", False, "log_only")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "verdict"),
+    [
+        pytest.param({"amount": 100, "to": "acct-1"}, ("permit", ["transfers-up-to-100"]), id="up to 100 runs"),
+        pytest.param(
+            {"amount": 101, "to": "acct-1"}, ("approval", ["transfers-over-100-need-approval"]), id="above asks"
+        ),
+        pytest.param({"amount": 5, "to": "iban-77"}, ("forbid", ["company-accounts-only"]), id="never outside"),
+    ],
+)
+def test_the_documented_example_policy_decides_as_documented(
+    arguments: dict[str, Any], verdict: tuple[str, list[str]]
+) -> None:
+    # Given docs/payments.cedar, enforced, and `transfer` taking a whole amount
+    policy = ToolPolicy((PROJECT_ROOT / "docs" / "payments.cedar").read_text(encoding="utf-8"), "enforce")
+    schema = {"type": "object", "properties": {"amount": {"type": "integer"}, "to": {"type": "string"}}}
+    # When a transfer is decided
+    decided = policy.decide(facts(arguments), schema)
+    # Then the verdict is the one docs/tools.md describes
+    assert (decided.effect, decided.policies) == verdict
