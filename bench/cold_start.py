@@ -145,7 +145,10 @@ def _print_policy_cost(interpreter: str) -> None:
     print("| what | ms | vs floor |")
     print("| --- | ---: | ---: |")
     print(f"| `import cedarpy` | {imports:.1f} | {imports / floor:.2f}x |")
-    print(f"| first use: that import, parse docs/payments.cedar, decide one call | {first_uses:.1f} | {first_uses / floor:.2f}x |")
+    print(
+        f"| first use: that import, parse docs/payments.cedar, decide one call | {first_uses:.1f} "
+        f"| {first_uses / floor:.2f}x |"
+    )
     print(f"| each further call decided (mean of {_POLICY_CALLS}) | {warm:.3f} | |")
     print(f"floor: {floor:.0f} ms; a profile without a policy never imports cedarpy")
 

@@ -57,9 +57,7 @@ def transfer_config(
     write_config: ConfigWriter, api: ScriptableToolServer, amount: int, policy: str, **profile: Any
 ) -> Path:
     model = scripted_model(react_action("transfer", {"amount": amount, "to": "acct-1"}), react_answer("Done."))
-    config_dir = write_config(
-        model, apis=[http_api(api.url, TRANSFER)], policy="policies/payments.cedar", **profile
-    )
+    config_dir = write_config(model, apis=[http_api(api.url, TRANSFER)], policy="policies/payments.cedar", **profile)
     (config_dir / "policies").mkdir()
     (config_dir / "policies" / "payments.cedar").write_text(policy, encoding="utf-8")
     return config_dir

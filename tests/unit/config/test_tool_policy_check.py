@@ -40,7 +40,10 @@ def write_config(directory: Path, policy: str, **profile: Any) -> Path:
     """A configuration whose profile has `transfer` and the calculator, under `policy`."""
     config = {
         "models": {"m": SCRIPTED},
-        "tools": {"apis": [{"url": "http://127.0.0.1:9", "internal": True, "tools": [TRANSFER]}], "builtin": ["calculator"]},
+        "tools": {
+            "apis": [{"url": "http://127.0.0.1:9", "internal": True, "tools": [TRANSFER]}],
+            "builtin": ["calculator"],
+        },
         "profiles": {"default": {"model": "m", "policy": policy, **profile}},
     }
     path = directory / "stepwise.yaml"
@@ -51,7 +54,7 @@ def write_config(directory: Path, policy: str, **profile: Any) -> Path:
 def test_a_policy_that_does_not_parse_is_refused_naming_its_file_and_line(tmp_path: Path) -> None:
     # Given a policy file whose second statement, on line 5, is broken
     (tmp_path / "payments.cedar").write_text(
-        PERMIT_SMALL + "\n@id(\"broken\")\nforbid(principal, action, resource) when { context.iteration < };\n",
+        PERMIT_SMALL + '\n@id("broken")\nforbid(principal, action, resource) when { context.iteration < };\n',
         encoding="utf-8",
     )
     # When the configuration is checked
@@ -118,7 +121,8 @@ def test_a_policy_reading_an_argument_cedar_cannot_type_is_noted_not_refused(tmp
     report = check_config_file(write_config(tmp_path, policy))
     # Then it is valid, with a note that the policy was not validated
     assert report.warnings == [
-        "profiles.default.policy: policy `memo`: not validated: it reads an argument whose JSON schema Cedar cannot type"
+        "profiles.default.policy: policy `memo`: not validated: "
+        "it reads an argument whose JSON schema Cedar cannot type"
     ]
 
 

@@ -47,7 +47,7 @@ def _kind(schema: Any) -> str | None:
 def cedar_value(value: Any, schema: Any, *, where: str = "arguments") -> Any:
     """`value` (JSON) as Cedar's JSON form of it, typed as `schema` (a JSON schema, or None) says."""
     kind = _kind(schema)
-    if isinstance(value, bool) or isinstance(value, str):
+    if isinstance(value, bool | str):
         return value
     if isinstance(value, int | float):
         whole = isinstance(value, int) or value.is_integer()
@@ -104,4 +104,6 @@ def record_type(schema: dict[str, Any], *, optional: bool = False) -> dict[str, 
 def untyped_arguments(schema: dict[str, Any]) -> list[str]:
     """The top-level arguments of a tool whose JSON schema Cedar cannot express (left out of its type)."""
     properties = schema.get("properties")
-    return [name for name, each in (properties if isinstance(properties, dict) else {}).items() if cedar_type(each) is None]
+    return [
+        name for name, each in (properties if isinstance(properties, dict) else {}).items() if cedar_type(each) is None
+    ]

@@ -105,9 +105,7 @@ def _policies(document: dict[str, Any]) -> list[_Policy]:
     found: list[_Policy] = []
     for cedar_id, policy in document["staticPolicies"].items():
         conditions = policy.get("conditions") or []
-        never = any(
-            condition.get("body") == {"Value": condition.get("kind") != "when"} for condition in conditions
-        )
+        never = any(condition.get("body") == {"Value": condition.get("kind") != "when"} for condition in conditions)
         found.append(
             _Policy(
                 cedar_id=cedar_id,
@@ -141,7 +139,9 @@ def policy_schema(arguments: dict[str, Any], tools: list[str]) -> dict[str, Any]
         NAMESPACE: {
             "entityTypes": {"Caller": {}, "Tool": {"enum": tools} if tools else {}},
             "actions": {
-                "call_tool": {"appliesTo": {"principalTypes": ["Caller"], "resourceTypes": ["Tool"], "context": context}}
+                "call_tool": {
+                    "appliesTo": {"principalTypes": ["Caller"], "resourceTypes": ["Tool"], "context": context}
+                }
             },
         }
     }
@@ -162,7 +162,9 @@ def _every_tools_arguments(specs: list[ToolSpec]) -> tuple[dict[str, Any], set[s
     return {"type": "Record", "attributes": attributes}, untyped
 
 
-def _validate(text: str, schema: dict[str, Any], policies: dict[str, _Policy], untyped: set[str]) -> tuple[list[str], list[str]]:
+def _validate(
+    text: str, schema: dict[str, Any], policies: dict[str, _Policy], untyped: set[str]
+) -> tuple[list[str], list[str]]:
     """Cedar's validation of the policies in `policies` against `schema`: problems, and notes for what
     reads an argument the schema could not type."""
     result = cedarpy.validate_policies(text, schema)
@@ -203,7 +205,9 @@ def check_policy_text(text: str, specs: list[ToolSpec]) -> tuple[list[str], list
     found, notes = _validate(text, policy_schema(arguments, names), others, untyped)
     problems += found
     warnings += notes
-    warnings += [f"tool {name}: no permit of the policy can ever reach it" for name in unreachable_tools(policies, names)]
+    warnings += [
+        f"tool {name}: no permit of the policy can ever reach it" for name in unreachable_tools(policies, names)
+    ]
     return problems, warnings
 
 
@@ -216,9 +220,7 @@ def unreachable_tools(policies: list[_Policy], tools: list[str]) -> list[str]:
     unreachable = []
     for tool in tools:
         permitted = any(p.effect == "permit" and covers(p, tool) and not p.never for p in policies)
-        blocked = any(
-            p.effect == "forbid" and covers(p, tool) and p.unconditional and p.every_caller for p in policies
-        )
+        blocked = any(p.effect == "forbid" and covers(p, tool) and p.unconditional and p.every_caller for p in policies)
         if blocked or not permitted:
             unreachable.append(tool)
     return unreachable
