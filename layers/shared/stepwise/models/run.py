@@ -304,8 +304,9 @@ class StepRecord(BaseModel, defer_build=True):
     # a model call: its request as estimated here (what the provider's count is compared with)
     estimated_tokens: OptionalCount = None
     compaction: CompactionNote | None = None
-    # a decision of calls under a tool policy: its verdict on each call, in call order (`steps/call_gate.py`)
-    verdicts: list[PolicyVerdict] | None = None
+    # a decision of calls under a tool policy: its verdict on each call, in call order (`steps/call_gate.py`);
+    # None for a call that is not the policy's to decide
+    verdicts: list[PolicyVerdict | None] | None = None
     # a `policy` step: the verdict on call `n`, when it was not a plain permit
     policy: PolicyVerdict | None = None
 

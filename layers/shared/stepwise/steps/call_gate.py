@@ -18,16 +18,25 @@ from stepwise.steps.runtime import StepRuntime
 
 def policy_verdicts(
     meta: RunMeta, calls: list[ToolCall], iteration: int, spend: RunSpend, runtime: StepRuntime
-) -> list[PolicyVerdict] | None:
-    """The profile's policy's verdict on each call, in order; None when the profile has no policy."""
+) -> list[PolicyVerdict | None] | None:
+    """The profile's policy's verdict on each call, in order; None when the profile has no policy.
+
+    A call of no tool of the profile (a name the model made up: the invoker says it is unknown) or of
+    `find_tools` (Stepwise's own search over the profile's tools) is not the policy's to decide: None.
+    """
     policy = runtime.tool_policy(meta.profile)
     if policy is None or not calls:
         return None
     from stepwise.governance.tool_policy import CallFacts
 
-    specs = {spec.name: spec for spec in runtime.tools().specs(None, full=True)}
-    verdicts = []
+    names = runtime.profile(meta.profile).tools
+    specs = {spec.name: spec for spec in runtime.tools().specs(names, full=True)}
+    verdicts: list[PolicyVerdict | None] = []
     for call in calls:
+        spec = specs.get(call.name)
+        if spec is None:
+            verdicts.append(None)
+            continue
         facts = CallFacts(
             owner=meta.owner,
             tool=call.name,
@@ -37,8 +46,7 @@ def policy_verdicts(
             tokens=spend.input_tokens + spend.output_tokens,
             usd=spend.cost_usd,
         )
-        spec = specs.get(call.name)
-        verdicts.append(policy.decide(facts, spec.parameters if spec is not None else {}))
+        verdicts.append(policy.decide(facts, spec.parameters))
     return verdicts
 
 
@@ -47,7 +55,7 @@ def policy_steps(decision: StepRecord) -> list[StepRecord]:
     `log_only`) would have."""
     steps = []
     for index, (call, verdict) in enumerate(zip(decision.calls or [], decision.verdicts or [], strict=False)):
-        if verdict.noted:
+        if verdict is not None and verdict.noted:
             steps.append(
                 StepRecord(
                     iteration=decision.iteration,
