@@ -40,8 +40,8 @@ class PolicyVerdict(BaseModel, defer_build=True):
         """Worth a `policy` step of the trace: anything but a plain permit."""
         return self.effect != "permit"
 
-    def named(self) -> str:
-        """The determining policies, as the model and the trace name them."""
-        if self.policies:
-            return ", ".join(f"`{name}`" for name in self.policies)
-        return "(no permit matched)"
+    def by_whom(self) -> str:
+        """Who decided, as the model and the trace read it: the determining policies, and why when none did."""
+        named = ", ".join(f"`{name}`" for name in self.policies)
+        who = f"by policy {named}" if named else "by the tool policy"
+        return f"{who} ({self.reason})" if self.reason else who

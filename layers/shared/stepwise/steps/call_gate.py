@@ -75,8 +75,7 @@ def policy_steps(decision: StepRecord) -> list[StepRecord]:
 def _note(verdict: PolicyVerdict) -> str:
     would = "" if verdict.mode == "enforce" else "would have been (policy_mode: log_only) "
     what = "refused" if verdict.effect == "forbid" else "sent for approval"
-    because = f": {verdict.reason}" if verdict.reason else ""
-    return f"{would}{what} by policy {verdict.named()}{because}"
+    return f"{would}{what} {verdict.by_whom()}"
 
 
 def verdict_of(decision: StepRecord | None, index: int) -> PolicyVerdict | None:
@@ -87,8 +86,7 @@ def verdict_of(decision: StepRecord | None, index: int) -> PolicyVerdict | None:
 
 def refusal_observation(call: ToolCall, verdict: PolicyVerdict) -> str:
     """What the model reads instead of a refused call's result."""
-    because = f" ({verdict.reason})" if verdict.reason else ""
     return (
-        f"The call to {call.name} was not run: it was refused by policy {verdict.named()}{because}. "
+        f"The call to {call.name} was not run: it was refused {verdict.by_whom()}. "
         "Do not try it again with the same arguments; go on without its result."
     )
