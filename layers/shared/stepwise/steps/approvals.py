@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from stepwise.config.tool_call_rules import DEFAULT_APPROVAL_TIMEOUT_SECONDS
 from stepwise.errors import ApprovalDenied, ApprovalSettled
 from stepwise.models.approval import Approval, ApprovalStatus
 from stepwise.models.messages import ToolCall
@@ -71,6 +70,9 @@ def approval_timeout(
         return None
     configured = runtime.tools().approval_timeout(tool)
     if configured is None and verdict is not None and verdict.waits:
+        # the tool sources' configuration models: not loaded by a handler that never meets a policy
+        from stepwise.config.tool_call_rules import DEFAULT_APPROVAL_TIMEOUT_SECONDS
+
         configured = DEFAULT_APPROVAL_TIMEOUT_SECONDS
     if configured is None:
         return None
