@@ -13,10 +13,10 @@ from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
-from stepwise.config.tool_policy import PolicyMode
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.models.policy import PolicyMode
 from stepwise.models.run import RunLimits
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

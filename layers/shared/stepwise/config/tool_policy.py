@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stepwise.errors import ConfigError
-from stepwise.models.policy import PolicyMode
 
 if TYPE_CHECKING:
     from stepwise.config.model import AgentProfile
     from stepwise.governance.tool_policy import ToolPolicy
     from stepwise.models.messages import ToolSpec
 
-__all__ = ["PolicyMode", "PolicySource", "check_policy", "load_policy", "policy_source"]
+__all__ = ["PolicySource", "check_policy", "load_policy", "policy_source"]
 
 _MAX_POLICY_BYTES = 256 * 1024
 
