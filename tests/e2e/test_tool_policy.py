@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+from stepwise.steps.api.events import run_events
 from tests.e2e.conftest import ConfigWriter, http_api, react_action, react_answer, scripted_model
+from tests.support.emf_metrics import emitted, total
 from tests.support.tool_server import Json, ScriptableToolServer
 
 TRANSFER = {
@@ -64,18 +66,27 @@ def transfer_config(
 
 
 def test_a_call_the_policy_forbids_never_reaches_the_api_and_the_run_goes_on(
-    write_config: ConfigWriter, local_run: Callable[..., Any], tool_api: ScriptableToolServer
+    write_config: ConfigWriter,
+    local_run: Callable[..., Any],
+    tool_api: ScriptableToolServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     # Given a policy that forbids transfers over 100, and a model that asks to transfer 500
     environment, listener = local_run(transfer_config(write_config, tool_api, 500, CAPPED))
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    capfd.readouterr()
     # When the question is asked
     meta, _ = environment.ask("pay acct-1 500")
-    # Then the API received nothing, the run succeeded, and its trace names the forbidding policy
-    steps = environment.runtime.store.list_steps(meta.run_id)
-    policy_steps = [step for step in steps if step.kind == "policy"]
-    observation = next(step for step in steps if step.kind == "tool")
+    # Then the API received nothing, the run succeeded, the refusal was counted, and the run's events name the
+    # forbidding policy, and the model read that it was refused
+    refused = total(emitted(capfd.readouterr().out), "ToolCallsRefusedByPolicy")
+    events = run_events(environment.runtime, owner=meta.owner, run_reference=meta.run_id, after=None).events
+    policy_steps = [step for step in events if step.kind == "policy"]
+    observation = next(step for step in events if step.kind == "tool")
     assert (tool_api.requests, meta.status, "AwaitApproval" in listener.entered()) == ([], "SUCCEEDED", False)
-    assert [(step.action, step.decision, step.policy and step.policy.policies) for step in policy_steps] == [
+    assert refused == 1
+    assert [(step.tool, step.decision, step.policy and step.policy.policies) for step in policy_steps] == [
         ("transfer", "forbid", ["no-transfer-over-100"])
     ]
     assert "refused by policy `no-transfer-over-100`" in (observation.observation or "")
