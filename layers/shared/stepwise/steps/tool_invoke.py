@@ -61,7 +61,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
             return _record_refusal(event, stored.meta, call, verdict, runtime)
     note = None
     if stored.meta.replay is not None:
-        replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime)
+        held = policy is not None and policy.waits
+        replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime, held=held)
         if replayed is not None:
             return _record_replayed(event, stored.meta, call, replayed, runtime)
         note = CALLED_LIVE
