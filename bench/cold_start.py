@@ -102,6 +102,57 @@ def _print_layout(
     return inits
 
 
+# Parse has the models loaded already; then the policy's modules and cedarpy are imported, docs/payments.cedar
+# parsed, one call decided (a transfer it sends for approval), and more calls decided warm.
+_POLICY_PROBE = """
+import sys, time
+import stepwise.models.policy, stepwise.models.run
+clock = time.process_time
+started = clock()
+import cedarpy
+imported = clock()
+from stepwise.governance.tool_policy import CallFacts, ToolPolicy
+policy = ToolPolicy(sys.argv[1], "enforce")
+facts = CallFacts("alice", "transfer", {"amount": 500, "to": "acct-1"}, "payments", 1, 1200, 0.0123)
+schema = {"type": "object", "properties": {"amount": {"type": "integer"}, "to": {"type": "string"}}}
+assert policy.decide(facts, schema).effect == "approval"
+first = clock()
+for _ in range(CALLS):
+    policy.decide(facts, schema)
+warm = clock()
+print((imported - started) * 1000, (first - started) * 1000, (warm - first) * 1000 / CALLS)
+"""
+_POLICY_CALLS = 1000
+EXAMPLE_POLICY = PROJECT_ROOT / "docs" / "payments.cedar"
+
+
+def _print_policy_cost(interpreter: str) -> None:
+    """What a tool policy adds, paid only by the first step of a container that meets a profile with one
+    (Parse, which decides the calls); no handler's import loads Cedar."""
+    text = EXAMPLE_POLICY.read_text(encoding="utf-8")
+    floors: list[float] = []
+    samples: list[list[float]] = []
+    probe = _POLICY_PROBE.replace("CALLS", str(_POLICY_CALLS))
+    for _ in range(REPEATS):
+        floors.append(_time_ms(interpreter, _FLOOR))
+        output = subprocess.run(
+            [interpreter, "-c", probe, text], capture_output=True, text=True, check=True, env=_environment(False)
+        )
+        samples.append([float(part) for part in output.stdout.split()])
+    floor = statistics.median(floors)
+    imports, first_uses, warm = (statistics.median(column) for column in zip(*samples, strict=True))
+    print(f"Tool policy (Cedar through cedarpy), CPU ms, median of {REPEATS} fresh interpreters")
+    print("| what | ms | vs floor |")
+    print("| --- | ---: | ---: |")
+    print(f"| `import cedarpy` | {imports:.1f} | {imports / floor:.2f}x |")
+    print(
+        f"| first use: that import, parse docs/payments.cedar, decide one call | {first_uses:.1f} "
+        f"| {first_uses / floor:.2f}x |"
+    )
+    print(f"| each further call decided (mean of {_POLICY_CALLS}) | {warm:.3f} | |")
+    print(f"floor: {floor:.0f} ms; a profile without a policy never imports cedarpy")
+
+
 def _python313() -> str | None:
     # pyenv's versions first: its `python3.13` shim fails unless 3.13 is a selected version
     candidates = sorted(Path.home().glob(".pyenv/versions/3.13*/bin/python3.13"))
@@ -143,6 +194,8 @@ def main() -> dict[str, float]:
     """Print the init ratios of both layouts; the init ms by function, of the deployed layout if built."""
     dev_handlers = sorted(Path(PROJECT_ROOT, "functions").glob("*/app.py"))
     inits = _print_layout("Dev layout (this virtualenv)", sys.executable, dev_handlers, None)
+    print()
+    _print_policy_cost(sys.executable)
     print()
     interpreter = _python313()
     if not (BUILD_DIR / "SharedLayer" / "python").is_dir() or interpreter is None:

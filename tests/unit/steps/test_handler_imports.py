@@ -23,6 +23,7 @@ from stepwise.local.defaults import LOCAL_ENVIRONMENT, PROJECT_ROOT
 # Loaded only on demand; none of them belongs to the floor (boto3, one DynamoDB client).
 HEAVY = (
     "aws_xray_sdk",
+    "cedarpy",
     "opentelemetry",
     "mcp",
     "httpx",

@@ -27,6 +27,7 @@ from stepwise.config.internal_targets import unmarked_internal_urls
 from stepwise.config.loading import read_config_file
 from stepwise.config.model import ToolSearch
 from stepwise.config.redaction import redact_known_secrets
+from stepwise.config.tool_policy import check_policy
 from stepwise.errors import ConfigError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.registry import build_tool_registry
@@ -51,6 +52,8 @@ class ConfigReport:
     default_profile: str
     profiles: dict[str, ProfileTools]
     notes: list[str] = field(default_factory=list)
+    # what deserves a look but does not make the file unusable (a tool the profile's policy never permits)
+    warnings: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         """The report as JSON-ready data."""
@@ -59,6 +62,7 @@ class ConfigReport:
             "kind": self.kind,
             "default_profile": self.default_profile,
             "notes": self.notes,
+            "warnings": self.warnings,
             "profiles": {
                 name: {
                     "model": profile.model,
@@ -151,6 +155,7 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
     )
     registry.close()
     profiles: dict[str, ProfileTools] = {}
+    warnings: list[str] = []
     for name, profile in config.profiles.items():
         try:
             specs = registry.specs(profile.tools)
@@ -170,11 +175,15 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
                     "the full schemas of the profile's tools offered reduced; rename it"
                 )
         search = profile.tool_search if searched else None
+        try:
+            warnings += check_policy(name, profile, registry.specs(profile.tools, full=True), path.resolve().parent)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
         profiles[name] = ProfileTools(
             model=profile.model, tools=specs, search=search, context=config.context_limits(name)
         )
     # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
-    return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes)
+    return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes, warnings)
 
 
 def print_report(report: ConfigReport, out: TextIO) -> None:
@@ -183,6 +192,8 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
     print(f"{report.path}: {what} Stepwise configuration", file=out)
     for note in report.notes:
         print(f"note: {note}", file=out)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=out)
     for name, profile in report.profiles.items():
         default = ", the default" if name == report.default_profile else ""
         count = f"{len(profile.tools)} tool{'' if len(profile.tools) == 1 else 's'}"

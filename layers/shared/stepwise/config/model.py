@@ -16,6 +16,7 @@ from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
+from stepwise.models.policy import PolicyMode
 from stepwise.models.run import RunLimits
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -108,6 +109,9 @@ class AgentProfile(BaseModel):
     context: ContextSettings = Field(default_factory=ContextSettings)
     # The AWS Region of the profile's Bedrock models that name none (`stepwise.config.aws_region`).
     region: str | None = Field(default=None, min_length=1)
+    # The tool policy: a Cedar file (relative to this file's folder) or Cedar text (`stepwise.config.tool_policy`).
+    policy: str | None = Field(default=None, min_length=1)
+    policy_mode: PolicyMode = "enforce"
 
     @field_validator("tool_choice")
     @classmethod

@@ -55,6 +55,8 @@ def describe_step(step: StepRecord) -> list[str]:
             f"{prefix} compact   iterations {note.first_iteration}-{note.through_iteration} summarized, "
             f"about {note.tokens_before} -> {note.tokens_after} tokens, {by}"
         ]
+    if step.kind == "policy":
+        return [f"{prefix} policy    {step.action}: {step.note}"]
     if step.kind == "tool":
         status, latency = "ok" if step.ok else "failed", step.latency_ms or 0
         lines = [f"{prefix} approval  {_answer(step.approval)}"] if step.approval is not None else []
@@ -93,8 +95,8 @@ class LiveTracePrinter:
             # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
             for step in self._store_factory().list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
-                # the model's reasoning comes with its call
-                shown_now = step.kind == kind or (kind == "llm" and step.kind == "reasoning")
+                # the model's reasoning comes with its call, the tool policy's verdicts with the decision
+                shown_now = step.kind == kind or (kind, step.kind) in (("llm", "reasoning"), ("parse", "policy"))
                 if shown_now and key not in self._printed:
                     self._printed.add(key)
                     for line in describe_step(step):

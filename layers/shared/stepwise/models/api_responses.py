@@ -11,6 +11,7 @@ from pydantic import (
 )
 
 from stepwise.models.approval import ApprovalNote
+from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -86,6 +87,11 @@ class TraceStep(BaseModel, defer_build=True):
     approval: ApprovalNote | None = Field(
         default=None,
         description="A tool call that waited for approval: approved, denied or timed out, by whom, when and why.",
+    )
+    policy: PolicyVerdict | None = Field(
+        default=None,
+        description="A `policy` step: the tool policy's verdict on call `n` (refused, waiting for approval, or, "
+        "under `policy_mode: log_only`, what would have been).",
     )
 
 

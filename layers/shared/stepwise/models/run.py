@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
+from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
 
 # WAITING_APPROVAL: a tool call is paused until someone approves or denies it; the run is still open.
@@ -232,9 +233,18 @@ class RunSummary(BaseModel, defer_build=True):
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
-StepKind = Literal["llm", "reasoning", "parse", "tool", "format", "compaction"]
+StepKind = Literal["llm", "reasoning", "parse", "policy", "tool", "format", "compaction"]
 # The order of the steps of one iteration; a compaction comes before its iteration's model call.
-STEP_KIND_ORDER: dict[str, int] = {"compaction": -1, "llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
+# A `policy` step shares its decision's place (after it, by `n`), so the cursors handed out keep their meaning.
+STEP_KIND_ORDER: dict[str, int] = {
+    "compaction": -1,
+    "llm": 0,
+    "reasoning": 1,
+    "parse": 2,
+    "policy": 2,
+    "tool": 3,
+    "format": 4,
+}
 
 
 class CompactionNote(BaseModel, defer_build=True):
@@ -297,6 +307,11 @@ class StepRecord(BaseModel, defer_build=True):
     compaction: CompactionNote | None = None
     # a call that waited for approval: how, by whom, when and why it was answered
     approval: ApprovalNote | None = None
+    # a decision of calls under a tool policy: its verdict on each call, in call order (`steps/call_gate.py`);
+    # None for a call that is not the policy's to decide
+    verdicts: list[PolicyVerdict | None] | None = None
+    # a `policy` step: the verdict on call `n`, when it was not a plain permit
+    policy: PolicyVerdict | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

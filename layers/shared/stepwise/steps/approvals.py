@@ -15,6 +15,7 @@ from typing import Any
 from stepwise.errors import ApprovalDenied, ApprovalSettled
 from stepwise.models.approval import Approval, ApprovalNote, ApprovalStatus
 from stepwise.models.messages import ToolCall
+from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import RunMeta
 from stepwise.models.state import ApprovalWaitEvent
 from stepwise.steps.run_end import refuse_ended
@@ -52,20 +53,29 @@ class Verdict:
         return f"The call to {call.name} was not run: the approver denied it.{because} Go on without its result."
 
 
-def approval_timeout(meta: RunMeta, tool: str, runtime: StepRuntime) -> int | None:
+def approval_timeout(
+    meta: RunMeta, tool: str, runtime: StepRuntime, verdict: PolicyVerdict | None = None
+) -> int | None:
     """How long a call of `tool` in this run waits for approval, or None when the tool needs none.
 
+    A call waits when its tool requires approval or the tool policy's `verdict` sends it for approval
+    (then for the tool's configured wait, or the default one); a call the policy refused never waits.
     The configured wait is cut to what is left before the run's deadline, so a wait never outlives
     its run (at least a second, for a run already at its deadline). A replay asks for none: its calls are
     answered from the recording, and a tool that needs approval is never called live in one
     (`stepwise.steps.replay_tools`).
     """
-    if meta.replay is not None:
+    if meta.replay is not None or (verdict is not None and verdict.refuses):
         return None
     profile = runtime.profile(meta.profile)
     if profile.tools is not None and tool not in profile.tools:
         return None
     configured = runtime.tools().approval_timeout(tool)
+    if configured is None and verdict is not None and verdict.waits:
+        # the tool sources' configuration models: not loaded by a handler that never meets a policy
+        from stepwise.config.tool_call_rules import DEFAULT_APPROVAL_TIMEOUT_SECONDS
+
+        configured = DEFAULT_APPROVAL_TIMEOUT_SECONDS
     if configured is None:
         return None
     return max(1, min(configured, int(meta.deadline - runtime.clock())))

@@ -8,9 +8,10 @@ from stepwise.errors import InvalidStateEvent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import RunMeta, StepRecord
-from stepwise.models.state import CallRef, NextStep, RunContext, StatePayload, parse_event
+from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, StatePayload, parse_event
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
+from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of
 from stepwise.steps.reply_problems import reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
@@ -20,7 +21,8 @@ from stepwise.telemetry.observability import logger, metrics
 def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, runtime: StepRuntime) -> StatePayload:
     """The payload a stored decision leads to; the same whether it was just made or is being replayed.
 
-    A call of a tool that requires approval carries how long it waits for it (cut to the run's deadline).
+    A call of a tool that requires approval, or that the tool policy sends for approval, carries how long it
+    waits for it (cut to the run's deadline); a call the policy refused waits for nothing.
     """
     next_step: NextStep = record.decision  # type: ignore[assignment]
     calls = (
@@ -28,9 +30,9 @@ def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, 
             CallRef(
                 call_id=call["id"],
                 name=call["name"],
-                approval_timeout_seconds=approval_timeout(meta, call["name"], runtime),
+                approval_timeout_seconds=approval_timeout(meta, call["name"], runtime, verdict_of(record, index)),
             )
-            for call in record.calls or []
+            for index, call in enumerate(record.calls or [])
         ]
         if next_step == "tool_calls"
         else []
@@ -143,12 +145,16 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     decision = reply_problem(stored.assistant_step, decision, completion.tool_calls) or decision
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
+    if record.decision == "tool_calls" and isinstance(decision, ToolCalls):
+        calls = [ToolCall.model_validate(call) for call in record.calls or []]
+        spend = payload.run.spend if payload.run is not None else RunSpend()
+        record.verdicts = policy_verdicts(stored.meta, calls, payload.iteration, spend, runtime)
     corrective = (
         _corrective_messages(decision, agent, stored.assistant)
         if isinstance(decision, ParseError) and record.decision == "parse_error"
         else []
     )
-    runtime.store.record_decision(stored.meta, record, corrective)
+    runtime.store.record_decision(stored.meta, record, corrective, steps=policy_steps(record))
     metrics.add_metric(name="ParseErrors" if isinstance(decision, ParseError) else "Decisions", unit="Count", value=1)
     logger.info("parsed", extra={"run_id": payload.run_id, "iteration": payload.iteration, "decision": record.decision})
     return _next_from_record(payload, record, stored.meta, runtime)

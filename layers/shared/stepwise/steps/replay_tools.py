@@ -119,11 +119,11 @@ def _earlier_calls_alike(store: ConversationStore, run_id: str, iteration: int, 
     return count
 
 
-def _refusal(call: ToolCall, link: ReplayLink, runtime: StepRuntime) -> str:
+def _refusal(call: ToolCall, link: ReplayLink, runtime: StepRuntime, *, held: bool) -> str:
     """Why a call the original did not make is not made now."""
     if not link.live_tools:
         return "this replay does not call tools (stepwise replay --live-tools allows read-only ones)"
-    if call.name != FIND_TOOLS and runtime.tools().approval_timeout(call.name) is not None:
+    if held or (call.name != FIND_TOOLS and runtime.tools().approval_timeout(call.name) is not None):
         return f"{call.name} needs approval, which a replay never asks for"
     return f"{call.name} is not read-only, and a replay never repeats a side effect"
 
@@ -140,10 +140,11 @@ def may_call_live(call: ToolCall, link: ReplayLink, runtime: StepRuntime) -> boo
 
 
 def replay_answer(
-    meta: RunMeta, iteration: int, index: int, call: ToolCall, runtime: StepRuntime
+    meta: RunMeta, iteration: int, index: int, call: ToolCall, runtime: StepRuntime, *, held: bool = False
 ) -> ReplayAnswer | None:
     """The answer a replay gives call `index` of `iteration`: the recorded observation, or "not recorded";
-    None when the call is to be made for real (see the module's docstring)."""
+    None when the call is to be made for real (see the module's docstring). A call `held` for approval
+    (by the tool policy) is never made for real, as a call of a tool that requires approval is not."""
     link = meta.replay
     if link is None:
         raise ValueError(f"run {meta.run_id} is not a replay")
@@ -163,9 +164,10 @@ def replay_answer(
             error=chosen.error,
             note=f"answered from run {original}'s recording (iteration {chosen.iteration}, call {chosen.index})",
         )
-    if may_call_live(call, link, runtime):
+    if not held and may_call_live(call, link, runtime):
         return None
-    reason = f"run {original} made no call of {call.name} with these arguments, and {_refusal(call, link, runtime)}"
+    refusal = _refusal(call, link, runtime, held=held)
+    reason = f"run {original} made no call of {call.name} with these arguments, and {refusal}"
     return ReplayAnswer(
         content=f"Error: {NOT_RECORDED}: {reason}. Go on without its result.",
         ok=False,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from stepwise.config.configured_secrets import ConfiguredSecret, KnownSecrets
     from stepwise.config.credentials import SecretResolver
     from stepwise.config.model import AgentProfile, StepwiseConfig
+    from stepwise.governance.tool_policy import ToolPolicy
     from stepwise.llm.base import ChatModel
     from stepwise.telemetry.span_types import GenAiSpans
     from stepwise.tools import ToolRegistry
@@ -115,6 +116,7 @@ class StepRuntime:
         self._given_models = frozenset(self._chat_models)
         self._tools: ToolRegistry | None = None
         self._finders: dict[tuple[str, bool], FindTools] = {}
+        self._policies: dict[str, ToolPolicy | None] = {}
         self._lock = threading.Lock()
         self._spans = spans
 
@@ -232,6 +234,16 @@ class StepRuntime:
                     secret_resolver=resolver,
                 )
             return self._tools
+
+    def tool_policy(self, profile: str) -> ToolPolicy | None:
+        """The named profile's tool policy, parsed once; None without one (Cedar is then never imported)."""
+        agent = self.profile(profile)
+        with self._lock:
+            if profile not in self._policies:
+                from stepwise.config.tool_policy import load_policy
+
+                self._policies[profile] = load_policy(profile, agent, self.config_dir)
+            return self._policies[profile]
 
     def tool_finder(self, profile: str, *, searching: bool = True) -> FindTools:
         """The named profile's `find_tools`, indexed once: a search over its tools when ``searching``, and

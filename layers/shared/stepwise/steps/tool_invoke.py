@@ -1,7 +1,8 @@
 """ToolInvoke: make one tool call of an iteration (one Map item) and append its observation.
 
 A call of a tool that requires approval runs only once approved; otherwise its observation says it was
-denied (see `stepwise.steps.approvals`, whose wait-for-approval task is a mode of this function).
+denied (see `stepwise.steps.approvals`, whose wait-for-approval task is a mode of this function). A call
+the tool policy refused (`stepwise.steps.call_gate`, decided with the calls) is never sent.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.messages import ChatMessage, ToolCall
+from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
+from stepwise.steps.call_gate import refusal_observation, verdict_of
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
@@ -47,6 +50,12 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
+    policy = verdict_of(stored.decision, event.index)
+    if policy is not None and policy.refuses:
+        return _record_policy_refusal(event, stored.meta, call, policy, runtime)
+    if policy is not None and policy.effect == "forbid":
+        # log_only: the call runs; what the policy would have done is its `policy` step and this metric
+        metrics.add_metric(name="ToolCallsWouldBeRefusedByPolicy", unit="Count", value=1)
     approval = None
     if event.call.approval_timeout_seconds is not None:
         verdict = settle_approval(event.run_id, event.iteration, event.index, event.approval, runtime)
@@ -55,7 +64,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         approval = verdict.note
     note = None
     if stored.meta.replay is not None:
-        replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime)
+        held = policy is not None and policy.waits
+        replayed = replay_answer(stored.meta, event.iteration, event.index, call, runtime, held=held)
         if replayed is not None:
             return _record_replayed(event, stored.meta, call, replayed, runtime)
         note = CALLED_LIVE
@@ -123,6 +133,20 @@ def _record_refusal(
     error = f"approval {verdict.status.replace('_', ' ')}"
     _store_observation(event, run, call, runtime, content=content, ok=False, error=error, approval=verdict.note)
     logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
+    return ToolInvokeResult(call_id=call.id, ok=False)
+
+
+def _record_policy_refusal(
+    event: ToolInvokeEvent, run: RunRef, call: ToolCall, verdict: PolicyVerdict, runtime: StepRuntime
+) -> ToolInvokeResult:
+    """Store the observation of a call the tool policy refused; the tool is not called, nor asked about."""
+    content = refusal_observation(call, verdict)
+    _store_observation(event, run, call, runtime, content=content, ok=False, error="refused by policy")
+    metrics.add_metric(name="ToolCallsRefusedByPolicy", unit="Count", value=1)
+    logger.info(
+        "tool call refused by policy",
+        extra={"run_id": event.run_id, "tool": call.name, "policies": verdict.policies, "reason": verdict.reason},
+    )
     return ToolInvokeResult(call_id=call.id, ok=False)
 
 

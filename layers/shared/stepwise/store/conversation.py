@@ -11,7 +11,7 @@ parallel tool calls never contend on one item.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -251,8 +251,11 @@ class ConversationStore:
             observation=_optional(to_message, items.get("observation")),
         )
 
-    def record_decision(self, run: RunRef, step: StepRecord, corrective: list[ChatMessage]) -> bool:
-        """Store the Parse decision after any corrective observations; False if it was already stored.
+    def record_decision(
+        self, run: RunRef, step: StepRecord, corrective: list[ChatMessage], *, steps: Sequence[StepRecord] = ()
+    ) -> bool:
+        """Store the Parse decision after any corrective observations and the trace `steps` it implies (the
+        tool policy's); False if it was already stored.
 
         The decision is the commit record: it is put last, so once it exists everything it implies does.
         """
@@ -260,6 +263,8 @@ class ConversationStore:
             self._db.put_if_absent(
                 message_item(run.run_id, step.iteration, keys.observation_slot(index), message, run.expires_at)
             )
+        for implied in steps:
+            self._db.put_if_absent(step_item(run.run_id, implied, run.expires_at))
         return self._db.put_if_absent(step_item(run.run_id, step, run.expires_at))
 
     def finish_run(

@@ -1,0 +1,92 @@
+"""The tool policy's verdict on each call of a decision: the one place it is decided.
+
+Parse asks for it once, when it makes a decision of tool calls, and stores the verdicts with the decision
+(`StepRecord.verdicts`), after a `policy` step for each call the policy did not plainly permit. From the
+stored decision, Parse gives each call its wait for approval (none for a refused call) and ToolInvoke
+refuses a forbidden call before anything else: a retried or resumed step acts on the verdict stored, never
+on a second evaluation. No policy, no verdicts: the calls run as the tools' configuration says.
+"""
+
+from __future__ import annotations
+
+from stepwise.models.messages import ToolCall
+from stepwise.models.policy import PolicyVerdict
+from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.state import RunSpend
+from stepwise.steps.runtime import StepRuntime
+
+
+def policy_verdicts(
+    meta: RunMeta, calls: list[ToolCall], iteration: int, spend: RunSpend, runtime: StepRuntime
+) -> list[PolicyVerdict | None] | None:
+    """The profile's policy's verdict on each call, in order; None when the profile has no policy.
+
+    A call of no tool of the profile (a name the model made up: the invoker says it is unknown) or of
+    `find_tools` (Stepwise's own search over the profile's tools) is not the policy's to decide: None.
+    """
+    policy = runtime.tool_policy(meta.profile)
+    if policy is None or not calls:
+        return None
+    from stepwise.governance.tool_policy import CallFacts
+
+    names = runtime.profile(meta.profile).tools
+    specs = {spec.name: spec for spec in runtime.tools().specs(names, full=True)}
+    verdicts: list[PolicyVerdict | None] = []
+    for call in calls:
+        spec = specs.get(call.name)
+        if spec is None:
+            verdicts.append(None)
+            continue
+        facts = CallFacts(
+            owner=meta.owner,
+            tool=call.name,
+            arguments=call.arguments,
+            profile=meta.profile,
+            iteration=iteration,
+            tokens=spend.input_tokens + spend.output_tokens,
+            usd=spend.cost_usd,
+        )
+        verdicts.append(policy.decide(facts, spec.parameters))
+    return verdicts
+
+
+def policy_steps(decision: StepRecord) -> list[StepRecord]:
+    """The `policy` steps of a decision: one per call the policy refused, sent to an approver, or (under
+    `log_only`) would have."""
+    steps = []
+    for index, (call, verdict) in enumerate(zip(decision.calls or [], decision.verdicts or [], strict=False)):
+        if verdict is not None and verdict.noted:
+            steps.append(
+                StepRecord(
+                    iteration=decision.iteration,
+                    kind="policy",
+                    n=index,
+                    action=call["name"],
+                    call_id=call["id"],
+                    arguments=call.get("arguments"),
+                    decision=verdict.effect,
+                    note=_note(verdict),
+                    policy=verdict,
+                )
+            )
+    return steps
+
+
+def _note(verdict: PolicyVerdict) -> str:
+    would = "" if verdict.mode == "enforce" else "would have been (policy_mode: log_only) "
+    what = "refused" if verdict.effect == "forbid" else "sent for approval"
+    return f"{would}{what} {verdict.by_whom()}"
+
+
+def verdict_of(decision: StepRecord | None, index: int) -> PolicyVerdict | None:
+    """The stored verdict on the `index`-th call of a decision; None without a policy."""
+    verdicts = decision.verdicts if decision is not None else None
+    return verdicts[index] if verdicts is not None and index < len(verdicts) else None
+
+
+def refusal_observation(call: ToolCall, verdict: PolicyVerdict) -> str:
+    """What the model reads instead of a refused call's result."""
+    return (
+        f"The call to {call.name} was not run: it was refused {verdict.by_whom()}. "
+        "Do not try it again with the same arguments; go on without its result."
+    )
