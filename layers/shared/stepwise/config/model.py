@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.config.context import ContextLimits, ContextSettings
+from stepwise.config.guardrails import Guardrails
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
@@ -108,6 +109,8 @@ class AgentProfile(BaseModel):
     context: ContextSettings = Field(default_factory=ContextSettings)
     # The AWS Region of the profile's Bedrock models that name none (`stepwise.config.aws_region`).
     region: str | None = Field(default=None, min_length=1)
+    # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
+    guardrails: Guardrails | None = None
 
     @field_validator("tool_choice")
     @classmethod

@@ -10,6 +10,7 @@ from pydantic import (
     computed_field,
 )
 
+from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.run import (
     CompactionNote,
     IntentOutcome,
@@ -81,6 +82,9 @@ class TraceStep(BaseModel, defer_build=True):
     estimated_tokens: int | None = Field(default=None, description="A model call's request, as estimated before it.")
     compaction: CompactionNote | None = Field(
         default=None, description="A compaction step: what its summary covers, and the request before and after."
+    )
+    guardrail: GuardrailNote | None = Field(
+        default=None, description="A guardrail step: the point checked and what its rules did (never the text)."
     )
 
 

@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
+from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.trace_context import TraceContext
 
@@ -26,6 +27,7 @@ StopReason = Literal[
     "context_window",
     "error",
     "cancelled",
+    "guardrail",
 ]
 FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
 # What an ended run produced (decided by `stepwise.steps.outcome`): the model's final answer; a best answer
@@ -231,9 +233,18 @@ class RunSummary(BaseModel, defer_build=True):
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
-StepKind = Literal["llm", "reasoning", "parse", "tool", "format", "compaction"]
+StepKind = Literal["llm", "reasoning", "parse", "tool", "format", "compaction", "guardrail"]
 # The order of the steps of one iteration; a compaction comes before its iteration's model call.
-STEP_KIND_ORDER: dict[str, int] = {"compaction": -1, "llm": 0, "reasoning": 1, "parse": 2, "tool": 3, "format": 4}
+STEP_KIND_ORDER: dict[str, int] = {
+    "compaction": -1,
+    "llm": 0,
+    "reasoning": 1,
+    "parse": 2,
+    "tool": 3,
+    "format": 4,
+    # after what it checked: the input (iteration 0), the iteration's tool results (by `n`) or the answer
+    "guardrail": 5,
+}
 
 
 class CompactionNote(BaseModel, defer_build=True):
@@ -294,6 +305,7 @@ class StepRecord(BaseModel, defer_build=True):
     # a model call: its request as estimated here (what the provider's count is compared with)
     estimated_tokens: OptionalCount = None
     compaction: CompactionNote | None = None
+    guardrail: GuardrailNote | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

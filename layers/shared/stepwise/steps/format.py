@@ -16,6 +16,7 @@ from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
+from stepwise.steps.guardrail_points import guard_answer
 from stepwise.steps.outcome import decide_outcome, status_of
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
@@ -41,6 +42,16 @@ class RunEnd:
     def with_error(self, error: RunError) -> RunEnd:
         """This end, with `error` as what ended it."""
         return replace(self, error=error)
+
+    def guarded(self, meta: RunMeta, runtime: StepRuntime) -> RunEnd:
+        """This end after the profile's output guardrails: its answer redacted, or replaced by the profile's
+        message with stop reason `guardrail` when a rule blocked it (the outcome stays what the work gave)."""
+        if self.answer is None:
+            return self
+        guarded = guard_answer(runtime, meta, self.iteration or 0, self.answer)
+        if guarded.blocked:
+            return replace(self, answer=guarded.text, stop_reason="guardrail")
+        return replace(self, answer=guarded.text)
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
@@ -106,13 +117,14 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         outcome=decide_outcome(answered=answered, best_answer=answer),
         answer=answer,
         iteration=payload.iteration,
-    )
+    ).guarded(meta, runtime)
+    answer = end.answer
     if answer is None:
         message = f"the run stopped ({stop_reason}) before the model gave an answer, and no tool returned anything"
         return _record_end(meta, record, end.with_error(RunError(type=NO_ANSWER, message=message)), runtime)
     structured = (
         StructuredOutput()
-        if stop_reason == "tool_calls"
+        if end.stop_reason in ("tool_calls", "guardrail")
         else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
     )
     return _record_end(meta, record, end, runtime, structured)
@@ -143,7 +155,7 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
         answer=answer,
         iteration=event.iteration,
         error=run_error(event.error.Error, event.error.Cause),
-    )
+    ).guarded(meta, runtime)
     return _record_end(meta, record, end, runtime)
 
 
