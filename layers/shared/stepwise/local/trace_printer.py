@@ -54,6 +54,11 @@ def describe_step(step: StepRecord) -> list[str]:
             f"{prefix} observe   {step.action} ({status}, {step.latency_ms or 0:.0f} ms): "
             f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
         ]
+    if step.kind == "guardrail" and step.guardrail is not None:
+        note = step.guardrail
+        mode = " (log_only: nothing changed)" if note.mode == "log_only" else ""
+        acted = "; ".join(f"{a.rule} {a.action}" + (f" {a.detail}" if a.detail else "") for a in note.actions)
+        return [f"{prefix} guardrail {note.point}: {acted}{mode}"]
     return []
 
 
@@ -79,8 +84,12 @@ class LiveTracePrinter:
             # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
             for step in self._store_factory().list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
-                # the model's reasoning comes with its call
-                shown_now = step.kind == kind or (kind == "llm" and step.kind == "reasoning")
+                # the model's reasoning comes with its call, a tool result's guardrail with the result
+                shown_now = (
+                    step.kind == kind
+                    or (kind == "llm" and step.kind == "reasoning")
+                    or (kind == "tool" and step.kind == "guardrail")
+                )
                 if shown_now and key not in self._printed:
                     self._printed.add(key)
                     for line in describe_step(step):
