@@ -55,10 +55,10 @@ def describe_step(step: StepRecord) -> list[str]:
             f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
         ]
     if step.kind == "guardrail" and step.guardrail is not None:
-        note = step.guardrail
-        mode = " (log_only: nothing changed)" if note.mode == "log_only" else ""
-        acted = "; ".join(f"{a.rule} {a.action}" + (f" {a.detail}" if a.detail else "") for a in note.actions)
-        return [f"{prefix} guardrail {note.point}: {acted}{mode}"]
+        checked = step.guardrail
+        mode = " (log_only: nothing changed)" if checked.mode == "log_only" else ""
+        acted = "; ".join(f"{a.rule} {a.action}" + (f" {a.detail}" if a.detail else "") for a in checked.actions)
+        return [f"{prefix} guardrail {checked.point}: {acted}{mode}"]
     return []
 
 
