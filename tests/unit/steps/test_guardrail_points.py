@@ -15,7 +15,7 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion
 from stepwise.models.state import StatePayload
 from stepwise.steps.format import format_run
-from stepwise.steps.guardrail_points import BLOCKED_INPUT
+from stepwise.steps.guardrail_points import BLOCKED_INPUT, WITHHELD_ERROR, guard_observation
 from stepwise.steps.iteration_guard import iteration_guard
 from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
@@ -152,3 +152,21 @@ def test_a_redacted_input_is_stored_and_sent_with_its_markers(dynamodb_table: tu
     assert runtime.store.list_messages(meta.run_id)[0].content == "Mail [email] or call [phone]"
     assert "jo@example.com" not in json.dumps([m.model_dump(mode="json") for m in model.requests[0].messages])
     assert meta.status == "QUEUED"
+
+
+def test_a_blocked_tool_result_is_replaced_by_the_notice_before_it_is_stored(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile blocking tool results that hold an AWS access key id
+    guardrails = {"tool_results": [{"pii": ["aws_key"], "action": "block"}], "tool_notice": "[withheld]"}
+    runtime = runtime_with(dynamodb_table, tmp_path, guardrails, OneReply("unused"))
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="keys?")], owner="o", profile="default")
+    # When a failed call's content and error both hold one
+    content, error = guard_observation(
+        runtime, meta, 1, 0, "Error: denied for AKIAIOSFODNN7EXAMPLE", "denied for AKIAIOSFODNN7EXAMPLE"
+    )
+    # Then the model gets the notice, the error says it was withheld, and the step names the call
+    assert (content, error) == ("[withheld]", WITHHELD_ERROR)
+    [step] = runtime.store.list_steps(meta.run_id)
+    assert (step.iteration, step.n, step.decision) == (1, 0, "blocked")
+    assert step.guardrail is not None and [a.detail for a in step.guardrail.actions] == ["aws_key=1", "aws_key=1"]

@@ -170,23 +170,33 @@ def guard_observation(
 
 @dataclass(frozen=True)
 class GuardedAnswer:
-    """The answer as the caller may see it, and whether a guardrail blocked the one the run had."""
+    """The answer as the caller may see it, whether a guardrail blocked the one the run had, and the check
+    to record (None: the profile has no output rules)."""
 
     text: str
     blocked: bool
+    checked: Checked | None = None
 
 
-def guard_answer(runtime: StepRuntime, run: RunMeta, iteration: int, answer: str) -> GuardedAnswer:
+def guard_answer(runtime: StepRuntime, run: RunMeta, answer: str) -> GuardedAnswer:
     """The run's answer after the profile's output rules: redacted or masked, or replaced by the profile's
-    message (a blocking Bedrock guardrail's own) when a rule blocked it."""
+    message (a blocking Bedrock guardrail's own) when a rule blocked it. Nothing is written: Format records
+    the check (`record_answer_check`) after its formatting steps, which come before it in the trace."""
     guardrails = profile_guardrails(runtime, run.profile)
     if guardrails is None or not guardrails.output:
         return GuardedAnswer(answer, blocked=False)
     checked = check(runtime, run.profile, guardrails, "output", answer)
-    record_interventions(runtime, run, guardrails, "output", [checked], iteration=iteration)
     if checked.blocked:
-        return GuardedAnswer(blocked_text(guardrails, checked), blocked=True)
-    return GuardedAnswer(checked.text, blocked=False)
+        return GuardedAnswer(blocked_text(guardrails, checked), blocked=True, checked=checked)
+    return GuardedAnswer(checked.text, blocked=False, checked=checked)
+
+
+def record_answer_check(runtime: StepRuntime, run: RunMeta, iteration: int, guarded: GuardedAnswer | None) -> None:
+    """Write the output's `guardrail` step and metrics, when some rule acted on the answer."""
+    guardrails = profile_guardrails(runtime, run.profile)
+    if guarded is None or guarded.checked is None or guardrails is None:
+        return
+    record_interventions(runtime, run, guardrails, "output", [guarded.checked], iteration=iteration)
 
 
 def output_redactor(guardrails: Guardrails | None) -> Callable[[str], str]:
