@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.guardrails import GuardrailPoint, Guardrails, PiiKind, PiiRule
-from stepwise.guardrails import Checked, check_text
-from stepwise.guardrails.detectors import redact_pii
 from stepwise.models.guardrail import GuardrailAction, GuardrailNote
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunError, RunMeta, RunUsage, StepRecord
@@ -24,6 +22,11 @@ from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import RunRef
 from stepwise.telemetry.observability import logger, metrics
+
+if TYPE_CHECKING:
+    # The checks (their detectors and the Bedrock call) are loaded when a profile first has a rule to apply:
+    # ToolInvoke, Format and the API import this module whether or not any profile has guardrails.
+    from stepwise.guardrails import Checked
 
 # What the conversation keeps of a user message a guardrail blocked: never its text.
 BLOCKED_INPUT = "[withheld: blocked by a guardrail]"
@@ -40,6 +43,8 @@ def profile_guardrails(runtime: StepRuntime, profile: str) -> Guardrails | None:
 
 def check(runtime: StepRuntime, profile: str, guardrails: Guardrails, point: GuardrailPoint, text: str) -> Checked:
     """Run `point`'s rules on `text`; a Bedrock rule without a Region of its own takes the profile's."""
+    from stepwise.guardrails import check_text
+
     profile_region = runtime.profile(profile).region
 
     def client_for(region: str | None) -> Any:
@@ -207,4 +212,6 @@ def output_redactor(guardrails: Guardrails | None) -> Callable[[str], str]:
         kinds = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
     if not kinds:
         return lambda text: text
+    from stepwise.guardrails.detectors import redact_pii
+
     return lambda text: redact_pii(text, kinds)[0]
