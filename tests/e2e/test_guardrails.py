@@ -8,8 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
+from stepwise.steps.api.events import run_events
 from tests.e2e.conftest import get_tool, http_api
 from tests.e2e.test_secret_canary import scan_table
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -20,7 +22,10 @@ CARD_DIGITS = "4111111111111111"
 
 
 def test_a_card_number_a_tool_returns_reaches_neither_the_model_nor_the_answer_nor_any_stored_item(
-    tmp_path: Path, local_run: Callable[..., Any]
+    tmp_path: Path,
+    local_run: Callable[..., Any],
+    verbose_logs: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     with ScriptableToolServer() as api, FakeOpenAIServer() as provider:
         # Given a tool returning a customer's card number, under a profile redacting cards in tool results
@@ -61,8 +66,14 @@ def test_a_card_number_a_tool_returns_reaches_neither_the_model_nor_the_answer_n
     state_events = json.dumps([event.model_dump(mode="json") for event in listener.events])
     texts = {"requests": "".join(requests), "items": stored_items, "events": state_events, "answer": meta.answer}
     texts["trace"] = json.dumps([step.model_dump(mode="json") for step in steps])
+    followed = run_events(environment.runtime, owner=meta.owner, run_reference=meta.run_id, after=None)
+    texts["run events"] = followed.model_dump_json()
+    captured = capfd.readouterr()
+    texts |= {"log records": verbose_logs.text, "stdout": captured.out, "stderr": captured.err}
+    assert "guardrail acted" in verbose_logs.text
     assert [where for where, text in texts.items() if CARD_DIGITS in re.sub(r"\D", "", text)] == []
     # And the trace has the guardrail step of the tool result: point, rule, action and count only
+    assert [step.kind for step in followed.events].count("guardrail") == 1
     [guardrail] = [step for step in steps if step.kind == "guardrail"]
     assert guardrail.guardrail is not None
     assert guardrail.guardrail.point == "tool_results"
