@@ -71,17 +71,19 @@ def test_a_chat_completion_whose_input_is_blocked_is_a_400_with_the_profiles_mes
     assert (run.status, run.stop_reason, run.iteration) == ("FAILED", "guardrail", 0)
 
 
-def test_a_streamed_step_is_redacted_by_the_output_pii_rules_before_it_leaves(services: ApiServices) -> None:
-    # Given a run whose model wrote an email address in its thinking
+def test_a_streamed_step_is_screened_by_the_output_rules_before_it_leaves(services: ApiServices) -> None:
+    # Given a run whose model wrote an email address in its thinking, then an answer not yet checked by Format
     runtime = services.runtime
     run = create_run(runtime, messages=[ChatMessage(role="user", content="hi")], owner="o", profile="default")
     thought = ReasoningBlock(text="Mail jo@example.com about it.")
-    message = ChatMessage(role="assistant", content="Checking.", reasoning=[thought])
+    message = ChatMessage(role="assistant", content="Done.", reasoning=[thought])
     runtime.store.record_message(run, 1, 0, message, StepRecord(iteration=1, kind="llm"))
+    decision = StepRecord(iteration=1, kind="parse", decision="final_answer", answer="Write to jo@example.com.")
+    runtime.store.record_decision(run, decision, [])
     start = ChatStreamStart(run_id=run.run_id, model="default", created=0, include_usage=False, profile="default")
-    # When the stream's chunks are read up to that thinking
+    # When the stream's chunks are read up to the decision
     chunks = chat_chunks(runtime, owner="o", start=start, poll_seconds=1.0, sleep=lambda seconds: None)
-    _, _, reasoning = (json.loads(frame.removeprefix(b"data: ")) for frame in islice(chunks, 3))
-    # Then the thinking left with the marker in place of the address
+    _, _, reasoning, parsed = (json.loads(frame.removeprefix(b"data: ")) for frame in islice(chunks, 4))
+    # Then the thinking left with the marker in place of the address, and the decision without its answer
     assert reasoning["choices"][0]["delta"] == {"reasoning_content": "Mail [email] about it."}
-    assert reasoning["stepwise_step"]["thought"] == "Mail [email] about it."
+    assert parsed["stepwise_step"]["kind"] == "parse" and "answer" not in parsed["stepwise_step"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stepwise.config.guardrails import GuardrailPoint, Guardrails, PiiKind, PiiRule
+from stepwise.models.api_responses import TraceStep
 from stepwise.models.guardrail import GuardrailAction, GuardrailNote
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunError, RunMeta, RunUsage, StepRecord
@@ -204,14 +205,18 @@ def record_answer_check(runtime: StepRuntime, run: RunMeta, iteration: int, guar
     record_interventions(runtime, run, guardrails, "output", [guarded.checked], iteration=iteration)
 
 
-def output_redactor(guardrails: Guardrails | None) -> Callable[[str], str]:
-    """Redacts text with the `pii` redact rules of the output (local, no request): what a chat stream applies
-    to each step it sends while the run goes on, before Format has checked the answer."""
-    kinds: list[PiiKind] = []
-    if guardrails is not None and guardrails.mode == "enforce":
-        kinds = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
-    if not kinds:
-        return lambda text: text
+def stream_screen(guardrails: Guardrails | None) -> Callable[[TraceStep], TraceStep]:
+    """What a chat stream applies to each step it sends while the run goes on, before Format has checked the
+    answer: with output rules (enforced), a decision's `answer` is left out (the answer itself follows, once
+    checked whole), and thoughts, answers and observations pass the output's `pii` rules (local, no request)."""
+    if guardrails is None or guardrails.mode != "enforce" or not guardrails.output:
+        return lambda step: step
+    kinds: list[PiiKind] = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
     from stepwise.guardrails.detectors import redact_pii
 
-    return lambda text: redact_pii(text, kinds)[0]
+    def screened(step: TraceStep) -> TraceStep:
+        texts = {"thought": step.thought, "observation": step.observation}
+        update: dict[str, str | None] = {name: redact_pii(text, kinds)[0] for name, text in texts.items() if text}
+        return step.model_copy(update=update | {"answer": None})
+
+    return screened

@@ -22,7 +22,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 
-from stepwise.models.api_responses import ErrorBody, ErrorResponse, TraceStep
+from stepwise.models.api_responses import ErrorBody, ErrorResponse
 from stepwise.models.chat_api import (
     ChatCompletionChunk,
     ChatCompletionRequest,
@@ -35,7 +35,7 @@ from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keep
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
-from stepwise.steps.guardrail_points import output_redactor
+from stepwise.steps.guardrail_points import stream_screen
 from stepwise.steps.runtime import StepRuntime
 
 STREAM_MARK = "stepwiseStreamsChat"
@@ -81,9 +81,9 @@ def chat_chunks(
     """
     idle = keepalive or Keepalive()
     completion_id = f"chatcmpl-{start.run_id}"
-    # Each step leaves before Format checks the answer: the output's pii rules redact what it says (the
-    # answer itself is sent only once the run ended, as Format checked it whole).
-    redact = output_redactor(runtime.profile(start.profile).guardrails if start.profile else None)
+    # Each step leaves before Format checks the answer, which is sent only once the run ended, checked whole:
+    # the profile's output rules screen the steps (`guardrail_points.stream_screen`).
+    screen = stream_screen(runtime.profile(start.profile).guardrails if start.profile else None)
 
     def chunk(delta: ChunkDelta, step: dict[str, Any] | None = None) -> bytes:
         event = ChatCompletionChunk(
@@ -102,7 +102,7 @@ def chat_chunks(
         elif not read.done and idle.due():
             yield KEEPALIVE_FRAME
         for step in read.events:
-            step = _redacted_step(step, redact)
+            step = screen(step)
             thought = step.thought if step.kind == "reasoning" else None
             yield chunk(ChunkDelta(reasoning_content=thought), step.model_dump(mode="json", exclude_none=True))
     final = runtime.store.require_run(start.run_id)
@@ -112,12 +112,6 @@ def chat_chunks(
         yield _error_event(error.type, error.message, error.details)
         return
     yield completion_events(completion, include_usage=start.include_usage, with_role=False).encode()
-
-
-def _redacted_step(step: TraceStep, redact: Callable[[str], str]) -> TraceStep:
-    """The step with its model-written and tool-written text passed through `redact`."""
-    texts = {"thought": step.thought, "answer": step.answer, "observation": step.observation}
-    return step.model_copy(update={name: redact(text) for name, text in texts.items() if text})
 
 
 def _error_event(error_type: str, message: str, details: dict[str, Any]) -> bytes:
