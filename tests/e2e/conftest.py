@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +15,7 @@ from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.asl import StateEvent
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
+from stepwise.telemetry.observability import logger
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 ConfigWriter = Callable[..., Path]
@@ -157,6 +159,16 @@ class RecordingListener:
     def entered(self) -> list[str]:
         """The names of the states entered, in order (Map items included)."""
         return [event.state for event in self.events if event.type == "entered"]
+
+
+@pytest.fixture
+def verbose_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """Every log record at INFO and above, and the service's own logger at DEBUG."""
+    previous = logger.log_level
+    caplog.set_level(logging.INFO)
+    logger.setLevel("DEBUG")
+    yield caplog
+    logger.setLevel(previous)
 
 
 StoreChoice = tuple[str | None, str | None]

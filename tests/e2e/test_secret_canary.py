@@ -10,7 +10,6 @@ secret and for its URL-encoded forms.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 from collections.abc import Callable, Iterator
@@ -25,7 +24,6 @@ from moto import mock_aws
 
 from stepwise.config.settings import Settings
 from stepwise.steps.runtime import dynamodb_client
-from stepwise.telemetry.observability import logger
 from tests.e2e.conftest import scripted_model
 from tests.support.tool_server import Echo, ScriptableToolServer
 
@@ -42,16 +40,6 @@ def ssm_canary() -> Iterator[None]:
     with mock_aws(config={"core": {"service_whitelist": ["ssm"]}}):
         boto3.client("ssm", region_name="us-east-1").put_parameter(Name=PARAMETER, Value=CANARY, Type="SecureString")
         yield
-
-
-@pytest.fixture
-def verbose_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
-    """Every log record at INFO and above, and the service's own logger at DEBUG."""
-    previous = logger.log_level
-    caplog.set_level(logging.INFO)
-    logger.setLevel("DEBUG")
-    yield caplog
-    logger.setLevel(previous)
 
 
 def scan_table(table_name: str) -> list[dict[str, Any]]:

@@ -34,10 +34,12 @@ INDEX = rf"{TABLE}/index/[A-Za-z0-9_.-]+"
 STATE_MACHINE = rf"{_P}:states:{_R}:{_A}:stateMachine:[A-Za-z0-9_-]+"
 EXECUTION = rf"{_P}:states:{_R}:{_A}:execution:[A-Za-z0-9_-]+:[^:]+"
 ACTIVITY = rf"{_P}:states:{_R}:{_A}:activity:[A-Za-z0-9_-]+"
+GUARDRAIL = rf"{_P}:bedrock:{_R}:{_A}:guardrail/[a-z0-9]+"
 
 # the resource types of each action the template grants (the Service Authorization Reference's tables)
 RESOURCE_TYPES: dict[str, list[str]] = {
     "bedrock:InvokeModel": [FOUNDATION_MODEL, INFERENCE_PROFILE, APPLICATION_PROFILE],
+    "bedrock:ApplyGuardrail": [GUARDRAIL],
     "dynamodb:GetItem": [TABLE],
     "dynamodb:PutItem": [TABLE],
     "dynamodb:UpdateItem": [TABLE],
@@ -65,6 +67,7 @@ OPTIONAL_GRANTS = {
     "SecretArns": f"arn:aws:secretsmanager:{REGION}:{ACCOUNT}:secret:stepwise/github-AbCdEf",
     "ToolDocumentObjectArns": "arn:aws:s3:::stepwise-tools/openapi/stripe.json",
     "SecretKmsKeyArns": f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+    "BedrockGuardrailArns": f"arn:aws:bedrock:{REGION}:{ACCOUNT}:guardrail/gr1a2b3c4d5e",
 }
 MODEL_IDS = [HAIKU, f"eu.{HAIKU}", f"global.{HAIKU}"]
 

@@ -111,7 +111,8 @@ def _run_question(
                 print(f"Question: {args.question}", file=out)
                 print(f"run_id {meta.run_id} · profile {meta.profile}", file=out, flush=True)
             # a signal lets the step in flight finish, then the run ends CANCELLED (`stop_signals`)
-            environment.execute(meta.run_id, stop=stop.requested)
+            if not meta.is_terminal:  # a guardrail that blocked the input ended it as it was created
+                environment.execute(meta.run_id, stop=stop.requested)
         final = environment.runtime.store.require_run(meta.run_id)
         return stop.exit_code(_print_outcome(final, time.perf_counter() - started, out, as_json=args.json))
 

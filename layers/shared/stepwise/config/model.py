@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.config.context import ContextLimits, ContextSettings
+from stepwise.config.guardrails import Guardrails
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
@@ -112,6 +113,8 @@ class AgentProfile(BaseModel):
     # The tool policy: a Cedar file (relative to this file's folder) or Cedar text (`stepwise.config.tool_policy`).
     policy: str | None = Field(default=None, min_length=1)
     policy_mode: PolicyMode = "enforce"
+    # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
+    guardrails: Guardrails | None = None
 
     @field_validator("tool_choice")
     @classmethod

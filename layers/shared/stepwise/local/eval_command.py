@@ -101,7 +101,8 @@ class LocalAttempts:
             )
         except ApiError as exc:
             raise CaseNotRun(exc.message) from None
-        self._environment.execute(meta.run_id)
+        if not meta.is_terminal:  # a guardrail that blocked the input ended it as it was created
+            self._environment.execute(meta.run_id)
         return meta
 
     def _replay(self, case: Case, tags: dict[str, str]) -> RunMeta:

@@ -62,6 +62,11 @@ def describe_step(step: StepRecord) -> list[str]:
         lines = [f"{prefix} approval  {_answer(step.approval)}"] if step.approval is not None else []
         observed = f"{_short(step.observation or '', _OBSERVATION_CHARS)}"
         return [*lines, f"{prefix} observe   {visible(step.action or '')} ({status}, {latency:.0f} ms): {observed}"]
+    if step.kind == "guardrail" and step.guardrail is not None:
+        checked = step.guardrail
+        mode = " (log_only: nothing changed)" if checked.mode == "log_only" else ""
+        acted = "; ".join(f"{a.rule} {a.action}" + (f" {a.detail}" if a.detail else "") for a in checked.actions)
+        return [f"{prefix} guardrail {checked.point}: {acted}{mode}"]
     return []
 
 
@@ -95,8 +100,13 @@ class LiveTracePrinter:
             # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
             for step in self._store_factory().list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
-                # the model's reasoning comes with its call, the tool policy's verdicts with the decision
-                shown_now = step.kind == kind or (kind, step.kind) in (("llm", "reasoning"), ("parse", "policy"))
+                # the model's reasoning comes with its call, the tool policy's verdicts with the decision, a
+                # tool result's guardrail with the result
+                shown_now = step.kind == kind or (kind, step.kind) in (
+                    ("llm", "reasoning"),
+                    ("parse", "policy"),
+                    ("tool", "guardrail"),
+                )
                 if shown_now and key not in self._printed:
                     self._printed.add(key)
                     for line in describe_step(step):

@@ -11,6 +11,7 @@ from pydantic import (
 )
 
 from stepwise.models.approval import ApprovalNote
+from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
@@ -92,6 +93,9 @@ class TraceStep(BaseModel, defer_build=True):
         default=None,
         description="A `policy` step: the tool policy's verdict on call `n` (refused, waiting for approval, or, "
         "under `policy_mode: log_only`, what would have been).",
+    )
+    guardrail: GuardrailNote | None = Field(
+        default=None, description="A guardrail step: the point checked and what its rules did (never the text)."
     )
 
 

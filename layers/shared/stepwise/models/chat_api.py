@@ -247,7 +247,7 @@ class OutputToolCall(BaseModel, defer_build=True):
 
 
 # `function_call`: the run ended with a call of a function the client offered as legacy `functions`.
-FinishReason = Literal["stop", "length", "tool_calls", "function_call"]
+FinishReason = Literal["stop", "length", "tool_calls", "function_call", "content_filter"]
 
 
 class AssistantMessage(BaseModel, defer_build=True):
@@ -378,3 +378,4 @@ class ChatStreamStart(BaseModel, defer_build=True):
     created: int
     include_usage: bool
     ignored_fields: list[str] = Field(default_factory=list, description="For the answer's ignored-fields header.")
+    profile: str | None = Field(default=None, description="The run's profile, whose output guardrails the steps pass.")

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
+from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
@@ -28,6 +29,7 @@ StopReason = Literal[
     "context_window",
     "error",
     "cancelled",
+    "guardrail",
 ]
 FinalRoundReason = Literal["max_iterations", "deadline", "token_budget", "cost_budget"]
 # What an ended run produced (decided by `stepwise.steps.outcome`): the model's final answer; a best answer
@@ -233,7 +235,7 @@ class RunSummary(BaseModel, defer_build=True):
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
-StepKind = Literal["llm", "reasoning", "parse", "policy", "tool", "format", "compaction"]
+StepKind = Literal["llm", "reasoning", "parse", "policy", "tool", "format", "compaction", "guardrail"]
 # The order of the steps of one iteration; a compaction comes before its iteration's model call.
 # A `policy` step shares its decision's place (after it, by `n`), so the cursors handed out keep their meaning.
 STEP_KIND_ORDER: dict[str, int] = {
@@ -244,6 +246,8 @@ STEP_KIND_ORDER: dict[str, int] = {
     "policy": 2,
     "tool": 3,
     "format": 4,
+    # after what it checked: the input (iteration 0), the iteration's tool results (by `n`) or the answer
+    "guardrail": 5,
 }
 
 
@@ -312,6 +316,7 @@ class StepRecord(BaseModel, defer_build=True):
     verdicts: list[PolicyVerdict | None] | None = None
     # a `policy` step: the verdict on call `n`, when it was not a plain permit
     policy: PolicyVerdict | None = None
+    guardrail: GuardrailNote | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

@@ -16,6 +16,7 @@ from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
+from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
 from stepwise.steps.outcome import decide_outcome, status_of
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
@@ -41,6 +42,17 @@ class RunEnd:
     def with_error(self, error: RunError) -> RunEnd:
         """This end, with `error` as what ended it."""
         return replace(self, error=error)
+
+    def guarded(self, meta: RunMeta, runtime: StepRuntime) -> tuple[RunEnd, GuardedAnswer | None]:
+        """This end after the profile's output guardrails: its answer redacted, or replaced by the profile's
+        message with stop reason `guardrail` when a rule blocked it (the outcome stays what the work gave);
+        and the check, for `record_answer_check`."""
+        if self.answer is None:
+            return self, None
+        guarded = guard_answer(runtime, meta, self.answer)
+        if guarded.blocked:
+            return replace(self, answer=guarded.text, stop_reason="guardrail"), guarded
+        return replace(self, answer=guarded.text), guarded
 
 
 def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
@@ -101,20 +113,23 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         conversation, _ = split_formatting_replies(record.messages, payload.iteration)
         agent = agent_for(meta, runtime)
         answer = best_available_answer(conversation, agent.protocol, stop_reason, agent.profile.language)
-    end = RunEnd(
+    end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=answered, best_answer=answer),
         answer=answer,
         iteration=payload.iteration,
-    )
+    ).guarded(meta, runtime)
+    answer = end.answer
     if answer is None:
         message = f"the run stopped ({stop_reason}) before the model gave an answer, and no tool returned anything"
         return _record_end(meta, record, end.with_error(RunError(type=NO_ANSWER, message=message)), runtime)
     structured = (
         StructuredOutput()
-        if stop_reason == "tool_calls"
+        if end.stop_reason in ("tool_calls", "guardrail")
         else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
     )
+    # after the formatting steps, which a follower of the run's events must not find behind its cursor
+    record_answer_check(runtime, meta, payload.iteration, checked)
     return _record_end(meta, record, end, runtime, structured)
 
 
@@ -137,13 +152,14 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
         return _ended(meta)
     agent = agent_for(meta, runtime)
     answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
-    end = RunEnd(
+    end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=False, best_answer=answer),
         answer=answer,
         iteration=event.iteration,
         error=run_error(event.error.Error, event.error.Cause),
-    )
+    ).guarded(meta, runtime)
+    record_answer_check(runtime, meta, event.iteration or 0, checked)
     return _record_end(meta, record, end, runtime)
 
 

@@ -11,6 +11,7 @@ from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import IntentOutcome, ReplayLink, RunBudget, RunLimits, RunMeta, RunOptions
 from stepwise.steps.context_window import cut_to
+from stepwise.steps.guardrail_points import guard_input, guard_input_of_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, message_tokens
 from stepwise.store import SessionTurn
@@ -98,8 +99,15 @@ def new_run_meta(
 def create_run(
     runtime: StepRuntime, *, messages: list[ChatMessage], owner: str, profile: str, **fields: Unpack[RunFields]
 ) -> RunMeta:
-    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution."""
+    """Store a QUEUED run with its limits copied from the profile; the caller then starts the execution.
+
+    The profile's input guardrails check the caller's messages first; a blocked input ends the run at once
+    (`stepwise.steps.guardrail_points`): the META returned is then terminal, and no execution is started.
+    """
     meta = new_run_meta(runtime, owner=owner, profile=profile, **fields)
+    # checked before anything is stored: a redacted value is never written, a blocked message not at all
+    guarded = guard_input(runtime, profile, messages)
+    messages = guarded.messages
     session_id = fields.get("session_id")
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
     history: list[ChatMessage] = []
@@ -109,7 +117,7 @@ def create_run(
         history = session_history(turns, session_tokens, runtime.profile(profile).language)
     if not runtime.store.create_run(meta, history + messages, question=question):
         raise RunAlreadyExists(f"run {meta.run_id} already exists")
-    return meta
+    return guard_input_of_run(runtime, meta, guarded)
 
 
 def session_history(turns: list[SessionTurn], budget_tokens: int, language: Language) -> list[ChatMessage]:

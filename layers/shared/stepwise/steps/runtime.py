@@ -96,6 +96,7 @@ class StepRuntime:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         spans: GenAiSpans | None = None,
+        guardrail_client: Any = None,
     ) -> None:
         self._config = config
         self._config_lock = threading.Lock()
@@ -119,6 +120,9 @@ class StepRuntime:
         self._policies: dict[str, ToolPolicy | None] = {}
         self._lock = threading.Lock()
         self._spans = spans
+        # a bedrock-runtime client given by the caller (tests) serves every Region's guardrails
+        self._guardrail_clients: dict[str | None, Any] = {}
+        self._given_guardrail_client = guardrail_client
 
     @classmethod
     def from_settings(cls, settings: Settings) -> StepRuntime:
@@ -220,6 +224,18 @@ class StepRuntime:
                     facts=self.config.model_facts(name),
                 )
             return EstimatedUsage(self._chat_models[key])
+
+    def guardrail_client(self, region: str | None) -> Any:
+        """The bedrock-runtime client that applies Bedrock guardrails in `region` (None: the caller's), built
+        once per Region."""
+        if self._given_guardrail_client is not None:
+            return self._given_guardrail_client
+        with self._lock:
+            if region not in self._guardrail_clients:
+                from stepwise.guardrails.bedrock import bedrock_client
+
+                self._guardrail_clients[region] = bedrock_client(region)
+            return self._guardrail_clients[region]
 
     def tools(self) -> ToolRegistry:
         """Every configured tool, built once (OpenAPI documents and MCP listings are read here)."""

@@ -17,6 +17,7 @@ from stepwise.models.run import StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.call_gate import refusal_observation, verdict_of
+from stepwise.steps.guardrail_points import guard_observation
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
@@ -93,14 +94,18 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         )
         observation = sent.observation
         span.observed(observation)
+    # the profile's tool-result guardrails, before the observation is stored or sent anywhere
+    content, error = guard_observation(
+        runtime, stored.meta, event.iteration, event.index, observation.content, observation.error
+    )
     _store_observation(
         event,
         stored.meta,
         call,
         runtime,
-        content=observation.content,
+        content=content,
         ok=observation.ok,
-        error=observation.error,
+        error=error,
         latency_ms=observation.latency_ms,
         sent=sent,
         note=note,

@@ -214,6 +214,10 @@ class ConversationStore:
         item = message_item(run.run_id, iteration, slot, message, run.expires_at)
         return self._db.put_if_absent(item | {"trace": step.model_dump_json(exclude_none=True)})
 
+    def record_step(self, run: RunRef, step: StepRecord) -> bool:
+        """Put a trace step of its own (a guardrail's); False if a retried step finds it already stored."""
+        return self._db.put_if_absent(step_item(run.run_id, step, run.expires_at), ours_if_identical=True)
+
     def read_iteration(
         self,
         run_id: str,

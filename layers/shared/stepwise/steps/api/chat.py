@@ -95,7 +95,10 @@ def _run_synchronously(services: ApiServices, meta: RunMeta) -> RunMeta:
 
 
 def await_run(services: ApiServices, meta: RunMeta, *, deadline: float) -> RunMeta:
-    """Start the run and wait for its end until `deadline` (on `services.monotonic`); 504 past it."""
+    """Start the run and wait for its end until `deadline` (on `services.monotonic`); 504 past it. A run
+    that ended as it was created (its input blocked by a guardrail) is never started."""
+    if meta.is_terminal:
+        return meta
     if services.workflow_type == "EXPRESS":
         final = _run_synchronously(services, meta)
     else:
@@ -192,6 +195,9 @@ def _answer_message(store: ConversationStore, meta: RunMeta) -> tuple[AssistantM
     # A structured answer is the JSON itself, as OpenAI returns it for response_format.
     content = json.dumps(meta.output, ensure_ascii=False) if meta.output is not None else meta.answer or ""
     finish_reason: FinishReason = "stop" if meta.stop_reason == "final_answer" else "length"
+    if meta.stop_reason == "guardrail":
+        # OpenAI's own reason for an answer its content filter replaced
+        finish_reason = "content_filter"
     return AssistantMessage(content=content, reasoning_content=reasoning), finish_reason
 
 

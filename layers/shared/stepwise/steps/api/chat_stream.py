@@ -35,6 +35,7 @@ from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keep
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.guardrail_points import stream_screen
 from stepwise.steps.runtime import StepRuntime
 
 STREAM_MARK = "stepwiseStreamsChat"
@@ -59,6 +60,7 @@ def start_chat_stream(
         created=int(services.runtime.clock()),
         include_usage=request.stream_options is not None and request.stream_options.include_usage,
         ignored_fields=request.ignored_fields,
+        profile=meta.profile,
     )
 
 
@@ -79,6 +81,9 @@ def chat_chunks(
     """
     idle = keepalive or Keepalive()
     completion_id = f"chatcmpl-{start.run_id}"
+    # Each step leaves before Format checks the answer, which is sent only once the run ended, checked whole:
+    # the profile's output rules screen the steps (`guardrail_points.stream_screen`).
+    screen = stream_screen(runtime.profile(start.profile).guardrails if start.profile else None)
 
     def chunk(delta: ChunkDelta, step: dict[str, Any] | None = None) -> bytes:
         event = ChatCompletionChunk(
@@ -97,6 +102,7 @@ def chat_chunks(
         elif not read.done and idle.due():
             yield KEEPALIVE_FRAME
         for step in read.events:
+            step = screen(step)
             thought = step.thought if step.kind == "reasoning" else None
             yield chunk(ChunkDelta(reasoning_content=thought), step.model_dump(mode="json", exclude_none=True))
     final = runtime.store.require_run(start.run_id)

@@ -140,6 +140,14 @@ class RunFailed(ApiError):
     resend_starts_again = True
 
 
+class GuardrailBlocked(ApiError):
+    """A run awaited synchronously whose input a guardrail of its profile blocked: the message is the
+    profile's `guardrails.message`, and sending the same input again is blocked again."""
+
+    status = 400
+    type = "guardrail_blocked"
+
+
 class ProviderRateLimited(ApiError):
     """A run awaited synchronously ended without an answer because its model provider answered 429 (rate
     limited) until the run gave up: passed through, with the provider's `Retry-After` when it sent one.

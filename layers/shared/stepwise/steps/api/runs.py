@@ -182,7 +182,10 @@ def record_start_failure(services: ApiServices, meta: RunMeta, exc: ExecutionSta
 
 
 def start_queued_run(services: ApiServices, meta: RunMeta) -> None:
-    """Start the run's execution (asynchronously); a failure to start is recorded on the run and raised."""
+    """Start the run's execution (asynchronously); a failure to start is recorded on the run and raised. A
+    run that ended as it was created (its input blocked by a guardrail) is not started."""
+    if meta.is_terminal:
+        return
     try:
         services.executions.start(meta.run_id, start_input(meta))
     except ExecutionStartFailed as exc:
