@@ -12,6 +12,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs/{run_id}/cancel"),
     ("POST", "/v1/runs/{run_id}/replay"),
     ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
+    ("POST", "/v1/runs/{run_id}/budget"),
     ("GET", "/v1/runs/{run_id}/events"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from stepwise.models.api_responses import PendingApproval, RunView, TraceStep
+from stepwise.models.budget import BudgetWaitView
 from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
@@ -110,4 +111,5 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_by=meta.cancelled_by,
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
+        budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
     )
