@@ -68,8 +68,9 @@ def await_budget(event: BudgetWaitEvent, runtime: StepRuntime) -> dict[str, Any]
         spent_usd=spend.cost_usd,
         timeout_at=runtime.clock() + (run.budget_wait_seconds or 1),
     )
-    if not runtime.store.budget_waits.begin(event.run_id, wait, event.task_token):
-        raise RunNotFound(f"run {event.run_id} ended before it could wait at its budget")
+    with runtime.spans.step("AwaitBudget", run_id=event.run_id, trace=run.trace):
+        if not runtime.store.budget_waits.begin(event.run_id, wait, event.task_token):
+            raise RunNotFound(f"run {event.run_id} ended before it could wait at its budget")
     metrics.add_metric(name="BudgetWaits", unit="Count", value=1)
     logger.info("waiting at the budget", extra={"run_id": event.run_id, "reason": reason})
     return {"waiting": True}

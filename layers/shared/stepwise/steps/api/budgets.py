@@ -9,6 +9,8 @@ reached, the stored answer is undone: 409, or 503 (it may then be sent again).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from stepwise.models.api_requests import BudgetRequest
 from stepwise.models.api_responses import RunView
 from stepwise.models.run import RunMeta
@@ -17,6 +19,7 @@ from stepwise.steps.api.problems import InvalidRequest, NotWaitingBudget, RunEnd
 from stepwise.steps.api.run_views import describe_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import CallbackFailed, TaskTokenGone
+from stepwise.store import ConversationStore
 from stepwise.store.budget_waits import BudgetWaitChanged
 from stepwise.telemetry.observability import logger, metrics
 
@@ -46,6 +49,47 @@ def _raised_caps(meta: RunMeta, request: BudgetRequest) -> tuple[dict[str, int |
     return caps, added
 
 
+def deliver_budget_answer(
+    store: ConversationStore,
+    meta: RunMeta,
+    request: BudgetRequest,
+    *,
+    by: str,
+    send: Callable[[str, dict[str, object]], None],
+) -> None:
+    """Store the answer to the run's wait at its budget, then `send` it with the wait's token (SendTaskSuccess);
+    undone when it did not arrive. 409 when the run ended or is not waiting at its budget, 422 when raising a
+    cap the run does not have; `CallbackFailed` when Step Functions could not be reached."""
+    run_id = meta.run_id
+    if meta.is_terminal:
+        raise RunEnded(f"run {run_id} already ended {meta.status}", details={"run_id": run_id, "status": meta.status})
+    wait = meta.budget_wait
+    if meta.status != "WAITING_BUDGET" or wait is None or wait.token is None or not wait.pending:
+        raise _not_waiting(meta, f"it is {meta.status}")
+    caps, added = _raised_caps(meta, request)
+    previous = {name: getattr(meta.limits, name) for name in caps}
+    try:
+        answered_at = store.budget_waits.answer(
+            run_id, wait.token, "ended" if request.end else "raised", by=by, caps=caps, added=added
+        )
+    except BudgetWaitChanged:
+        raise _not_waiting(store.require_run(run_id), "it was answered, or its wait ended, first") from None
+    # the guard takes the run's caps from here: both, as they now are, so a raise of one keeps the other
+    now_capped = {"max_total_tokens": meta.limits.max_total_tokens, "max_cost_usd": meta.limits.max_cost_usd} | caps
+    output: dict[str, object] = (
+        {"end": True} if request.end else {name: value for name, value in now_capped.items() if value is not None}
+    )
+    try:
+        send(wait.token, output)
+    except (TaskTokenGone, CallbackFailed) as failed:
+        store.budget_waits.undo(run_id, wait.token, answered_at, previous)
+        if isinstance(failed, CallbackFailed):
+            raise
+        raise _not_waiting(store.require_run(run_id), "its wait ended before the answer reached it") from None
+    metrics.add_metric(name="BudgetWaitsAnswered", unit="Count", value=1)
+    logger.info("budget answered", extra={"run_id": run_id, "end": request.end} | caps)
+
+
 def answer_budget(services: ApiServices, *, owner: str, run_reference: str, request: BudgetRequest) -> RunView:
     """Raise the budget of the run waiting at it, or end the run; then show the run.
 
@@ -56,31 +100,5 @@ def answer_budget(services: ApiServices, *, owner: str, run_reference: str, requ
     store = services.runtime.store
     run_id = parse_run_reference(run_reference)
     meta = visible_run(store, run_id, owner)
-    if meta.is_terminal:
-        raise RunEnded(f"run {run_id} already ended {meta.status}", details={"run_id": run_id, "status": meta.status})
-    wait = meta.budget_wait
-    if meta.status != "WAITING_BUDGET" or wait is None or wait.token is None or not wait.pending:
-        raise _not_waiting(meta, f"it is {meta.status}")
-    caps, added = _raised_caps(meta, request)
-    previous = {name: getattr(meta.limits, name) for name in caps}
-    try:
-        answered_at = store.budget_waits.answer(
-            run_id, wait.token, "ended" if request.end else "raised", by=owner, caps=caps, added=added
-        )
-    except BudgetWaitChanged:
-        raise _not_waiting(store.require_run(run_id), "it was answered, or its wait ended, first") from None
-    # the guard takes the run's caps from here: both, as they now are, so a raise of one keeps the other
-    now_capped = {"max_total_tokens": meta.limits.max_total_tokens, "max_cost_usd": meta.limits.max_cost_usd} | caps
-    output: dict[str, object] = (
-        {"end": True} if request.end else {name: value for name, value in now_capped.items() if value is not None}
-    )
-    try:
-        services.executions.send_task_success(wait.token, output)
-    except (TaskTokenGone, CallbackFailed) as failed:
-        store.budget_waits.undo(run_id, wait.token, answered_at, previous)
-        if isinstance(failed, CallbackFailed):
-            raise
-        raise _not_waiting(store.require_run(run_id), "its wait ended before the answer reached it") from None
-    metrics.add_metric(name="BudgetWaitsAnswered", unit="Count", value=1)
-    logger.info("budget answered", extra={"run_id": run_id, "end": request.end} | caps)
+    deliver_budget_answer(store, meta, request, by=owner, send=services.executions.send_task_success)
     return describe_run(services, owner=owner, run_reference=run_id, trace=False)
