@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from stepwise.config.model import StepwiseConfig
 from stepwise.models.api_requests import BudgetRequest
 from stepwise.models.messages import ChatMessage
-from stepwise.models.state import BudgetWaitEvent, GuardEvent, RunSpend, StatePayload
+from stepwise.models.state import BudgetWaitEvent, RunSpend, StatePayload
 from stepwise.steps.budget_waits import await_budget
 from stepwise.steps.iteration_guard import iteration_guard
 from stepwise.steps.runs import create_run, execution_input
@@ -119,7 +119,7 @@ def test_what_the_wait_ended_with_decides_how_the_run_goes_on(
     assert waiting.run is not None
     await_budget(BudgetWaitEvent(run_id=waiting.run_id, iteration=1, run=waiting.run, task_token="t-1"), runtime)
     # When the guard runs with what the wait ended with
-    guarded = iteration_guard(GuardEvent.model_validate(waiting.model_dump() | {"budget": outcome}), runtime)
+    guarded = iteration_guard(waiting, runtime, budget=outcome)
     # Then a timeout or an end stops the run now (Format), an Express workflow gets the final round, and a
     # raise starts the next iteration with the new cap; the run is no longer WAITING_BUDGET once it did not wait
     assert (guarded.iteration, guarded.next) == (iteration, next_step)

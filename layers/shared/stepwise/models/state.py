@@ -186,13 +186,6 @@ class StatePayload(BaseModel, defer_build=True):
         return self.run.trace if self.run is not None else None
 
 
-class GuardEvent(StatePayload, defer_build=True):
-    """IterationGuard's input: the payload, and, after a wait at the budget, what the wait ended with
-    (SendTaskSuccess's output, the timeout a Catch put here, or a plain invocation's result on Express)."""
-
-    budget: Any = None
-
-
 class BudgetWaitEvent(BaseModel, defer_build=True):
     """The wait at the budget (AwaitBudget, a mode of IterationGuard's function): the run, and the task token
     that answers it."""

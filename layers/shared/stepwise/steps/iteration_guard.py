@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from stepwise.models.run import FinalRoundReason
-from stepwise.models.state import BudgetWaitEvent, GuardEvent, RunContext, StatePayload, parse_event
+from stepwise.models.state import BudgetWaitEvent, RunContext, StatePayload, parse_event
 from stepwise.steps.budget_waits import after_wait, await_budget, wait_seconds
 from stepwise.steps.budgets import budget_reached
 from stepwise.steps.context_state import next_request_may_pass_threshold
@@ -15,7 +15,7 @@ from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
 
 
-def iteration_guard(event: GuardEvent | StatePayload, runtime: StepRuntime) -> StatePayload:
+def iteration_guard(payload: StatePayload, runtime: StepRuntime, *, budget: Any = None) -> StatePayload:
     """Start the next iteration; on the last allowed one set `final_round` so the model must answer now.
 
     Only the first iteration talks to DynamoDB: it marks the run RUNNING and copies what the loop needs of
@@ -26,11 +26,9 @@ def iteration_guard(event: GuardEvent | StatePayload, runtime: StepRuntime) -> S
 
     At a budget under `on_budget: ask` it starts no iteration: `next: await_budget` sends the run to wait
     for a person (`stepwise.steps.budget_waits`), after which the guard runs again with what the wait ended
-    with (`event.budget`).
+    with (`budget`: the answer's output, the timeout the Catch put there, or a plain invocation's result).
     """
     started_ns = time.time_ns()
-    outcome = event.budget if isinstance(event, GuardEvent) else None
-    payload = StatePayload.model_construct(**{name: getattr(event, name) for name in StatePayload.model_fields})
     iteration = payload.iteration + 1
     run = payload.run
     reason: FinalRoundReason | None = None
@@ -40,8 +38,8 @@ def iteration_guard(event: GuardEvent | StatePayload, runtime: StepRuntime) -> S
         reason = meta.final_round_reason
     # the first iteration learns the run's trace from META: its span starts when the step did
     with runtime.spans.step("IterationGuard", run_id=payload.run_id, trace=run.trace, started_ns=started_ns):
-        if outcome is not None:
-            waited = after_wait(payload.run_id, run, outcome, runtime)
+        if budget is not None:
+            waited = after_wait(payload.run_id, run, budget, runtime)
             run = waited.run
             if waited.ended is not None:
                 return _ended_at_budget(payload, run, waited.ended)
@@ -113,4 +111,7 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     token is the wait at the budget (AwaitBudget)."""
     if isinstance(event, dict) and "task_token" in event:
         return await_budget(parse_event(BudgetWaitEvent, event), runtime)
-    return iteration_guard(parse_event(GuardEvent, event), runtime).model_dump()
+    # after a wait at the budget, AwaitBudget's ResultPath put what it ended with beside the payload
+    budget = event.get("budget") if isinstance(event, dict) else None
+    payload = {key: value for key, value in event.items() if key != "budget"} if isinstance(event, dict) else event
+    return iteration_guard(parse_event(StatePayload, payload), runtime, budget=budget).model_dump()
