@@ -9,7 +9,7 @@
 const KEY_STORAGE = "stepwise.apiKey";
 const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET"]);
 const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
-// How often the page of an open run reads it again: a wait at the budget begins with no new step to announce it.
+// How often the page of an open run reads its status: a wait at the budget begins with no new step to announce it.
 const OPEN_RUN_REFRESH_MS = 3000;
 const KIND_NAMES = { llm: "model", parse: "decision", tool: "tool", format: "format" };
 // The API is served from the same origin, one level above the console's /ui/ (a stage path included).
@@ -337,9 +337,11 @@ async function showRun(runId) {
   show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
 
   let open = true;
+  let shownStatus = null;
   const refresh = async () => {
     const run = await api("GET", runPath(runId, open));
     open = OPEN_STATUSES.has(run.status);
+    shownStatus = run.status;
     const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
     cancel.addEventListener("click", async () => {
       cancel.disabled = true;
@@ -362,9 +364,18 @@ async function showRun(runId) {
     return run;
   };
   const run = await refresh();
-  const timer = setInterval(() => {
-    if (!open || !document.body.contains(summary)) clearInterval(timer);
-    else refresh().catch(failed);
+  // a light read (no trace) of the open run; the page is drawn again when its status changed
+  const timer = setInterval(async () => {
+    if (!open || !document.body.contains(summary)) {
+      clearInterval(timer);
+      return;
+    }
+    try {
+      const latest = await api("GET", runPath(runId, false));
+      if (latest.status !== shownStatus) await refresh();
+    } catch (error) {
+      failed(error);
+    }
   }, OPEN_RUN_REFRESH_MS);
   await followSteps(runId, timeline, live, refresh, run);
 }
