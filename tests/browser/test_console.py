@@ -1,6 +1,6 @@
 """The console as a person uses it, in headless Chromium against `stepwise serve` on loopback: the runs
-list and its filters, a run's steps (followed live), approving, denying and cancelling, and text from a
-model or a tool that tries to be markup."""
+list and its filters, a run's steps (followed live), approving, denying and cancelling, raising the budget
+of a run waiting at it, and text from a model or a tool that tries to be markup."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
 from tests.integration.test_store import make_meta
-from tests.support.approval_runs import PAYMENTS, finished, start, waiting
+from tests.support.approval_runs import PAYMENTS, finished, poll, start, waiting
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 # How often the approvals view reads the waiting calls again (console.js, APPROVALS_REFRESH_MS)
@@ -70,7 +70,15 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
                 {"module": "echoes"},
             ]
         },
-        "profiles": {"assistant": {"model": "gpt", "strategy": "function_calling"}},
+        "profiles": {
+            "assistant": {"model": "gpt", "strategy": "function_calling"},
+            # its first model call (19 tokens) passes its budget: the run then waits for a person
+            "budgeted": {
+                "model": "gpt",
+                "strategy": "function_calling",
+                "limits": {"max_total_tokens": 10, "on_budget": "ask"},
+            },
+        },
         "default_profile": "assistant",
     }
     with serve(config, config_dir) as served:
@@ -209,6 +217,35 @@ def test_a_call_is_denied_with_a_reason_from_the_approvals_view(
     assert (run["status"], run["answer"]) == ("SUCCEEDED", "Not sent.")
     observations = [m["content"] for m in model.requests[-1].body["messages"] if m["role"] == "tool"]
     assert any("denied" in text and "bob is not a customer" in text for text in observations)
+
+
+def test_a_run_waiting_at_its_budget_is_given_more_tokens_from_its_page(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run that called `echo` and then waits at its 10-token budget, open in the console
+    model.enqueue(body=chat_completion(tool_calls=[{"id": "call_echo_b", "name": "echo", "arguments": {"text": "hi"}}]))
+    model.enqueue(body=chat_completion(content="Echoed."))
+    with client(api, "budgeter") as http:
+        accepted = http.post("/v1/runs", json={"input": "echo hi", "profile": "budgeted"})
+        run_id = accepted.json()["run_id"]
+        assert (
+            poll(http, run_id, lambda run: run["status"] != "RUNNING" and run["status"] != "QUEUED")["status"]
+            == "WAITING_BUDGET"
+        )
+    sign_in(page, api, "budgeter", f"#/runs/{run_id}")
+    form = page.locator("#run-budget .budget-wait")
+    expect(form).to_contain_text("Token budget reached")
+    # When the person adds 1000 tokens
+    form.locator('input[name="amount"]').fill("1000")
+    form.locator("button.add-budget").click()
+    # Then the run goes on to the model's answer on the page, and the API records the raise
+    expect(page.locator("#run-answer")).to_contain_text("Echoed.")
+    run = read_run(api, "budgeter", run_id)
+    assert (run["status"], run["stop_reason"], run["budget_wait"]["added_tokens"]) == (
+        "SUCCEEDED",
+        "final_answer",
+        1000,
+    )
 
 
 def test_a_run_is_cancelled_from_its_page(page: Page, api: LocalApi, model: FakeOpenAIServer) -> None:

@@ -13,7 +13,7 @@ from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.local.server import LocalApi
-from tests.e2e.conftest import ConfigWriter, react_action, serve
+from tests.e2e.conftest import ConfigWriter, react_action, react_answer, serve
 
 # Each model call spends 60 input and 40 output tokens: 100 tokens, $0.00014 at these prices.
 SPEND = {"usage": {"input_tokens": 60, "output_tokens": 40}}
@@ -89,10 +89,28 @@ def test_a_cost_budget_on_a_model_without_prices_is_a_configuration_error() -> N
         StepwiseConfig.from_mapping(raw)
 
 
+# Asked "ask ...", the model calls the calculator twice, then answers: 300 tokens in all.
+ASKING_SCENARIO = {
+    "match": "^ask",
+    "turns": [
+        {**react_action("calculator", {"expression": "1+1"}), **SPEND},
+        {**react_action("calculator", {"expression": "2+2"}), **SPEND},
+        {**react_answer("Both sums are done."), **SPEND},
+    ],
+}
 SERVE_CONFIG = {
-    "models": {"m": looping_model(prices=PRICES)},
+    "models": {"m": looping_model(prices=PRICES) | {"scenarios": [ASKING_SCENARIO, *looping_model()["scenarios"]]}},
     "tools": {"builtin": ["calculator"]},
-    "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
+    "profiles": {
+        "default": {"model": "m", "strategy": "react", "protocol": "react_json"},
+        # at 150 tokens the run waits for a person, rather than ending through a final round
+        "asking": {
+            "model": "m",
+            "strategy": "react",
+            "protocol": "react_json",
+            "limits": {"max_total_tokens": 150, "on_budget": "ask", "budget_wait_seconds": 120},
+        },
+    },
 }
 
 
@@ -128,3 +146,60 @@ def test_a_request_budget_with_an_unknown_field_is_refused_naming_it(api: LocalA
     # Then it is 422 naming the field
     assert response.status_code == 422
     assert response.json()["error"]["details"]["errors"][0]["field"] == "budget.max_dollars"
+
+
+def until(client: httpx.Client, run_id: str, statuses: set[str]) -> dict[str, Any]:
+    """The run once its status is one of `statuses` or it ended (polled as a client would, for up to 30 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+        if body["status"] in statuses | {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}:
+            return body
+        if time.monotonic() > deadline:
+            return body
+        time.sleep(0.05)
+
+
+def waiting_at_budget(client: httpx.Client) -> str:
+    """A run of the asking profile, once it waits at its budget (two calls spent 200 of its 150 tokens)."""
+    accepted = client.post("/v1/runs", json={"input": "ask for two sums", "profile": "asking"})
+    assert accepted.status_code == 202, accepted.text
+    run_id: str = accepted.json()["run_id"]
+    run = until(client, run_id, {"WAITING_BUDGET"})
+    assert run["status"] == "WAITING_BUDGET", run
+    assert (run["budget_wait"]["reason"], run["budget_wait"]["spent_tokens"]) == ("token_budget", 200)
+    return run_id
+
+
+def test_a_run_that_asks_waits_at_its_budget_and_goes_on_once_raised(api: LocalApi) -> None:
+    client = httpx.Client(base_url=api.url, headers={"x-api-key": "asker"}, timeout=30)
+    # Given a run waiting at its 150-token budget
+    run_id = waiting_at_budget(client)
+    # When its owner adds 1000 tokens
+    answered = client.post(f"/v1/runs/{run_id}/budget", json={"add_tokens": 1000})
+    # Then the run goes on and ends with the model's own answer, the raise recorded with who gave it
+    assert answered.status_code == 200, answered.text
+    assert answered.json()["budget_wait"]["answer"] == "raised"
+    # and an answer sent again finds the run no longer waiting (going on, or ended)
+    again = client.post(f"/v1/runs/{run_id}/budget", json={"add_tokens": 1000})
+    assert (again.status_code, again.json()["error"]["type"] in ("not_waiting_budget", "run_ended")) == (409, True)
+    done = until(client, run_id, set())
+    assert (done["status"], done["stop_reason"], done["outcome"]) == ("SUCCEEDED", "final_answer", "answered")
+    assert done["answer"] == "Both sums are done."
+    assert (done["budget_wait"]["answered_by"], done["budget_wait"]["added_tokens"]) == ("asker", 1000)
+
+
+def test_a_run_that_asks_ends_at_its_budget_when_told_to(api: LocalApi) -> None:
+    client = httpx.Client(base_url=api.url, headers={"x-api-key": "ender"}, timeout=30)
+    # Given a run waiting at its budget
+    run_id = waiting_at_budget(client)
+    # When its owner ends it
+    answered = client.post(f"/v1/runs/{run_id}/budget", json={"end": True})
+    # Then it ends with its best answer, no further model call, and the budget as its stop reason
+    assert answered.status_code == 200, answered.text
+    done = until(client, run_id, set())
+    assert (done["status"], done["stop_reason"], done["outcome"]) == ("SUCCEEDED", "token_budget", "partial")
+    assert done["answer"] and done["iterations"] == 2
+    # and a second answer finds nothing waiting
+    again = client.post(f"/v1/runs/{run_id}/budget", json={"add_tokens": 10})
+    assert (again.status_code, again.json()["error"]["type"]) == (409, "run_ended")

@@ -12,7 +12,7 @@ import yaml
 from stepwise.cli import main
 from stepwise.models.api_responses import RunView
 from tests.conftest import PROJECT_ROOT
-from tests.e2e.conftest import ConfigWriter, react_action
+from tests.e2e.conftest import ConfigWriter, react_action, react_answer
 from tests.integration.test_api_handler import api_config
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
@@ -129,6 +129,50 @@ def test_run_exits_3_when_a_limit_stops_the_run_after_a_tool_returned(
     assert code == 3
     assert "stop_reason max_iterations · iterations 2 · outcome partial" in text
     assert "- calculator: 42" in text
+
+
+# Two calculator calls, then an answer, 100 tokens each; at 150 tokens the run asks (on_budget: ask).
+_SPEND = {"usage": {"input_tokens": 60, "output_tokens": 40}}
+_ASKING_MODEL = {
+    "provider": "scripted",
+    "scenarios": [
+        {
+            "turns": [
+                {**react_action("calculator", {"expression": "6*7"}), **_SPEND},
+                {**react_action("calculator", {"expression": "6*8"}), **_SPEND},
+                {**react_answer("42 and 48."), **_SPEND},
+            ]
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("typed", "code", "ending"),
+    [("1000\n", 0, "stop_reason final_answer"), ("", 3, "stop_reason token_budget")],
+    ids=["tokens-added", "no-input-ends"],
+)
+def test_run_asks_on_stdin_when_the_run_waits_at_its_budget(
+    write_config: ConfigWriter,
+    store_options: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    typed: str,
+    code: int,
+    ending: str,
+) -> None:
+    # Given a profile that asks at its 150-token budget, and what the person types (nothing: the input ended)
+    config_dir = write_config(
+        _ASKING_MODEL, builtin=["calculator"], limits={"max_total_tokens": 150, "on_budget": "ask"}
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(typed))
+    out = io.StringIO()
+    # When a question is asked
+    exit_code = main(["run", "two products", "--config", str(config_dir / "stepwise.yaml"), *store_options], out=out)
+    # Then the command asked on stderr, and the run went on with more tokens, or ended at its budget
+    assert "has spent 200 of its 150 tokens and waits" in capsys.readouterr().err
+    assert exit_code == code
+    assert ending in out.getvalue()
 
 
 def test_invoke_runs_the_api_function_on_its_sample_event_as_sam_local_invoke_would(store_options: list[str]) -> None:

@@ -95,10 +95,20 @@ CONFIG = {
                 },
                 {"turns": [{"content": f"```json\n{_TOOL_CALL}\n```"}, {"content": f"```json\n{_ANSWER}\n```"}]},
             ],
+            "prices": {"input_per_million": 1.0, "output_per_million": 2.0},
         }
     },
     "tools": {"builtin": ["calculator"], "python": [{"module": "wire_tools", "requires_approval": True}]},
-    "profiles": {"default": {"model": "m", "strategy": "react", "protocol": "react_json"}},
+    "profiles": {
+        "default": {"model": "m", "strategy": "react", "protocol": "react_json"},
+        # its first model call passes both caps, so its run waits at its budget for the budget route to answer
+        "asking": {
+            "model": "m",
+            "strategy": "react",
+            "protocol": "react_json",
+            "limits": {"max_total_tokens": 1, "max_cost_usd": 0.000001, "on_budget": "ask"},
+        },
+    },
     "api": {"sync_timeout_seconds": 5},
 }
 
@@ -135,6 +145,19 @@ def finished_run_id(served_api: LocalApi) -> str:
 def open_run_id(served_api: LocalApi) -> str:
     """A run of the fuzzer's owner stored QUEUED and never started, so cancelling it can answer 200 once."""
     return served_api.environment.create_run("Wait for me.", owner=API_KEY).run_id
+
+
+@pytest.fixture(scope="module")
+def budget_waiting_run_id(served_api: LocalApi) -> str:
+    """A run of the fuzzer's owner waiting at its budget, so answering it can answer 200 once."""
+    with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
+        run_id: str = client.post("/v1/runs", json={"input": "What is 6 times 7?", "profile": "asking"}).json()[
+            "run_id"
+        ]
+        deadline = time.monotonic() + 30
+        while client.get(f"/v1/runs/{run_id}").json()["status"] != "WAITING_BUDGET" and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return run_id
 
 
 @pytest.fixture(scope="module")
@@ -176,11 +199,13 @@ def case_strategy(
     finished_run_id: str,
     open_run_id: str,
     waiting_run_id: str,
+    budget_waiting_run_id: str,
 ) -> st.SearchStrategy[schemathesis.Case]:
     """Cases of the operation sent with the fuzzer's key, some of them steered to where the route succeeds.
 
     Valid conversations also come with a question at their end, run ids are random or the id of the
-    fuzzer's own run (one still open, for cancelling; one waiting for approval, for answering), and model
+    fuzzer's own run (one still open, for cancelling; one waiting for approval, and one at its budget, for
+    answering), and model
     ids random or the configuration's profile.
     """
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
@@ -189,6 +214,9 @@ def case_strategy(
     if "call_id" in operation.path:
         waiting = {"run_id": waiting_run_id, "call_id": WAITING_CALL_ID}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=waiting)
+    if operation.path.endswith("/budget"):
+        at_budget = {"run_id": budget_waiting_run_id}
+        return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=at_budget)
     if "run_id" in operation.path:
         own_run = {"run_id": open_run_id if operation.path.endswith("/cancel") else finished_run_id}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=own_run)
@@ -206,6 +234,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
     finished_run_id: str,
     open_run_id: str,
     waiting_run_id: str,
+    budget_waiting_run_id: str,
     method: str,
     path: str,
     mode: GenerationMode,
@@ -223,7 +252,12 @@ def test_every_response_is_documented_and_none_is_a_server_error(
     )
     @given(
         case=case_strategy(
-            operation, mode, finished_run_id=finished_run_id, open_run_id=open_run_id, waiting_run_id=waiting_run_id
+            operation,
+            mode,
+            finished_run_id=finished_run_id,
+            open_run_id=open_run_id,
+            waiting_run_id=waiting_run_id,
+            budget_waiting_run_id=budget_waiting_run_id,
         )
     )
     def send(case: schemathesis.Case) -> None:

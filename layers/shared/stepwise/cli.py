@@ -75,6 +75,8 @@ def _run_question(
     out: TextIO,
     extra_environment: dict[str, str] | None = None,
 ) -> int:
+    from stepwise.local.asl.results import StateEvent
+    from stepwise.local.budget_prompt import BudgetPrompt
     from stepwise.local.environment import LocalEnvironment
     from stepwise.local.stop_signals import stop_on_signals
     from stepwise.local.store_options import store_endpoint
@@ -83,6 +85,16 @@ def _run_question(
 
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
+    # a run waiting at its budget (on_budget: ask) is answered on stdin: no other process holds its token
+    prompt = BudgetPrompt(
+        lambda: environment.runtime.store, lambda: environment.state_machine.task_tokens, sys.stdin, sys.stderr
+    )
+
+    def listener(event: StateEvent) -> None:
+        if printer is not None:
+            printer(event)
+        prompt(event)
+
     with (
         stop_on_signals(f"stepwise {args.command}") as stop,
         store_endpoint(args) as endpoint_url,
@@ -92,7 +104,7 @@ def _run_question(
             project_root=PROJECT_ROOT,
             dynamodb_endpoint_url=endpoint_url,
             table_name=args.table_name,
-            listener=printer,
+            listener=listener,
             extra_environment=extra_environment,
         ) as environment,
     ):

@@ -143,4 +143,5 @@ AGENT_LOOP = LoopShape(
 )
 """The shape of statemachine/agent.asl.json: IterationGuard, NeedsCompaction, LLMCall, then Compact and LLMCall
 again (a request too long for the model), Parse, Route, ToolInvoke (each call: NeedsApproval, AwaitApproval,
-InvokeTool); Format."""
+InvokeTool); Format. A wait at the budget (AwaitBudget, then IterationGuard again) is not counted: how many
+there are is up to the people who answer them, not the limits."""

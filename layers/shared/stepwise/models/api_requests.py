@@ -248,6 +248,29 @@ ARGUMENTS_SHA256_PATTERN = r"^[0-9a-f]{64}$"
 MAX_APPROVAL_REASON_CHARS = 2000
 
 
+class BudgetRequest(StrictRequest):
+    """`POST /v1/runs/{run_id}/budget`: raise the budget of a run waiting at it (WAITING_BUDGET), or end the run.
+
+    Give `add_tokens`, `add_usd` or both to raise the caps by that much; or `{"end": true}` to end the run
+    with its best answer.
+    """
+
+    add_tokens: int | None = Field(
+        default=None, ge=1, le=100_000_000, description="Tokens added to the run's max_total_tokens."
+    )
+    add_usd: float | None = Field(default=None, gt=0, le=10_000, description="Dollars added to the run's max_cost_usd.")
+    end: bool = Field(default=False, description="true ends the run now with its best answer.")
+
+    @model_validator(mode="after")
+    def _one_answer(self) -> "BudgetRequest":
+        raising = self.add_tokens is not None or self.add_usd is not None
+        if self.end and raising:
+            raise ValueError("give end: true alone, or add_tokens and/or add_usd, not both")
+        if not self.end and not raising:
+            raise ValueError("give add_tokens, add_usd, or end: true")
+        return self
+
+
 class ApprovalRequest(StrictRequest):
     """`POST /v1/runs/{run_id}/approvals/{call_id}`: approve or deny one tool call paused for approval."""
 

@@ -11,6 +11,7 @@ from pydantic import (
 )
 
 from stepwise.models.approval import ApprovalNote
+from stepwise.models.budget import BudgetWaitView
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
@@ -169,6 +170,11 @@ class RunView(BaseModel, defer_build=True):
     trace: list[TraceStep] | None = Field(default=None, description="The steps, with ?trace=true.")
     pending_approvals: list[PendingApproval] | None = Field(
         default=None, description="While WAITING_APPROVAL: the tool calls to approve or deny, with their arguments."
+    )
+    budget_wait: BudgetWaitView | None = Field(
+        default=None,
+        description="With `on_budget: ask`: the run's latest wait at its budget (while WAITING_BUDGET, the one to "
+        "answer with POST /v1/runs/{run_id}/budget), and its answer once given.",
     )
 
 

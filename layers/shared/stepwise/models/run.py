@@ -5,6 +5,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stepwise.models.approval import ApprovalNote
+from stepwise.models.budget import BudgetWait
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
@@ -12,9 +13,16 @@ from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
 
 # WAITING_APPROVAL: a tool call is paused until someone approves or denies it; the run is still open.
-RunStatus = Literal["QUEUED", "RUNNING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"]
+# WAITING_BUDGET: the run reached its token or cost budget under `on_budget: ask`, and waits for a person to
+# raise the budget or end it; the run is still open.
+RunStatus = Literal[
+    "QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"
+]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
-OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING", "WAITING_APPROVAL")
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET")
+# What a run does when it reaches its token or cost budget: `end` gives the model a final round (the
+# default), `ask` waits in WAITING_BUDGET until a person raises the budget or ends the run.
+OnBudget = Literal["end", "ask"]
 
 # `tool_calls`: the model called a tool the client sent; the run ends handing the calls to the client.
 StopReason = Literal[
@@ -127,6 +135,15 @@ class RunLimits(BaseModel, defer_build=True):
     max_parallel_calls: int = Field(default=4, ge=1, le=16)
     max_total_tokens: int | None = Field(default=None, ge=1, description="Input and output tokens of the run.")
     max_cost_usd: float | None = Field(default=None, gt=0, description="At the prices of the profile's model.")
+    on_budget: OnBudget = Field(
+        default="end",
+        description="At a budget: `end` (a final round, then the answer) or `ask` (wait in WAITING_BUDGET for "
+        "POST /v1/runs/{run_id}/budget).",
+    )
+    # a wait never outlives the run: it is cut to what is left before the deadline when it begins
+    budget_wait_seconds: int = Field(
+        default=900, ge=1, le=3000, description="With `on_budget: ask`: how long the run waits for an answer."
+    )
 
     def within(self, budget: "RunBudget | None") -> "RunLimits":
         """These limits with a request's budget applied: the tighter of each cap wins."""
@@ -210,6 +227,8 @@ class RunMeta(BaseModel, defer_build=True):
     expires_at: int
     # the span the run's steps descend from, when tracing was on as it was created
     trace: TraceContext | None = None
+    # the latest wait at the run's budget (`on_budget: ask`), with its answer once given
+    budget_wait: BudgetWait | None = None
 
     @property
     def is_terminal(self) -> bool:

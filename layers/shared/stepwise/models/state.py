@@ -22,7 +22,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 # Every model here is built on first use (`defer_build`): each handler validates a few of them (ToolInvoke
 # none of the loop's payload, IterationGuard none of ToolInvoke's), and building the rest was cold-start time.
 
-NextStep = Literal["start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit"]
+# `await_budget`: IterationGuard found the run at its budget under `on_budget: ask`; the run waits for a person.
+NextStep = Literal[
+    "start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit", "await_budget"
+]
 
 
 class CallRef(BaseModel, defer_build=True):
@@ -74,6 +77,9 @@ class RunContext(BaseModel, defer_build=True):
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)
     spend: RunSpend = Field(default_factory=RunSpend)
+    # With `on_budget: ask`: how long a wait at the budget may last (AwaitBudget's TimeoutSecondsPath), cut
+    # to what is left before the deadline each time a wait begins; None with `on_budget: end`.
+    budget_wait_seconds: int | None = Field(default=None, ge=1, le=3000)
     # where each step's span joins the run's trace (W3C trace context; None when tracing was off)
     trace: TraceContext | None = None
 
@@ -89,6 +95,7 @@ class RunContext(BaseModel, defer_build=True):
             max_parallel_calls=meta.limits.max_parallel_calls,
             max_total_tokens=meta.limits.max_total_tokens,
             max_cost_usd=meta.limits.max_cost_usd,
+            budget_wait_seconds=meta.limits.budget_wait_seconds if meta.limits.on_budget == "ask" else None,
             trace=meta.trace,
         )
 
@@ -177,6 +184,18 @@ class StatePayload(BaseModel, defer_build=True):
     def trace(self) -> TraceContext | None:
         """The run's trace context, once the first IterationGuard copied it into `run`."""
         return self.run.trace if self.run is not None else None
+
+
+class BudgetWaitEvent(BaseModel, defer_build=True):
+    """The wait at the budget (AwaitBudget, a mode of IterationGuard's function): the run, and the task token
+    that answers it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    iteration: int = Field(ge=0, le=10_000)
+    run: RunContext
+    task_token: str = Field(min_length=1, max_length=2048)
 
 
 class _MapItemEvent(BaseModel, defer_build=True):

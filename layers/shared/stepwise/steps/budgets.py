@@ -7,7 +7,8 @@ trace is read for spending only when the run ends (its usage) and when a stopped
 
 from __future__ import annotations
 
-from stepwise.models.run import FinalRoundReason, RunUsage, StepRecord
+from stepwise.models.budget import BudgetReason
+from stepwise.models.run import RunUsage, StepRecord
 from stepwise.models.state import RunContext, RunSpend
 from stepwise.steps.runtime import StepRuntime
 
@@ -77,7 +78,7 @@ def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime:
     return _priced_spend(profile, _tokens_of(usage), runtime)
 
 
-def budget_reached(run: RunContext) -> FinalRoundReason | None:
+def budget_reached(run: RunContext) -> BudgetReason | None:
     """`token_budget` or `cost_budget` once the run has spent its cap, else None."""
     spend = run.spend
     if run.max_total_tokens is not None and spend.input_tokens + spend.output_tokens >= run.max_total_tokens:

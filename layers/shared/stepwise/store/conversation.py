@@ -30,6 +30,7 @@ from stepwise.models.run import (
 )
 from stepwise.store import keys
 from stepwise.store.approvals import ApprovalStore
+from stepwise.store.budget_waits import BudgetWaitStore
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
@@ -44,7 +45,7 @@ from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
 # The statuses of a run still going, which the loop's writes to META are conditional on.
-_OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL"}
+_OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL", ":budget": "WAITING_BUDGET"}
 # A session entry's question and answer share its item: each is cut to fit its half.
 _SESSION_QUESTION_BYTES = MAX_ITEM_BYTES // 2
 _SESSION_ANSWER_BYTES = MAX_ITEM_BYTES - _SESSION_QUESTION_BYTES
@@ -67,6 +68,8 @@ class ConversationStore:
         """Listing and cancelling runs (`stepwise.store.directory`)."""
         self.approvals = ApprovalStore(self._db, now_iso=self._now_iso)
         """Tool calls paused for approval (`stepwise.store.approvals`)."""
+        self.budget_waits = BudgetWaitStore(self._db, now_iso=self._now_iso)
+        """Runs waiting at their budget (`stepwise.store.budget_waits`)."""
         self.tool_attempts = ToolAttemptStore(self._db, now_iso=self._now_iso)
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._db)
@@ -175,7 +178,7 @@ class ConversationStore:
         return self._update_meta(
             run_id,
             {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting) AND #iteration <= :iteration",
+            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget) AND #iteration <= :iteration",
             _OPEN,
         )
 
@@ -303,7 +306,7 @@ class ConversationStore:
             finished = self._update_meta(
                 meta.run_id,
                 sets,
-                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting)",
+                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget)",
                 _OPEN,
                 known=meta,
             )

@@ -4,7 +4,7 @@ One trace per run. Its root is the API request that started it (a SERVER span `{
 continues the caller's own trace when the request carries a `traceparent`), or `stepwise run`. The run's
 creation records `invoke_agent {profile}` under it, and that span's W3C context travels with the run (on
 its META, then in the state payload's `run` field), so each state's span (`IterationGuard`, `LLMCall`,
-`Parse`, `ToolInvoke`, `AwaitApproval`, `Format`, `FormatFailure`, `ExecutionEnded`), in whatever Lambda
+`Parse`, `ToolInvoke`, `AwaitApproval`, `AwaitBudget`, `Format`, `FormatFailure`, `ExecutionEnded`), in whatever Lambda
 or worker process it runs, is its child. Model and tool calls are children of their state's span. Every
 span carries `stepwise.run_id`, and `session.id` when the run has a session.
 

@@ -1,4 +1,5 @@
-// The Stepwise console: runs, a run's steps as they happen, and the tool calls waiting for approval.
+// The Stepwise console: runs, a run's steps as they happen, the tool calls waiting for approval, and the runs
+// waiting at their budget (on_budget: ask), which the run's page offers to raise or end.
 //
 // Every call goes to the public API with the key the person typed (kept in this tab's sessionStorage).
 // Whatever a model or a tool wrote is put in the page with textContent, never parsed as markup, and the
@@ -8,8 +9,10 @@
 "use strict";
 
 const KEY_STORAGE = "stepwise.apiKey";
-const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL"]);
-const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
+const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET"]);
+const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
+// How often the page of an open run reads its status: a wait at the budget begins with no new step to announce it.
+const OPEN_RUN_REFRESH_MS = 3000;
 const KIND_NAMES = { llm: "model", parse: "decision", tool: "tool", format: "format" };
 // The API is served from the same origin, one level above the console's /ui/ (a stage path included).
 const API_BASE = new URL("..", window.location.href).pathname.replace(/\/$/, "");
@@ -325,6 +328,42 @@ function tick(countdown) {
   }
 }
 
+// A run waiting at its budget: add to the budget it reached (tokens or dollars), or end it with its best answer.
+function budgetForm(runId, wait, onAnswered) {
+  const tokenBudget = wait.reason === "token_budget";
+  const amount = el("input", {
+    type: "number", name: "amount", min: tokenBudget ? 1 : 0.01, step: tokenBudget ? 1 : 0.01,
+    placeholder: tokenBudget ? "tokens to add" : "dollars to add",
+  });
+  const answer = async (body, buttons) => {
+    buttons.forEach((button) => { button.disabled = true; });
+    try {
+      await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/budget", body);
+      notice("");
+      onAnswered();
+    } catch (error) {
+      buttons.forEach((button) => { button.disabled = false; });
+      failed(error);
+    }
+  };
+  const add = el("button", { type: "button", class: "approve add-budget" }, "Add budget");
+  const end = el("button", { type: "button", class: "danger end-run" }, "End run");
+  add.addEventListener("click", () => {
+    const value = Number(amount.value);
+    if (!(value > 0)) {
+      notice(tokenBudget ? "Give the number of tokens to add." : "Give the dollars to add.");
+      return;
+    }
+    answer(tokenBudget ? { add_tokens: Math.round(value) } : { add_usd: value }, [add, end]);
+  });
+  end.addEventListener("click", () => answer({ end: true }, [add, end]));
+  const spent = tokenBudget ? wait.spent_tokens + " tokens spent" : money(wait.spent_usd) + " spent";
+  return el("div", { class: "approval budget-wait" },
+    el("div", {}, text("strong", tokenBudget ? "Token budget reached" : "Cost budget reached"), " ",
+      text("span", spent + " · ends by itself at " + new Date(wait.timeout_at * 1000).toISOString(), "measure")),
+    el("div", { class: "actions" }, amount, add, end));
+}
+
 function runFacts(run) {
   const facts = el("dl", { class: "facts" });
   const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
@@ -346,14 +385,17 @@ async function showRun(runId) {
   const summary = el("div", { class: "card", id: "run-summary" });
   const answer = el("div", { class: "card", id: "run-answer" });
   const approvals = el("div", { id: "run-approvals" });
+  const budget = el("div", { id: "run-budget" });
   const timeline = new Timeline();
   const live = text("span", "", "live");
-  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, answer, text("h3", "Steps"), timeline.list);
+  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
 
   let open = true;
+  let shownStatus = null;
   const refresh = async () => {
     const run = await api("GET", runPath(runId, open));
     open = OPEN_STATUSES.has(run.status);
+    shownStatus = run.status;
     const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
     cancel.addEventListener("click", async () => {
       cancel.disabled = true;
@@ -369,9 +411,26 @@ async function showRun(runId) {
     answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
     approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
       approvalForm(runId, pending, () => refresh().catch(failed))));
+    const atBudget = run.status === "WAITING_BUDGET" && run.budget_wait && !run.budget_wait.answer;
+    // kept while it waits, so a refresh does not clear what the person is typing
+    if (!atBudget) budget.replaceChildren();
+    else if (!budget.firstChild) budget.replaceChildren(budgetForm(runId, run.budget_wait, () => refresh().catch(failed)));
     return run;
   };
   const run = await refresh();
+  // a light read (no trace) of the open run; the page is drawn again when its status changed
+  const timer = setInterval(async () => {
+    if (!open || !document.body.contains(summary)) {
+      clearInterval(timer);
+      return;
+    }
+    try {
+      const latest = await api("GET", runPath(runId, false));
+      if (latest.status !== shownStatus) await refresh();
+    } catch (error) {
+      failed(error);
+    }
+  }, OPEN_RUN_REFRESH_MS);
   await followSteps(runId, timeline, live, refresh, run);
 }
 

@@ -26,7 +26,7 @@ _ERROR_DESCRIPTIONS = {
     404: "No such run visible to the caller.",
     409: "Idempotency-Key reused with another body, or still in progress; or the run already ended; or the "
     "tool call is not waiting for approval; or an approval's arguments_sha256 names other arguments than the "
-    "waiting call's (approval_stale).",
+    "waiting call's (approval_stale); or the run is not waiting at its budget.",
     413: "The body is over the configured limit.",
     415: "The body was not sent as application/json.",
     422: "The request does not validate; details.errors names each field.",

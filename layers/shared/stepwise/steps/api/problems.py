@@ -96,6 +96,13 @@ class ApprovalStale(ApiError):
     type = "approval_stale"
 
 
+class NotWaitingBudget(ApiError):
+    """The run is not waiting at its budget: it runs, waits for something else, or was answered already."""
+
+    status = 409
+    type = "not_waiting_budget"
+
+
 class PayloadTooLarge(ApiError):
     """The body is over the configured limit."""
 

@@ -18,6 +18,7 @@ from stepwise.models.api_requests import (
     RUN_ID_PATTERN,
     SESSION_ID_PATTERN,
     ApprovalRequest,
+    BudgetRequest,
     ReplayRequest,
     RunRequest,
 )
@@ -276,6 +277,30 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
         owner = request_owner(app.current_event)
         return list_approvals(services.get(), owner=owner, limit=limit, cursor=cursor)
+
+    @app.post(
+        "/v1/runs/<run_id>/budget",
+        summary="Raise the budget of a run waiting at it, or end the run",
+        description="Answer a run that reached its token or cost budget under `on_budget: ask` (status "
+        "WAITING_BUDGET, its `budget_wait` says which budget and what was spent): `add_tokens` and/or `add_usd` "
+        'raise the caps by that much and the run goes on; `{"end": true}` ends it with its best answer '
+        "(stop_reason `token_budget` or `cost_budget`). 409 when the run is not waiting at its budget or ended.",
+        responses={
+            **success_response(200, "The run, going on (RUNNING), or on its way to its end.", RunView),
+            **error_responses(400, 401, 404, 409, 413, 415, 422, 503),
+        },
+        tags=["runs"],
+    )
+    def post_budget(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        body: BudgetRequest,
+    ) -> RunView:
+        from stepwise.steps.api.budgets import answer_budget
+
+        event = app.current_event
+        owner = request_owner(event)
+        require_json(event)
+        return answer_budget(services.get(), owner=owner, run_reference=run_id, request=body)
 
     register_chat_routes(app, services)
 

@@ -7,6 +7,7 @@ the streaming function's run events above all, does not load how runs are starte
 from __future__ import annotations
 
 from stepwise.models.api_responses import RunView, TraceStep
+from stepwise.models.budget import BudgetWaitView
 from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -92,4 +93,5 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_by=meta.cancelled_by,
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
+        budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
     )
