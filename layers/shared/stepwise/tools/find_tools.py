@@ -83,6 +83,8 @@ class ToolIndex:
                     postings[position] = postings.get(position, 0.0) + weight * count / norm
         self._vocabulary = sorted(self._postings)
         self._summaries = [frozenset(document["summary"]) for document in documents]
+        # what a tool says, URLs left out (a version's copy of an operation links its own version's page)
+        self._texts = [(*document["summary"], *document["description"]) for document in documents]
         self._deprecated = [
             spec.description.startswith(_DEPRECATED_FLAG)
             or "deprecated" in document["name"]
@@ -113,7 +115,22 @@ class ToolIndex:
             (-self._final(position, score, matched[position] / len(asked), said), position)
             for position, score in scores.items()
         )
-        return [self.specs[position] for _, position in ranked[:limit]]
+        return [self.specs[position] for position in self._distinct_first([position for _, position in ranked])][:limit]
+
+    def _distinct_first(self, ranked: list[int]) -> list[int]:
+        """``ranked`` with each tool whose description repeats a better one's moved after all the others.
+
+        APIs publish one operation once per version (Shopify's every operation up to six times, the older
+        ones deprecated): the copies would fill the first results with one operation.
+        """
+        seen: set[tuple[str, ...]] = set()
+        first: list[int] = []
+        copies: list[int] = []
+        for position in ranked:
+            key = self._texts[position]
+            (copies if key in seen else first).append(position)
+            seen.add(key)
+        return first + copies
 
     def _final(self, position: int, score: float, coverage: float, said: set[str]) -> float:
         """The score scaled by the share of the query the tool matches, and raised when the query states its summary."""
