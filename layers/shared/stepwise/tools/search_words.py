@@ -28,6 +28,9 @@ _MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
 # A capitalised or lower-case run, an upper-case run (an acronym), or digits.
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouy]")
+# Phrases people ask with for what APIs name in one word: "how many products" is a count of products.
+_PHRASES = {"how many": "count", "number of": "count"}
+_PHRASE = re.compile(r"\b(" + "|".join(_PHRASES) + r")\b", re.IGNORECASE)
 _FUNCTION_WORDS = (
     "a about also am an and any are as at be been being by can could did do does doing done for from had has "
     "have having he her here hers him his how i if in into is it its just may me might mine must my myself "
@@ -46,14 +49,14 @@ _ABBREVIATIONS = {
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
 _PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
 _SYNONYM_GROUPS = (
-    ("create", "add", "make", "new", "post", "open", "give", "grant"),
+    ("create", "add", "make", "new", "post", "open", "give", "grant", "upload", "register", "write", "submit"),
     ("get", "retrieve", "fetch", "show", "read", "look", "view", "lookup"),
     ("list", "show"),
     ("delete", "remove", "destroy", "erase"),
-    ("update", "edit", "modify", "change", "patch"),
+    ("update", "edit", "modify", "change", "patch", "rename", "replace"),
     ("search", "find", "query", "lookup"),
     ("cancel", "stop", "abort"),
-    ("send", "email", "mail"),
+    ("send", "email", "mail", "post"),
     ("issue", "bug", "ticket"),
     ("who", "people", "person", "member"),
     ("request", "ask"),
@@ -95,7 +98,8 @@ def raw_words(text: str) -> list[str]:
 def words(text: str) -> list[str]:
     """The search words of ``text``: split, lower-cased, reduced (`stem`), abbreviations spelt out,
     function words left out."""
-    return [word for raw in _WORD.findall(without_markup(text)) for word in _search_forms(raw)]
+    plain = _PHRASE.sub(lambda match: _PHRASES[match.group(1).lower()], without_markup(text))
+    return [word for raw in _WORD.findall(plain) for word in _search_forms(raw)]
 
 
 @lru_cache(maxsize=65536)
