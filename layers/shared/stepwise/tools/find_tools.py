@@ -36,7 +36,7 @@ from typing import Any
 from stepwise.errors import ToolError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
-from stepwise.tools.search_words import SYNONYMS, phrasal_compounds, without_markup, words
+from stepwise.tools.search_words import SYNONYMS, implied_verb, phrasal_compounds, without_markup, words
 from stepwise.tools.tool_budget import shorten_description
 
 __all__ = ["FIND_TOOLS", "FindTools", "ToolIndex", "find_tools_spec", "words"]
@@ -52,6 +52,8 @@ _RELATED_WEIGHT = 0.7
 _RELATED_MIN_PREFIX = 6
 _RELATED_SHARE = 0.75
 _DEPRECATED_FACTOR = 0.5
+# The weight of the verb a query implies (`implied_verb`), of an idf of about 1.
+_IMPLIED_WEIGHT = 1.0
 # A tool whose whole summary the query states ("list pull requests" for "List pull requests") scores
 # this much more: what the query says is exactly what the tool does.
 _SUMMARY_STATED_BONUS = 0.5
@@ -110,6 +112,12 @@ class ToolIndex:
             for position, count in combined.items():
                 scores[position] = scores.get(position, 0.0) + idf * count * (_K1 + 1) / (_K1 + count)
                 matched[position] += 1
+        implied = implied_verb(query)
+        if implied is not None and implied not in asked:
+            # raises the tools already found that make what the query names; finds none, widens no coverage
+            for position, count in self._postings.get(implied, {}).items():
+                if position in scores:
+                    scores[position] += _IMPLIED_WEIGHT * count * (_K1 + 1) / (_K1 + count)
         said = set(asked)
         ranked = sorted(
             (-self._final(position, score, matched[position] / len(asked), said), position)

@@ -48,6 +48,10 @@ _ABBREVIATIONS = {
 # Particles that make a phrasal verb of the word before them; an API often writes the pair as one
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
 _PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
+# Words that make the word before them a verb ("comment on an issue", "star a repo").
+_DETERMINERS = frozenset(["a", "an", "the", "my", "our", "your", "this", "that", "some", "all", "on", "to", "for", "from"])
+# Verbs of operations that are not creating one and are no synonym of another verb.
+_OTHER_VERBS = ("merge", "close", "set", "download", "count", "check", "test")
 _SYNONYM_GROUPS = (
     ("create", "add", "make", "new", "post", "open", "give", "grant", "upload", "register", "write", "submit"),
     ("get", "retrieve", "fetch", "show", "read", "look", "view", "lookup"),
@@ -121,6 +125,20 @@ def phrasal_compounds(text: str) -> dict[str, str]:
     return {stem(verb): stem(verb + particle) for verb, particle in itertools.pairwise(said) if particle in _PARTICLES}
 
 
+def implied_verb(text: str) -> str | None:
+    """``create`` (its search word) when ``text`` starts with a verb that is none of `SYNONYMS`' and names a thing ("comment on
+    an issue", "refund an order"): such a request is most often to make one. None otherwise.
+
+    The first word is taken as a verb when an article, a possessive or a preposition follows it; a word of
+    `SYNONYMS` says its own operation (``list the``, ``delete a``).
+    """
+    said = raw_words(text)
+    if len(said) < 2 or said[1] not in _DETERMINERS:
+        return None
+    verb = _search_forms(said[0])
+    return stem("create") if len(verb) == 1 and verb[0] not in SYNONYMS and verb[0] not in _OTHER_VERB_STEMS else None
+
+
 def _synonyms() -> dict[str, tuple[str, ...]]:
     related: dict[str, set[str]] = {}
     for group in _SYNONYM_GROUPS:
@@ -131,3 +149,4 @@ def _synonyms() -> dict[str, tuple[str, ...]]:
 
 
 SYNONYMS = _synonyms()
+_OTHER_VERB_STEMS = frozenset(stem(verb) for verb in _OTHER_VERBS)
