@@ -50,6 +50,7 @@ _ABBREVIATIONS = {
 _PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
 # Words that make the word before them a verb ("comment on an issue", "star a repo").
 _DETERMINERS = frozenset(["a", "an", "the", "my", "our", "your", "this", "that", "some", "all", "on", "to", "for", "from"])
+_QUESTION_WORDS = frozenset(["which"])
 # Verbs of operations that are not creating one and are no synonym of another verb.
 _OTHER_VERBS = ("merge", "close", "set", "download", "count", "check", "test")
 _SYNONYM_GROUPS = (
@@ -126,13 +127,17 @@ def phrasal_compounds(text: str) -> dict[str, str]:
 
 
 def implied_verb(text: str) -> str | None:
-    """``create`` (its search word) when ``text`` starts with a verb that is none of `SYNONYMS`' and names a thing ("comment on
-    an issue", "refund an order"): such a request is most often to make one. None otherwise.
+    """The search word of the operation ``text`` asks for without naming its verb, or None.
 
-    The first word is taken as a verb when an article, a possessive or a preposition follows it; a word of
-    `SYNONYMS` says its own operation (``list the``, ``delete a``).
+    - ``list`` for a question about which things there are ("which themes does the store have"; not "what",
+      which as often asks for one thing: "what is my balance");
+    - ``create`` for a request that starts with a verb naming a thing, none of `SYNONYMS`' ("comment on an
+      issue", "refund an order"): such a request is most often to make one. The first word is taken as a
+      verb when an article, a possessive or a preposition follows it.
     """
     said = raw_words(text)
+    if said and said[0] in _QUESTION_WORDS:
+        return stem("list")
     if len(said) < 2 or said[1] not in _DETERMINERS:
         return None
     verb = _search_forms(said[0])
