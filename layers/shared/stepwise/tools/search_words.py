@@ -44,6 +44,10 @@ _ABBREVIATIONS = {
     "org": ("organization",),
     "pr": ("pull", "request"),
     "config": ("configuration",),
+    "dm": ("direct", "message"),
+    "msg": ("message",),
+    "info": ("information",),
+    "env": ("environment",),
 }
 # Particles that make a phrasal verb of the word before them; an API often writes the pair as one
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
@@ -65,6 +69,7 @@ _SYNONYM_GROUPS = (
     ("issue", "bug", "ticket"),
     ("who", "people", "person", "member"),
     ("request", "ask"),
+    ("bulk", "batch", "many", "multiple", "several"),
 )
 
 
