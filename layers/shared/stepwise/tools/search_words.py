@@ -33,7 +33,7 @@ _PHRASES = {"how many": "count", "number of": "count"}
 _PHRASE = re.compile(r"\b(" + "|".join(_PHRASES) + r")\b", re.IGNORECASE)
 _FUNCTION_WORDS = (
     "a about also am an and any are as at be been being by can could did do does doing done for from had has "
-    "have having he her here hers him his how i if in into is it its just may me might mine must my myself "
+    "have having he her here hers him his how i if in into is it its just may might must "
     "need of on only or our ours own please same shall she should so some someone something such than that "
     "the their theirs them then there these they this those to too up us very want was we were what when "
     "where which why will with would you your yours"
@@ -48,6 +48,9 @@ _ABBREVIATIONS = {
     "msg": ("message",),
     "info": ("information",),
     "env": ("environment",),
+    "my": ("me",),
+    "mine": ("me",),
+    "myself": ("me",),
 }
 # Particles that make a phrasal verb of the word before them; an API often writes the pair as one
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
@@ -70,6 +73,7 @@ _SYNONYM_GROUPS = (
     ("who", "people", "person", "member"),
     ("request", "ask"),
     ("bulk", "batch", "many", "multiple", "several"),
+    ("me", "authenticated", "current", "self"),
 )
 
 
