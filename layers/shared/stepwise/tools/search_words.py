@@ -74,6 +74,7 @@ _SYNONYM_GROUPS = (
     ("request", "ask"),
     ("bulk", "batch", "many", "multiple", "several"),
     ("me", "authenticated", "current", "self"),
+    ("event", "happen", "activity", "history"),
 )
 
 
