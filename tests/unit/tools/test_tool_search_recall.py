@@ -1,4 +1,4 @@
-"""`find_tools` finds the tool people ask for among GitHub's 1,221, Stripe's 355, Discord's 238 and Shopify's 1,473.
+"""`find_tools` finds the tool people ask for among GitHub's 1,221, Stripe's 355, Discord's 239 and Shopify's 1,473.
 
 The queries and the tools that answer them are written the way people ask, not copied from the
 operations' summaries: tests/fixtures/tool_search/queries.yaml (GitHub, Stripe), on which the ranking

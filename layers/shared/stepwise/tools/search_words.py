@@ -7,10 +7,13 @@
   (``follower``/``follow``) are left to the index, which relates words of the tools' own vocabulary
   that share most of their letters (see `stepwise.tools.find_tools`).
 - Abbreviations APIs and people use interchangeably are spelt out: ``repo`` → repository, ``org`` →
-  organization, ``PR`` → pull request, ``config`` → configuration.
-- English function words (``the``, ``does``, ``my``...), HTML tags, entities and URLs are no words.
+  organization, ``PR`` → pull request, ``DM`` → direct message, ``config`` → configuration; "how many"
+  is a count; ``my``, ``me`` and ``mine`` are one word, `SYNONYMS` of the authenticated or current user.
+- Other English function words (``the``, ``does``...), HTML tags, entities and URLs are no words.
 - `SYNONYMS`: the verbs people use for the same operation (``remove`` for delete, ``make`` for create),
   matched at a lower weight than the word itself, so a tool that says the query's own word still wins.
+- `implied_verb`: the operation a request asks for without naming its verb ("refund an order" to create
+  a refund, "which themes ..." for a list).
 
 Hand-written rather than a stemmer library's (Porter, Snowball): those also fold derivations
 (``organization`` and ``organize``, ``general`` and ``generate``), which merges distinct operations of an
@@ -56,7 +59,9 @@ _ABBREVIATIONS = {
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
 _PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
 # Words that make the word before them a verb ("comment on an issue", "star a repo").
-_DETERMINERS = frozenset(["a", "an", "the", "my", "our", "your", "this", "that", "some", "all", "on", "to", "for", "from"])
+_DETERMINERS = frozenset(
+    ["a", "an", "the", "my", "our", "your", "this", "that", "some", "all", "on", "to", "for", "from"]
+)
 _QUESTION_WORDS = frozenset(["which"])
 # Verbs of operations that are not creating one and are no synonym of another verb.
 _OTHER_VERBS = ("merge", "close", "set", "download", "count", "check", "test")
@@ -82,10 +87,27 @@ _SYNONYM_GROUPS = (
 # `SYNONYMS` (made, sent, given, got, found): descriptions use them in passing ("the charge made by"), and
 # they would then count as the operation's verb (measured: they lowered the ranks of the queries of tests/).
 _IRREGULAR = {
-    "paid": "pay", "took": "take", "taken": "take", "left": "leave", "bought": "buy", "sold": "sell",
-    "built": "build", "ran": "run", "began": "begin", "begun": "begin", "chose": "choose", "chosen": "choose",
-    "held": "hold", "kept": "keep", "lost": "lose", "spent": "spend", "won": "win", "hid": "hide",
-    "hidden": "hide", "froze": "freeze", "frozen": "freeze",
+    "paid": "pay",
+    "took": "take",
+    "taken": "take",
+    "left": "leave",
+    "bought": "buy",
+    "sold": "sell",
+    "built": "build",
+    "ran": "run",
+    "began": "begin",
+    "begun": "begin",
+    "chose": "choose",
+    "chosen": "choose",
+    "held": "hold",
+    "kept": "keep",
+    "lost": "lose",
+    "spent": "spend",
+    "won": "win",
+    "hid": "hide",
+    "hidden": "hide",
+    "froze": "freeze",
+    "frozen": "freeze",
 }
 
 
