@@ -13,6 +13,7 @@ import pytest
 from stepwise.models.messages import ToolCall
 from stepwise.tools import ToolInvoker, ToolRegistry
 from stepwise.tools.find_tools import FindTools, ToolIndex, full_schema_line, words
+from stepwise.tools.search_words import implied_verb, stem
 from tests.support.tool_search_queries import imported_registry
 
 
@@ -80,6 +81,33 @@ def test_current_operations_come_before_their_deprecated_versions(shopify: ToolI
     # Then the current operations come first
     assert names(shopify, "orders of a customer")[0] == "get_customers_param_customer_id_orders"
     assert names(shopify, "create customer")[0] == "create_customers"
+
+
+def test_a_versions_copy_of_an_operation_comes_after_the_other_operations(shopify: ToolIndex) -> None:
+    # Given Shopify's tools, each operation published once per API version with the same description
+    # When the model asks for refunding an order (six versions of listing refunds match it best)
+    found = shopify.search("refund an order", 5)
+    # Then the five found are five operations, the one that creates a refund among them
+    assert len({tuple(words(spec.description.removeprefix("(deprecated) "))) for spec in found}) == 5
+    assert "create_orders_param_order_id_refunds" in [spec.name for spec in found]
+
+
+def test_a_noun_used_as_the_verb_of_a_request_asks_to_create_one() -> None:
+    # Given requests that start with a noun used as a verb, with a verb of its own, and a question of which
+    # When the operation they imply is asked for
+    # Then the first asks to create, the second says its own verb, the third asks for a list
+    assert implied_verb("comment on an issue") == stem("create")
+    assert implied_verb("delete a comment") is None
+    assert implied_verb("which themes does the store have") == stem("list")
+
+
+def test_how_many_is_a_count_irregular_past_forms_are_their_verb_and_dm_is_spelt_out() -> None:
+    # Given a question of how many, an irregular past form and an abbreviation
+    # When they are reduced to search words
+    # Then how many is a count, paid is pay, and DM is spelt out
+    assert words("how many products") == ["count", "product"]
+    assert words("paid") == words("pay")
+    assert words("DM") == words("direct message")
 
 
 def test_the_same_search_finds_the_same_tools_in_the_same_order(shopify: ToolIndex, stripe: ToolIndex) -> None:

@@ -16,13 +16,16 @@ at a lower weight, its `SYNONYMS` and the words of the tools' vocabulary that sh
 form (``pay out`` finds ``payouts``); the document frequency of a word so widened is that of all its
 forms together. A tool's score is then scaled by the share of the query's words it matches, so one that
 answers every part of the query comes before one that matches a single rare word, and raised by half when
-the query states every word of its summary. A tool whose name, summary or OpenAPI flag says it is
-deprecated scores half. Ties keep configuration order. No model, no
-randomness: the same query over the same tools always finds the same tools, which is what lets LLMCall
-re-derive what a run has found (see `stepwise.steps.tool_offer`).
+the query states every word of its summary. A query that names its operation without its verb
+("comment on an issue", "which themes ...": `implied_verb`) raises the tools it found that do that
+operation. A tool whose name, summary or OpenAPI flag says it is deprecated scores half, and one that
+says what a better-ranked tool says (an API's copy of an operation for another version) comes after
+all the others. Ties keep configuration order. No model, no randomness: the same query over the same
+tools always finds the same tools, which is what lets LLMCall re-derive what a run has found (see
+`stepwise.steps.tool_offer`).
 
-The weights were measured: recall@5 over the queries of tests/fixtures/tool_search/queries.yaml
-(`make bench`, bench/tool_search.py).
+The weights were measured: recall@5 over the queries of tests/fixtures/tool_search/queries.yaml, and
+checked on held_out.yaml, which was never used to choose them (`make bench`, bench/tool_search.py).
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import Any
 from stepwise.errors import ToolError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
-from stepwise.tools.search_words import SYNONYMS, phrasal_compounds, without_markup, words
+from stepwise.tools.search_words import SYNONYMS, implied_verb, phrasal_compounds, without_markup, words
 from stepwise.tools.tool_budget import shorten_description
 
 __all__ = ["FIND_TOOLS", "FindTools", "ToolIndex", "find_tools_spec", "words"]
@@ -52,6 +55,8 @@ _RELATED_WEIGHT = 0.7
 _RELATED_MIN_PREFIX = 6
 _RELATED_SHARE = 0.75
 _DEPRECATED_FACTOR = 0.5
+# The weight of the verb a query implies (`implied_verb`), of an idf of about 1.
+_IMPLIED_WEIGHT = 1.0
 # A tool whose whole summary the query states ("list pull requests" for "List pull requests") scores
 # this much more: what the query says is exactly what the tool does.
 _SUMMARY_STATED_BONUS = 0.5
@@ -83,6 +88,8 @@ class ToolIndex:
                     postings[position] = postings.get(position, 0.0) + weight * count / norm
         self._vocabulary = sorted(self._postings)
         self._summaries = [frozenset(document["summary"]) for document in documents]
+        # what a tool says, URLs left out (a version's copy of an operation links its own version's page)
+        self._texts = [(*document["summary"], *document["description"]) for document in documents]
         self._deprecated = [
             spec.description.startswith(_DEPRECATED_FLAG)
             or "deprecated" in document["name"]
@@ -108,12 +115,33 @@ class ToolIndex:
             for position, count in combined.items():
                 scores[position] = scores.get(position, 0.0) + idf * count * (_K1 + 1) / (_K1 + count)
                 matched[position] += 1
+        implied = implied_verb(query)
+        if implied is not None and implied not in asked:
+            # raises the tools already found that make what the query names; finds none, widens no coverage
+            for position, count in self._postings.get(implied, {}).items():
+                if position in scores:
+                    scores[position] += _IMPLIED_WEIGHT * count * (_K1 + 1) / (_K1 + count)
         said = set(asked)
         ranked = sorted(
             (-self._final(position, score, matched[position] / len(asked), said), position)
             for position, score in scores.items()
         )
-        return [self.specs[position] for _, position in ranked[:limit]]
+        return [self.specs[position] for position in self._distinct_first([position for _, position in ranked])][:limit]
+
+    def _distinct_first(self, ranked: list[int]) -> list[int]:
+        """``ranked`` with each tool whose description repeats a better one's moved after all the others.
+
+        APIs publish one operation once per version (Shopify's every operation up to six times, the older
+        ones deprecated): the copies would fill the first results with one operation.
+        """
+        seen: set[tuple[str, ...]] = set()
+        first: list[int] = []
+        copies: list[int] = []
+        for position in ranked:
+            key = self._texts[position]
+            (copies if key in seen else first).append(position)
+            seen.add(key)
+        return first + copies
 
     def _final(self, position: int, score: float, coverage: float, said: set[str]) -> float:
         """The score scaled by the share of the query the tool matches, and raised when the query states its summary."""

@@ -7,10 +7,13 @@
   (``follower``/``follow``) are left to the index, which relates words of the tools' own vocabulary
   that share most of their letters (see `stepwise.tools.find_tools`).
 - Abbreviations APIs and people use interchangeably are spelt out: ``repo`` → repository, ``org`` →
-  organization, ``PR`` → pull request, ``config`` → configuration.
-- English function words (``the``, ``does``, ``my``...), HTML tags, entities and URLs are no words.
+  organization, ``PR`` → pull request, ``DM`` → direct message, ``config`` → configuration; "how many"
+  is a count; ``my``, ``me`` and ``mine`` are one word, `SYNONYMS` of the authenticated or current user.
+- Other English function words (``the``, ``does``...), HTML tags, entities and URLs are no words.
 - `SYNONYMS`: the verbs people use for the same operation (``remove`` for delete, ``make`` for create),
   matched at a lower weight than the word itself, so a tool that says the query's own word still wins.
+- `implied_verb`: the operation a request asks for without naming its verb ("refund an order" to create
+  a refund, "which themes ..." for a list).
 
 Hand-written rather than a stemmer library's (Porter, Snowball): those also fold derivations
 (``organization`` and ``organize``, ``general`` and ``generate``), which merges distinct operations of an
@@ -28,9 +31,12 @@ _MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
 # A capitalised or lower-case run, an upper-case run (an acronym), or digits.
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouy]")
+# Phrases people ask with for what APIs name in one word: "how many products" is a count of products.
+_PHRASES = {"how many": "count", "number of": "count"}
+_PHRASE = re.compile(r"\b(" + "|".join(_PHRASES) + r")\b", re.IGNORECASE)
 _FUNCTION_WORDS = (
     "a about also am an and any are as at be been being by can could did do does doing done for from had has "
-    "have having he her here hers him his how i if in into is it its just may me might mine must my myself "
+    "have having he her here hers him his how i if in into is it its just may might must "
     "need of on only or our ours own please same shall she should so some someone something such than that "
     "the their theirs them then there these they this those to too up us very want was we were what when "
     "where which why will with would you your yours"
@@ -41,28 +47,75 @@ _ABBREVIATIONS = {
     "org": ("organization",),
     "pr": ("pull", "request"),
     "config": ("configuration",),
+    "dm": ("direct", "message"),
+    "msg": ("message",),
+    "info": ("information",),
+    "env": ("environment",),
+    "my": ("me",),
+    "mine": ("me",),
+    "myself": ("me",),
 }
 # Particles that make a phrasal verb of the word before them; an API often writes the pair as one
 # word ("pay out" and payout, "check out" and checkout, "log in" and login).
 _PARTICLES = frozenset(["up", "out", "in", "on", "off", "down", "back", "over"])
+# Words that make the word before them a verb ("comment on an issue", "star a repo").
+_DETERMINERS = frozenset(
+    ["a", "an", "the", "my", "our", "your", "this", "that", "some", "all", "on", "to", "for", "from"]
+)
+_QUESTION_WORDS = frozenset(["which"])
+# Verbs of operations that are not creating one and are no synonym of another verb.
+_OTHER_VERBS = ("merge", "close", "set", "download", "count", "check", "test")
 _SYNONYM_GROUPS = (
-    ("create", "add", "make", "new", "post", "open", "give", "grant"),
+    ("create", "add", "make", "new", "post", "open", "give", "grant", "upload", "register", "write", "submit"),
     ("get", "retrieve", "fetch", "show", "read", "look", "view", "lookup"),
     ("list", "show"),
     ("delete", "remove", "destroy", "erase"),
-    ("update", "edit", "modify", "change", "patch"),
+    ("update", "edit", "modify", "change", "patch", "rename", "replace"),
     ("search", "find", "query", "lookup"),
     ("cancel", "stop", "abort"),
-    ("send", "email", "mail"),
+    ("send", "email", "mail", "post"),
     ("issue", "bug", "ticket"),
     ("who", "people", "person", "member"),
     ("request", "ask"),
+    ("bulk", "batch", "many", "multiple", "several"),
+    ("me", "authenticated", "current", "self"),
+    ("event", "happen", "activity", "history"),
 )
+
+
+# Past forms of common verbs that no suffix rule undoes ("when was I paid out"). Not those of the verbs of
+# `SYNONYMS` (made, sent, given, got, found): descriptions use them in passing ("the charge made by"), and
+# they would then count as the operation's verb (measured: they lowered the ranks of the queries of tests/).
+_IRREGULAR = {
+    "paid": "pay",
+    "took": "take",
+    "taken": "take",
+    "left": "leave",
+    "bought": "buy",
+    "sold": "sell",
+    "built": "build",
+    "ran": "run",
+    "began": "begin",
+    "begun": "begin",
+    "chose": "choose",
+    "chosen": "choose",
+    "held": "hold",
+    "kept": "keep",
+    "lost": "lose",
+    "spent": "spend",
+    "won": "win",
+    "hid": "hide",
+    "hidden": "hide",
+    "froze": "freeze",
+    "frozen": "freeze",
+}
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """``word`` (lower case) without its inflection: plural, ``-ing``, ``-ed``, and a final ``e``."""
+    """``word`` (lower case) without its inflection: plural, ``-ing``, ``-ed``, a final ``e``, and the past
+    forms of common irregular verbs."""
+    word = _IRREGULAR.get(word, word)
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
     elif len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
@@ -95,7 +148,8 @@ def raw_words(text: str) -> list[str]:
 def words(text: str) -> list[str]:
     """The search words of ``text``: split, lower-cased, reduced (`stem`), abbreviations spelt out,
     function words left out."""
-    return [word for raw in _WORD.findall(without_markup(text)) for word in _search_forms(raw)]
+    plain = _PHRASE.sub(lambda match: _PHRASES[match.group(1).lower()], without_markup(text))
+    return [word for raw in _WORD.findall(plain) for word in _search_forms(raw)]
 
 
 @lru_cache(maxsize=65536)
@@ -114,7 +168,29 @@ def _search_forms(raw: str) -> tuple[str, ...]:
 def phrasal_compounds(text: str) -> dict[str, str]:
     """The one-word forms of the phrasal verbs in ``text``, by their verb's search word: ``pay out`` → payout."""
     said = raw_words(text)
-    return {stem(verb): stem(verb + particle) for verb, particle in itertools.pairwise(said) if particle in _PARTICLES}
+    return {
+        stem(verb): stem(_IRREGULAR.get(verb, verb) + particle)
+        for verb, particle in itertools.pairwise(said)
+        if particle in _PARTICLES
+    }
+
+
+def implied_verb(text: str) -> str | None:
+    """The search word of the operation ``text`` asks for without naming its verb, or None.
+
+    - ``list`` for a question about which things there are ("which themes does the store have"; not "what",
+      which as often asks for one thing: "what is my balance");
+    - ``create`` for a request that starts with a verb naming a thing, none of `SYNONYMS`' ("comment on an
+      issue", "refund an order"): such a request is most often to make one. The first word is taken as a
+      verb when an article, a possessive or a preposition follows it.
+    """
+    said = raw_words(text)
+    if said and said[0] in _QUESTION_WORDS:
+        return stem("list")
+    if len(said) < 2 or said[1] not in _DETERMINERS:
+        return None
+    verb = _search_forms(said[0])
+    return stem("create") if len(verb) == 1 and verb[0] not in SYNONYMS and verb[0] not in _OTHER_VERB_STEMS else None
 
 
 def _synonyms() -> dict[str, tuple[str, ...]]:
@@ -127,3 +203,4 @@ def _synonyms() -> dict[str, tuple[str, ...]]:
 
 
 SYNONYMS = _synonyms()
+_OTHER_VERB_STEMS = frozenset(stem(verb) for verb in _OTHER_VERBS)
