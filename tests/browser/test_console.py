@@ -39,6 +39,9 @@ def echo(text: str) -> str:
     """
     return text
 '''
+GOVERNED_POLICY = """@id("echo-only") permit(principal, action, resource == Stepwise::Tool::"echo");
+@id("no-transfers") forbid(principal, action, resource == Stepwise::Tool::"transfer");
+"""
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +80,13 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
                 "model": "gpt",
                 "strategy": "function_calling",
                 "limits": {"max_total_tokens": 10, "on_budget": "ask"},
+            },
+            # a transfer is refused by its policy; a card number in a tool result is redacted
+            "governed": {
+                "model": "gpt",
+                "strategy": "function_calling",
+                "policy": GOVERNED_POLICY,
+                "guardrails": {"tool_results": [{"pii": ["card"], "action": "redact"}]},
             },
         },
         "default_profile": "assistant",
@@ -179,6 +189,51 @@ def test_opening_a_run_shows_its_steps_to_scale_and_its_answer(
     expect(page.locator("#run-answer")).to_contain_text("It said hi.")
     expect(page.locator("#run-summary")).to_contain_text("final_answer")
     expect(page.locator("#run-summary .outcome")).to_have_text("answered")
+
+
+def contrast(foreground: str, background: str) -> float:
+    """WCAG's contrast ratio of two `rgb(r, g, b)` colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(value) / 255 for value in re.findall(r"\d+", colour)[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted([luminance(foreground), luminance(background)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_a_runs_policy_and_guardrail_steps_are_shown_with_their_own_labels(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run whose model calls `echo` with a card number and `transfer`, which its policy refuses
+    calls = [
+        {"id": "call_gov_1", "name": "echo", "arguments": {"text": "card 4111 1111 1111 1111"}},
+        {"id": "call_gov_2", "name": "transfer", "arguments": {"amount": 500, "to": "acct-1"}},
+    ]
+    model.enqueue(body=chat_completion(tool_calls=calls))
+    model.enqueue(body=chat_completion(content="Echoed, not paid."))
+    with client(api, "governor") as http:
+        accepted = http.post("/v1/runs", json={"input": "echo and pay", "profile": "governed"})
+        run_id = accepted.json()["run_id"]
+        assert finished(http, run_id)["status"] == "SUCCEEDED"
+    # When the person opens the run
+    sign_in(page, api, "governor", f"#/runs/{run_id}")
+    # Then the policy step says the transfer was refused, by which policy, and the call
+    policy = page.locator('#timeline li[data-kind="policy"]')
+    expect(policy.locator(".step-kind")).to_have_text("policy")
+    expect(policy.locator(".step-title")).to_have_text("refused: transfer")
+    expect(policy.locator(".policy-ids")).to_have_text("by policy no-transfers")
+    expect(policy.locator(".call")).to_have_text('transfer {"amount":500,"to":"acct-1"}')
+    # And the guardrail step names the point, the rule and what it did, never the number
+    guardrail = page.locator('#timeline li[data-kind="guardrail"]')
+    expect(guardrail.locator(".step-kind")).to_have_text("guardrail")
+    expect(guardrail.locator(".step-title")).to_have_text("a tool result changed")
+    expect(guardrail.locator(".guardrail-action")).to_have_text("pii:card redacted (card=1)")
+    # And both labels read at a contrast of at least 4.5:1 against the page behind them
+    background = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+    for label in (policy.locator(".step-kind"), guardrail.locator(".step-title")):
+        assert contrast(label.evaluate("node => getComputedStyle(node).color"), background) >= 4.5
 
 
 def test_a_waiting_run_is_followed_live_and_approved_from_its_page(

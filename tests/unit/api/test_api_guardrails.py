@@ -1,4 +1,5 @@
-"""Guardrails seen through the API: a blocked input answered without starting anything, a stream's redaction."""
+"""Guardrails seen through the API: a blocked input answered without starting anything, a stream's redaction,
+the model's text in a run's trace and events."""
 
 from __future__ import annotations
 
@@ -14,11 +15,13 @@ from botocore.stub import Stubber
 
 from stepwise.models.chat_api import ChatCompletionRequest, ChatStreamStart
 from stepwise.models.messages import ChatMessage, ReasoningBlock
-from stepwise.models.run import StepRecord
-from stepwise.steps.api.chat import complete_chat
+from stepwise.models.run import RunUsage, StepRecord
+from stepwise.steps.api.chat import chat_completion_of, complete_chat
 from stepwise.steps.api.chat_stream import chat_chunks
+from stepwise.steps.api.events import run_events
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.api.problems import GuardrailBlocked
+from stepwise.steps.api.run_views import describe_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runs import create_run
@@ -87,3 +90,55 @@ def test_a_streamed_step_is_screened_by_the_output_rules_before_it_leaves(servic
     # Then the thinking left with the marker in place of the address, and the decision without its answer
     assert reasoning["choices"][0]["delta"] == {"reasoning_content": "Mail [email] about it."}
     assert parsed["stepwise_step"]["kind"] == "parse" and "answer" not in parsed["stepwise_step"]
+
+
+def run_with_model_text(runtime: StepRuntime) -> str:
+    """A run whose model wrote an email address in its thinking, in its thought and in a call's arguments."""
+    run = create_run(runtime, messages=[ChatMessage(role="user", content="hi")], owner="o", profile="default")
+    thinking = ReasoningBlock(text="Mail jo@example.com about it.")
+    message = ChatMessage(role="assistant", content="I will mail jo@example.com.", reasoning=[thinking])
+    runtime.store.record_message(run, 1, 0, message, StepRecord(iteration=1, kind="llm"))
+    call = {"id": "call_1", "name": "notify", "arguments": {"to": "jo@example.com"}}
+    decision = StepRecord(
+        iteration=1, kind="parse", decision="tool_calls", thought="I will mail jo@example.com.", calls=[call]
+    )
+    runtime.store.record_decision(run, decision, [])
+    return run.run_id
+
+
+@pytest.mark.parametrize("route", ["trace", "events"])
+def test_the_models_text_is_shown_through_the_output_pii_rules_and_a_calls_arguments_as_sent(
+    services: ApiServices, route: str
+) -> None:
+    # Given a run whose model's thinking, thought and call all hold an email address, stored as written
+    run_id = run_with_model_text(services.runtime)
+    # When its steps are read, by `GET /v1/runs/{id}?trace=true` or by the events route
+    if route == "trace":
+        steps = describe_run(services, owner="o", run_reference=run_id, trace=True).trace or []
+    else:
+        steps = run_events(services.runtime, owner="o", run_reference=run_id, after=None).events
+    # Then the thinking and the thought show the marker; the call's arguments are what the tool would receive
+    reasoning, parsed = (next(step for step in steps if step.kind == kind) for kind in ("reasoning", "parse"))
+    assert reasoning.thought == "Mail [email] about it."
+    assert parsed.thought == "I will mail [email]."
+    assert parsed.calls == [{"id": "call_1", "name": "notify", "arguments": {"to": "jo@example.com"}}]
+
+
+def test_a_chat_completions_reasoning_content_passes_the_output_pii_rules(services: ApiServices) -> None:
+    # Given an ended run whose model's thinking holds an email address, stored as written
+    store = services.runtime.store
+    run_id = run_with_model_text(services.runtime)
+    meta = store.finish_run(
+        store.require_run(run_id),
+        "SUCCEEDED",
+        stop_reason="final_answer",
+        outcome="answered",
+        answer="Mailed.",
+        usage=RunUsage(),
+        iteration=1,
+    )
+    # When it is answered as a chat completion under the profile's guardrails
+    guardrails = services.runtime.profile("default").guardrails
+    completion = chat_completion_of(store, meta, model="default", created=0, guardrails=guardrails)
+    # Then its reasoning_content shows the marker
+    assert completion.choices[0].message.reasoning_content == "Mail [email] about it."

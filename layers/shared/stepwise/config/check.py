@@ -4,7 +4,8 @@ The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin config
 `stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
 imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
 and then prints, per profile, each tool as the model will see it: name, description and JSON schema, and
-each profile whose model cannot work on this machine (`stepwise.config.model_reach`).
+each profile whose model cannot work on this machine (`stepwise.config.model_reach`), and each profile's
+governance: its tool policy, guardrails and what it does at its budget (`stepwise.config.governance_summary`).
 Before building anything it refuses a tool URL every call to which the SSRF guard would refuse (a
 non-public address on a source not marked internal, `stepwise.config.internal_targets`). Secrets are not
 fetched: they are resolved at call time only. A bad file exits with status 1 and the `ConfigError`
@@ -23,6 +24,12 @@ from typing import Any, TextIO
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.credentials import SecretResolver
+from stepwise.config.governance_summary import (
+    ProfileGovernance,
+    bedrock_grant_notes,
+    governance_warnings,
+    profile_governance,
+)
 from stepwise.config.internal_targets import unmarked_internal_urls
 from stepwise.config.loading import read_config_file
 from stepwise.config.model import ToolSearch
@@ -41,6 +48,7 @@ class ProfileTools:
     tools: list[ToolSpec]
     search: ToolSearch | None = None
     context: ContextLimits | None = None
+    governance: ProfileGovernance = field(default_factory=ProfileGovernance)
 
 
 @dataclass(frozen=True)
@@ -70,6 +78,7 @@ class ConfigReport:
                     "find_tools": profile.search.model_dump() if profile.search is not None else None,
                     "context_window": profile.context.window if profile.context is not None else None,
                     "compact_at": profile.context.compact_at if profile.context is not None else None,
+                    **profile.governance.as_json(),
                 }
                 for name, profile in self.profiles.items()
             },
@@ -179,11 +188,18 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
             warnings += check_policy(name, profile, registry.specs(profile.tools, full=True), path.resolve().parent)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
+        warnings += governance_warnings(name, profile)
         profiles[name] = ProfileTools(
-            model=profile.model, tools=specs, search=search, context=config.context_limits(name)
+            model=profile.model,
+            tools=specs,
+            search=search,
+            context=config.context_limits(name),
+            governance=profile_governance(profile),
         )
-    # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes).
-    return ConfigReport(path, kind, config.default_profile, profiles, notes + registry.notes, warnings)
+    # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes), and
+    # the grant a Bedrock guardrail needs on AWS.
+    notes = notes + registry.notes + bedrock_grant_notes({name: p.governance for name, p in profiles.items()})
+    return ConfigReport(path, kind, config.default_profile, profiles, notes, warnings)
 
 
 def print_report(report: ConfigReport, out: TextIO) -> None:
@@ -206,6 +222,8 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
             )
         if profile.context is not None:
             print(f"  {_context_line(profile.model, profile.context)}", file=out)
+        for line in profile.governance.lines():
+            print(f"  {line}", file=out)
         for spec in profile.tools:
             print(f"\n  {spec.name}", file=out)
             for line in (spec.description or "(no description)").splitlines():

@@ -205,18 +205,48 @@ def record_answer_check(runtime: StepRuntime, run: RunMeta, iteration: int, guar
     record_interventions(runtime, run, guardrails, "output", [guarded.checked], iteration=iteration)
 
 
+def model_text_redactor(guardrails: Guardrails | None) -> Callable[[str], str] | None:
+    """How the model's own text is shown to a person while it is stored raw: with the values of every kind the
+    output's `pii` rules name replaced by their markers (local, no request); None when nothing applies (no
+    such rule, or `mode: log_only`). `deny` and `bedrock` rules are not applied: they act on the answer."""
+    if guardrails is None or guardrails.mode != "enforce":
+        return None
+    kinds: list[PiiKind] = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
+    if not kinds:
+        return None
+    from stepwise.guardrails.detectors import redact_pii
+
+    return lambda text: redact_pii(text, kinds)[0]
+
+
+def shown_guardrails(runtime: StepRuntime, profile: str) -> Guardrails | None:
+    """The guardrails of a stored run's profile, for showing its steps; None as well when the configuration no
+    longer has that profile (its runs are still read)."""
+    agent = runtime.config.profiles.get(profile)
+    return agent.guardrails if agent is not None else None
+
+
+def step_screen(guardrails: Guardrails | None) -> Callable[[TraceStep], TraceStep]:
+    """What a run's steps show a person (`GET /v1/runs/{id}?trace=true`, the events route, chat streams): the
+    model's text as stored — a decision's thought, answer and error, a `reasoning` step's thought — and the
+    observations, passed through `model_text_redactor`. Arguments (a decision's `calls`, a call's
+    `arguments`) are shown as the tools receive them, never changed."""
+    redact = model_text_redactor(guardrails)
+    if redact is None:
+        return lambda step: step
+
+    def screened(step: TraceStep) -> TraceStep:
+        texts = {"thought": step.thought, "answer": step.answer, "error": step.error, "observation": step.observation}
+        return step.model_copy(update={name: redact(text) for name, text in texts.items() if text})
+
+    return screened
+
+
 def stream_screen(guardrails: Guardrails | None) -> Callable[[TraceStep], TraceStep]:
     """What a chat stream applies to each step it sends while the run goes on, before Format has checked the
     answer: with output rules (enforced), a decision's `answer` is left out (the answer itself follows, once
-    checked whole), and thoughts, answers and observations pass the output's `pii` rules (local, no request)."""
+    checked whole), and the rest passes `step_screen`."""
     if guardrails is None or guardrails.mode != "enforce" or not guardrails.output:
         return lambda step: step
-    kinds: list[PiiKind] = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
-    from stepwise.guardrails.detectors import redact_pii
-
-    def screened(step: TraceStep) -> TraceStep:
-        texts = {"thought": step.thought, "observation": step.observation}
-        update: dict[str, str | None] = {name: redact_pii(text, kinds)[0] for name, text in texts.items() if text}
-        return step.model_copy(update=update | {"answer": None})
-
-    return screened
+    screen = step_screen(guardrails)
+    return lambda step: screen(step).model_copy(update={"answer": None})

@@ -13,7 +13,11 @@ const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING
 const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
 // How often the page of an open run reads its status: a wait at the budget begins with no new step to announce it.
 const OPEN_RUN_REFRESH_MS = 3000;
-const KIND_NAMES = { llm: "model", parse: "decision", tool: "tool", format: "format" };
+const KIND_NAMES = {
+  llm: "model", parse: "decision", tool: "tool", format: "format", policy: "policy", guardrail: "guardrail",
+};
+// What a guardrail step's point checked, as a person reads it.
+const GUARDRAIL_POINTS = { input: "the input", tool_results: "a tool result", output: "the answer" };
 // The API is served from the same origin, one level above the console's /ui/ (a stage path included).
 const API_BASE = new URL("..", window.location.href).pathname.replace(/\/$/, "");
 
@@ -207,7 +211,38 @@ function stepTitle(step) {
   if (step.kind === "tool") return step.tool || "tool";
   if (step.kind === "parse") return step.decision || "decision";
   if (step.kind === "llm") return step.final_round ? "model call (final round)" : "model call";
+  if (step.kind === "policy" && step.policy) return policyVerdict(step.policy) + ": " + visible(step.tool || "tool");
+  if (step.kind === "guardrail" && step.guardrail) return guardrailTitle(step.guardrail);
   return KIND_NAMES[step.kind] || step.kind;
+}
+
+// the tool policy's verdict on a call: refused, waits for approval, or what log_only would have done
+function policyVerdict(verdict) {
+  const what = verdict.effect === "forbid" ? "refused" : verdict.effect === "approval" ? "waits for approval" : "permitted";
+  if (verdict.mode === "log_only") {
+    return "would be " + (verdict.effect === "approval" ? "sent for approval" : what) + " (log_only: it ran)";
+  }
+  return what;
+}
+
+function guardrailTitle(note) {
+  const where = GUARDRAIL_POINTS[note.point] || note.point;
+  const done = note.blocked ? "blocked" : "changed";
+  return where + " " + (note.mode === "log_only" ? "would be " + done + " (log_only: unchanged)" : done);
+}
+
+// a policy or guardrail step's own lines: who decided and on which call; which rules acted and how
+function governanceDetails(step) {
+  if (step.kind === "policy" && step.policy) {
+    const named = step.policy.policies.map((id) => visible(id)).join(", ");
+    const lines = [text("p", (named ? "by policy " + named : "by the tool policy") +
+      (step.policy.reason ? " (" + visible(step.policy.reason) + ")" : ""), "text policy-ids")];
+    lines.push(text("p", visible((step.tool || "") + " " + JSON.stringify(step.arguments || {})), "text call"));
+    return lines;
+  }
+  return step.guardrail.actions.map((action) =>
+    text("p", visible(action.rule) + " " + action.action + (action.detail ? " (" + visible(action.detail) + ")" : ""),
+      "text guardrail-action"));
 }
 
 // how a call's approval was answered: status, by whom, when and why
@@ -219,6 +254,9 @@ function approvalAnswer(approval) {
 }
 
 function stepDetails(step) {
+  if ((step.kind === "policy" && step.policy) || (step.kind === "guardrail" && step.guardrail)) {
+    return governanceDetails(step);
+  }
   const details = [];
   if (step.thought) details.push(text("p", visible(step.thought), "text thought"));
   if (step.kind === "parse" && step.calls) {

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
+from stepwise.config.guardrails import Guardrails
 from stepwise.config.model import StepwiseConfig
 from stepwise.models.chat_api import (
     AssistantMessage,
@@ -50,6 +52,7 @@ from stepwise.steps.api.runs import (
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.api.started_runs import run_started
 from stepwise.steps.executions import ExecutionStartFailed, SyncExecutionTimedOut
+from stepwise.steps.guardrail_points import model_text_redactor, shown_guardrails
 from stepwise.steps.runs import execution_input
 from stepwise.store import ConversationStore
 
@@ -182,9 +185,14 @@ def _reasoning_content(steps: list[StepRecord]) -> str | None:
     return "\n\n".join(thoughts) or None
 
 
-def _answer_message(store: ConversationStore, meta: RunMeta) -> tuple[AssistantMessage, FinishReason]:
+def _answer_message(
+    store: ConversationStore, meta: RunMeta, redact: Callable[[str], str] | None
+) -> tuple[AssistantMessage, FinishReason]:
     steps = store.list_steps(meta.run_id)
     reasoning = _reasoning_content(steps)
+    if reasoning is not None and redact is not None:
+        # stored as the model wrote it (its blocks go back to the provider unchanged): screened as it is shown
+        reasoning = redact(reasoning)
     if meta.stop_reason == "tool_calls":
         calls = _client_tool_calls(steps, meta)
         if meta.options is not None and meta.options.legacy_functions and calls:
@@ -214,11 +222,14 @@ def completion_usage(usage: RunUsage) -> CompletionUsage:
     )
 
 
-def chat_completion_of(store: ConversationStore, meta: RunMeta, *, model: str, created: int) -> ChatCompletion:
+def chat_completion_of(
+    store: ConversationStore, meta: RunMeta, *, model: str, created: int, guardrails: Guardrails | None = None
+) -> ChatCompletion:
     """The ended run `meta` as a `chat.completion`, with how it ended (`stepwise`); an `ApiError` when it ended
-    without an answer (`run_ending`: 429 when its provider's rate limit ended it, else 502)."""
+    without an answer (`run_ending`: 429 when its provider's rate limit ended it, else 502). The model's
+    reasoning passes the output's `pii` rules of `guardrails`, the profile's (`model_text_redactor`)."""
     ending = run_ending(meta)
-    message, finish_reason = _answer_message(store, meta)
+    message, finish_reason = _answer_message(store, meta, model_text_redactor(guardrails))
     return ChatCompletion(
         id=f"chatcmpl-{meta.run_id}",
         created=created,
@@ -240,7 +251,13 @@ def complete_chat(
     deadline = services.monotonic() + services.config.api.sync_timeout_seconds
     meta = queue_chat_run(services, owner=owner, request=request, request_body=request_body)
     final = await_run(services, meta, deadline=deadline)
-    return chat_completion_of(services.runtime.store, final, model=request.model, created=int(services.runtime.clock()))
+    return chat_completion_of(
+        services.runtime.store,
+        final,
+        model=request.model,
+        created=int(services.runtime.clock()),
+        guardrails=shown_guardrails(services.runtime, final.profile),
+    )
 
 
 def queue_chat_run(

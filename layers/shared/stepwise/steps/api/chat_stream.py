@@ -35,7 +35,7 @@ from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keep
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
-from stepwise.steps.guardrail_points import stream_screen
+from stepwise.steps.guardrail_points import shown_guardrails, stream_screen
 from stepwise.steps.runtime import StepRuntime
 
 STREAM_MARK = "stepwiseStreamsChat"
@@ -107,7 +107,13 @@ def chat_chunks(
             yield chunk(ChunkDelta(reasoning_content=thought), step.model_dump(mode="json", exclude_none=True))
     final = runtime.store.require_run(start.run_id)
     try:
-        completion = chat_completion_of(runtime.store, final, model=start.model, created=start.created)
+        completion = chat_completion_of(
+            runtime.store,
+            final,
+            model=start.model,
+            created=start.created,
+            guardrails=shown_guardrails(runtime, final.profile),
+        )
     except ApiError as error:
         yield _error_event(error.type, error.message, error.details)
         return

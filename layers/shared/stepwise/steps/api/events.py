@@ -21,6 +21,7 @@ from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.run_views import reported_outcome, reported_status, trace_step
 from stepwise.steps.api.services import LOST_RUN_GRACE_SECONDS
+from stepwise.steps.guardrail_points import shown_guardrails, step_screen
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.trace import step_order
 
@@ -121,12 +122,14 @@ def run_events(
     stored = store.list_steps(run_id, since_iteration=start[0])
     fresh = [step for step in deliverable_steps(stored, ended=ended) if _position(step) > start]
     last = _position(fresh[-1]) if fresh else start
+    # the model's text is stored as it wrote it: the output's pii rules apply to it as it is shown
+    screen = step_screen(shown_guardrails(runtime, meta.profile))
     return RunEvents(
         run_id=run_id,
         status=status,
         done=ended,
         outcome=reported_outcome(meta, status),
-        events=[trace_step(step) for step in fresh],
+        events=[screen(trace_step(step)) for step in fresh],
         next_cursor=encode_events_cursor(last),
     )
 

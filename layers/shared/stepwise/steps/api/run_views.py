@@ -13,6 +13,7 @@ from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.guardrail_points import shown_guardrails, step_screen
 from stepwise.steps.outcome import run_outcome
 
 OBSERVATION_SUMMARY_CHARS = 500
@@ -51,6 +52,8 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
     meta = visible_run(store, run_id, owner)
     status, error = reported_status(meta, now=services.runtime.clock(), grace_seconds=services.lost_run_grace_seconds)
     steps = store.list_steps(run_id) if trace else None
+    # the model's text is stored as it wrote it: the output's pii rules apply to it as it is shown
+    screen = step_screen(shown_guardrails(services.runtime, meta.profile))
     # META holds the usage once the run ended; while it runs, the trace (if read anyway) gives it so far
     usage = (
         priced_usage(meta.profile, steps, services.runtime)
@@ -63,7 +66,7 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
             "outcome": reported_outcome(meta, status),
             "error": error,
             "usage": usage,
-            "trace": [trace_step(step) for step in steps] if steps is not None else None,
+            "trace": [screen(trace_step(step)) for step in steps] if steps is not None else None,
             "pending_approvals": pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
         }
     )
