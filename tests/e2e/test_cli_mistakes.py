@@ -190,13 +190,16 @@ def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_lin
         assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
 
 
-def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(tmp_path: Path) -> None:
+def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(
+    tmp_path: Path, dynamodb_local: str, unique_table_name: str
+) -> None:
     # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
     with refused_port() as port:
         environment = _with_openai_at(tmp_path, port)
-        # When serve starts
+        # When serve starts (on the session's DynamoDB Local: the store is not what this is about)
+        store = ["--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name]
         serve = subprocess.Popen(
-            [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")],
+            [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", *store],
             env=environment,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
