@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stepwise.cli import main
+from stepwise.local.dynamodb_local import DATABASE_FILE
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -153,6 +154,14 @@ def test_a_question_the_api_would_refuse_is_one_line(question: str) -> None:
     assert ended.returncode == 2
     assert ended.stderr.splitlines() == ["stepwise: invalid request: question: must not be empty"]
     assert "run_id" not in ended.stdout
+
+
+def test_a_question_the_api_would_refuse_is_refused_before_a_store_starts(tmp_path: Path) -> None:
+    # When the demo is asked an empty question with its store in a folder of its own
+    ended = _stepwise("demo", "", "--data-dir", str(tmp_path / "store"))
+    # Then it is refused without starting the embedded DynamoDB, which would have made its database there
+    assert ended.returncode == 2
+    assert not (tmp_path / "store" / DATABASE_FILE).exists()
 
 
 def _with_openai_at(tmp_path: Path, port: int) -> dict[str, str]:
