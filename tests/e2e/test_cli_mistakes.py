@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from stepwise.cli import main
+from stepwise.local.dynamodb_local import DATABASE_FILE
 from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -155,6 +156,14 @@ def test_a_question_the_api_would_refuse_is_one_line(question: str) -> None:
     assert "run_id" not in ended.stdout
 
 
+def test_a_question_the_api_would_refuse_is_refused_before_a_store_starts(tmp_path: Path) -> None:
+    # When the demo is asked an empty question with its store in a folder of its own
+    ended = _stepwise("demo", "", "--data-dir", str(tmp_path / "store"))
+    # Then it is refused without starting the embedded DynamoDB, which would have made its database there
+    assert ended.returncode == 2
+    assert not (tmp_path / "store" / DATABASE_FILE).exists()
+
+
 def _with_openai_at(tmp_path: Path, port: int) -> dict[str, str]:
     """No AWS credentials, and the OpenAI-compatible model at a loopback `port`."""
     return _without_aws(tmp_path) | {
@@ -190,13 +199,16 @@ def test_run_with_an_openai_endpoint_that_refuses_connections_says_so_in_one_lin
         assert "AWS credentials" in line and "OPENAI_BASE_URL" in line
 
 
-def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(tmp_path: Path) -> None:
+def test_serve_with_an_openai_endpoint_that_refuses_connections_warns_first_then_serves(
+    tmp_path: Path, dynamodb_local: str, unique_table_name: str
+) -> None:
     # Given the OpenAI-compatible model pointed at a loopback port nothing listens on
     with refused_port() as port:
         environment = _with_openai_at(tmp_path, port)
-        # When serve starts
+        # When serve starts (on the session's DynamoDB Local: the store is not what this is about)
+        store = ["--dynamodb-endpoint", dynamodb_local, "--table-name", unique_table_name]
         serve = subprocess.Popen(
-            [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", "--data-dir", str(tmp_path / "data")],
+            [sys.executable, "-m", "stepwise.cli", "serve", "--port", "0", *store],
             env=environment,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

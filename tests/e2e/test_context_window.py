@@ -124,33 +124,42 @@ def test_the_raw_observations_stay_stored_whole_while_requests_carry_a_summary(
     assert sum('"page": 1,' in content for content in contents) == 0
 
 
-def test_a_100_iteration_run_in_a_16k_window_succeeds_with_a_payload_of_constant_size(
+# Long enough for the conversation to be summarized several times (6 KB pages in a 16,000-token window are
+# summarized every few iterations): a payload that kept anything per iteration or per summary would differ.
+LONG_RUN_PAGES = 39
+
+
+def test_a_40_iteration_run_in_a_16k_window_summarized_several_times_keeps_a_payload_of_constant_size(
     pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
 ) -> None:
-    with WindowedModelServer(window=16_000, responder=PageReader(99)) as model:
-        # Given a model with a 16,000-token window and 99 pages to read before it answers (in iteration
-        # 100, not a final round)
-        profile = reader_profile(pages, max_iterations=101)
+    with WindowedModelServer(window=16_000, responder=PageReader(LONG_RUN_PAGES)) as model:
+        # Given a model with a 16,000-token window and 39 pages to read before it answers (in iteration
+        # 40, not a final round)
+        profile = reader_profile(pages, max_iterations=LONG_RUN_PAGES + 2)
         environment, listener = local_run(write_config(windowed_model(model), **profile))
         # When the run executes
         meta, execution = environment.ask("Read every page.")
-    # Then it succeeded in 100 iterations, and its largest request stayed under the window
+    # Then it succeeded in 40 iterations, its conversation summarized several times, and its largest
+    # request stayed under the window
+    last = LONG_RUN_PAGES + 1
     assert (execution.status, meta.status, meta.answer, meta.iteration) == (
         "SUCCEEDED",
         "SUCCEEDED",
-        "I read 99 pages.",
-        100,
+        f"I read {LONG_RUN_PAGES} pages.",
+        last,
     )
+    compactions = [step for step in environment.runtime.store.list_steps(meta.run_id) if step.compaction]
+    assert len(compactions) >= 3
     assert not any(exchange.refused for exchange in model.exchanges)
     assert model.largest_prompt < 16_000
-    # And the payload leaving IterationGuard was the same size at iteration 1 and 100 but for its counters
+    # And the payload leaving IterationGuard was the same size at iteration 1 and 40 but for its counters
     outputs = {
         event.output["iteration"]: event.output
         for event in listener.events
         if event.type == "exited" and event.state == "IterationGuard"
     }
-    assert size_less_counters(outputs[100]) == size_less_counters(outputs[1])
-    assert len(json.dumps(outputs[100])) < 2048
+    assert size_less_counters(outputs[last]) == size_less_counters(outputs[1])
+    assert len(json.dumps(outputs[last])) < 2048
 
 
 def test_a_provider_overflow_compacts_once_and_the_call_is_made_again(
@@ -209,7 +218,12 @@ def test_an_unusable_summary_gives_way_to_the_digest_and_the_run_succeeds(
     assert "fetch_page" in summary and "parcels" in summary
 
 
-def test_forty_session_turns_with_long_answers_never_send_a_request_over_the_window(tmp_path: Path) -> None:
+# Each answer is ~2,500 tokens: from the fourth turn on, the session's history is over the 8,000-token window,
+# and by the last it is six times the window, so most turns must leave earlier turns out to fit.
+SESSION_TURNS = 20
+
+
+def test_twenty_session_turns_with_long_answers_never_send_a_request_over_the_window(tmp_path: Path) -> None:
     long_answer = "The depot report, in full. " + "Parcel counts by aisle and shelf. " * 300
 
     def answer(body: dict[str, Any]) -> dict[str, Any]:
@@ -231,10 +245,10 @@ def test_forty_session_turns_with_long_answers_never_send_a_request_over_the_win
             serve(config, tmp_path) as api,
             httpx.Client(base_url=api.url, headers={"x-api-key": "k"}, timeout=30) as client,
         ):
-            # When 40 turns are asked in the session, one after the other
-            statuses = [_ask_in_session(api, client, turn) for turn in range(40)]
+            # When 20 turns are asked in the session, one after the other
+            statuses = [_ask_in_session(api, client, turn) for turn in range(SESSION_TURNS)]
     # Then every turn succeeded, and no request carried more than the window
-    assert statuses == ["SUCCEEDED"] * 40
+    assert statuses == ["SUCCEEDED"] * SESSION_TURNS
     assert not any(exchange.refused for exchange in model.exchanges)
     assert model.largest_prompt <= 8_000
     # And the later turns carried earlier turns (the newest that fit), not none of them

@@ -27,14 +27,29 @@ class Traffic:
     bytes_read: int
 
 
+@pytest.fixture(scope="module")
+def measured() -> dict[tuple[int, bool], Traffic]:
+    """The traffic of each run length (and budget) measured in this module: the tests read different figures
+    of the same runs, which count requests and bytes (the same in every measurement), so each is run once."""
+    return {}
+
+
 @pytest.fixture
 def traffic_of_a_run(
-    write_config: ConfigWriter, local_run: Callable[..., Any], meter: DynamoDBMeter
+    write_config: ConfigWriter,
+    local_run: Callable[..., Any],
+    meter: DynamoDBMeter,
+    measured: dict[tuple[int, bool], Traffic],
 ) -> Callable[..., Traffic]:
     """The traffic of one run of `n` tool iterations then a final answer, in warm functions; `budgeted`,
     with a token and a cost cap the run does not reach."""
 
     def measure(tool_iterations: int, *, budgeted: bool = False) -> Traffic:
+        if (tool_iterations, budgeted) not in measured:
+            measured[tool_iterations, budgeted] = measure_afresh(tool_iterations, budgeted=budgeted)
+        return measured[tool_iterations, budgeted]
+
+    def measure_afresh(tool_iterations: int, *, budgeted: bool) -> Traffic:
         with ExampleToolApi() as api:
             turns = [react_action("get_weather", {"city": "Paris"}) for _ in range(tool_iterations)]
             model = scripted_model(*turns, react_answer("done"))

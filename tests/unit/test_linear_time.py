@@ -1,6 +1,6 @@
 """Every regular expression and loop that reads caller, model or tool text takes time linear in the text.
 
-The cases are `bench.adversarial_inputs.CASES`: each function on untrusted text, with the inputs worst
+The cases are `bench.adversarial_cases.CASES`: each function on untrusted text, with the inputs worst
 for it (unterminated strings full of escapes, runs of the characters a pattern repeats, unclosed tags
 and brackets, near-matches and parts of a secret, full-width and spaced-out characters). A case fails
 when its 1 MB input costs more than `MAX_RATIO` times its 100 KB one, more than `MAX_SCANS` plain scans
@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.adversarial_inputs import CASES, MAX_GROWTH_4X, MAX_RATIO, MAX_SCANS, Case, Growth, growth
+from bench.adversarial_cases import CASES, Case
+from bench.adversarial_inputs import MAX_GROWTH_4X, MAX_RATIO, MAX_SCANS, Growth, growth
 
 # A machine shared with other work can slow one measurement down; a function that rescans fails every time.
 MEASUREMENTS = 3

@@ -77,12 +77,17 @@ def _run_question(
 ) -> int:
     from stepwise.local.asl.results import StateEvent
     from stepwise.local.budget_prompt import BudgetPrompt
-    from stepwise.local.environment import LocalEnvironment
+    from stepwise.local.environment import LocalEnvironment, check_question
     from stepwise.local.stop_signals import stop_on_signals
     from stepwise.local.store_options import store_endpoint
     from stepwise.local.trace_printer import LiveTracePrinter
     from stepwise.steps.api.problems import ApiError
 
+    try:
+        # refused before the store starts: an embedded one is a Java process, started for nothing
+        check_question(args.question)
+    except ApiError as exc:
+        raise UsageError(exc.message) from None
     # the printer reads the store of the environment created just below (bound when it is first called)
     printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
     # a run waiting at its budget (on_budget: ask) is answered on stdin: no other process holds its token

@@ -11,10 +11,12 @@ these tests count modules.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -35,24 +37,37 @@ HEAVY = (
 )
 STATE_HANDLERS = ("format", "iteration_guard", "llm_call", "parse", "tool_invoke")
 
-# Imports a handler as Lambda does, then (with "first-use") builds what its first invocation builds
-# from the configuration (the tool list: LLMCall, Parse and Format resolve the run's agent with it,
-# ToolInvoke calls from it), and prints the heavy modules loaded by each stage.
+# Imports a handler as Lambda does and prints, as a fresh interpreter's import leaves them, the watched
+# modules loaded and the project's pydantic models whose validator the import built; then (the "first-use"
+# stage) builds what its first invocation builds from the configuration (the tool list: LLMCall, Parse and
+# Format resolve the run's agent with it, ToolInvoke calls from it) and prints the watched modules loaded.
+# One interpreter per handler answers every test about that handler: each test reads its own part.
 _PROBE = """
 import importlib.util, json, sys
-heavy = json.loads(sys.argv[2])
+watched = json.loads(sys.argv[2])
 spec = importlib.util.spec_from_file_location("app", sys.argv[1])
 app = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(app)
-loaded = {"import": sorted(name for name in heavy if name in sys.modules)}
+loaded = {"import": sorted(name for name in watched if name in sys.modules)}
+from pydantic import BaseModel
+seen, built = set(), []
+pending = [BaseModel]
+while pending:
+    for model in pending.pop().__subclasses__():
+        if model not in seen:
+            seen.add(model)
+            pending.append(model)
+            validator = model.__dict__.get("__pydantic_validator__")
+            if model.__module__.startswith("stepwise.") and type(validator).__name__ == "SchemaValidator":
+                built.append(f"{model.__module__}.{model.__qualname__}")
 if hasattr(app, "services"):
     app.services.get()
 elif hasattr(app, "runtime"):
     runtime = app.runtime.get()
     runtime.config
     runtime.tools()
-loaded["first-use"] = sorted(name for name in heavy if name in sys.modules)
-print(json.dumps(loaded))
+loaded["first-use"] = sorted(name for name in watched if name in sys.modules)
+print(json.dumps({"loaded": loaded, "built": sorted(built)}))
 """
 
 
@@ -68,25 +83,6 @@ registry = app.runtime.get().tools()
 built = "jsonschema" in sys.modules
 observation = ToolInvoker(registry).invoke(ToolCall(id="c1", name="calculator", arguments={"expression": "2 + 3"}))
 print(json.dumps({"tools built": built, "call checked": "jsonschema" in sys.modules, "ok": observation.ok}))
-"""
-# Imports a handler, then prints the project's pydantic models whose validator its import built.
-_BUILT_PROBE = """
-import importlib.util, json, sys
-from pydantic import BaseModel
-spec = importlib.util.spec_from_file_location("app", sys.argv[1])
-app = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(app)
-seen, built = set(), []
-pending = [BaseModel]
-while pending:
-    for model in pending.pop().__subclasses__():
-        if model not in seen:
-            seen.add(model)
-            pending.append(model)
-            validator = model.__dict__.get("__pydantic_validator__")
-            if model.__module__.startswith("stepwise.") and type(validator).__name__ == "SchemaValidator":
-                built.append(f"{model.__module__}.{model.__qualname__}")
-print(json.dumps(sorted(built)))
 """
 # The API handler answers events/api_get_run.json for a run stored in moto; prints its status and whether
 # the configuration (its models, its reader) was loaded to answer it.
@@ -160,17 +156,42 @@ def _environment() -> dict[str, str]:
     )
 
 
-def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
+# Every module a test below asks about: the probe watches them all, each test reads the ones it names.
+_WATCHED = tuple(
+    dict.fromkeys(
+        (
+            *HEAVY,
+            *API_ROUTE_LOGIC,
+            *STREAM_UNNEEDED,
+            "stepwise.protocols",
+            "stepwise.steps.agent",
+            "stepwise.config.model",
+        )
+    )
+)
+
+
+@functools.cache
+def _probe(handler: str) -> dict[str, Any]:
+    """What a fresh interpreter importing `handler`, then building its first invocation's services, loaded
+    and built (one interpreter per handler for every test about it: a process start costs ~1 s of CPU)."""
     app = PROJECT_ROOT / "functions" / handler / "app.py"
     result = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(app), json.dumps(modules)],
+        [sys.executable, "-c", _PROBE, str(app), json.dumps(_WATCHED)],
         capture_output=True,
         text=True,
         check=True,
         env=_environment(),
     )
-    loaded: dict[str, list[str]] = json.loads(result.stdout.strip().splitlines()[-1])
-    return loaded
+    probed: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return probed
+
+
+def _loaded(handler: str, modules: tuple[str, ...] = HEAVY) -> dict[str, list[str]]:
+    """Which of `modules` the handler's import, then its first use, had loaded."""
+    assert set(modules) <= set(_WATCHED), "the probe watches only _WATCHED"
+    stages: dict[str, list[str]] = _probe(handler)["loaded"]
+    return {stage: [name for name in names if name in modules] for stage, names in stages.items()}
 
 
 @pytest.mark.parametrize("handler", STATE_HANDLERS)
@@ -280,14 +301,7 @@ def test_the_streaming_function_import_leaves_out_the_api_resolver_and_the_chat_
 def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_stored_item(handler: str) -> None:
     # Given a handler
     # When a fresh interpreter imports it
-    result = subprocess.run(
-        [sys.executable, "-c", _BUILT_PROBE, str(PROJECT_ROOT / "functions" / handler / "app.py")],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=_environment(),
-    )
-    built = json.loads(result.stdout.strip().splitlines()[-1])
+    built: list[str] = _probe(handler)["built"]
 
     # Then of the configuration only the settings and the root (whose schema holds every section) are
     # built, the root only where the first invocation reads the file; no stored item's or API body's model

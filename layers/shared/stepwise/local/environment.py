@@ -49,6 +49,15 @@ from stepwise.store import RunAlreadyEnded
 from stepwise.telemetry.observability import metrics
 
 
+def check_question(question: str) -> None:
+    """`InvalidRequest` for a question `POST /v1/runs` would refuse (an empty one): the API's own check of a
+    request, which a command may apply before it starts a store."""
+    try:
+        RunRequest.model_validate({"input": question})
+    except ValidationError as exc:
+        raise InvalidRequest.of("question", reasons_of(exc)) from None
+
+
 class LocalEnvironment:
     """The template's functions and state machine over a local DynamoDB endpoint, runnable in-process."""
 
@@ -214,11 +223,7 @@ class LocalEnvironment:
         """
         config = self.runtime.config
         request_body = {"input": question}
-        try:
-            RunRequest.model_validate(request_body)
-        except ValidationError as exc:
-            # the API's own check of a request, so a question it would refuse (an empty one) is refused here too
-            raise InvalidRequest.of("question", reasons_of(exc)) from None
+        check_question(question)
         plan = plan_run(
             config,
             owner=owner,
