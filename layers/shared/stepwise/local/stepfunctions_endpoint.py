@@ -143,11 +143,13 @@ class StepFunctionsEndpoint:
             self._serving.stop()
             self._serving = None
         with self._lock:
-            running = [execution for execution in self._executions.values() if execution.status == "RUNNING"]
-            for execution in running:
-                execution.stop.set()
+            for execution in self._executions.values():
+                if execution.status == "RUNNING":
+                    execution.stop.set()
+            # a stopped execution (StopExecution) still finishes the state it was in: it is waited for too, or
+            # that step would go on writing to a store that is gone
+            futures = [execution.future for execution in self._executions.values() if execution.future is not None]
         self._pool.shutdown(wait=False, cancel_futures=True)
-        futures = [execution.future for execution in running if execution.future is not None]
         _, unfinished = wait(futures, timeout=drain_seconds)
         return not unfinished
 
