@@ -88,8 +88,8 @@ def _run_question(
         check_question(args.question)
     except ApiError as exc:
         raise UsageError(exc.message) from None
-    # the printer reads the store of the environment created just below (bound when it is first called)
-    printer = None if args.json else LiveTracePrinter(lambda: environment.runtime.store, out)
+    # the printer reads the runtime (store, profiles) of the environment created just below (bound when first called)
+    printer = None if args.json else LiveTracePrinter(lambda: environment.runtime, out)
     # a run waiting at its budget (on_budget: ask) is answered on stdin: no other process holds its token
     prompt = BudgetPrompt(
         lambda: environment.runtime.store, lambda: environment.state_machine.task_tokens, sys.stdin, sys.stderr

@@ -3,6 +3,10 @@
 What a model or a tool wrote is printed with its invisible and control characters escaped
 (`stepwise.inputs.display_text`): a bidi override cannot reorder an argument on the screen, nor a carriage
 return or an escape sequence rewrite the terminal's line.
+
+The model's own text (thoughts, reasoning, errors) and the observations pass the output's `pii` rules of the
+run's profile, as the API's run views show them (`step_screen`); a call's arguments are printed as the tool
+received them.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from stepwise.inputs.display_text import arguments_display, visible
 from stepwise.local.asl import StateEvent
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.run import StepRecord
-from stepwise.store import ConversationStore
+from stepwise.steps.guardrail_points import shown_guardrails, step_screen
+from stepwise.steps.runtime import StepRuntime
 
 _OBSERVATION_CHARS = 240
 
@@ -83,11 +88,19 @@ class LiveTracePrinter:
 
     _STATES = {"Compact": "compaction", "LLMCall": "llm", "Parse": "parse", "InvokeTool": "tool"}
 
-    def __init__(self, store_factory: Callable[[], ConversationStore], out: TextIO) -> None:
-        self._store_factory = store_factory
+    def __init__(self, runtime_factory: Callable[[], StepRuntime], out: TextIO) -> None:
+        self._runtime_factory = runtime_factory
         self._out = out
         self._printed: set[tuple[str, int, str, int | None]] = set()
+        self._screens: dict[str, Callable[[StepRecord], StepRecord]] = {}
         self._lock = threading.Lock()
+
+    def _screen(self, runtime: StepRuntime, run_id: str) -> Callable[[StepRecord], StepRecord]:
+        """The run's profile's screen, read once per run."""
+        if run_id not in self._screens:
+            profile = runtime.store.require_run(run_id).profile
+            self._screens[run_id] = step_screen(shown_guardrails(runtime, profile))
+        return self._screens[run_id]
 
     def __call__(self, event: StateEvent) -> None:
         kind = self._STATES.get(event.state)
@@ -96,9 +109,11 @@ class LiveTracePrinter:
         if not isinstance(event.input, dict) or "run_id" not in event.input or "iteration" not in event.input:
             return
         run_id, iteration = str(event.input["run_id"]), int(event.input["iteration"])
+        runtime = self._runtime_factory()
         with self._lock:
+            screen = self._screen(runtime, run_id)
             # only the iteration that just moved on: re-reading the whole trace at every step would grow with the run
-            for step in self._store_factory().list_steps(run_id, iteration=iteration):
+            for step in runtime.store.list_steps(run_id, iteration=iteration):
                 key = (run_id, step.iteration, step.kind, step.n)
                 # the model's reasoning comes with its call, the tool policy's verdicts with the decision, a
                 # tool result's guardrail with the result
@@ -109,5 +124,5 @@ class LiveTracePrinter:
                 )
                 if shown_now and key not in self._printed:
                     self._printed.add(key)
-                    for line in describe_step(step):
+                    for line in describe_step(screen(step)):
                         print(line, file=self._out, flush=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepwise.config.guardrails import GuardrailPoint, Guardrails, PiiKind, PiiRule
 from stepwise.models.api_responses import TraceStep
@@ -35,6 +35,10 @@ BLOCKED_INPUT = "[withheld: blocked by a guardrail]"
 INPUT_BLOCKED = "GuardrailBlocked"
 # The error kept for a failed tool call whose result a guardrail withheld.
 WITHHELD_ERROR = "the tool's error was withheld by a guardrail"
+
+# A step as the API shows it or as it is stored (what `stepwise run` prints): both carry the model's text
+# under the same names.
+ShownStep = TypeVar("ShownStep", TraceStep, StepRecord)
 
 
 def profile_guardrails(runtime: StepRuntime, profile: str) -> Guardrails | None:
@@ -226,16 +230,18 @@ def shown_guardrails(runtime: StepRuntime, profile: str) -> Guardrails | None:
     return agent.guardrails if agent is not None else None
 
 
-def step_screen(guardrails: Guardrails | None) -> Callable[[TraceStep], TraceStep]:
-    """What a run's steps show a person (`GET /v1/runs/{id}?trace=true`, the events route, chat streams): the
-    model's text as stored — a decision's thought, answer and error, a `reasoning` step's thought — and the
-    observations, passed through `model_text_redactor`. Arguments (a decision's `calls`, a call's
-    `arguments`) are shown as the tools receive them, never changed."""
-    redact = model_text_redactor(guardrails)
-    if redact is None:
+def step_screen(guardrails: Guardrails | None) -> Callable[[ShownStep], ShownStep]:
+    """What a run's steps show a person (`GET /v1/runs/{id}?trace=true`, the events route, chat streams, the
+    trace `stepwise run` prints): the model's text as stored — a decision's thought, answer and error, a
+    `reasoning` step's thought — and the observations, passed through `model_text_redactor`. Arguments (a
+    decision's `calls`, a call's `arguments`) are shown as the tools receive them, never changed."""
+    found = model_text_redactor(guardrails)
+    if found is None:
         return lambda step: step
+    # named again: mypy does not carry the narrowing into a function generic over the step's type
+    redact: Callable[[str], str] = found
 
-    def screened(step: TraceStep) -> TraceStep:
+    def screened(step: ShownStep) -> ShownStep:
         texts = {"thought": step.thought, "answer": step.answer, "error": step.error, "observation": step.observation}
         return step.model_copy(update={name: redact(text) for name, text in texts.items() if text})
 
