@@ -14,14 +14,15 @@ import pytest
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import InvalidStateEvent
-from stepwise.models.messages import ChatMessage
+from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.run import StepRecord
 from stepwise.steps.agent import StoredRun
 from stepwise.steps.execution_ended import handle
 from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
-from stepwise.store.keys import ASSISTANT_SLOT
+from stepwise.store.approvals import APPROVAL_PREFIX
+from stepwise.store.keys import ASSISTANT_SLOT, WAITING_INDEX
 from tests.conftest import PROJECT_ROOT
 
 FAILED_EVENT = json.loads((PROJECT_ROOT / "events" / "execution_ended.json").read_text(encoding="utf-8"))
@@ -180,3 +181,69 @@ def test_the_developer_guides_other_events_are_refused_naming_the_status(runtime
     # When an event the template's rule never sends arrives / Then it is refused, naming detail.status
     with pytest.raises(InvalidStateEvent, match=r"detail\.status"):
         handle(GUIDE_EVENTS[status], runtime)
+
+
+def wait_for_approval(runtime: StepRuntime, run_id: str, index: int) -> None:
+    """Call `index` of the run's first iteration waits for alice's approval, as ToolInvoke's wait stores it."""
+    meta = runtime.store.begin_iteration(run_id, 1)
+    runtime.store.approvals.request(
+        run_id,
+        1,
+        index,
+        ToolCall(id=f"call_1_{index}", name="launch", arguments={"target": "prod"}),
+        owner="alice",
+        token=f"token-{run_id}-{index}",
+        now=1000.0,
+        timeout_at=1000.0 + 3600,
+        expires_at=meta.expires_at,
+    )
+    runtime.store.approvals.mark_waiting(run_id)
+
+
+def indexed_runs(dynamodb_table: tuple[Any, str], owner: str) -> list[str]:
+    """The run of each entry the waiting-approvals index holds for `owner`."""
+    client, table_name = dynamodb_table
+    response = client.query(
+        TableName=table_name,
+        IndexName=WAITING_INDEX,
+        KeyConditionExpression="waiting_owner = :owner",
+        ExpressionAttributeValues={":owner": {"S": owner}},
+    )
+    return [item["run_id"]["S"] for item in response["Items"]]
+
+
+@pytest.mark.parametrize("status", ["TIMED_OUT", "FAILED"])
+def test_a_run_that_ended_while_its_calls_waited_takes_them_out_of_the_owners_index(
+    runtime: StepRuntime, dynamodb_table: tuple[Any, str], status: str
+) -> None:
+    # Given a run whose two calls wait for alice's approval, and another run of hers whose call waits too
+    run_id, other = open_run(runtime), open_run(runtime)
+    wait_for_approval(runtime, run_id, 0)
+    wait_for_approval(runtime, run_id, 1)
+    wait_for_approval(runtime, other, 0)
+    # When the first run's execution ends without recording it, and the event is delivered twice
+    first = handle(status_change(run_id, status, error=None, cause=None), runtime)
+    again = handle(status_change(run_id, status, error=None, cause=None), runtime)
+    # Then the run is recorded once, the index holds only the other run's call, and the ended run's calls
+    # stay pending on it (nothing answered them)
+    assert (first["status"], first["recorded"], again["recorded"]) == (status, True, False)
+    assert indexed_runs(dynamodb_table, "alice") == [other]
+    assert [approval.status for approval in runtime.store.approvals.list(run_id)] == ["pending", "pending"]
+
+
+def test_a_run_that_was_not_waiting_ends_without_reading_its_approvals(
+    runtime: StepRuntime, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given an open run with no call waiting for approval
+    run_id = open_run(runtime)
+    client, _ = dynamodb_table
+    queried: list[str] = []
+    client.meta.events.register(
+        "before-parameter-build.dynamodb.Query",
+        lambda params, **_: queried.extend(value["S"] for value in params["ExpressionAttributeValues"].values()),
+    )
+    # When its execution's TIMED_OUT status change arrives
+    handle(status_change(run_id, "TIMED_OUT", error=None, cause=None), runtime)
+    # Then the run is recorded after reading its partition, and no Query read its approvals
+    assert runtime.store.require_run(run_id).status == "TIMED_OUT"
+    assert queried and not [value for value in queried if value.startswith(APPROVAL_PREFIX)]

@@ -5,8 +5,10 @@ outage), and some ends bypass the definition altogether: the execution's `Timeou
 StopExecution from the console. Step Functions then sends a "Step Functions Execution Status Change"
 event to EventBridge (Standard workflows only), and a rule of the template delivers FAILED, TIMED_OUT
 and ABORTED ones here. A run still QUEUED, RUNNING or WAITING_APPROVAL is then recorded FAILED or
-TIMED_OUT with the execution's error, or CANCELLED by `StopExecution`; a run already ended (the usual
-case: FormatFailure recorded it before the Fail state) is left as it is, after one GetItem.
+TIMED_OUT with the execution's error, or CANCELLED by `StopExecution`, and if it was WAITING_APPROVAL its
+waiting calls leave the owner's index (`run_outcomes`: one Query of its approvals, one update each); a
+run already ended (the usual case: FormatFailure recorded it before the Fail state) is left as it is,
+after one GetItem.
 
 Events arrive at least once and in any order, so each write is the store's conditional outcome write.
 """

@@ -3,7 +3,8 @@
 FormatFailure records a caught error, ExecutionEnded an execution that ended without recording its
 run, and the API's cancel route a cancellation; each write is conditional on the run being open, so
 the first outcome wins and the run-ended metrics are counted by the write that recorded it. Such a run
-has no answer: its outcome is `none` (`stepwise.steps.outcome`).
+has no answer: its outcome is `none` (`stepwise.steps.outcome`). A run that ends while a call waits for
+approval (its META WAITING_APPROVAL) has its waiting calls withdrawn from the owner's index of them.
 """
 
 from __future__ import annotations
@@ -59,9 +60,15 @@ def record_failure(
     meta: RunMeta, error_name: str, cause: str | None, runtime: StepRuntime, *, iteration: int | None = None
 ) -> RunMeta:
     """Record the run FAILED (TIMED_OUT for `States.Timeout`), without an answer, with the error that ended
-    it; returns META as stored, which holds the outcome recorded first if another write won."""
+    it; returns META as stored, which holds the outcome recorded first if another write won. A run that
+    was WAITING_APPROVAL has its waiting calls withdrawn from the owner's index first."""
     error = run_error(error_name, cause)
     status: RunStatus = "TIMED_OUT" if error_name == "States.Timeout" else "FAILED"
+    if meta.status == "WAITING_APPROVAL":
+        # its execution is over, so its waiting calls will never be answered: out of the owner's listing of
+        # what waits, before the end is recorded, since an event delivered again finds the run ended and
+        # would not look again
+        runtime.store.approvals.withdraw(meta.run_id)
     usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
     finished = runtime.store.finish_run(
         meta, status, stop_reason="error", outcome="none", error=error, usage=usage, iteration=iteration

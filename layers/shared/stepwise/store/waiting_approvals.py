@@ -3,10 +3,11 @@
 `<requested_at>#<run_id>#<iteration>#<index>`): never a Scan, never one read per run.
 
 An `APPROVAL#` item is in the index while it is pending (`store/approvals.py` removes `waiting_owner` in the
-update that answers, settles or consumes it, and `withdraw`s a cancelled run's). A call whose run ended
-otherwise while it waited (failed, lost) is still pending there, since nothing answered it: each page of
-index entries is checked against its runs' META in one BatchGetItem (status and profile only), and a call
-whose run ended, or whose wait ran out, is skipped. The index projects what a listing shows and never the task token.
+update that answers, settles or consumes it, and `withdraw`s the calls of a run cancelled, failed or timed
+out while it waited). A call whose run ended in a way nothing recorded while the call waited (lost between
+two writes) can still be there, since nothing answered it: each page of index entries is checked against
+its runs' META in one BatchGetItem (status and profile only), and a call whose run ended, or whose wait ran
+out, is skipped. The index projects what a listing shows and never the task token.
 """
 
 from __future__ import annotations
