@@ -18,6 +18,11 @@ STATIC_STAMP := $(STATIC_VENV)/.installed
 # `sam build` for the python3.13 runtime needs a python3.13 on PATH; pyenv provides one on these machines.
 PY313_BIN := $(shell (pyenv prefix 3.13 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.13* 2>/dev/null) | tail -n 1)/bin
 export SAM_CLI_TELEMETRY := 0
+# The tests start hundreds of Python processes (stepwise serve, its Lambda workers, CLI commands): with
+# PYTHONDONTWRITEBYTECODE set in the caller's environment, each of them compiled every module it imports
+# from source again, and pytest rewrote every test module's asserts in each worker. Bytecode lands in
+# __pycache__ folders, which git ignores.
+unexport PYTHONDONTWRITEBYTECODE
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: setup setup-browser demo test unit fuzz lint validate static build bench corpus serve clean eval lock
