@@ -23,9 +23,28 @@ from tests.integration.test_store import make_meta
 NOW = 1_900_000_000.0
 
 
+@pytest.fixture(params=["moto", "dynamodb-local"])
+def engine(request: pytest.FixtureRequest) -> tuple[Any, str]:
+    """A DynamoDB client and a conversation table, on moto and on AWS's own DynamoDB Local: the sparse index
+    is checked on the real engine too."""
+    if request.param == "moto":
+        client, table = request.getfixturevalue("dynamodb_table")
+        return client, table
+    table = request.getfixturevalue("unique_table_name")
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=request.getfixturevalue("dynamodb_local"),
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), table)
+    return client, table
+
+
 @pytest.fixture
-def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
-    client, table = dynamodb_table
+def store(engine: tuple[Any, str]) -> ConversationStore:
+    client, table = engine
     return ConversationStore(client, table, clock=lambda: datetime(2026, 11, 22, 10, 0, tzinfo=UTC))
 
 
@@ -39,14 +58,14 @@ def _waiting_run(store: ConversationStore, run_id: str, *, owner: str = "alice",
 
 
 def test_one_waiting_call_among_150_other_runs_is_listed_from_the_index_alone(
-    store: ConversationStore, dynamodb_table: tuple[Any, str]
+    store: ConversationStore, engine: tuple[Any, str]
 ) -> None:
     # Given 150 runs of alice that wait for nothing, one that waits, and a waiting run of mallory's
     for n in range(150):
         store.create_run(make_meta(f"busy-{n:03d}"), [])
     _waiting_run(store, "waits")
     _waiting_run(store, "theirs", owner="mallory")
-    client, _ = dynamodb_table
+    client, _ = engine
     requests: list[str] = []
     items_read: list[int] = []
 
