@@ -34,8 +34,14 @@ import yaml
 from stepwise.local.dynamodb_local import DynamoDBLocal
 from stepwise.local.http_front import FrontLimits
 from stepwise.local.server import LocalApi
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run
+from tests.support.abandoned_streams import (
+    chat_request,
+    follow_request,
+    open_run,
+    port_of,
+    read_once_and_leave,
+    status_of,
+)
 
 FOLLOWERS = 200
 CHATS = 50
@@ -63,35 +69,8 @@ def local_api(store: str, limits: FrontLimits) -> Iterator[LocalApi]:
             yield api
 
 
-def open_run(api: LocalApi, owner: str) -> str:
-    messages = [ChatMessage(role="user", content="Hold on.")]
-    return create_run(api.environment.runtime, messages=messages, owner=owner, profile="default").run_id
-
-
-def follow(run_id: str, key: str) -> bytes:
-    head = f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\n"
-    return (head + "Accept: text/event-stream\r\n\r\n").encode()
-
-
-def chat(key: str) -> bytes:
-    body = json.dumps({"model": "default", "messages": [{"role": "user", "content": "Hi?"}], "stream": True})
-    return (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n{body}"
-    ).encode()
-
-
-def port_of(api: LocalApi) -> int:
-    return int(api.url.rsplit(":", 1)[1])
-
-
 async def _abandon(port: int, request: bytes) -> int:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(request)
-    await writer.drain()
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 120)
-    writer.close()
-    return int(head.split(b" ", 2)[1])
+    return status_of(await read_once_and_leave(port, request, timeout=120))
 
 
 async def _abandon_all(port: int, requests: list[bytes]) -> list[int]:
@@ -152,9 +131,11 @@ def milliseconds(samples: list[float]) -> str:
 
 def abandoned(store: str) -> None:
     with local_api(store, FrontLimits()) as api:
-        run_id = open_run(api, "alice")
-        requests = [follow(run_id, "alice") for _ in range(FOLLOWERS)] + [chat(f"c{n % 5}") for n in range(CHATS)]
-        with Probes(api, open_run(api, "probe")) as probes:
+        run_id = open_run(api, "alice", "default")
+        requests = [follow_request(run_id, "alice") for _ in range(FOLLOWERS)] + [
+            chat_request(f"c{n % 5}", "default") for n in range(CHATS)
+        ]
+        with Probes(api, open_run(api, "probe", "default")) as probes:
             asyncio.run(_abandon_all(port_of(api), requests[:20] + requests[-10:]))  # warm-up, not counted
             time.sleep(3)
             probes.forget()
@@ -194,7 +175,7 @@ def held(store: str) -> None:
     print(f"followers held open, each polling the store every 0.2 s ({store})")
     print(f"  {'followers':>9}  {'GET /v1/models ms':>18}  {'GET /v1/runs/{id} ms':>21}  (median / worst of {PROBES})")
     with local_api(store, FrontLimits(max_streams=max(HELD), max_streams_per_owner=max(HELD))) as api:
-        run_id = open_run(api, "alice")
+        run_id = open_run(api, "alice", "default")
         with Probes(api, run_id) as warm:  # the API function's instances imported before anything is timed
             while len(warm.seconds["run"]) < 3:
                 time.sleep(0.05)
@@ -202,7 +183,7 @@ def held(store: str) -> None:
             with ExitStack() as stack:
                 for _ in range(count):
                     connection = stack.enter_context(socket.create_connection(("127.0.0.1", port_of(api))))
-                    connection.sendall(follow(run_id, "alice"))
+                    connection.sendall(follow_request(run_id, "alice"))
                     assert connection.recv(65536).startswith(b"HTTP/1.1 200")
                 time.sleep(1)
                 with Probes(api, run_id) as probes:

@@ -25,9 +25,15 @@ import pytest
 
 from stepwise.local.http_front import FrontLimits
 from stepwise.local.server import LocalApi
-from stepwise.models.messages import ChatMessage
-from stepwise.steps.runs import create_run
 from tests.e2e.conftest import react_answer, scripted_model, serve
+from tests.support.abandoned_streams import (
+    chat_request,
+    follow_request,
+    open_run,
+    port_of,
+    read_once_and_leave,
+    status_of,
+)
 
 FOLLOWERS = 200
 CHATS = 50
@@ -48,46 +54,8 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
         yield served
 
 
-def open_run(api: LocalApi, owner: str) -> str:
-    """A run of `owner` that stays open: stored QUEUED, never started."""
-    messages = [ChatMessage(role="user", content="Hold on.")]
-    return create_run(api.environment.runtime, messages=messages, owner=owner, profile="quick").run_id
-
-
-def follow_request(run_id: str, key: str) -> bytes:
-    return (
-        f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nAccept: text/event-stream\r\n\r\n"
-    ).encode()
-
-
-def chat_request(key: str) -> bytes:
-    body = json.dumps({"model": "quick", "messages": [{"role": "user", "content": "Hi?"}], "stream": True})
-    return (
-        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n{body}"
-    ).encode()
-
-
-def port_of(api: LocalApi) -> int:
-    return int(api.url.rsplit(":", 1)[1])
-
-
-def status_of(answer: bytes) -> int:
-    return int(answer.split(b" ", 2)[1])
-
-
 def body_of(answer: bytes) -> Any:
     return json.loads(answer.partition(b"\r\n\r\n")[2])
-
-
-async def read_once_and_leave(port: int, request: bytes) -> bytes:
-    """Send `request`, read what first comes back (at least the answer's head), and close the connection."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(request)
-    await writer.drain()
-    first = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 60)
-    writer.close()
-    return first
 
 
 async def abandon_all(port: int, requests: list[bytes]) -> tuple[list[bytes], int]:
@@ -145,9 +113,9 @@ def held_stream(stack: ExitStack, api: LocalApi, request: bytes) -> tuple[socket
 def test_abandoned_followers_and_streamed_chats_give_their_threads_back(api: LocalApi) -> None:
     # Given a run that stays open, and the server's pools filled by a first round of abandoned streams,
     # after which its thread count is the baseline
-    run_id = open_run(api, "alice")
+    run_id = open_run(api, "alice", "quick")
     follows = [follow_request(run_id, "alice") for _ in range(FOLLOWERS)]
-    chats = [chat_request(f"chatter-{index % 5}") for index in range(CHATS)]
+    chats = [chat_request(f"chatter-{index % 5}", "quick") for index in range(CHATS)]
     asyncio.run(abandon_all(port_of(api), follows[:10] + chats[:5]))
     baseline = settled_thread_count()
     # When 200 followers of it and 50 streamed chats each read their answer's head and leave
@@ -165,14 +133,14 @@ def test_abandoned_followers_and_streamed_chats_give_their_threads_back(api: Loc
 
 def test_a_caller_past_its_streams_is_refused_503_and_another_caller_is_not(api: LocalApi) -> None:
     # Given bob following his open run with as many streams as one caller may have
-    bobs, carols = open_run(api, "bob"), open_run(api, "carol")
+    bobs, carols = open_run(api, "bob", "quick"), open_run(api, "carol", "quick")
     with ExitStack() as stack:
         for _ in range(LIMITS.max_streams_per_owner):
             _, head = held_stream(stack, api, follow_request(bobs, "bob"))
             assert status_of(head) == 200
         # When bob opens one more, and asks for a streamed chat; and carol follows her run
         _, refused = held_stream(stack, api, follow_request(bobs, "bob"))
-        _, chat_refused = held_stream(stack, api, chat_request("bob"))
+        _, chat_refused = held_stream(stack, api, chat_request("bob", "quick"))
         _, carol = held_stream(stack, api, follow_request(carols, "carol"))
         runs = httpx.get(f"{api.url}/v1/runs", headers={"x-api-key": "bob"}).json()["runs"]
     # Then bob's extra stream and his chat are refused 503 with Retry-After and the API's error body naming
@@ -189,14 +157,14 @@ def test_a_caller_past_its_streams_is_refused_503_and_another_caller_is_not(api:
 def test_past_the_servers_streams_every_caller_is_refused_until_one_leaves(api: LocalApi) -> None:
     # Given the server's streams all open, held by two callers
     owners = [f"holder-{index}" for index in range(2)]
-    runs = {owner: open_run(api, owner) for owner in owners}
+    runs = {owner: open_run(api, owner, "quick") for owner in owners}
     with ExitStack() as stack:
         held = [
             held_stream(stack, api, follow_request(runs[owners[index % 2]], owners[index % 2]))
             for index in range(LIMITS.max_streams)
         ]
         assert [status_of(head) for _, head in held] == [200] * LIMITS.max_streams
-        newcomer = open_run(api, "dave")
+        newcomer = open_run(api, "dave", "quick")
         # When a third caller follows a run of his, before and after one of the streams is closed
         _, refused = held_stream(stack, api, follow_request(newcomer, "dave"))
         held[0][0].close()
