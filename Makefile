@@ -38,8 +38,9 @@ $(PY_STAMP): pyproject.toml requirements/dev.txt | $(UV)
 	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
 	touch $@
 
-$(NODE_STAMP): package.json
-	npm install --no-audit --no-fund --loglevel=error
+# npm ci installs package-lock.json's versions exactly, and fails when package.json and the lock disagree
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 $(STATIC_STAMP): requirements/static.txt | $(UV)
