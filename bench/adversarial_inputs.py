@@ -53,25 +53,29 @@ def seconds(case: Case, size: int, repeats: int = REPEATS) -> float:
 
 
 def _best(run: Callable[[str], object], text: str, repeats: int) -> float:
-    """The best time of `run` on `text`, with the cyclic garbage collector off while it runs (as `timeit`
+    """The best CPU time of `run` on `text`, with the cyclic garbage collector off while it runs (as `timeit`
     does): its full collections cost more the more objects are alive, which is the test's, not the case's.
-    Nor is a collection forced first: in a test process with much alive, each would cost seconds."""
+    Nor is a collection forced first: in a test process with much alive, each would cost seconds.
+
+    The calling thread's CPU time, not the wall clock: other processes on a busy machine (CI's other test
+    workers, anything else running) stretch the wall time of one size and not the other, and made a
+    linear case read as quadratic; they do not add to this thread's CPU time."""
     collecting = gc.isenabled()
     gc.disable()
     try:
-        started = time.perf_counter()
+        started = time.thread_time()
         run(text)
-        once = time.perf_counter() - started
+        once = time.thread_time() - started
         batch = max(1, int(_MIN_BATCH_SECONDS / once)) if once > 0 else 1
         best = once
         # a run this slow is far above any noise; one more would only make a failing test slower
         for _ in range(
             0 if once > _TOO_SLOW_TO_REPEAT else min(repeats, 2) - 1 if once > _SLOW_SECONDS else repeats - 1
         ):
-            started = time.perf_counter()
+            started = time.thread_time()
             for _ in range(batch):
                 run(text)
-            best = min(best, (time.perf_counter() - started) / batch)
+            best = min(best, (time.thread_time() - started) / batch)
     finally:
         if collecting:
             gc.enable()
