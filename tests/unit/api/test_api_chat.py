@@ -20,13 +20,15 @@ from stepwise.steps.api.chat import (
     await_run,
     chat_completion_of,
     completion_events,
+    describe_model,
+    list_models,
 )
 from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed
 from stepwise.steps.api.runs import accept_run
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run
-from tests.unit.api.conftest import STATE_MACHINE_ARN, ApiWorld
+from tests.unit.api.conftest import STATE_MACHINE_ARN, ApiWorld, api_config
 
 ANSWER = "Paris is mild today, and 100 EUR is about 108 USD."
 
@@ -247,3 +249,19 @@ def test_a_call_of_a_legacy_function_is_answered_as_one_function_call(world: Api
         {"city": "Paris"},
     )
     assert choice.message.tool_calls is None
+
+
+def test_the_models_list_shows_each_profile_with_its_description() -> None:
+    # Given a profile that says what it does and one that does not
+    config = api_config(
+        profiles={
+            "researcher": {"model": "m", "description": "Finds sources and sums them up."},
+            "default": {"model": "m"},
+        }
+    )
+    # When the models are listed, and one is read alone
+    listed = {card.id: card.description for card in list_models(config).data}
+    alone = describe_model(config, "researcher")
+    # Then each profile is a model carrying its description (none where the profile has none)
+    assert listed == {"default": None, "researcher": "Finds sources and sums them up."}
+    assert alone.description == "Finds sources and sums them up."

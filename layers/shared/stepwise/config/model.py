@@ -93,6 +93,9 @@ class AgentProfile(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
+    # What the agent is for, in a sentence or two: shown wherever another party picks an agent (`/v1/models`,
+    # Agent Cards, MCP tools, the tool another profile delegates through).
+    description: str | None = Field(default=None, min_length=1, max_length=1000)
     system_prompt: str = "You are a helpful assistant. Use the tools when they help; answer concisely."
     strategy: Strategy = "auto"
     protocol: TextProtocol | None = None

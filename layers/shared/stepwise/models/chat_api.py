@@ -361,6 +361,8 @@ class ModelCard(BaseModel, defer_build=True):
     object: Literal["model"] = "model"
     created: int = 0
     owned_by: str = "stepwise"
+    # Not in OpenAI's model object; clients read the fields they know and ignore this one.
+    description: str | None = None
 
 
 class ModelList(BaseModel, defer_build=True):

@@ -280,14 +280,18 @@ def queue_chat_run(
 
 def list_models(config: StepwiseConfig) -> ModelList:
     """`GET /v1/models`: every agent profile, by name, as an OpenAI model a request may name."""
-    return ModelList(data=[ModelCard(id=name) for name in sorted(config.profiles)])
+    return ModelList(data=[_model_card(config, name) for name in sorted(config.profiles)])
 
 
 def describe_model(config: StepwiseConfig, model_id: str) -> ModelCard:
     """`GET /v1/models/{model_id}`: the agent profile of that name, as an OpenAI model; 404 for another."""
     if model_id not in config.profiles:
         raise NotFound(f"no model (agent profile) named {model_id!r}; GET /v1/models lists them")
-    return ModelCard(id=model_id)
+    return _model_card(config, model_id)
+
+
+def _model_card(config: StepwiseConfig, name: str) -> ModelCard:
+    return ModelCard(id=name, description=config.profiles[name].description)
 
 
 def completion_events(completion: ChatCompletion, *, include_usage: bool = False, with_role: bool = True) -> str:
