@@ -53,6 +53,8 @@ from typing import Any
 
 import uvicorn
 
+from stepwise.interop.api_calls import ApiCaller
+from stepwise.interop.mounts import ProtocolApp, mounted_app, serve_mounted
 from stepwise.local.api_gateway import api_gateway_event
 from stepwise.local.front_limits import FrontLimits, HeadTimeoutProtocol
 from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
@@ -108,8 +110,10 @@ class ApiFront:
         waiting_handler: Callable[[Event], Any] | None = None,
         waiting_route: Callable[[str, str], bool] = lambda method, path: False,
         stream_routes: Sequence[StreamRoute] = (),
+        protocol_apps: Sequence[ProtocolApp] = (),
     ) -> None:
         self.limits = limits or FrontLimits()
+        self._protocol_apps = list(protocol_apps)
         self._handler = handler
         self._waiting_handler = waiting_handler or handler
         self._waiting_route = waiting_route
@@ -199,6 +203,10 @@ class ApiFront:
         # the app is called once the request's head is whole: the body's time starts here
         body_deadline = time.monotonic() + self.limits.read_timeout_seconds
         method = scope["method"]
+        mounted = mounted_app(self._protocol_apps, scope["path"])
+        if mounted is not None:
+            await self._serve_protocol(mounted, scope, receive, send)
+            return
         refused = _method_not_allowed(method, scope["path"])
         if refused is not None:
             await self._send(send, method, refused)
@@ -215,6 +223,14 @@ class ApiFront:
             logger.exception("the API function failed", extra={"path": event["path"]})
             answer = error_answer(502, "bad_gateway", "Internal server error")
         await self._send(send, method, answer, receive)
+
+    async def _serve_protocol(self, mounted: ProtocolApp, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """A protocol's request (A2A, MCP): its app answers, calling the API as the request's caller."""
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        identity = self._event(scope, headers, b"")["requestContext"]
+        host = next((value for name, value in headers if name.lower() == "host"), "")
+        caller = ApiCaller(self._handler, identity, host=host)
+        await serve_mounted(mounted, scope, receive, send, caller, max_body_bytes=self.limits.max_body_bytes)
 
     async def _read_body(self, headers: list[tuple[str, str]], receive: Any, deadline: float) -> bytes | HttpResponse:
         limit = self.limits.max_body_bytes

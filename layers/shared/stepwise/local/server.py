@@ -27,6 +27,7 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from stepwise.errors import UsageError
+from stepwise.interop.registry import protocol_apps
 from stepwise.local.api_gateway import (
     DEFAULT_MAX_API_INSTANCES,
     LOCAL_ACCOUNT,
@@ -138,6 +139,7 @@ class LocalApi:
                     events_stream_route(self.environment.runtime, slots),
                     chat_stream_route(self.environment.runtime, instances().invoke, slots),
                 ],
+                protocol_apps=protocol_apps(lambda: self.environment.runtime.config),
             ).start()
         except BaseException:
             self.__exit__(None, None, None)

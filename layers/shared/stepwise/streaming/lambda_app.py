@@ -22,6 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from stepwise.interop.api_calls import ApiCaller
+from stepwise.interop.mounts import ProtocolApp, mounted_app, serve_mounted
+from stepwise.interop.registry import protocol_apps
 from stepwise.steps import api
 from stepwise.streaming.answers import (
     Event,
@@ -91,9 +94,19 @@ class StreamingApp:
     serves one request at a time; a second thread serves the chunk a route's generator produces).
     """
 
-    def __init__(self, handler: ApiHandler, routes_for: RoutesFor, *, workers: int = 4) -> None:
+    def __init__(
+        self,
+        handler: ApiHandler,
+        routes_for: RoutesFor,
+        *,
+        workers: int = 4,
+        protocol_apps: Sequence[ProtocolApp] = (),
+        max_body_bytes: int = 262_144,
+    ) -> None:
         self._handler = handler
         self._routes_for = routes_for
+        self._protocol_apps = list(protocol_apps)
+        self._max_body_bytes = max_body_bytes
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="stream-worker")
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -102,6 +115,10 @@ class StreamingApp:
             return
         headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
         forwarded = {name.lower(): value for name, value in headers if name.lower() in _FORWARDED}
+        mounted = mounted_app(self._protocol_apps, scope["path"])
+        if mounted is not None:
+            await self._serve_protocol(mounted, scope, receive, send, forwarded)
+            return
         body = await _read_body(receive)
         target = scope.get("raw_path", scope["path"].encode()).decode("latin-1")
         if scope.get("query_string"):
@@ -122,6 +139,23 @@ class StreamingApp:
             answer = error_answer(502, "bad_gateway", "Internal server error")
         # the adapter's connection closing ends a stream: its body stops reading the store at once
         await send_answer(send, scope["method"], answer, self._next_chunk, receive=receive)
+
+    async def _serve_protocol(
+        self, mounted: ProtocolApp, scope: dict[str, Any], receive: Any, send: Any, forwarded: dict[str, str]
+    ) -> None:
+        """A protocol's request (A2A, MCP): its app answers, calling the API as the caller API Gateway named.
+
+        The adapter's own headers are taken out of what the app sees, so a client cannot pose as another.
+        """
+        context = ForwardedLambdaContext.from_header(forwarded.get(LAMBDA_CONTEXT_HEADER))
+        identity = forwarded_request_context(forwarded.get(REQUEST_CONTEXT_HEADER))
+        caller = ApiCaller(lambda event: self._handler(event, context), identity)
+        headers = [
+            (name, value) for name, value in scope["headers"] if name.decode("latin-1").lower() not in _FORWARDED
+        ]
+        await serve_mounted(
+            mounted, {**scope, "headers": headers}, receive, send, caller, max_body_bytes=self._max_body_bytes
+        )
 
     def _dispatch(self, event: Event, context: ForwardedLambdaContext) -> HttpResponse:
         try:
@@ -174,4 +208,4 @@ def app_from_environment(environ: Mapping[str, str]) -> StreamingApp:
         runtime = services.get().runtime
         return [events_stream_route(runtime), chat_stream_route(runtime, invoke)]
 
-    return StreamingApp(handler, routes_for)
+    return StreamingApp(handler, routes_for, protocol_apps=protocol_apps(lambda: services.get().runtime.config))
