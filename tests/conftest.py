@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from stepwise.local.ast_guard import serialise_ast_parsing
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 # Set before boto3 is imported anywhere, so no test can sign a request with real credentials.
@@ -33,6 +35,8 @@ os.environ["STEPWISE_STORE_IDLE_TIMEOUT"] = "0"
 atexit.register(shutil.rmtree, os.environ["STEPWISE_DATA_DIR"], ignore_errors=True)
 for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT_URL"):
     os.environ.pop(name, None)
+# Hypothesis parses its strategies' lambdas on the test's thread while in-process servers parse on theirs
+serialise_ast_parsing()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -29,6 +29,7 @@ from stepwise.config.settings import Settings
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.intent import extract_question, route_profile
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
+from stepwise.local.ast_guard import serialise_ast_parsing
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, PROJECT_ROOT, local_environment
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB, create_table_from_template
 from stepwise.local.execution_events import ExecutionEndPublisher, execution_rules
@@ -97,6 +98,8 @@ class LocalEnvironment:
         self._publisher: ExecutionEndPublisher
 
     def __enter__(self) -> LocalEnvironment:
+        # the handlers run on many threads of this one process, where Lambda gives each its own
+        serialise_ast_parsing()
         if self._endpoint is None:
             self._embedded = EmbeddedDynamoDB().start()
             self._endpoint = self._embedded.endpoint_url
