@@ -30,7 +30,7 @@ def format_tracebacks(stop: threading.Event) -> None:
     while not stop.is_set():
         try:
             # the failing line is what the traceback parses
-            empty["missing"]["key"]  # noqa: B018
+            empty["missing"]["key"]
         except KeyError:
             traceback.format_exc()
 
