@@ -34,7 +34,8 @@ $(UV):
 
 $(PY_STAMP): pyproject.toml requirements/dev.txt | $(UV)
 	test -x $(BIN)/python || $(UV) venv -q --allow-existing --python $(PYTHON) --seed $(VENV)
-	$(UV) pip install -q --python $(BIN)/python -c requirements/dev.txt -e '.[dev]'
+	$(UV) pip install -q --python $(BIN)/python --require-hashes -r requirements/dev.txt
+	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
 	touch $@
 
@@ -45,17 +46,19 @@ $(NODE_STAMP): package.json package-lock.json
 
 $(STATIC_STAMP): requirements/static.txt | $(UV)
 	test -x $(STATIC_VENV)/bin/python || $(UV) venv -q --python $(PYTHON) $(STATIC_VENV)
-	$(UV) pip install -q --python $(STATIC_VENV)/bin/python -r requirements/static.txt
+	$(UV) pip install -q --python $(STATIC_VENV)/bin/python --require-hashes -r requirements/static.txt
 	$(STATIC_VENV)/bin/checkov --version
 	touch $@
 
 # the pins, from pyproject.toml's ranges (dev, and the static extra alone) and the layer's requirements.in
 # (for the Lambda runtime, python3.13 on arm64, at the versions the tests ran); an existing pin is kept
-# unless its range no longer admits it (delete a line, or the file, to move it on)
+# unless its range no longer admits it (delete a line, or the file, to move it on). The environments here are
+# installed with --require-hashes: each file's hash is checked, so a version re-uploaded or served by another
+# index cannot slip in. The layer's pins carry no hashes: `sam build` runs its own pip over them.
 lock: | $(UV)
-	$(UV) pip compile -q --python $(PYTHON) --custom-compile-command "make lock" pyproject.toml --extra dev -o requirements/dev.txt
+	$(UV) pip compile -q --python $(PYTHON) --generate-hashes --custom-compile-command "make lock" pyproject.toml --extra dev -o requirements/dev.txt
 	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['static']))" \
-		| $(UV) pip compile -q --python $(PYTHON) --custom-compile-command "make lock" - -o requirements/static.txt
+		| $(UV) pip compile -q --python $(PYTHON) --generate-hashes --custom-compile-command "make lock" - -o requirements/static.txt
 	$(UV) pip compile -q --python-version 3.13 --python-platform aarch64-manylinux_2_28 -c requirements/dev.txt \
 		--custom-compile-command "make lock" layers/shared/requirements.in -o layers/shared/requirements.txt
 
