@@ -329,6 +329,43 @@ def test_streamed_events_arrive_as_steps_are_stored_and_end_with_the_run(api: Lo
     assert (received[-1][0], received[-1][1]["status"], received[-1][1]["outcome"]) == ("end", "SUCCEEDED", "answered")
 
 
+def sse_steps_with_ids(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(id, decoded data) of each `step` event, as the lines arrive."""
+    name, event_id, data = "message", "", ""
+    for line in lines:
+        if line.startswith("event: "):
+            name = line.removeprefix("event: ")
+        elif line.startswith("id: "):
+            event_id = line.removeprefix("id: ")
+        elif line.startswith("data: "):
+            data = line.removeprefix("data: ")
+        elif line == "" and data:
+            if name == "step":
+                yield event_id, json.loads(data)
+            name, data = "message", ""
+
+
+@pytest.mark.parametrize("dropped_after", [1, 3])
+def test_a_stream_resumed_with_last_event_id_delivers_each_step_exactly_once(api: LocalApi, dropped_after: int) -> None:
+    # Given a run, and a client that drops its event stream after a few steps
+    client = caller(api, f"resumer-{dropped_after}")
+    run_id = post(client, "follow me")
+    stream = {"accept": "text/event-stream"}
+    first: list[tuple[str, dict[str, Any]]] = []
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=stream) as response:
+        for received in sse_steps_with_ids(response.iter_lines()):
+            first.append(received)
+            if len(first) == dropped_after:
+                break
+    # When it reconnects to the same URL, as EventSource does, sending the id of the last step it received
+    resumed = {**stream, "last-event-id": first[-1][0]}
+    with client.stream("GET", f"/v1/runs/{run_id}/events", headers=resumed) as response:
+        rest = list(sse_steps_with_ids(response.iter_lines()))
+    # Then every step of the run arrived once, in order, across the two connections
+    steps = [(data["iteration"], data["kind"]) for _, data in first + rest]
+    assert steps == [(1, "llm"), (1, "parse"), (1, "tool"), (2, "llm"), (2, "parse")]
+
+
 def test_a_stream_of_another_callers_run_is_not_found(api: LocalApi) -> None:
     # Given a run of one caller
     run_id = post(caller(api, "stream-owner"), "quick")

@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import (
     BaseModel,
     Field,
+    PrivateAttr,
     computed_field,
 )
 
@@ -187,6 +188,20 @@ class RunEvents(BaseModel, defer_build=True):
     outcome: Outcome | None = Field(default=None, description="Once the run ended, what it produced (see the run).")
     events: list[TraceStep]
     next_cursor: str = Field(description="Pass as `after` to get the steps stored after these.")
+    # The cursor right after each event (the stream sends it as the event's `id`); not part of the JSON answer.
+    _cursors: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def cursors(self) -> list[str]:
+        """The cursor right after each of `events`, in their order."""
+        return self._cursors
+
+    def with_cursors(self, cursors: list[str]) -> "RunEvents":
+        """These events, knowing the cursor right after each."""
+        if len(cursors) != len(self.events):
+            raise ValueError(f"{len(cursors)} cursors for {len(self.events)} events")
+        self._cursors = cursors
+        return self
 
 
 class RunListItem(BaseModel, defer_build=True):

@@ -64,6 +64,14 @@ def _streamed(
     return HttpResponse(200, [*_SSE_HEADERS, *headers], HeldStream(body, release), closing=closing, hangup=hangup)
 
 
+def _resumed_after(event: Event) -> str | None:
+    """Where a stream starts: after the `Last-Event-ID` a reconnecting client sends (each step's id is the
+    cursor right after it), else after the `after` query parameter, else at the run's first step.
+
+    The header wins: `EventSource` reconnects to the URL it first opened, whose `after` is older."""
+    return _header(event, "last-event-id") or (event.get("queryStringParameters") or {}).get("after") or None
+
+
 def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) -> StreamRoute:
     """The stream route serving run events as server-sent events from `runtime`'s store."""
 
@@ -88,7 +96,7 @@ def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) 
                 runtime,
                 owner=owner,
                 run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
-                after=(event.get("queryStringParameters") or {}).get("after") or None,
+                after=_resumed_after(event),
                 sleep=hangup.sleep,
             )
         except ApiError as error:

@@ -131,7 +131,7 @@ def run_events(
         outcome=reported_outcome(meta, status),
         events=[screen(trace_step(step)) for step in fresh],
         next_cursor=encode_events_cursor(last),
-    )
+    ).with_cursors([encode_events_cursor(_position(step)) for step in fresh])
 
 
 def follow_run(
@@ -187,9 +187,10 @@ def event_stream(answers: Iterator[RunEvents], keepalive: Keepalive | None = Non
 
     `follow_run` makes its first read before handing out its iterator, so a run the caller may not see
     (404) or a bad cursor (422) raises before any byte is sent. Each step is an `event: step` whose
-    `data` is the step as JSON; the last step of each read carries the cursor as its `id`; an
-    `event: end` says how the run ended. While nothing is stored, a `: keep-alive` comment (which SSE
-    clients ignore) goes out every `KEEPALIVE_SECONDS`.
+    `data` is the step as JSON and whose `id` is the cursor right after it, so a client that reconnects
+    with `Last-Event-ID` (as `EventSource` does) continues after the last step it received, missing none
+    and receiving none twice; an `event: end` says how the run ended. While nothing is stored, a
+    `: keep-alive` comment (which SSE clients ignore) goes out every `KEEPALIVE_SECONDS`.
     """
     idle = keepalive or Keepalive()
 
@@ -199,9 +200,8 @@ def event_stream(answers: Iterator[RunEvents], keepalive: Keepalive | None = Non
                 idle.sent()
             elif not answer.done and idle.due():
                 yield KEEPALIVE_FRAME
-            for index, step in enumerate(answer.events):
-                cursor = f"id: {answer.next_cursor}\n" if index == len(answer.events) - 1 else ""
-                yield f"event: step\n{cursor}data: {step.model_dump_json(exclude_none=True)}\n\n".encode()
+            for step, cursor in zip(answer.events, answer.cursors, strict=True):
+                yield f"event: step\nid: {cursor}\ndata: {step.model_dump_json(exclude_none=True)}\n\n".encode()
             if answer.done:
                 end = json.dumps({"run_id": answer.run_id, "status": answer.status, "outcome": answer.outcome})
                 yield f"event: end\ndata: {end}\n\n".encode()
