@@ -186,7 +186,6 @@ class RunsRequestHandler(RequestHandler):
         yield task
         cursor = ""
         index = 0
-        status = ""
         while True:
             answer = await _call(caller, "GET", f"/v1/runs/{run_id}/events" + (f"?after={cursor}" if cursor else ""))
             _raise_unless_ok(answer, run_id)
@@ -195,9 +194,8 @@ class RunsRequestHandler(RequestHandler):
                 index += 1
                 yield tasks.step_update(run_id, task.context_id, step, index)
             cursor = page["next_cursor"]
-            if page["done"] or (page["status"] in tasks.WAITING and page["status"] != status):
+            if page["done"] or page["status"] in tasks.WAITING:
                 break
-            status = page["status"]
             await anyio.sleep(POLL_SECONDS)
         task = await self._task(caller, run_id, context)
         for update in tasks.artifact_updates(task):
