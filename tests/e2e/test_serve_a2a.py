@@ -84,18 +84,29 @@ def test_a_streamed_send_delivers_status_updates_before_the_final_one(
 ) -> None:
     # Given a run that calls a tool, then takes its time to answer
     script_tool_then_slow_answer(model_server, "It is noon.")
+
+    async def stream() -> tuple[list[StreamResponse], str]:
+        async with httpx.AsyncClient(headers={"x-api-key": "alice"}, timeout=30) as http:
+            client = await ClientFactory(ClientConfig(httpx_client=http)).create_from_url(api.url)
+            responses: list[StreamResponse] = []
+            status_at_first_update = ""
+            async for response in client.send_message(question("Time?")):
+                responses.append(response)
+                if response.HasField("status_update") and not status_at_first_update:
+                    run = await http.get(f"{api.url}/v1/runs/{response.status_update.task_id}")
+                    status_at_first_update = run.json()["status"]
+            return responses, status_at_first_update
+
     # When the SDK client streams the message
-    responses = run(send(api.url, "alice", question("Time?")))
-    # Then the task comes first, working updates follow, the answer's artifact, and the completed status last
+    responses, status_at_first_update = run(stream())
+    # Then the task comes first, working updates follow while the run runs, then the answer and the end
     kinds = [each.WhichOneof("payload") for each in responses]
     states = [each.status_update.status.state for each in responses if each.HasField("status_update")]
-    assert kinds[0] == "task"
+    assert kinds[0] == "task" and status_at_first_update == "RUNNING"
     assert states[-1] == TaskState.TASK_STATE_COMPLETED
     assert states.count(TaskState.TASK_STATE_WORKING) >= 2
-    answers = [
-        get_artifact_text(each.artifact_update.artifact) for each in responses if each.HasField("artifact_update")
-    ]
-    assert answers == ["It is noon."]
+    artifacts = [each.artifact_update.artifact for each in responses if each.HasField("artifact_update")]
+    assert [get_artifact_text(each) for each in artifacts] == ["It is noon."]
 
 
 def test_a_task_is_read_and_cancelled_through_the_sdk_client(api: LocalApi, model_server: FakeOpenAIServer) -> None:
@@ -155,3 +166,20 @@ def test_each_profile_has_its_card_naming_its_endpoint(api: LocalApi) -> None:
     assert set(card["securitySchemes"]) == {"apiKey", "bearer"}
     assert [skill["name"] for skill in card["skills"]] == ["researcher", "current_time"]
     assert missing.status_code == 404
+
+
+def test_a_follow_up_in_the_same_context_is_a_turn_of_its_session(
+    api: LocalApi, model_server: FakeOpenAIServer
+) -> None:
+    # Given a first task's answer, in the context the server gave it
+    model_server.enqueue(body=chat_completion(content="The capital is Paris."))
+    [first] = run(send(api.url, "carol", question("Capital of France?"), streaming=False))
+    model_server.enqueue(body=chat_completion(content="About 2 million."))
+    follow_up = question("And its population?")
+    follow_up.message.context_id = first.task.context_id
+    # When a follow-up is sent in that context
+    [second] = run(send(api.url, "carol", follow_up, streaming=False))
+    # Then it is another task of the same context, and the model was given the first turn
+    assert second.task.id != first.task.id and second.task.context_id == first.task.context_id
+    contents = [str(message.get("content")) for message in model_server.requests[-1].body["messages"]]
+    assert "The capital is Paris." in contents

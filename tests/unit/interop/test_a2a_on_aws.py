@@ -31,7 +31,8 @@ def get(path: str, request_context: dict[str, Any], method: str = "GET") -> http
     headers = {"host": DOMAIN, "x-forwarded-proto": "https", REQUEST_CONTEXT_HEADER: json.dumps(request_context)}
 
     async def call() -> httpx.Response:
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8080") as client:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
             return await client.request(method, path, headers=headers, json={} if method == "POST" else None)
 
     return asyncio.run(call())

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from stepwise.interop.a2a import a2a_protocol_app
+from stepwise.interop.a2a.mount import a2a_protocol_app
 from stepwise.interop.mounts import ProtocolApp
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from a2a.types import (
 from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
 
 from stepwise.config.model import AgentProfile
-from stepwise.interop.a2a import A2A_PREFIX
+from stepwise.interop.a2a.paths import A2A_PREFIX
 
 API_KEY_SCHEME = "apiKey"
 BEARER_SCHEME = "bearer"
