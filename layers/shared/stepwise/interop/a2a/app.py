@@ -19,9 +19,9 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from stepwise.config.model import StepwiseConfig
-from stepwise.interop.a2a.paths import A2A_PREFIX, AGENT_CARD_PATH
 from stepwise.interop.a2a.cards import agent_card, base_url_of
 from stepwise.interop.a2a.handler import CALLER_STATE, PROFILE_STATE, RunsRequestHandler
+from stepwise.interop.a2a.paths import A2A_PREFIX, AGENT_CARD_PATH
 from stepwise.interop.api_calls import api_caller_of
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.problems import Unauthorized
