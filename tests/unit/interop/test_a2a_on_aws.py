@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import MutableMapping
 from typing import Any
 
 import httpx
@@ -30,8 +31,11 @@ def get(path: str, request_context: dict[str, Any], method: str = "GET") -> http
     app = StreamingApp(api_function, lambda invoke: [], protocol_apps=protocol_apps(lambda: CONFIG))
     headers = {"host": DOMAIN, "x-forwarded-proto": "https", REQUEST_CONTEXT_HEADER: json.dumps(request_context)}
 
+    async def asgi(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        await app(dict(scope), receive, send)
+
     async def call() -> httpx.Response:
-        transport = httpx.ASGITransport(app=app)
+        transport = httpx.ASGITransport(app=asgi)
         async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8080") as client:
             return await client.request(method, path, headers=headers, json={} if method == "POST" else None)
 

@@ -52,7 +52,7 @@ class A2aGate:
         if profile is not None and profile not in self._config().profiles:
             await _error(404, "not_found", f"no agent {profile}: the agents are the profiles")(scope, receive, send)
             return
-        if not path.endswith(AGENT_CARD_PATH):
+        if path not in (AGENT_CARD_PATH, f"{A2A_PREFIX}/{profile}{AGENT_CARD_PATH}"):
             try:
                 request_owner({"requestContext": api_caller_of(scope).request_context})
             except Unauthorized as refused:
@@ -68,7 +68,7 @@ class _CallerContext(DefaultServerCallContextBuilder):
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
-        context.state[CALLER_STATE] = api_caller_of(request.scope)
+        context.state[CALLER_STATE] = api_caller_of(dict(request.scope))
         context.state[PROFILE_STATE] = request.path_params["profile"]
         return context
 
@@ -80,8 +80,9 @@ def _starlette_app(config: Callable[[], StepwiseConfig]) -> Starlette:
     async def card(request: Request) -> Response:
         settings = config()
         name = request.path_params.get("profile", settings.default_profile)
-        headers = {name.lower(): value for name, value in request.headers.items()}
-        root = base_url_of(request.url.scheme, headers, api_caller_of(request.scope).request_context, request.url.path)
+        request_context = api_caller_of(dict(request.scope)).request_context
+        # Starlette's header names are lower-case
+        root = base_url_of(request.url.scheme, dict(request.headers), request_context, request.url.path)
         return JSONResponse(agent_card_to_dict(agent_card(name, settings.profiles[name], root)))
 
     routes: list[BaseRoute] = [
