@@ -183,3 +183,16 @@ def test_a_follow_up_in_the_same_context_is_a_turn_of_its_session(
     assert second.task.id != first.task.id and second.task.context_id == first.task.context_id
     contents = [str(message.get("content")) for message in model_server.requests[-1].body["messages"]]
     assert "The capital is Paris." in contents
+
+
+def test_a_resent_message_gets_the_first_sends_task(api: LocalApi, model_server: FakeOpenAIServer) -> None:
+    # Given a message sent once and answered
+    model_server.enqueue(body=chat_completion(content="Once."))
+    message = question("Only once?")
+    [first] = run(send(api.url, "dave", message, streaming=False))
+    calls = len(model_server.requests)
+    # When the client sends the same message again (a retry: same message id)
+    [again] = run(send(api.url, "dave", message, streaming=False))
+    # Then it is the same task, and no second run asked the model
+    assert (again.task.id, again.task.status.state) == (first.task.id, TaskState.TASK_STATE_COMPLETED)
+    assert len(model_server.requests) == calls

@@ -24,7 +24,7 @@ from stepwise.interop.a2a.handler import CALLER_STATE, PROFILE_STATE, RunsReques
 from stepwise.interop.a2a.paths import A2A_PREFIX, AGENT_CARD_PATH
 from stepwise.interop.api_calls import api_caller_of
 from stepwise.steps.api.ownership import request_owner
-from stepwise.steps.api.problems import Unauthorized
+from stepwise.steps.api.problems import ApiError, Unauthorized
 
 AGENT_PATH = A2A_PREFIX + "/{profile}"
 
@@ -35,7 +35,8 @@ def a2a_app(config: Callable[[], StepwiseConfig]) -> A2aGate:
 
 
 class A2aGate:
-    """In front of the SDK's routes: an unknown profile is 404, a method without a caller identity 401.
+    """In front of the SDK's routes: an unknown profile is 404, a method without a caller identity 401 (one
+    that cannot name an owner 400, as the API answers).
 
     The identity is the one the API reads (the API key's id, or the IAM caller): on AWS API Gateway's
     authorizer and usage plan have checked the key before the request gets here.
@@ -55,9 +56,11 @@ class A2aGate:
         if path not in (AGENT_CARD_PATH, f"{A2A_PREFIX}/{profile}{AGENT_CARD_PATH}"):
             try:
                 request_owner({"requestContext": api_caller_of(scope).request_context})
-            except Unauthorized as refused:
-                answer = _error(401, "unauthorized", f"{refused}: send the API key as x-api-key or a bearer token")
-                answer.headers["www-authenticate"] = "Bearer"
+            except ApiError as refused:
+                answer = _error(refused.status, refused.type, refused.message)
+                if isinstance(refused, Unauthorized):
+                    answer = _error(401, refused.type, f"{refused}: send the API key as x-api-key or a bearer token")
+                    answer.headers["www-authenticate"] = "Bearer"
                 await answer(scope, receive, send)
                 return
         await self._app(scope, receive, send)
