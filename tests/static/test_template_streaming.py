@@ -16,6 +16,7 @@ import pytest
 from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
 
+from stepwise.interop.a2a import paths as a2a
 from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from stepwise.steps.api.route_table import CONSOLE_ROUTES
@@ -23,13 +24,7 @@ from tests.conftest import PROJECT_ROOT
 
 STREAMED = {("GET", "/v1/runs/{run_id}/events"), ("POST", "/v1/chat/completions")}
 # The protocol apps the stream function serves beside them (stepwise.interop): A2A's endpoints and cards
-A2A_ROUTES = {
-    ("POST", "/a2a/{profile}"),
-    ("GET", "/a2a/{profile}/{proxy+}"),
-    ("POST", "/a2a/{profile}/{proxy+}"),
-    ("GET", "/a2a/{profile}/.well-known/agent-card.json"),
-    ("GET", "/.well-known/agent-card.json"),
-}
+A2A_ROUTES = a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES
 PROTOCOL_ROUTES = A2A_ROUTES
 # The adapter's layers as AWS publishes them (docs of awslabs/aws-lambda-web-adapter, "Zip Packages")
 ADAPTER_LAYER = re.compile(
@@ -170,5 +165,5 @@ def test_a2a_streams_from_the_stream_function_its_methods_keyed_its_cards_public
         assert integration["responseTransferMode"] == "STREAM" and STREAM_INVOCATION_URI.fullmatch(
             integration["uri"]["Fn::Sub"]
         )
-        public = path.endswith("/.well-known/agent-card.json")
+        public = (method, path) in a2a.PUBLIC_ROUTES
         assert spec["security"] == ([] if public else deployed_paths["/v1/runs"]["post"]["security"]), path
