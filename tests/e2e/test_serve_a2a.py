@@ -196,3 +196,11 @@ def test_a_resent_message_gets_the_first_sends_task(api: LocalApi, model_server:
     # Then it is the same task, and no second run asked the model
     assert (again.task.id, again.task.status.state) == (first.task.id, TaskState.TASK_STATE_COMPLETED)
     assert len(model_server.requests) == calls
+
+
+def test_a_task_id_that_is_no_run_id_names_no_task(api: LocalApi) -> None:
+    # When a task id with a path in it is asked for
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "run-1/cancel"}}
+    answer = httpx.post(f"{api.url}/a2a/assistant", json=rpc, headers={"x-api-key": "erin", "a2a-version": "1.0"})
+    # Then it is not found (A2A's TaskNotFoundError), and no other route of the API was reached
+    assert answer.json()["error"]["code"] == -32001

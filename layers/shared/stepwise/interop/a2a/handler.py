@@ -16,6 +16,7 @@ import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
 from typing import Any, NoReturn
+from urllib.parse import quote
 
 import anyio
 import anyio.to_thread
@@ -52,7 +53,7 @@ from google.protobuf.json_format import MessageToDict
 from stepwise.config.model import StepwiseConfig
 from stepwise.interop.a2a import tasks
 from stepwise.interop.api_calls import ApiAnswer, ApiCaller
-from stepwise.models.api_requests import SESSION_ID_PATTERN
+from stepwise.models.api_requests import RUN_ID_PATTERN, SESSION_ID_PATTERN
 
 # Where the app's context builder puts the request's caller and the profile its path names.
 CALLER_STATE = "stepwise_api"
@@ -60,6 +61,7 @@ PROFILE_STATE = "stepwise_profile"
 # How often a waiting send or a stream reads the run (the API's own event stream reads every 0.2 s).
 POLL_SECONDS = 0.25
 
+_RUN_ID = re.compile(RUN_ID_PATTERN)
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
 _CONTEXTS = uuid.UUID("6f1d2a52-3c1e-4e8a-9a55-a2a0c0a7e31d")
 
@@ -173,6 +175,9 @@ class RunsRequestHandler(RequestHandler):
     async def _task(self, caller: ApiCaller, run_id: str, context: ServerCallContext | None = None) -> Task:
         """The run's task; not found when it is no run of this caller, or (asked through an agent's
         endpoint) a run of another profile."""
+        if not _RUN_ID.fullmatch(run_id):
+            # a task id is a run id: anything else names no task (and must not reach the API's paths)
+            raise TaskNotFoundError(f"no task {run_id[:80]!r}: a task id is a run id")
         answer = await _call(caller, "GET", f"/v1/runs/{run_id}")
         _raise_unless_ok(answer, run_id)
         if context is not None and answer.body["profile"] != context.state[PROFILE_STATE]:
@@ -187,7 +192,8 @@ class RunsRequestHandler(RequestHandler):
         cursor = ""
         index = 0
         while True:
-            answer = await _call(caller, "GET", f"/v1/runs/{run_id}/events" + (f"?after={cursor}" if cursor else ""))
+            after = f"?after={quote(cursor)}" if cursor else ""
+            answer = await _call(caller, "GET", f"/v1/runs/{run_id}/events{after}")
             _raise_unless_ok(answer, run_id)
             page = answer.body
             for step in page["events"]:
