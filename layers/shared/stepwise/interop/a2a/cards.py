@@ -23,7 +23,7 @@ from a2a.types import (
     SecurityScheme,
     StringList,
 )
-from a2a.utils.constants import PROTOCOL_VERSION_CURRENT, TransportProtocol
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_CURRENT, TransportProtocol
 
 from stepwise.config.model import AgentProfile
 from stepwise.interop.a2a.paths import A2A_PREFIX
@@ -47,10 +47,7 @@ def agent_card(name: str, profile: AgentProfile, base_url: str) -> AgentCard:
         description=description,
         version=_version(profile),
         provider=AgentProvider(organization="Stepwise", url=base_url),
-        supported_interfaces=[
-            AgentInterface(url=url, protocol_binding=binding, protocol_version=PROTOCOL_VERSION_CURRENT)
-            for binding in (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
-        ],
+        supported_interfaces=_interfaces(url),
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes={
             API_KEY_SCHEME: SecurityScheme(
@@ -102,6 +99,17 @@ def base_url_of(scheme: str, headers: Mapping[str, str], request_context: Mappin
     client_path = str(request_context.get("path") or path)
     base_path = client_path[: -len(path)] if path and client_path.endswith(path) else ""
     return f"{forwarded or scheme}://{host}{base_path.rstrip('/')}"
+
+
+def _interfaces(url: str) -> list[AgentInterface]:
+    """JSON-RPC and HTTP+JSON of protocol 1.0 at `url`; then JSON-RPC of 0.3, which the endpoint answers too:
+    that interface gives the card 0.3's fields (`url`, `preferredTransport`), which clients of 0.3 read."""
+    jsonrpc, http_json = TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value
+    return [
+        AgentInterface(url=url, protocol_binding=jsonrpc, protocol_version=PROTOCOL_VERSION_CURRENT),
+        AgentInterface(url=url, protocol_binding=http_json, protocol_version=PROTOCOL_VERSION_CURRENT),
+        AgentInterface(url=url, protocol_binding=jsonrpc, protocol_version=PROTOCOL_VERSION_0_3),
+    ]
 
 
 def _output_modes(profile: AgentProfile) -> list[str]:
