@@ -15,7 +15,7 @@ import json
 import re
 import uuid
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, NoReturn
+from typing import Any
 from urllib.parse import quote
 
 import anyio
@@ -224,13 +224,10 @@ async def _call(
 
 
 def _raise_unless_ok(answer: ApiAnswer, task_id: str | None) -> None:
+    """The A2A error for an API error: not found stays not found, a refused request is invalid params (with
+    the API's message, which names the field), anything else an internal error."""
     if answer.ok:
         return
-    _raise_for(answer, task_id)
-
-
-def _raise_for(answer: ApiAnswer, task_id: str | None) -> NoReturn:
-    """The A2A error for an API error: not found stays not found, a refused request is invalid params."""
     error = (answer.body.get("error") or {}) if isinstance(answer.body, dict) else {}
     message = str(error.get("message") or f"the API answered {answer.status}")
     if answer.status == 404 and task_id is not None:
