@@ -8,6 +8,7 @@ running when its first steps are stored: the first event must reach the client b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -17,6 +18,9 @@ from typing import Any
 
 import httpx
 import pytest
+from a2a.client import ClientConfig, ClientFactory
+from a2a.helpers.proto_helpers import get_artifact_text, new_text_message
+from a2a.types import Role, SendMessageRequest, TaskState
 
 from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.lambda_runtime import load_handler
@@ -218,3 +222,22 @@ def test_a_follower_that_leaves_stops_the_functions_reads_of_the_store(api: Loca
             assert within(5, lambda: reads_stay_put(meter))
     finally:
         meter.uninstall()
+
+
+def test_the_a2a_sdk_client_gets_its_answer_through_the_streaming_function(
+    model_server: FakeOpenAIServer, stream_url: str
+) -> None:
+    # Given a model that answers at once, and the official A2A client behind API Gateway's context for frank
+    model_server.enqueue(body=chat_completion(content="It is noon."))
+    request = SendMessageRequest(message=new_text_message("What time is it?", role=Role.ROLE_USER))
+
+    async def send() -> Any:
+        async with httpx.AsyncClient(headers=gateway_context("frank"), timeout=30) as http:
+            client = await ClientFactory(ClientConfig(httpx_client=http, streaming=False)).create_from_url(stream_url)
+            return [response async for response in client.send_message(request)]
+
+    # When it reads the card and sends a message through the streaming function (the A2A app on AWS)
+    [response] = asyncio.run(send())
+    # Then the task completed with the answer, as frank's run
+    assert response.task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert [get_artifact_text(each) for each in response.task.artifacts] == ["It is noon."]

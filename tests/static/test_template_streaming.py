@@ -16,12 +16,16 @@ import pytest
 from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
 
+from stepwise.interop.a2a import paths as a2a
 from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from stepwise.steps.api.route_table import CONSOLE_ROUTES
 from tests.conftest import PROJECT_ROOT
 
 STREAMED = {("GET", "/v1/runs/{run_id}/events"), ("POST", "/v1/chat/completions")}
+# The protocol apps the stream function serves beside them (stepwise.interop): A2A's endpoints and cards
+A2A_ROUTES = a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES
+PROTOCOL_ROUTES = A2A_ROUTES
 # The adapter's layers as AWS publishes them (docs of awslabs/aws-lambda-web-adapter, "Zip Packages")
 ADAPTER_LAYER = re.compile(
     r"arn:\$\{AWS::Partition\}:lambda:\$\{AWS::Region\}:753240598075:layer:LambdaAdapterLayer(?P<arch>Arm64|X86):\d+"
@@ -77,7 +81,7 @@ def test_the_streamed_routes_belong_to_the_stream_function_and_every_other_route
     template: dict[str, Any],
 ) -> None:
     # Given the events of both HTTP functions
-    streamed, buffered = routes_of(template, "StreamFunction"), routes_of(template, "ApiFunction")
+    streamed, buffered = routes_of(template, "StreamFunction") - PROTOCOL_ROUTES, routes_of(template, "ApiFunction")
     # Then the two streamed routes go to StreamFunction, the rest to ApiFunction, and nothing is left out
     assert streamed == STREAMED
     assert streamed | buffered == set(ROUTES) | set(CONSOLE_ROUTES) and not streamed & buffered
@@ -139,12 +143,27 @@ def test_the_handler_script_serves_the_functions_app_on_the_adapters_port_on_loo
     assert function["Environment"]["Variables"]["AWS_LWA_PORT"] == "8080"
 
 
-def test_the_stream_function_may_not_cancel_list_or_delete(template: dict[str, Any]) -> None:
+def test_the_stream_function_may_not_list_answer_or_scan(template: dict[str, Any]) -> None:
     # Given the stream function's own statements
     policies = template["Resources"]["StreamFunction"]["Properties"]["Policies"]
-    actions = {
-        action for policy in policies if "Statement" in policy for s in policy["Statement"] for action in s["Action"]
-    }
-    # Then it reads and starts runs, and can do nothing only the other routes need
-    assert "states:StartExecution" in actions and "dynamodb:Query" in actions
-    assert not actions & {"states:StopExecution", "dynamodb:DeleteItem", "dynamodb:Scan"}
+    statements = [s for policy in policies if "Statement" in policy for s in policy["Statement"]]
+    actions = {action for s in statements for action in s["Action"]}
+    # Then it reads, starts and (for A2A) cancels runs, and can do nothing only the other routes need
+    assert {"states:StartExecution", "states:StopExecution", "dynamodb:Query"} <= actions
+    assert not actions & {"states:SendTaskSuccess", "states:SendTaskFailure", "dynamodb:Scan"}
+    assert not [s for s in statements if "index" in str(s["Resource"])]
+
+
+def test_a2a_streams_from_the_stream_function_its_methods_keyed_its_cards_public(
+    deployed_paths: dict[str, Any],
+) -> None:
+    for method, path in sorted(A2A_ROUTES):
+        # Given what API Gateway is given for an A2A route
+        spec = deployed_paths[path][method.lower()]
+        integration = spec["x-amazon-apigateway-integration"]
+        # Then the stream function answers it, streamed; a card needs no key, a method the key runs need
+        assert integration["responseTransferMode"] == "STREAM" and STREAM_INVOCATION_URI.fullmatch(
+            integration["uri"]["Fn::Sub"]
+        )
+        public = (method, path) in a2a.PUBLIC_ROUTES
+        assert spec["security"] == ([] if public else deployed_paths["/v1/runs"]["post"]["security"]), path
