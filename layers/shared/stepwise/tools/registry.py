@@ -224,9 +224,9 @@ def build_tool_registry(
     for index, agent in enumerate(config.a2a):
         with _unusable_as(f"tools.a2a.{index}"):
             agent_tools, agent_notes = load_a2a_tools(agent, secret_resolver=resolver)
-        for remote in agent_tools:
+        for agent_tool in agent_tools:
             collected.add(
-                remote,
+                agent_tool,
                 f"a2a {agent.describe()}",
                 approval=agent.approval_timeout(),
                 effects=CallEffects.of(agent),
