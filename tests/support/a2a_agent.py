@@ -1,7 +1,8 @@
 """A real A2A agent (the `a2a-sdk`'s own server plumbing behind uvicorn) on a free 127.0.0.1 port, for tool tests.
 
 Its executor answers each message as the test scripted it, by the message's text: a reply (text and data
-artifacts), a failure, a request for more input, or a wait before any of them. Every message it receives
+artifacts), a failure, a request for more input, or a wait before any of them, all in a task; or a message
+instead of a task. Every message it receives
 (id, text, metadata) and every HTTP request's headers are recorded.
 
     agent = ScriptedA2aAgent({"weather in Paris?": Reply("drizzle, 14 °C")})
@@ -21,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
-from a2a.helpers.proto_helpers import new_task_from_user_message
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
-from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part
+from a2a.types.a2a_pb2 import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, Role
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Value
 from starlette.applications import Starlette
@@ -55,6 +56,13 @@ class Fail:
 
 
 @dataclass(frozen=True)
+class Say:
+    """Answer at once with a message holding `text`, no task."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class Received:
     """A message as the agent received it."""
 
@@ -67,7 +75,7 @@ class Received:
 class ScriptedA2aAgent:
     """The agent's card and its script: what each message text is answered with (others: an echo)."""
 
-    script: dict[str, Reply | Fail] = field(default_factory=dict)
+    script: dict[str, Reply | Fail | Say] = field(default_factory=dict)
     name: str = "Weather Oracle"
     description: str = "Answers questions about the weather anywhere."
     received: list[Received] = field(default_factory=list)
@@ -151,11 +159,16 @@ class _Executor(AgentExecutor):
         text = context.get_user_input()
         metadata = json_format.MessageToDict(message.metadata) if message.HasField("metadata") else {}
         self._agent.received.append(Received(message.message_id, text, metadata))
+        step = self._agent.script.get(text, Reply(f"you said: {text}"))
+        if isinstance(step, Say):
+            await event_queue.enqueue_event(
+                new_text_message(step.text, context_id=context.context_id, role=Role.ROLE_AGENT)
+            )
+            return
         task = context.current_task or new_task_from_user_message(message)
         await event_queue.enqueue_event(task)
         updater = TaskUpdater(event_queue, task.id, task.context_id)
         await updater.start_work()
-        step = self._agent.script.get(text, Reply(f"you said: {text}"))
         await asyncio.sleep(step.wait_seconds)
         if isinstance(step, Reply):
             await updater.add_artifact([Part(text=step.text)], name="answer")

@@ -6,18 +6,22 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx
 import pytest
 
 from stepwise.config.a2a_source import A2aAgentConfig
 from stepwise.config.credentials import SecretResolver
 from stepwise.config.tool_sources import parse_tools_config
-from stepwise.errors import ConfigError
+from stepwise.errors import ConfigError, ToolError
 from stepwise.tools import ToolInvoker, ToolRegistry, build_tool_registry
 from stepwise.tools.a2a import load_a2a_tools
 from stepwise.tools.a2a.card import CardSummary, agent_specs
+from stepwise.tools.a2a.transport import GuardedTransport
 from stepwise.tools.base import CallContext
+from stepwise.tools.guards import Origin, refusal_reason, system_resolver
 from stepwise.tools.idempotency import idempotency_key
-from tests.support.a2a_agent import Fail, Reply, ScriptedA2aAgent
+from tests.support.a2a_agent import Fail, Reply, Say, ScriptedA2aAgent
 from tests.support.ports import refused_port
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.unit.tools.config_builders import call
@@ -35,6 +39,7 @@ def agent() -> Iterator[ScriptedA2aAgent]:
             "weather?": Fail("which city?", state="input-required"),
             "the slow one": Reply("too late", wait_seconds=5),
             "who am I?": Reply(f"you sent {AGENT_TOKEN}"),
+            "hello": Say("hello to you"),
         }
     )
     with scripted.serving():
@@ -102,6 +107,26 @@ def test_a_call_observes_the_tasks_artifacts(agent: ScriptedA2aAgent) -> None:
     observation = invoker.invoke(call("weather", message="weather in Paris?"))
     # Then the observation is the text, then the data as compact JSON
     assert (observation.ok, observation.content) == (True, 'drizzle, 14 °C\n\n{"celsius":14,"sky":["rain","cloud"]}')
+
+
+def test_an_agent_answering_with_a_message_is_observed_by_its_text(agent: ScriptedA2aAgent) -> None:
+    invoker = ToolInvoker(build(entry(agent, name="weather")))
+    # When the agent answers with a message instead of a task
+    observation = invoker.invoke(call("weather", message="hello"))
+    # Then the observation is the message's text
+    assert (observation.ok, observation.content) == (True, "hello to you")
+
+
+def test_building_the_tools_again_reads_the_card_no_more(agent: ScriptedA2aAgent, tmp_path: Path) -> None:
+    # Given the agent's tools built once, as one handler's runtime builds them
+    config = parse_tools_config({"a2a": [entry(agent, maxResponseBytes=4096)]})
+    first = build_tool_registry(config, config_dir=tmp_path)
+    agent.headers.clear()
+    # When another handler of the same process builds them
+    second = build_tool_registry(config, config_dir=tmp_path)
+    # Then it has the same tool, and the agent was not asked again
+    assert second.names() == first.names() == ["Weather_Oracle"]
+    assert agent.headers == []
 
 
 def test_every_attempt_of_one_call_sends_the_same_message_id(agent: ScriptedA2aAgent) -> None:
@@ -222,3 +247,38 @@ def test_a_bad_entry_is_refused_naming_the_agent_and_the_field() -> None:
     assert str(refused.value) == (
         "tools config: a2a https://agent.example.com > apiKey: apiKey.in must be 'header' or 'bearer' for an A2A agent"
     )
+
+
+def test_a_card_naming_an_interface_on_another_origin_is_refused_and_that_origin_never_called() -> None:
+    with ScriptableToolServer() as server, ScriptableToolServer() as elsewhere:
+        # Given a card whose only interface is on another origin
+        interface = {"url": f"{elsewhere.url}/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
+        server.on("/.well-known/agent-card.json", Json({"name": "Mover", "supportedInterfaces": [interface]}))
+        registry = build({"url": server.url, "internal": True, "name": "partner"})
+        # When the agent is called
+        observation = ToolInvoker(registry).invoke(call("partner", message="hello"))
+        # Then the call is refused naming the origin, and the other origin received nothing
+        assert not observation.ok
+        assert f"offers no JSON-RPC or HTTP+JSON interface on {server.url}" in observation.content
+        assert elsewhere.requests == []
+
+
+def test_an_answer_over_the_body_cap_is_refused_unread() -> None:
+    with ScriptableToolServer() as server:
+        # Given an agent whose card is 3,000 bytes, and a transport capped at 1,000
+        server.on("/card.json", Json({"name": "Big", "description": "x" * 3000}))
+        transport = GuardedTransport(
+            Origin.of(httpx.URL(server.url)),
+            internal=True,
+            host_resolver=system_resolver,
+            address_policy=refusal_reason,
+            max_body_bytes=1000,
+        )
+
+        async def fetch() -> None:
+            async with httpx.AsyncClient(transport=transport) as http:
+                await http.get(f"{server.url}/card.json")
+
+        # When the card is read, then the body is refused at the cap
+        with pytest.raises(ToolError, match="longer than 1000 bytes"):
+            anyio.run(fetch)

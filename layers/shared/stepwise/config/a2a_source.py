@@ -27,9 +27,9 @@ from stepwise.config.tool_call_rules import HEADER_NAME, RESERVED_HEADERS, TOOL_
 from stepwise.config.url_checks import validated_http_url
 
 DEFAULT_A2A_TIMEOUT_SECONDS = 30.0
-# The tool invoker holds every call to 60 s (`stepwise.tools.invoker`); a longer bound would only be cut there
-# with a less precise message.
-MAX_A2A_TIMEOUT_SECONDS = 60.0
+# The tool invoker holds every call to 60 s (`stepwise.tools.invoker`): this bound, and the 2 s a task that
+# outlived it is given to be canceled, stay within it, so the observation says where the task stood.
+MAX_A2A_TIMEOUT_SECONDS = 55.0
 DEFAULT_CARD_PATH = "/.well-known/agent-card.json"
 MAX_DESCRIPTION_CHARS = 1024
 # A name with skills leaves room for the skill's id within a tool name's 64 characters.

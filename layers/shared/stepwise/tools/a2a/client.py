@@ -113,8 +113,11 @@ class A2aAgentClient:
         request = SendMessageRequest(message=message, configuration=SendMessageConfiguration(return_immediately=True))
 
         async def run() -> ToolResult:
+            # One bound for the whole call, a card read again included; only a cancel may take longer.
+            deadline = anyio.current_time() + self.config.timeout_seconds
             async with self._http() as http:
-                loaded = self._cached() or await self._load_card(http)
+                with anyio.fail_at(deadline):
+                    loaded = self._cached() or await self._load_card(http)
                 agent = loaded.summary.name
                 factory = ClientFactory(
                     ClientConfig(streaming=False, httpx_client=http, supported_protocol_bindings=list(SPOKEN_BINDINGS))
@@ -122,7 +125,7 @@ class A2aAgentClient:
                 client = factory.create(loaded.card)
                 progress = _Progress()
                 try:
-                    with anyio.fail_after(self.config.timeout_seconds):
+                    with anyio.fail_at(deadline):
                         return await self._follow(client, request, progress, agent=agent)
                 except TimeoutError:
                     return await self._timed_out(client, progress, agent=agent)
