@@ -16,7 +16,7 @@ import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 import httpx
@@ -35,7 +35,7 @@ from stepwise.tools.own_loop import innermost, run_in_own_loop
 
 if TYPE_CHECKING:
     from a2a.client import Client
-    from a2a.types.a2a_pb2 import AgentCard
+    from a2a.types.a2a_pb2 import AgentCard, SendMessageRequest
 
 Result = TypeVar("Result")
 
@@ -132,7 +132,9 @@ class A2aAgentClient:
 
         return self._run(run)
 
-    async def _follow(self, client: Client, request: Any, progress: _Progress, *, agent: str) -> ToolResult:
+    async def _follow(
+        self, client: Client, request: SendMessageRequest, progress: _Progress, *, agent: str
+    ) -> ToolResult:
         from a2a.client import A2AClientTimeoutError
         from a2a.types.a2a_pb2 import GetTaskRequest
 
