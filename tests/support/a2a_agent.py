@@ -81,6 +81,7 @@ class ScriptedA2aAgent:
     received: list[Received] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
     canceled: list[str] = field(default_factory=list)
+    streaming: bool = True  # what the card says; without it the SDK's client polls
     url: str = ""  # the base URL while it is served
 
     def card(self, base_url: str) -> AgentCard:
@@ -92,7 +93,7 @@ class ScriptedA2aAgent:
             supported_interfaces=[
                 AgentInterface(url=f"{base_url}{RPC_PATH}", protocol_binding="JSONRPC", protocol_version="1.0")
             ],
-            capabilities=AgentCapabilities(streaming=True),
+            capabilities=AgentCapabilities(streaming=self.streaming),
             default_input_modes=["text/plain"],
             default_output_modes=["text/plain", "application/json"],
             skills=[

@@ -117,6 +117,19 @@ def test_an_agent_answering_with_a_message_is_observed_by_its_text(agent: Script
     assert (observation.ok, observation.content) == (True, "hello to you")
 
 
+def test_an_agent_that_does_not_stream_is_polled_until_its_task_ends() -> None:
+    agent = ScriptedA2aAgent({"weather in Oslo?": Reply("snow", wait_seconds=0.3)}, streaming=False)
+    with agent.serving():
+        # Given an agent whose card says it does not stream, and takes 0.3 s over a question
+        invoker = ToolInvoker(build(entry(agent, name="weather")))
+        agent.headers.clear()
+        # When it is asked
+        observation = invoker.invoke(call("weather", message="weather in Oslo?"))
+    # Then the task was read again until it completed, and its artifact is the observation
+    assert (observation.ok, observation.content) == (True, "snow")
+    assert len(agent.headers) >= 3  # the message, then at least two reads of the task
+
+
 def test_building_the_tools_again_reads_the_card_no_more(agent: ScriptedA2aAgent, tmp_path: Path) -> None:
     # Given the agent's tools built once, as one handler's runtime builds them
     config = parse_tools_config({"a2a": [entry(agent, maxResponseBytes=4096)]})

@@ -5,9 +5,11 @@ whose transport guards every request (`stepwise.tools.a2a.transport`). A card is
 Lambda container) and kept; one that could not be read is read again at the next use.
 
 A call sends one message, its id the call's idempotency key, so a retried or resumed ToolInvoke sends the
-message its first attempt sent and an agent that remembers message ids can tell the repeat. It asks the agent
-to answer at once with the task (``returnImmediately``), then polls the task until it completes, fails or
-waits for input, all within ``timeoutSeconds``; a task still running then is asked to cancel.
+message its first attempt sent and an agent that remembers message ids can tell the repeat. To an agent whose
+card says it streams, the message is streamed and the task's updates followed until it completes, fails or
+waits for input, then the whole task is read once (its artifacts); to any other, the agent is asked to answer
+at once with the task (``returnImmediately``), which is then polled. All of it within ``timeoutSeconds``; a
+task still running then is asked to cancel.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -119,8 +122,9 @@ class A2aAgentClient:
                 with anyio.fail_at(deadline):
                     loaded = self._cached() or await self._load_card(http)
                 agent = loaded.summary.name
+                # The SDK streams when the card says the agent can, and sends a plain request otherwise.
                 factory = ClientFactory(
-                    ClientConfig(streaming=False, httpx_client=http, supported_protocol_bindings=list(SPOKEN_BINDINGS))
+                    ClientConfig(streaming=True, httpx_client=http, supported_protocol_bindings=list(SPOKEN_BINDINGS))
                 )
                 client = factory.create(loaded.card)
                 progress = _Progress()
@@ -138,21 +142,32 @@ class A2aAgentClient:
         from a2a.client import A2AClientTimeoutError
         from a2a.types.a2a_pb2 import GetTaskRequest
 
+        # Whether `progress.task` is the task as the agent last sent it whole (artifacts included), not only
+        # its status from a stream's update.
+        whole = True
         try:
-            async for response in client.send_message(request):
-                if response.HasField("message"):
-                    reply = read_remote(RemoteMessage, MessageToDict(response.message), what="message")
-                    return message_result(reply, agent=agent)
-                if response.HasField("task"):
-                    progress.task = read_remote(RemoteTask, MessageToDict(response.task), what="task")
+            async with aclosing(client.send_message(request)) as events:
+                async for event in events:
+                    if event.HasField("message"):
+                        reply = read_remote(RemoteMessage, MessageToDict(event.message), what="message")
+                        return message_result(reply, agent=agent)
+                    if event.HasField("task"):
+                        progress.task, whole = read_remote(RemoteTask, MessageToDict(event.task), what="task"), True
+                    elif event.HasField("status_update"):
+                        update = event.status_update
+                        seen = {"id": update.task_id, "status": MessageToDict(update.status)}
+                        progress.task, whole = read_remote(RemoteTask, seen, what="task status"), False
+                    if progress.task is not None and progress.task.finished:
+                        break
             if progress.task is None:
                 raise ToolError(f"the A2A agent {agent} answered with neither a task nor a message")
             delay = FIRST_POLL_SECONDS
-            while not progress.task.finished:
-                await anyio.sleep(delay)
-                delay = min(delay * 2, LONGEST_POLL_SECONDS)
+            while not progress.task.finished or not whole:
+                if not progress.task.finished:
+                    await anyio.sleep(delay)
+                    delay = min(delay * 2, LONGEST_POLL_SECONDS)
                 polled = await client.get_task(GetTaskRequest(id=progress.task.id))
-                progress.task = read_remote(RemoteTask, MessageToDict(polled), what="task")
+                progress.task, whole = read_remote(RemoteTask, MessageToDict(polled), what="task"), True
         except A2AClientTimeoutError:
             # The HTTP client's own timeout (the same bound) met first: the call is out of time either way.
             raise TimeoutError from None
