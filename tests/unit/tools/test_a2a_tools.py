@@ -100,6 +100,17 @@ def test_with_skills_each_skill_is_a_tool_under_the_configured_prefix() -> None:
     ]
 
 
+def test_a_skills_tool_sends_its_skill_as_a_hint(agent: ScriptedA2aAgent) -> None:
+    # Given the agent offered skill by skill
+    invoker = ToolInvoker(build(entry(agent, name="weather", skills=True)))
+    agent.received.clear()
+    # When the forecast skill's tool is called
+    observation = invoker.invoke(call("weather_forecast", message="weather in Paris?"))
+    # Then the agent received the message with the skill's id in its metadata
+    assert observation.ok
+    assert [(each.text, each.metadata) for each in agent.received] == [("weather in Paris?", {"skill": "forecast"})]
+
+
 def test_a_call_observes_the_tasks_artifacts(agent: ScriptedA2aAgent) -> None:
     # Given the agent as a tool
     invoker = ToolInvoker(build(entry(agent, name="weather")))
@@ -250,16 +261,33 @@ def test_a_malformed_card_is_observed_naming_the_field() -> None:
     assert "/.well-known/agent-card.json: name: Field required" in observation.content
 
 
-def test_a_bad_entry_is_refused_naming_the_agent_and_the_field() -> None:
-    # When an entry puts its key in the query
+@pytest.mark.parametrize(
+    ("settings", "problem"),
+    [
+        pytest.param(
+            {"apiKey": {"in": "query", "name": "k", "value": "v"}},
+            " > apiKey: apiKey.in must be 'header' or 'bearer' for an A2A agent",
+            id="key in the query",
+        ),
+        pytest.param(
+            {"cardPath": "https://elsewhere.example.com/card.json"},
+            " > cardPath: cardPath 'https://elsewhere.example.com/card.json' must be a path on the agent's origin, "
+            "such as /agent/card.json",
+            id="card elsewhere",
+        ),
+        pytest.param(
+            {"skills": True, "name": "n" * 40},
+            ": name: with skills: true it prefixes each skill's tool, so at most 32 characters",
+            id="prefix too long",
+        ),
+    ],
+)
+def test_a_bad_entry_is_refused_naming_the_agent_and_the_field(settings: dict[str, Any], problem: str) -> None:
+    # When an entry is invalid
     with pytest.raises(ConfigError) as refused:
-        parse_tools_config(
-            {"a2a": [{"url": "https://agent.example.com", "apiKey": {"in": "query", "name": "k", "value": "v"}}]}
-        )
-    # Then the message names the agent and the field
-    assert str(refused.value) == (
-        "tools config: a2a https://agent.example.com > apiKey: apiKey.in must be 'header' or 'bearer' for an A2A agent"
-    )
+        parse_tools_config({"a2a": [{"url": "https://agent.example.com", **settings}]})
+    # Then the message names the agent, the field and the reason
+    assert str(refused.value) == f"tools config: a2a https://agent.example.com{problem}"
 
 
 def test_a_card_naming_an_interface_on_another_origin_is_refused_and_that_origin_never_called() -> None:
