@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import anyio
 import httpx
@@ -38,7 +38,7 @@ from stepwise.tools.own_loop import innermost, run_in_own_loop
 
 if TYPE_CHECKING:
     from a2a.client import Client
-    from a2a.types.a2a_pb2 import AgentCard, SendMessageRequest
+    from a2a.types.a2a_pb2 import AgentCard, SendMessageRequest, StreamResponse
 
 Result = TypeVar("Result")
 
@@ -146,7 +146,9 @@ class A2aAgentClient:
         # its status from a stream's update.
         whole = True
         try:
-            async with aclosing(client.send_message(request)) as events:
+            # An async generator (the SDK types it as an iterator): closed when left early, so is its stream.
+            stream = cast("AsyncGenerator[StreamResponse, None]", client.send_message(request))
+            async with aclosing(stream) as events:
                 async for event in events:
                     if event.HasField("message"):
                         reply = read_remote(RemoteMessage, MessageToDict(event.message), what="message")
