@@ -14,6 +14,7 @@ import yaml
 from mcp.server.mcpserver import MCPServer
 
 from stepwise.cli import main
+from tests.support.a2a_agent import ScriptedA2aAgent
 from tests.support.mcp_server import LoopbackMcpServer
 from tests.support.ports import refused_port
 
@@ -122,6 +123,24 @@ def test_the_printed_tool_shows_its_name_description_and_schema(tmp_path: Path, 
     assert "profile default (model m, the default): 1 tool" in output
     assert "\n  lookup_word\n    Look a word up in the dictionary.\n    parameters: {\n" in output
     assert '"required": [\n        "word"\n      ]' in output
+
+
+def test_an_a2a_agent_is_shown_as_the_tool_its_card_makes(tmp_path: Path) -> None:
+    agent = ScriptedA2aAgent()
+    with agent.serving() as url:
+        # Given a configuration with an A2A agent on loopback
+        tools = {"a2a": [{"url": url, "internal": True}]}
+        path = write(tmp_path, {"models": {"m": SCRIPTED}, "tools": tools, "profiles": {"default": {"model": "m"}}})
+        # When it is checked
+        code, output = check(path, "--json")
+    # Then the profile offers the agent as one tool, named and described by its card, taking a message
+    [tool] = json.loads(output)["profiles"]["default"]["tools"]
+    assert code == 0
+    assert (tool["name"], tool["description"].splitlines()[0]) == (
+        "Weather_Oracle",
+        "Answers questions about the weather anywhere.",
+    )
+    assert list(tool["parameters"]["properties"]) == ["message"]
 
 
 def test_a_higress_ai_agent_configuration_is_accepted_as_it_is(tmp_path: Path) -> None:
@@ -301,6 +320,7 @@ def one_tool_api(url: str, **api: Any) -> dict[str, Any]:
             {"apis": [one_tool_api("http://10.1.2.3")]}, "tools.apis.0.url", "a private address", id="private"
         ),
         pytest.param({"mcp": [{"url": "http://localhost:3000/mcp"}]}, "tools.mcp.0.url", "a loopback name", id="mcp"),
+        pytest.param({"a2a": [{"url": "http://192.168.1.20"}]}, "tools.a2a.0.url", "a private address", id="a2a"),
         pytest.param(
             {"openapi": [{"source": "weather-3.1.yaml", "baseUrl": "http://169.254.169.254/v3"}]},
             "tools.openapi.0.baseUrl",

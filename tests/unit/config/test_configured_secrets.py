@@ -53,10 +53,12 @@ def runtime_for(config: StepwiseConfig, clock: list[float]) -> StepRuntime:
 
 
 def test_every_place_a_configuration_holds_a_secret_is_listed() -> None:
-    # Given a configuration with a model key, an API's key, an MCP server's key and a stdio server's env
+    # Given a configuration with a model key, an API's key, an MCP server's key, a stdio server's env and an
+    # A2A agent's key
     mcp_http = {"url": "https://mcp.example.com/mcp", "apiKey": {"in": "bearer", "value": "ssm:/mcp/token"}}
     mcp_stdio = {"command": "server", "env": {"TOKEN": "secretsmanager:gh#token", "LONG": "a-long-value", "TZ": "UTC"}}
-    config = config_with(apis=[api(TOOL_KEY)], mcp=[mcp_http, mcp_stdio])
+    agent = {"url": "https://agent.example.com", "apiKey": {"in": "bearer", "value": "ssm:/agent/token"}}
+    config = config_with(apis=[api(TOOL_KEY)], mcp=[mcp_http, mcp_stdio], a2a=[agent])
 
     # When its secrets are listed
     listed = [(secret.field, secret.value) for secret in configured_secrets(config)]
@@ -66,6 +68,7 @@ def test_every_place_a_configuration_holds_a_secret_is_listed() -> None:
         ("models.m.api_key", MODEL_KEY),
         ("tools.apis.0.apiKey.value", TOOL_KEY),
         ("tools.mcp.0.apiKey.value", "ssm:/mcp/token"),
+        ("tools.a2a.0.apiKey.value", "ssm:/agent/token"),
         ("tools.mcp.1.env.TOKEN", "secretsmanager:gh#token"),
         ("tools.mcp.1.env.LONG", "a-long-value"),
     ]

@@ -28,6 +28,8 @@ HEAVY = (
     "cedarpy",
     "opentelemetry",
     "mcp",
+    "a2a",
+    "google.protobuf",
     "httpx",
     "jsonschema",
     "yaml",

@@ -2,14 +2,14 @@
 
 The file may be a Stepwise configuration or a Higress ``ai-agent`` plugin configuration (read through
 `stepwise.config.higress`). The check does what a Lambda container does at cold start — validates the file,
-imports the OpenAPI documents, asks the MCP servers for their tools, loads the Python tool modules —
-and then prints, per profile, each tool as the model will see it: name, description and JSON schema, and
-each profile whose model cannot work on this machine (`stepwise.config.model_reach`), and each profile's
-governance: its tool policy, guardrails and what it does at its budget (`stepwise.config.governance_summary`).
-Before building anything it refuses a tool URL every call to which the SSRF guard would refuse (a
-non-public address on a source not marked internal, `stepwise.config.internal_targets`). Secrets are not
-fetched: they are resolved at call time only. A bad file exits with status 1 and the `ConfigError`
-message, which names the file, the field and the reason.
+imports the OpenAPI documents, asks the MCP servers for their tools, reads the A2A agents' cards, loads the
+Python tool modules — and then prints, per profile, each tool as the model will see it: name, description and
+JSON schema, and each profile whose model cannot work on this machine (`stepwise.config.model_reach`), and
+each profile's governance: its tool policy, guardrails and what it does at its budget
+(`stepwise.config.governance_summary`). Before building anything it refuses a tool URL every call to which the
+SSRF guard would refuse (a non-public address on a source not marked internal,
+`stepwise.config.internal_targets`). Secrets are not fetched: they are resolved at call time only. A bad file
+exits with status 1 and the `ConfigError` message, which names the file, the field and the reason.
 """
 
 from __future__ import annotations

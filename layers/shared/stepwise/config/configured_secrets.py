@@ -12,7 +12,7 @@ tried again before each later step and API request of the process (at most once 
 once a tool or model call resolved it, which needs the same reference to resolve.
 
 `configured_secrets` is the one list of where a configuration holds secrets: model API keys (the intent
-classifier's too), the `apiKey` of HTTP APIs, OpenAPI sources and MCP servers, and a stdio MCP server's
+classifier's too), the `apiKey` of HTTP APIs, OpenAPI sources, MCP servers and A2A agents, and a stdio MCP server's
 `env` values that are credentials (`is_secret_env_value`).
 """
 
@@ -72,6 +72,7 @@ def configured_secrets(config: StepwiseConfig) -> list[ConfiguredSecret]:
         *((f"apis.{index}", source.api_key) for index, source in enumerate(tools.apis)),
         *((f"openapi.{index}", source.api_key) for index, source in enumerate(tools.openapi)),
         *((f"mcp.{index}", source.api_key) for index, source in enumerate(tools.mcp)),
+        *((f"a2a.{index}", source.api_key) for index, source in enumerate(tools.a2a)),
     ]
     secrets += [ConfiguredSecret(f"tools.{where}.apiKey.value", key.value) for where, key in keys if key is not None]
     for index, server in enumerate(tools.mcp):

@@ -1,6 +1,6 @@
 """Tool URLs that point at non-public addresses from a source not marked ``internal: true``.
 
-The SSRF guard (`stepwise.tools.guards`) refuses every call, document fetch and MCP session of a source
+The SSRF guard (`stepwise.tools.guards`) refuses every call, document fetch, MCP session and A2A request of a source
 that is not ``internal`` when its host is a loopback, private, link-local or otherwise non-public
 address. A URL whose host is such an address literal, or ``localhost``, is therefore refused every
 time; `stepwise config check` reports it up front instead of letting the first call fail. Host names
@@ -27,6 +27,8 @@ def unmarked_internal_urls(tools: ToolsConfig) -> list[str]:
         targets.append((f"tools.openapi.{index}", "baseUrl", source.base_url, source.internal))
     for index, server in enumerate(tools.mcp):
         targets.append((f"tools.mcp.{index}", "url", server.url, server.internal))
+    for index, agent in enumerate(tools.a2a):
+        targets.append((f"tools.a2a.{index}", "url", agent.url, agent.internal))
     problems: list[str] = []
     for where, name, url, internal in targets:
         reason = None if url is None or internal else refusal_without_resolving(httpx.URL(url).host)

@@ -1,5 +1,5 @@
 """Configuration of every tool source: HTTP APIs (the Higress ``ai-agent`` ``apis`` shape), OpenAPI
-documents, MCP servers, built-in tools and deployer Python modules.
+documents, MCP servers, remote A2A agents, built-in tools and deployer Python modules.
 
 ```yaml
 apis:                       # see stepwise.config.http_api
@@ -17,13 +17,16 @@ mcp:
     apiKey: {in: bearer, value: "ssm:/stepwise/mcp-token"}
     timeoutSeconds: 20
     include: [search_docs]
+a2a:                                 # see stepwise.config.a2a_source
+  - url: https://agent.example.com
+    apiKey: {in: bearer, value: "ssm:/stepwise/agent-token"}
 builtin: [current_time, calculator]
 python: [my_tools]
 maxSchemaBytes: 16384               # a tool spec above this is trimmed (annotations first) or left out
 ```
 
 Keys are camelCase as above; snake_case names are accepted too. Validation messages name the source (API
-URL, OpenAPI source, MCP URL), the tool and the field. Inputs are hidden from pydantic's messages because
+URL, OpenAPI source, MCP or A2A URL), the tool and the field. Inputs are hidden from pydantic's messages because
 ``apiKey.value`` may be a literal credential; a model that embeds `ToolsConfig` should hide them too
 (pydantic applies the outermost model's setting).
 """
@@ -33,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
+from stepwise.config.a2a_source import A2aAgentConfig
 from stepwise.config.http_api import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
@@ -56,6 +60,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "PATH_PLACEHOLDER",
     "TOOL_NAME_PATTERN",
+    "A2aAgentConfig",
     "ApiConfig",
     "ApiKeyConfig",
     "ApprovalRule",
@@ -169,13 +174,15 @@ class PythonModuleConfig(ApprovalRule, EffectRule):
 
 
 class ToolsConfig(BaseModel):
-    """Every tool source of a profile: HTTP APIs, OpenAPI documents, MCP servers, built-ins, Python modules."""
+    """Every tool source of a profile: HTTP APIs, OpenAPI documents, MCP servers, A2A agents, built-ins, Python
+    modules."""
 
     model_config = TOOL_MODEL_CONFIG
 
     apis: list[ApiConfig] = Field(default_factory=list)
     openapi: list[OpenApiSourceConfig] = Field(default_factory=list)
     mcp: list[McpServerConfig] = Field(default_factory=list)
+    a2a: list[A2aAgentConfig] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
     python: list[str | PythonModuleConfig] = Field(default_factory=list)
     max_schema_bytes: int = Field(
@@ -213,7 +220,7 @@ class ToolsConfig(BaseModel):
 
     @model_validator(mode="after")
     def _unique_tool_names(self) -> "ToolsConfig":
-        # OpenAPI and MCP tool names are known only once imported; the registry checks those.
+        # OpenAPI, MCP and A2A tool names are known only once imported; the registry checks those.
         owner: dict[str, str] = {}
         for api in self.apis:
             for tool in api.tools:
@@ -233,7 +240,7 @@ def parse_tools_config(data: object, *, source: str = "tools config") -> ToolsCo
     """Validate raw configuration (parsed YAML or JSON) into a `ToolsConfig`.
 
     Raises `ConfigError` whose message names ``source``, then for each problem the tool source (an API
-    by URL, an OpenAPI source, an MCP server by URL), the tool (by name) and the field, with the reason.
+    by URL, an OpenAPI source, an MCP server or A2A agent by URL), the tool (by name) and the field, with the reason.
     """
     try:
         return ToolsConfig.model_validate(data)
@@ -244,7 +251,7 @@ def parse_tools_config(data: object, *, source: str = "tools config") -> ToolsCo
         raise ConfigError(f"{source}: {problems}") from None
 
 
-_LABELLED_LISTS = ("apis", "tools", "openapi", "mcp")
+_LABELLED_LISTS = ("apis", "tools", "openapi", "mcp", "a2a")
 
 
 def _describe_error(data: object, loc: tuple[int | str, ...], message: str) -> str:
@@ -287,5 +294,8 @@ def _label(collection: str, item: object, position: int | str) -> str:
     if collection == "mcp":
         url = fields.get("url", fields.get("command"))
         return f"mcp {url}" if isinstance(url, str) else f"mcp[{position}]"
+    if collection == "a2a":
+        url = fields.get("url")
+        return f"a2a {url}" if isinstance(url, str) else f"a2a[{position}]"
     name = fields.get("toolName") or fields.get("tool_name")
     return f"tool {name}" if isinstance(name, str) else f"tools[{position}]"

@@ -23,8 +23,8 @@ from typing import Any
 
 from stepwise.config.redaction import redact_known_secrets
 
-# The libraries whose debug records hold request or response data: AWS SDK, HTTP clients, MCP transport.
-LIBRARY_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3", "httpx", "httpcore", "httpx2", "mcp")
+# The libraries whose debug records hold request or response data: AWS SDK, HTTP clients, MCP and A2A clients.
+LIBRARY_LOGGERS = ("botocore", "boto3", "s3transfer", "urllib3", "httpx", "httpcore", "httpx2", "mcp", "a2a")
 WITHHELD = "[arguments withheld: a library's debug record may hold request or response data]"
 
 _INSTALL_LOCK = threading.Lock()

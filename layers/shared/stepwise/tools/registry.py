@@ -153,10 +153,11 @@ def build_tool_registry(
     secret_resolver: SecretResolver | None = None,
     s3_client: Any = None,
 ) -> ToolRegistry:
-    """Build every configured tool: HTTP APIs, OpenAPI documents, MCP servers, built-ins, Python modules.
+    """Build every configured tool: HTTP APIs, OpenAPI documents, MCP servers, A2A agents, built-ins, Python modules.
 
     OpenAPI documents are read (from the config directory, S3 — with ``s3_client``, or a default one
-    made on first use — or https) and MCP servers are asked for their tools here, once per container.
+    made on first use — or https), MCP servers are asked for their tools and A2A agents' cards are read here,
+    once per container.
     Raises `ConfigError` for a document that cannot be imported, an MCP server that cannot be listed, an
     unknown built-in, a Python module that cannot be loaded, or a tool name used twice across sources.
     Secrets are not fetched here but at call time (and then cached). HTTP tools connect with one client
@@ -217,6 +218,20 @@ def build_tool_registry(
                 effects=CallEffects.of(server),
                 renamable=True,
             )
+    if config.a2a:
+        # only a configuration with A2A agents loads the A2A client
+        from stepwise.tools.a2a import load_a2a_tools
+    for index, agent in enumerate(config.a2a):
+        with _unusable_as(f"tools.a2a.{index}"):
+            agent_tools, agent_notes = load_a2a_tools(agent, secret_resolver=resolver)
+        for agent_tool in agent_tools:
+            collected.add(
+                agent_tool,
+                f"a2a {agent.describe()}",
+                approval=agent.approval_timeout(),
+                effects=CallEffects.of(agent),
+            )
+        collected.notes += agent_notes
     available = builtin_tools()
     for name in config.builtin:
         if name not in available:

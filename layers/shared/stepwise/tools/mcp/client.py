@@ -21,7 +21,6 @@ its own, and the call waits for it.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
@@ -44,6 +43,7 @@ from stepwise.tools.guards import (
     system_resolver,
 )
 from stepwise.tools.mcp.stdio_servers import STDIO_SERVERS
+from stepwise.tools.own_loop import innermost, run_in_own_loop
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -124,7 +124,7 @@ class McpClient:
             try:
                 return server.run(operation, timeout=config.timeout_seconds)
             except Exception as exc:
-                raise self._as_tool_error(_innermost(exc), [], server.stderr_tail()) from None
+                raise self._as_tool_error(innermost(exc), [], server.stderr_tail()) from None
         # Statuses the HTTP server answered with, to name a transport mismatch the SDK reports only vaguely.
         statuses: list[int] = []
 
@@ -136,9 +136,9 @@ class McpClient:
                         return await operation(client)
 
         try:
-            return _run_in_own_loop(run)
+            return run_in_own_loop(run, thread_name="mcp-session")
         except BaseException as exc:  # anyio wraps task failures in exception groups
-            raise self._as_tool_error(_innermost(exc), statuses, "") from None
+            raise self._as_tool_error(innermost(exc), statuses, "") from None
 
     async def _transport(self, stack: AsyncExitStack, statuses: list[int]) -> AbstractAsyncContextManager[Any]:
         import httpx2
@@ -249,33 +249,3 @@ class McpClient:
         if isinstance(failure, MCPError):
             return ToolError(f"the MCP server answered with an error: {failure}")
         return ToolError(f"MCP request to {config.url} failed: {type(failure).__name__}: {failure}")
-
-
-def _innermost(failure: BaseException) -> BaseException:
-    """The first real failure inside (possibly nested) exception groups."""
-    while isinstance(failure, BaseExceptionGroup) and failure.exceptions:
-        failure = failure.exceptions[0]
-    return failure
-
-
-def _run_in_own_loop(run: Callable[[], Awaitable[Result]]) -> Result:
-    """`run` in a new event loop: on this thread, or on one of its own when this thread runs a loop already."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return anyio.run(run)
-    outcome: list[Result] = []
-    failure: list[BaseException] = []
-
-    def in_thread() -> None:
-        try:
-            outcome.append(anyio.run(run))
-        except BaseException as exc:
-            failure.append(exc)
-
-    thread = threading.Thread(target=in_thread, name="mcp-session", daemon=True)
-    thread.start()
-    thread.join()
-    if failure:
-        raise failure[0]
-    return outcome[0]
