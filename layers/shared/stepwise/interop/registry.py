@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from stepwise.interop.mcp_server import mcp_protocol
 from stepwise.interop.mounts import ProtocolApp
 
 if TYPE_CHECKING:
@@ -13,4 +14,4 @@ if TYPE_CHECKING:
 
 def protocol_apps(config: Callable[[], StepwiseConfig]) -> list[ProtocolApp]:
     """Every protocol app, built on the configuration `config` gives (read when a request needs it)."""
-    return []
+    return [mcp_protocol(config)]
