@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from stepwise.config.model import StepwiseConfig
 
 MCP_PATH = "/mcp"
+# The methods API Gateway routes to the app (template.yaml); GET and DELETE are answered 405, as the
+# transport tells a client that a stateless server keeps no stream or session of its own.
+MCP_ROUTES = (("POST", MCP_PATH), ("GET", MCP_PATH), ("DELETE", MCP_PATH))
 # The challenge of a request that carries no key.
 MISSING_KEY_CHALLENGE = 'Bearer realm="stepwise"'
 _OWNER_STATE = "stepwise_mcp_owner"
