@@ -149,3 +149,11 @@ def test_cancelling_a_call_cancels_its_run(served: LocalApi) -> None:
             break
         time.sleep(0.2)
     assert json.dumps([(run["status"], run["stop_reason"]) for run in runs]) == '[["CANCELLED", "cancelled"]]'
+
+
+def test_get_and_delete_are_405_as_a_stateless_server_answers(served: LocalApi) -> None:
+    # When a client asks for a stream of the server's own, or ends a session
+    headers = {"x-api-key": KEY, "accept": "text/event-stream"}
+    answers = [httpx.request(method, f"{served.url}/mcp", headers=headers) for method in ("GET", "DELETE")]
+    # Then there is none to give: 405, POST being the only method
+    assert [(answer.status_code, answer.headers["allow"]) for answer in answers] == [(405, "POST"), (405, "POST")]

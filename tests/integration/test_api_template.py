@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from stepwise.local.template import SamTemplate
 from stepwise.interop.mcp_server import MCP_ROUTES
+from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from stepwise.steps.api.route_table import CONSOLE_ROUTES
 from tests.conftest import PROJECT_ROOT
