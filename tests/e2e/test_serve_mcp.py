@@ -18,6 +18,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import react_action, react_answer, serve
@@ -52,6 +53,11 @@ def served(dynamodb_local: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield server
 
 
+def texts(result: CallToolResult) -> list[str]:
+    """The text blocks of a tool result."""
+    return [block.text for block in result.content if isinstance(block, TextContent)]
+
+
 def connect(served: LocalApi, key: str = KEY, statuses: list[int] | None = None) -> Client:
     """The SDK's client on `/mcp`, sending `key`; the HTTP status of each answer goes to `statuses`."""
 
@@ -84,16 +90,16 @@ def test_a_tool_call_runs_the_profile_and_returns_the_runs_answer(served: LocalA
     # When the client calls the profile's tool
     result = anyio.run(called)
     # Then the result is the run's answer, and names the run, which the API shows SUCCEEDED to the same key
-    assert (result.is_error, [block.text for block in result.content]) == (False, ["It is noon."])
+    assert (result.is_error, texts(result)) == (False, ["It is noon."])
     run = httpx.get(f"{served.url}/v1/runs/{result.meta['stepwise/run_id']}", headers={"x-api-key": KEY}).json()
     assert (run["status"], run["profile"], run["answer"]) == ("SUCCEEDED", "assistant", "It is noon.")
 
 
 def test_a_multi_step_run_reports_its_steps_as_progress(served: LocalApi) -> None:
-    progress: list[tuple[float, str | None]] = []
+    reported: list[tuple[float, str | None]] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append((value, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append((progress, message))
 
     async def called() -> None:
         async with connect(served) as client:
@@ -102,10 +108,10 @@ def test_a_multi_step_run_reports_its_steps_as_progress(served: LocalApi) -> Non
     # When the client calls the tool with a progress callback (so its request carries a progress token)
     anyio.run(called)
     # Then each step of the run arrived as a notification, in order, counting up, ending with the run's end
-    steps = [message.partition(": ")[2] for _, message in progress if message and message.startswith("iteration")]
+    steps = [message.partition(": ")[2] for _, message in reported if message and message.startswith("iteration")]
     assert steps == ["llm", "parse current_time", "tool current_time", "llm", "parse"]
-    assert [value for value, _ in progress] == list(range(1, len(progress) + 1))
-    assert (progress[-1][1] or "").endswith("is SUCCEEDED")
+    assert [value for value, _ in reported] == list(range(1, len(reported) + 1))
+    assert (reported[-1][1] or "").endswith("is SUCCEEDED")
 
 
 def test_a_failed_run_is_an_error_result_saying_why(served: LocalApi) -> None:
@@ -117,7 +123,7 @@ def test_a_failed_run_is_an_error_result_saying_why(served: LocalApi) -> None:
     result = anyio.run(called)
     # Then the result is an error, saying how the run ended and why
     assert result.is_error is True
-    assert "ended FAILED (GuardrailBlocked" in result.content[0].text
+    assert "ended FAILED (GuardrailBlocked" in texts(result)[0]
 
 
 def test_a_wrong_key_gets_401(served: LocalApi) -> None:

@@ -21,6 +21,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.lambda_runtime import load_handler
@@ -238,7 +239,10 @@ def test_an_mcp_client_calls_a_profile_through_the_streaming_function(
     # When grace's MCP client calls the profile's tool through the streaming function, as on AWS
     result = anyio.run(called)
     # Then the result is the run's answer, and the run is grace's
-    assert ([block.text for block in result.content], result.is_error) == (["It is noon."], False)
+    assert ([block.text for block in result.content if isinstance(block, TextContent)], result.is_error) == (
+        ["It is noon."],
+        False,
+    )
     assert run_status(api, result.meta["stepwise/run_id"], "grace") == "SUCCEEDED"
 
 

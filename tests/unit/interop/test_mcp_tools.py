@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp.types import CallToolResult, TextContent
+
 from stepwise.config.model import StepwiseConfig
 from stepwise.interop.mcp_tools import RUN_ID_META, profile_tools, run_result, tool_arguments
 
@@ -18,6 +20,11 @@ def config() -> StepwiseConfig:
         "lists": {"model": "m", "response_schema": {"type": "array", "items": {"type": "string"}}},
     }
     return StepwiseConfig.model_validate({"models": {"m": model}, "profiles": profiles})
+
+
+def texts(result: CallToolResult) -> list[str]:
+    """The text blocks of a tool result."""
+    return [block.text for block in result.content if isinstance(block, TextContent)]
 
 
 def ended(status: str = "SUCCEEDED", **fields: Any) -> dict[str, Any]:
@@ -44,7 +51,7 @@ def test_a_structured_answer_is_the_results_structured_content_and_its_text() ->
     result = run_result(ended(output={"city": "Paris"}), structured=True)
     # Then the output is the structured content, and also JSON text after the answer
     assert (result.is_error, result.structured_content) == (False, {"city": "Paris"})
-    assert [block.text for block in result.content] == ["Paris.", '{"city": "Paris"}']
+    assert texts(result) == ["Paris.", '{"city": "Paris"}']
     assert result.meta is not None and result.meta[RUN_ID_META] == "r1"
 
 
@@ -53,14 +60,14 @@ def test_a_structured_profiles_run_without_its_output_is_an_error_saying_why() -
     result = run_result(ended(output=None, output_error="not valid JSON"), structured=True)
     # Then the result is an error naming the reason, with the answer
     assert result.is_error is True
-    assert "without its structured output: not valid JSON" in result.content[0].text
+    assert "without its structured output: not valid JSON" in texts(result)[0]
 
 
 def test_a_cancelled_run_is_an_error_naming_its_stop_reason() -> None:
     # When the run ended CANCELLED, without an error of its own
     result = run_result(ended("CANCELLED", answer=None, stop_reason="cancelled", outcome="none"), structured=False)
     # Then the error says how it ended
-    assert (result.is_error, result.content[0].text) == (True, "run r1 ended CANCELLED (stop reason cancelled)")
+    assert (result.is_error, texts(result)[0]) == (True, "run r1 ended CANCELLED (stop reason cancelled)")
 
 
 def test_arguments_other_than_a_question_are_refused_naming_each_field() -> None:

@@ -124,6 +124,8 @@ class McpApp:
         arguments = tool_arguments(params.arguments)
         if isinstance(arguments, str):
             return error_result(arguments)
+        if ctx.request is None:
+            raise RuntimeError("an MCP call without its HTTP request: the app serves streamable HTTP only")
         request_scope = ctx.request.scope
         caller = api_caller_of(request_scope)
 
