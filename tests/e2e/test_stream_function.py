@@ -232,7 +232,7 @@ def test_an_mcp_client_calls_a_profile_through_the_streaming_function(
     model_server.enqueue(body=chat_completion(content="It is noon."))
 
     async def called() -> Any:
-        http = httpx2.AsyncClient(headers=gateway_context("grace"), timeout=30)
+        http = httpx2.AsyncClient(headers=gateway_context("grace"), timeout=120)
         async with Client(streamable_http_client(f"{stream_url}/mcp", http_client=http)) as client:
             return await client.call_tool("assistant", {"question": "What time is it?"})
 

@@ -91,7 +91,9 @@ async def call_profile(
     body: dict[str, Any] = {"input": arguments.question, "profile": profile_name}
     if arguments.session_id is not None:
         body["session_id"] = arguments.session_id
-    started = await _api(caller, "POST", "/v1/runs", body)
+    # shielded: a cancellation arriving while the run starts is delivered below, once its id is known
+    with anyio.CancelScope(shield=True):
+        started = await _api(caller, "POST", "/v1/runs", body)
     if not started.ok:
         return error_result(f"the run could not be started: {_api_error(started)}")
     run_id = str(started.body["run_id"])
