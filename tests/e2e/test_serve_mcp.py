@@ -58,7 +58,7 @@ def texts(result: CallToolResult) -> list[str]:
     return [block.text for block in result.content if isinstance(block, TextContent)]
 
 
-def connect(served: LocalApi, key: str = KEY, statuses: list[int] | None = None) -> Client:
+def connect(served: LocalApi, key: str = KEY, statuses: list[int] | None = None, mode: str = "auto") -> Client:
     """The SDK's client on `/mcp`, sending `key`; the HTTP status of each answer goes to `statuses`."""
 
     async def record(response: httpx2.Response) -> None:
@@ -67,7 +67,7 @@ def connect(served: LocalApi, key: str = KEY, statuses: list[int] | None = None)
 
     # a read waits as long as a run may go without a step (no progress token: nothing until the result)
     http = httpx2.AsyncClient(headers={"x-api-key": key}, event_hooks={"response": [record]}, timeout=120)
-    return Client(streamable_http_client(f"{served.url}/mcp", http_client=http))
+    return Client(streamable_http_client(f"{served.url}/mcp", http_client=http), mode=mode)
 
 
 def test_the_client_lists_the_profiles_as_tools_with_their_descriptions(served: LocalApi) -> None:
@@ -161,6 +161,34 @@ def test_cancelling_a_call_cancels_its_run(served: LocalApi) -> None:
             break
         time.sleep(0.2)
     assert json.dumps([(run["status"], run["stop_reason"]) for run in runs]) == '[["CANCELLED", "cancelled"]]'
+
+
+def test_a_handshake_era_clients_cancellation_notice_cancels_the_run_its_call_started(served: LocalApi) -> None:
+    def session_runs() -> list[dict[str, Any]]:
+        answer = httpx.get(f"{served.url}/v1/runs?session_id=mcp-legacy-cancel", headers={"x-api-key": KEY})
+        runs: list[dict[str, Any]] = answer.json()["runs"]
+        return runs
+
+    async def given_up() -> list[str]:
+        # a 2025-11-25 client: it cancels by posting notifications/cancelled, its call's response still open
+        async with connect(served, mode="legacy") as client:
+            with anyio.CancelScope() as call:
+
+                async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                    call.cancel()
+
+                question = {"question": "Time, slowly", "session_id": "mcp-legacy-cancel"}
+                await client.call_tool("assistant", question, progress_callback=on_progress)
+            # read while the client is still connected: the notice, not a closed connection, cancelled it
+            seen: list[str] = []
+            with anyio.move_on_after(10):
+                while "CANCELLED" not in seen:
+                    seen = [run["status"] for run in await anyio.to_thread.run_sync(session_runs)]
+                    await anyio.sleep(0.2)
+            return seen
+
+    # When the client gives up on the call, then its run is cancelled, within a few seconds
+    assert anyio.run(given_up) == ["CANCELLED"]
 
 
 def test_get_and_delete_are_405_as_a_stateless_server_answers(served: LocalApi) -> None:

@@ -312,8 +312,8 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             "-H 'content-type: application/json' "
             """-d '{"input": "What is the weather in Paris?"}'""",
             file=out,
-            flush=True,
         )
+        print(f"  MCP: {stack.url}/mcp (each profile a tool; the same key)", file=out, flush=True)
         if stack.recovery.resumed or stack.recovery.timed_out:
             print(
                 f"resumed {len(stack.recovery.resumed)} open run(s); ended {len(stack.recovery.timed_out)} "
