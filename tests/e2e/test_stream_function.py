@@ -16,11 +16,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
+import httpx2
 import pytest
 from a2a.client import ClientConfig, ClientFactory
 from a2a.helpers.proto_helpers import get_artifact_text, new_text_message
 from a2a.types import Role, SendMessageRequest, TaskState
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from bench.dynamodb_meter import DynamoDBMeter
 from stepwise.local.lambda_runtime import load_handler
@@ -241,3 +246,33 @@ def test_the_a2a_sdk_client_gets_its_answer_through_the_streaming_function(
     # Then the task completed with the answer, as frank's run
     assert response.task.status.state == TaskState.TASK_STATE_COMPLETED
     assert [get_artifact_text(each) for each in response.task.artifacts] == ["It is noon."]
+
+
+def test_an_mcp_client_calls_a_profile_through_the_streaming_function(
+    api: LocalApi, model_server: FakeOpenAIServer, stream_url: str
+) -> None:
+    # Given a model that answers at once
+    model_server.enqueue(body=chat_completion(content="It is noon."))
+
+    async def called() -> Any:
+        http = httpx2.AsyncClient(headers=gateway_context("grace"), timeout=120)
+        async with Client(streamable_http_client(f"{stream_url}/mcp", http_client=http)) as client:
+            return await client.call_tool("assistant", {"question": "What time is it?"})
+
+    # When grace's MCP client calls the profile's tool through the streaming function, as on AWS
+    result = anyio.run(called)
+    # Then the result is the run's answer, and the run is grace's
+    assert ([block.text for block in result.content if isinstance(block, TextContent)], result.is_error) == (
+        ["It is noon."],
+        False,
+    )
+    assert run_status(api, result.meta["stepwise/run_id"], "grace") == "SUCCEEDED"
+
+
+def test_an_mcp_request_without_an_identity_is_401_with_a_bearer_challenge(stream_url: str) -> None:
+    # When an MCP request reaches the app with a key but not through API Gateway (no request context)
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"x-api-key": "dave", "accept": "application/json, text/event-stream"}
+    answer = httpx.post(f"{stream_url}/mcp", json=listing, headers=headers, timeout=30)
+    # Then it is refused, 401, saying the key goes as a bearer token
+    assert (answer.status_code, answer.headers["www-authenticate"]) == (401, 'Bearer realm="stepwise"')

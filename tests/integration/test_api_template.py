@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stepwise.interop.a2a import paths as a2a
+from stepwise.interop.mcp_server import MCP_ROUTES
 from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from stepwise.steps.api.route_table import CONSOLE_ROUTES
@@ -30,9 +31,9 @@ def test_every_route_of_the_api_is_an_event_of_an_http_function(template: dict[s
         for logical_id in ("ApiFunction", "StreamFunction")
         for event in resources[logical_id]["Properties"]["Events"].values()
     ]
-    # Then they are exactly the routes the handler serves (the API's and the console's), all on the one REST API
+    # Then they are exactly the routes the handler serves (the API's, the console's, MCP's), all on the one REST API
     declared = {(event["Properties"]["Method"].upper(), event["Properties"]["Path"]) for event in events}
-    assert declared == set(ROUTES) | set(CONSOLE_ROUTES) | a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES
+    assert declared == set(ROUTES) | set(CONSOLE_ROUTES) | a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES | set(MCP_ROUTES)
     assert {event["Properties"]["RestApiId"]["Ref"] for event in events} == {"StepwiseApi"}
 
 
@@ -45,9 +46,10 @@ def test_every_method_of_the_rest_api_requires_the_api_key_or_iam(template: dict
         for method, spec in by_method.items()
     }
     # Then it covers every route, and each one of the API asks for the API key, or a SigV4 signature with
-    # ApiAuth=IAM; the console's files and the A2A Agent Cards alone are public
-    assert set(methods) == set(ROUTES) | set(CONSOLE_ROUTES) | a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES
-    assert all(methods[route]["security"] == PROTECTED for route in set(ROUTES) | a2a.KEYED_ROUTES)
+    # ApiAuth=IAM (MCP's and A2A's methods too); the console's files and the A2A Agent Cards alone are public
+    keyed = set(ROUTES) | a2a.KEYED_ROUTES | set(MCP_ROUTES)
+    assert set(methods) == keyed | set(CONSOLE_ROUTES) | a2a.PUBLIC_ROUTES
+    assert all(methods[route]["security"] == PROTECTED for route in keyed)
     assert all(methods[route]["security"] == [] for route in set(CONSOLE_ROUTES) | a2a.PUBLIC_ROUTES)
     assert definition["securityDefinitions"]["api_key"] == {"type": "apiKey", "name": "x-api-key", "in": "header"}
     assert definition["securityDefinitions"]["sigv4"]["x-amazon-apigateway-authtype"] == "awsSigv4"

@@ -17,12 +17,13 @@ from samtranslator.translator.transform import transform
 from samtranslator.yaml_helper import yaml_parse
 
 from stepwise.interop.a2a import paths as a2a
+from stepwise.interop.mcp_server import MCP_ROUTES
 from stepwise.local.template import SamTemplate
 from stepwise.steps.api import ROUTES
 from stepwise.steps.api.route_table import CONSOLE_ROUTES
 from tests.conftest import PROJECT_ROOT
 
-STREAMED = {("GET", "/v1/runs/{run_id}/events"), ("POST", "/v1/chat/completions")}
+STREAMED = {("GET", "/v1/runs/{run_id}/events"), ("POST", "/v1/chat/completions"), *MCP_ROUTES}
 # The protocol apps the stream function serves beside them (stepwise.interop): A2A's endpoints and cards
 A2A_ROUTES = a2a.KEYED_ROUTES | a2a.PUBLIC_ROUTES
 PROTOCOL_ROUTES = A2A_ROUTES
@@ -82,9 +83,10 @@ def test_the_streamed_routes_belong_to_the_stream_function_and_every_other_route
 ) -> None:
     # Given the events of both HTTP functions
     streamed, buffered = routes_of(template, "StreamFunction") - PROTOCOL_ROUTES, routes_of(template, "ApiFunction")
-    # Then the two streamed routes go to StreamFunction, the rest to ApiFunction, and nothing is left out
+    # Then the streamed routes (MCP's among them) go to StreamFunction, the rest to ApiFunction, and nothing
+    # is left out
     assert streamed == STREAMED
-    assert streamed | buffered == set(ROUTES) | set(CONSOLE_ROUTES) and not streamed & buffered
+    assert streamed | buffered == set(ROUTES) | set(CONSOLE_ROUTES) | set(MCP_ROUTES) and not streamed & buffered
 
 
 def test_api_gateway_streams_the_stream_functions_answers(deployed_paths: dict[str, Any]) -> None:
@@ -107,6 +109,7 @@ def test_the_streamed_routes_are_protected_as_every_other_route(deployed_paths: 
     # Then a streamed route asks for the same API key (authorizer and usage plan) or SigV4 as a buffered one
     assert security[("GET", "/v1/runs/{run_id}/events")] == security[("GET", "/v1/runs/{run_id}")]
     assert security[("POST", "/v1/chat/completions")] == security[("POST", "/v1/runs")]
+    assert all(security[route] == security[("POST", "/v1/runs")] for route in MCP_ROUTES)
 
 
 def test_the_stream_function_runs_its_app_behind_the_web_adapter_for_its_architecture(
@@ -143,15 +146,19 @@ def test_the_handler_script_serves_the_functions_app_on_the_adapters_port_on_loo
     assert function["Environment"]["Variables"]["AWS_LWA_PORT"] == "8080"
 
 
+def statements(template: dict[str, Any], logical_id: str) -> list[dict[str, Any]]:
+    policies = template["Resources"][logical_id]["Properties"]["Policies"]
+    return [statement for policy in policies if "Statement" in policy for statement in policy["Statement"]]
+
+
 def test_the_stream_function_may_not_list_answer_or_scan(template: dict[str, Any]) -> None:
     # Given the stream function's own statements
-    policies = template["Resources"]["StreamFunction"]["Properties"]["Policies"]
-    statements = [s for policy in policies if "Statement" in policy for s in policy["Statement"]]
-    actions = {action for s in statements for action in s["Action"]}
-    # Then it reads, starts and (for A2A) cancels runs, and can do nothing only the other routes need
+    stream_statements = statements(template, "StreamFunction")
+    actions = {action for s in stream_statements for action in s["Action"]}
+    # Then it reads, starts and (for A2A and MCP) cancels runs, and can do nothing only the other routes need
     assert {"states:StartExecution", "states:StopExecution", "dynamodb:Query"} <= actions
     assert not actions & {"states:SendTaskSuccess", "states:SendTaskFailure", "dynamodb:Scan"}
-    assert not [s for s in statements if "index" in str(s["Resource"])]
+    assert not [s for s in stream_statements if "index" in str(s["Resource"])]
 
 
 def test_a2a_streams_from_the_stream_function_its_methods_keyed_its_cards_public(
@@ -167,3 +174,12 @@ def test_a2a_streams_from_the_stream_function_its_methods_keyed_its_cards_public
         )
         public = (method, path) in a2a.PUBLIC_ROUTES
         assert spec["security"] == ([] if public else deployed_paths["/v1/runs"]["post"]["security"]), path
+
+
+def test_the_stream_function_stops_executions_as_narrowly_as_the_api_function(template: dict[str, Any]) -> None:
+    # Given the statements that let each function stop an execution (an MCP call cancelled cancels its run)
+    def stopping(logical_id: str) -> list[Any]:
+        return [s["Resource"] for s in statements(template, logical_id) if "states:StopExecution" in s["Action"]]
+
+    # Then the stream function may stop the agent's executions only, exactly as the API function may
+    assert stopping("StreamFunction") == stopping("ApiFunction") != []

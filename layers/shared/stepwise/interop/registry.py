@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from stepwise.interop.a2a.mount import a2a_protocol_app
+from stepwise.interop.mcp_server import mcp_protocol
 from stepwise.interop.mounts import ProtocolApp
 
 if TYPE_CHECKING:
@@ -14,4 +15,4 @@ if TYPE_CHECKING:
 
 def protocol_apps(config: Callable[[], StepwiseConfig]) -> list[ProtocolApp]:
     """Every protocol app, built on the configuration `config` gives (read when a request needs it)."""
-    return [a2a_protocol_app(config)]
+    return [a2a_protocol_app(config), mcp_protocol(config)]

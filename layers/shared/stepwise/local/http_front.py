@@ -24,6 +24,10 @@ connections alive, and bounds connections (`limit_concurrency`: 503 beyond). Wha
   `x-should-retry: false`, since a retried chat completion would start another run) and a stream ends
   with its route's `closing` chunk. Their threads are daemons, so one still reading the store does not
   hold the process's exit.
+- **Accepted keys**: given `accepted_keys`, a request presenting any other key (`x-api-key` or
+  `Authorization: Bearer`) is answered 401 on every path, the API's, the console's and the protocols',
+  as API Gateway's usage plan refuses a key it does not hold (with 403 there). A request with no key
+  goes on: the API answers it 401, and the console's page is public.
 - **405** for a method a known path does not take (`POST /v1/models`), or that no route takes (TRACE),
   with an `Allow` header naming the path's methods (every route's, for an unknown path). HEAD and
   OPTIONS are such methods: API Gateway serves neither on these resources (no GET-as-HEAD, no CORS), so
@@ -44,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import socket
 import threading
 import time
@@ -57,6 +62,7 @@ from stepwise.interop.api_calls import ApiCaller
 from stepwise.interop.mounts import ProtocolApp, mounted_app, serve_mounted
 from stepwise.local.api_gateway import api_gateway_event
 from stepwise.local.front_limits import FrontLimits, HeadTimeoutProtocol
+from stepwise.steps.api.caller_key import presented_api_key
 from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
 from stepwise.steps.api.started_runs import observing_started_runs
 from stepwise.streaming.answers import (
@@ -73,6 +79,8 @@ from stepwise.streaming.proxy_event import resource_of
 from stepwise.telemetry.observability import logger
 
 __all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
+# What a 401 of the front asks for: the key, as `Authorization: Bearer` (or `x-api-key`).
+UNACCEPTED_KEY_CHALLENGE = 'Bearer realm="stepwise", error="invalid_token"'
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
 
@@ -111,8 +119,10 @@ class ApiFront:
         waiting_route: Callable[[str, str], bool] = lambda method, path: False,
         stream_routes: Sequence[StreamRoute] = (),
         protocol_apps: Sequence[ProtocolApp] = (),
+        accepted_keys: frozenset[str] = frozenset(),
     ) -> None:
         self.limits = limits or FrontLimits()
+        self._accepted_keys = accepted_keys
         self._protocol_apps = list(protocol_apps)
         self._handler = handler
         self._waiting_handler = waiting_handler or handler
@@ -203,6 +213,9 @@ class ApiFront:
         # the app is called once the request's head is whole: the body's time starts here
         body_deadline = time.monotonic() + self.limits.read_timeout_seconds
         method = scope["method"]
+        if not self._key_accepted(scope):
+            await self._send(send, method, _unaccepted_key())
+            return
         mounted = mounted_app(self._protocol_apps, scope["path"])
         if mounted is not None:
             await self._serve_protocol(mounted, scope, receive, send)
@@ -223,6 +236,18 @@ class ApiFront:
             logger.exception("the API function failed", extra={"path": event["path"]})
             answer = error_answer(502, "bad_gateway", "Internal server error")
         await self._send(send, method, answer, receive)
+
+    def _key_accepted(self, scope: dict[str, Any]) -> bool:
+        """False when keys are set and the request presents a key that is not one of them."""
+        if not self._accepted_keys:
+            return True
+        headers = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        key = presented_api_key(headers)
+        # compared in constant time, each against every accepted key, so the answer's timing tells nothing
+        if key is None:
+            return True
+        matches = [hmac.compare_digest(key.encode(), accepted.encode()) for accepted in self._accepted_keys]
+        return any(matches)
 
     async def _serve_protocol(self, mounted: ProtocolApp, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """A protocol's request (A2A, MCP): its app answers, calling the API as the request's caller."""
@@ -334,6 +359,17 @@ class ApiFront:
         if future.done():
             return future.result()
         raise StreamInterrupted
+
+
+def _unaccepted_key() -> HttpResponse:
+    """The 401 of a key that is not one of the server's accepted keys (RFC 6750's challenge: the key may be
+    sent as a bearer token)."""
+    return error_answer(
+        401,
+        "unauthorized",
+        "the API key is not one this server accepts",
+        www_authenticate=UNACCEPTED_KEY_CHALLENGE,
+    )
 
 
 def _stopped_while_waiting(run_id: str | None) -> HttpResponse:

@@ -22,6 +22,7 @@ import socket
 import sys
 import threading
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -51,6 +52,8 @@ from stepwise.streaming.slots import StreamSlots
 __all__ = ["FunctionInstances", "LocalApi", "add_serve_command", "api_gateway_event", "command_serve"]
 
 API_FUNCTION = "ApiFunction"
+# The keys `stepwise serve` accepts, comma-separated (besides `--api-key`).
+API_KEYS_VARIABLE = "STEPWISE_API_KEYS"
 DEFAULT_PORT = 8080
 MAX_PORT = 65535
 # Measured on 2 cores (docs/performance.md, "Where a burst's time goes"): the handlers' CPU on the other core.
@@ -81,6 +84,7 @@ class LocalApi:
         stream_routes: list[StreamRoute] | None = None,
         lambda_workers: int = 0,
         resume_open_runs: bool = True,
+        accepted_keys: frozenset[str] = frozenset(),
     ) -> None:
         self._config_dir = config_dir
         self._config_file = config_file
@@ -93,6 +97,7 @@ class LocalApi:
         self._workflow_type = workflow_type
         self._lambda_workers = lambda_workers
         self._resume_open_runs = resume_open_runs
+        self._accepted_keys = accepted_keys
         self._example_api = ExampleToolApi() if demo else None
         self._endpoint = StepFunctionsEndpoint(max_concurrent_executions=max_concurrent_executions)
         self._front_limits = front_limits
@@ -140,6 +145,7 @@ class LocalApi:
                     chat_stream_route(self.environment.runtime, instances().invoke, slots),
                 ],
                 protocol_apps=protocol_apps(lambda: self.environment.runtime.config),
+                accepted_keys=self._accepted_keys,
             ).start()
         except BaseException:
             self.__exit__(None, None, None)
@@ -223,7 +229,22 @@ def add_serve_command(subparsers: Any) -> None:
         help="processes that run the state machine's Lambda invocations, as Lambda's containers do; "
         f"0 runs them in the server's own process (default {DEFAULT_LAMBDA_WORKERS})",
     )
+    serve.add_argument(
+        "--api-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help=f"accept only this API key (repeatable; also ${API_KEYS_VARIABLE}, comma-separated): any other key "
+        "is answered 401 on every route, as a deployed stack's usage plan refuses it; without either, any key "
+        "is accepted and is its caller's identity",
+    )
     serve.set_defaults(handler=command_serve)
+
+
+def accepted_keys(given: list[str], environ: Mapping[str, str]) -> frozenset[str]:
+    """The keys `stepwise serve` accepts: those of `--api-key` and of `STEPWISE_API_KEYS` (empty: any key)."""
+    listed = [key.strip() for key in environ.get(API_KEYS_VARIABLE, "").split(",")]
+    return frozenset(key for key in [*given, *listed] if key)
 
 
 def ensure_port_free(port: int) -> None:
@@ -258,6 +279,7 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
         config_path = Path(args.config).resolve()
         config_dir, config_file = config_path.parent, config_path.name
         warn_if_no_model(config_path)
+    keys = accepted_keys(args.api_key, os.environ)
     with (
         serve_store(args) as store,
         LocalApi(
@@ -271,6 +293,7 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             lambda_workers=args.workers,
             # a run another command is executing is open too: resumed only when no other command shares the store
             resume_open_runs=store.others == 0,
+            accepted_keys=keys,
         ) as stack,
     ):
         store.open_gate()
@@ -282,13 +305,15 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             )
         # installed before the banner: whoever reads it may signal at once
         stopping = stop_signal_event()
+        example_key = "<one of your keys>" if keys else "me"
         print(f"stepwise serve: {stack.url} · config {config_dir / config_file} · Ctrl-C stops", file=out)
         print(
-            f"  curl -s -X POST {stack.url}/v1/runs -H 'x-api-key: me' -H 'content-type: application/json' "
+            f"  curl -s -X POST {stack.url}/v1/runs -H 'x-api-key: {example_key}' "
+            "-H 'content-type: application/json' "
             """-d '{"input": "What is the weather in Paris?"}'""",
             file=out,
-            flush=True,
         )
+        print(f"  MCP: {stack.url}/mcp (each profile a tool; the same key)", file=out, flush=True)
         if stack.recovery.resumed or stack.recovery.timed_out:
             print(
                 f"resumed {len(stack.recovery.resumed)} open run(s); ended {len(stack.recovery.timed_out)} "
