@@ -153,9 +153,13 @@ class StreamingApp:
         headers = [
             (name, value) for name, value in scope["headers"] if name.decode("latin-1").lower() not in _FORWARDED
         ]
-        await serve_mounted(
-            mounted, {**scope, "headers": headers}, receive, send, caller, max_body_bytes=self._max_body_bytes
-        )
+        try:
+            await serve_mounted(
+                mounted, {**scope, "headers": headers}, receive, send, caller, max_body_bytes=self._max_body_bytes
+            )
+        finally:
+            # runs a protocol started are counted as the API function counts them (one EMF line per request)
+            metrics.flush_metrics(raise_on_empty_metrics=False)
 
     def _dispatch(self, event: Event, context: ForwardedLambdaContext) -> HttpResponse:
         try:
