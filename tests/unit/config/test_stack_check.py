@@ -1,0 +1,207 @@
+"""`stepwise config check --aws --stack NAME`: the deployment checked as it runs, in its Region, as its role.
+
+CloudFormation, Bedrock, IAM and Lambda are botocore's Stubber on real clients, so every request and answer
+is checked against the service models botocore ships (no AWS account is needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from stepwise.config.stack_check import check_deployment
+
+TODAY = date(2026, 11, 27)
+REGION = "eu-west-1"
+ACCOUNT = "123456789012"
+NOVA = "amazon.nova-2-lite-v1:0"
+GLOBAL_NOVA = f"global.{NOVA}"
+ROLE = f"arn:aws:iam::{ACCOUNT}:role/stepwise-LLMCallFunctionRole-AbC123"
+STACK_ID = f"arn:aws:cloudformation:{REGION}:{ACCOUNT}:stack/stepwise/4f1e2d3c-0000-1111-2222-333344445555"
+
+
+@pytest.fixture
+def config_file(tmp_path: Path) -> Path:
+    """A configuration whose Bedrock model id comes from the deployment, as config/stepwise.yaml's does."""
+    path = tmp_path / "stepwise.yaml"
+    path.write_text(
+        "models:\n"
+        "  nova:\n"
+        "    provider: bedrock\n"
+        "    model_id: ${env:BEDROCK_MODEL_ID:-us.amazon.nova-2-lite-v1:0}\n"
+        "profiles:\n"
+        "  default:\n"
+        "    model: nova\n"
+        "    limits: {max_parallel_calls: 4}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture
+def aws() -> Iterator[dict[str, tuple[Any, Stubber]]]:
+    """A stubbed client per service, all in the stack's Region; each must have used all its answers."""
+    session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x")
+    stubbed = {}
+    for service in ("cloudformation", "bedrock", "iam", "lambda"):
+        client = session.client(service, region_name=REGION)  # type: ignore[call-overload]
+        stubbed[service] = (client, Stubber(client))
+    for _, stubber in stubbed.values():
+        stubber.activate()
+    yield stubbed
+    for _, stubber in stubbed.values():
+        stubber.assert_no_pending_responses()
+        stubber.deactivate()
+
+
+def clients_of(aws: dict[str, tuple[Any, Stubber]]) -> Any:
+    def client(service: str, region: str) -> Any:
+        assert region == REGION, f"{service} asked in {region}"
+        return aws[service][0]
+
+    return client
+
+
+def expect_stack(stubber: Stubber, model_id: str) -> None:
+    stack = {
+        "StackName": "stepwise",
+        "StackId": STACK_ID,
+        "CreationTime": "2026-11-20T10:00:00Z",
+        "StackStatus": "CREATE_COMPLETE",
+        "Parameters": [{"ParameterKey": "BedrockModelId", "ParameterValue": model_id}],
+    }
+    stubber.add_response("describe_stacks", {"Stacks": [stack]}, {"StackName": "stepwise"})
+    resource = {
+        "LogicalResourceId": "LLMCallFunctionRole",
+        "PhysicalResourceId": ROLE.rsplit("/", 1)[1],
+        "ResourceType": "AWS::IAM::Role",
+        "LastUpdatedTimestamp": "2026-11-20T10:00:00Z",
+        "ResourceStatus": "CREATE_COMPLETE",
+    }
+    stubber.add_response(
+        "describe_stack_resource",
+        {"StackResourceDetail": resource},
+        {"StackName": "stepwise", "LogicalResourceId": "LLMCallFunctionRole"},
+    )
+
+
+def global_profile() -> dict[str, Any]:
+    return {
+        "inferenceProfileName": "GLOBAL Nova 2 Lite",
+        "inferenceProfileArn": f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{GLOBAL_NOVA}",
+        "inferenceProfileId": GLOBAL_NOVA,
+        "models": [
+            {"modelArn": f"arn:aws:bedrock:{REGION}::foundation-model/{NOVA}"},
+            {"modelArn": f"arn:aws:bedrock:us-east-1::foundation-model/{NOVA}"},
+        ],
+        "status": "ACTIVE",
+        "type": "SYSTEM_DEFINED",
+    }
+
+
+def expect_bedrock_check(stubber: Stubber) -> None:
+    """The Bedrock questions about the deployed global profile: the profile, its model, the account's access."""
+    stubber.add_response("get_inference_profile", global_profile(), {"inferenceProfileIdentifier": GLOBAL_NOVA})
+    details = {
+        "modelArn": f"arn:aws:bedrock:{REGION}::foundation-model/{NOVA}",
+        "modelId": NOVA,
+        "modelName": "Nova 2 Lite",
+        "providerName": "Amazon",
+        "inferenceTypesSupported": ["INFERENCE_PROFILE"],
+        "modelLifecycle": {"status": "ACTIVE"},
+    }
+    stubber.add_response("get_foundation_model", {"modelDetails": details}, {"modelIdentifier": NOVA})
+    available = {
+        "modelId": NOVA,
+        "agreementAvailability": {"status": "AVAILABLE"},
+        "authorizationStatus": "AUTHORIZED",
+        "entitlementAvailability": "AVAILABLE",
+        "regionAvailability": "AVAILABLE",
+    }
+    stubber.add_response("get_foundation_model_availability", available, {"modelId": NOVA})
+
+
+def expect_simulation(stubber: Stubber, resource: str, decision: str) -> None:
+    context = [
+        {
+            "ContextKeyName": "bedrock:InferenceProfileArn",
+            "ContextKeyValues": [f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{GLOBAL_NOVA}"],
+            "ContextKeyType": "string",
+        }
+    ]
+    result = {"EvalActionName": "bedrock:InvokeModel", "EvalResourceName": resource, "EvalDecision": decision}
+    stubber.add_response(
+        "simulate_principal_policy",
+        {"EvaluationResults": [result], "IsTruncated": False},
+        {
+            "PolicySourceArn": ROLE,
+            "ActionNames": ["bedrock:InvokeModel"],
+            "ResourceArns": [resource],
+            "ContextEntries": context,
+        },
+    )
+
+
+def expect_concurrency(stubber: Stubber, unreserved: int) -> None:
+    limit = {
+        "TotalCodeSize": 80530636800,
+        "CodeSizeUnzipped": 262144000,
+        "CodeSizeZipped": 52428800,
+        "ConcurrentExecutions": unreserved,
+        "UnreservedConcurrentExecutions": unreserved,
+    }
+    stubber.add_response("get_account_settings", {"AccountLimit": limit, "AccountUsage": {}}, {})
+
+
+def test_the_stacks_model_region_and_role_are_checked_and_a_missing_grant_names_its_action(
+    config_file: Path, aws: dict[str, tuple[Any, Stubber]]
+) -> None:
+    # Given a stack in eu-west-1 deployed with the global Nova 2 Lite profile, whose LLMCall role lacks the
+    # Region-less foundation model, on an account with a new account's concurrency of 10
+    expect_stack(aws["cloudformation"][1], GLOBAL_NOVA)
+    expect_bedrock_check(aws["bedrock"][1])
+    aws["bedrock"][1].add_response(
+        "get_inference_profile", global_profile(), {"inferenceProfileIdentifier": GLOBAL_NOVA}
+    )
+    regionless = f"arn:aws:bedrock:::foundation-model/{NOVA}"
+    for resource in (
+        f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{GLOBAL_NOVA}",
+        f"arn:aws:bedrock:{REGION}::foundation-model/{NOVA}",
+        f"arn:aws:bedrock:us-east-1::foundation-model/{NOVA}",
+    ):
+        expect_simulation(aws["iam"][1], resource, "allowed")
+    expect_simulation(aws["iam"][1], regionless, "implicitDeny")
+    expect_concurrency(aws["lambda"][1], 10)
+    # When the deployment is checked (the caller's own Region is elsewhere)
+    report = check_deployment(
+        config_file, clients_of(aws), today=TODAY, environ={"AWS_REGION": REGION}, stack_name="stepwise"
+    )
+    # Then Bedrock was asked in the stack's Region about the stack's model id, and found nothing wrong
+    assert (report.region, report.model_id, report.bedrock) == (REGION, GLOBAL_NOVA, [])
+    # And the role's one missing grant is named by its action and resource, the concurrency by what it lacks
+    problem, warning = report.findings
+    assert problem.level == "problem" and f"may not call bedrock:InvokeModel on {regionless}" in problem.line()
+    assert f"BedrockModelId={GLOBAL_NOVA}" in problem.fix
+    assert warning.level == "warning" and "is 10, below the 50" in warning.line()
+    assert report.failed
+
+
+def test_a_us_profile_checked_in_europe_names_the_region_without_asking_bedrock(
+    config_file: Path, aws: dict[str, tuple[Any, Stubber]]
+) -> None:
+    # Given a deployment to be, in eu-west-1, calling the US profile; an account with room for the load
+    expect_concurrency(aws["lambda"][1], 1000)
+    # When it is checked with --region and --model-id
+    report = check_deployment(
+        config_file, clients_of(aws), today=TODAY, environ={}, region=REGION, model_id=f"us.{NOVA}"
+    )
+    # Then the one problem names the Region as the cause, and the global profile to use instead
+    (problem,) = report.bedrock
+    assert f"no us. inference profile in {REGION}" in problem.line() and GLOBAL_NOVA in problem.line()
+    assert report.findings == [] and report.failed
