@@ -123,6 +123,7 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     from stepwise.steps import execution_log_events
 
     if execution_log_events.is_logs_subscription(event):
-        ended = [record_ended_execution(detail, runtime) for detail in execution_log_events.execution_ends(event)]
+        ends = execution_log_events.execution_ends(event)
+        ended = [record_ended_execution(ExecutionStatusDetail.model_validate(end), runtime) for end in ends]
         return {"ended": [outcome.model_dump() for outcome in ended]}
     return record_execution_end(parse_event(ExecutionStatusChange, event), runtime).model_dump()

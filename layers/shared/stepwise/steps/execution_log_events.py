@@ -4,7 +4,7 @@ Express workflows send no "Step Functions Execution Status Change" events to Eve
 execution did is only in the log the state machine writes (level ERROR keeps ExecutionFailed,
 ExecutionTimedOut and ExecutionAborted). A subscription filter of the template sends those records to
 ExecutionEnded, which CloudWatch Logs invokes with `{"awslogs": {"data": <base64 of gzipped JSON>}}`. Each
-record becomes the `ExecutionStatusDetail` the EventBridge path reads, so both paths record a run the same way.
+record becomes the fields of an EventBridge status change's `detail`, so both paths record a run the same way.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stepwise.errors import InvalidStateEvent
-from stepwise.steps.execution_ended import EndedStatus, ExecutionStatusDetail
 
 # The execution history event types that end an execution, and the status each ends it with.
-ENDING_EVENTS: dict[str, EndedStatus] = {
+ENDING_EVENTS: dict[str, str] = {
     "ExecutionFailed": "FAILED",
     "ExecutionTimedOut": "TIMED_OUT",
     "ExecutionAborted": "ABORTED",
@@ -53,8 +52,10 @@ def is_logs_subscription(event: Any) -> bool:
     return isinstance(event, dict) and "awslogs" in event
 
 
-def execution_ends(event: Any) -> list[ExecutionStatusDetail]:
-    """The execution ends the delivery holds, in its order; records of other event types are skipped.
+def execution_ends(event: Any) -> list[dict[str, Any]]:
+    """The execution ends the delivery holds, in its order, each as the `detail` of the status change
+    EventBridge would have sent (`executionArn`, `name`, `status`, `error`, `cause`); records of other event
+    types are skipped.
 
     `InvalidStateEvent` when the delivery cannot be decoded; a record that is not an execution history event
     (a line some other writer put in the group) is skipped.
@@ -64,7 +65,7 @@ def execution_ends(event: Any) -> list[ExecutionStatusDetail]:
         payload = json.loads(gzip.decompress(base64.b64decode(data, validate=True)))
     except (ValidationError, binascii.Error, OSError, EOFError, ValueError) as exc:
         raise InvalidStateEvent(f"invalid CloudWatch Logs delivery: awslogs.data: {exc}") from None
-    ends: list[ExecutionStatusDetail] = []
+    ends: list[dict[str, Any]] = []
     for record in payload.get("logEvents", []) if isinstance(payload, dict) else []:
         try:
             logged = _LoggedEvent.model_validate_json(record.get("message", ""))
@@ -78,12 +79,12 @@ def execution_ends(event: Any) -> list[ExecutionStatusDetail]:
         parts = logged.execution_arn.split(":")
         name = parts[7] if len(parts) > 7 else ""
         ends.append(
-            ExecutionStatusDetail(
-                executionArn=logged.execution_arn,
-                name=name,
-                status=status,
-                error=details.get("error"),
-                cause=details.get("cause"),
-            )
+            {
+                "executionArn": logged.execution_arn,
+                "name": name,
+                "status": status,
+                "error": details.get("error"),
+                "cause": details.get("cause"),
+            }
         )
     return ends
