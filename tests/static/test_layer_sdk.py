@@ -12,6 +12,7 @@ import re
 
 import botocore
 import botocore.session
+from botocore.model import Shape, StructureShape
 
 from tests.conftest import PROJECT_ROOT
 
@@ -23,6 +24,11 @@ def layer_pin(package: str) -> str:
     return match.group(1)
 
 
+def members(shape: Shape) -> set[str]:
+    assert isinstance(shape, StructureShape), shape.name
+    return set(shape.members)
+
+
 def test_the_layer_pins_the_sdk_the_tests_run_with() -> None:
     # Given the layer's lock / When its botocore pin is read / Then it is the botocore installed here
     assert layer_pin("botocore") == botocore.__version__
@@ -32,8 +38,8 @@ def test_the_layer_pins_the_sdk_the_tests_run_with() -> None:
 def test_the_pinned_botocore_knows_cache_points_and_reasoning_in_converse() -> None:
     # Given the pinned botocore's bedrock-runtime service model
     model = botocore.session.get_session().get_service_model("bedrock-runtime")
-    blocks = model.shape_for("ContentBlock").members
-    system = model.shape_for("SystemContentBlock").members
+    blocks = members(model.shape_for("ContentBlock"))
+    system = members(model.shape_for("SystemContentBlock"))
     # When the Converse content blocks are read / Then cache points and reasoning are among them
     assert {"cachePoint", "reasoningContent"} <= set(blocks)
     assert "cachePoint" in system

@@ -199,7 +199,7 @@ def test_a_missing_marketplace_agreement_names_the_one_admin_call_with_its_offer
         availability(HAIKU, agreementAvailability={"status": "NOT_AVAILABLE"}),
         {"modelId": HAIKU},
     )
-    terms = {"usageBasedPricingTerm": {"rateCard": []}, "legalTerm": {}, "supportTerm": {}}
+    terms: dict[str, Any] = {"usageBasedPricingTerm": {"rateCard": []}, "legalTerm": {}, "supportTerm": {}}
     offer = {"offerId": "offer-1", "offerToken": "token-abc", "termDetails": terms}
     stubber.add_response(
         "list_foundation_model_agreement_offers",

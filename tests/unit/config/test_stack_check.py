@@ -50,7 +50,7 @@ def aws() -> Iterator[dict[str, tuple[Any, Stubber]]]:
     session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x")
     stubbed = {}
     for service in ("cloudformation", "bedrock", "iam", "lambda"):
-        client = session.client(service, region_name=REGION)  # type: ignore[call-overload]
+        client = session.client(service, region_name=REGION)
         stubbed[service] = (client, Stubber(client))
     for _, stubber in stubbed.values():
         stubber.activate()
