@@ -205,3 +205,20 @@ def test_a_us_profile_checked_in_europe_names_the_region_without_asking_bedrock(
     (problem,) = report.bedrock
     assert f"no us. inference profile in {REGION}" in problem.line() and GLOBAL_NOVA in problem.line()
     assert report.findings == [] and report.failed
+
+
+def test_an_express_stack_warns_of_each_profile_whose_deadline_express_cuts(config_file: Path) -> None:
+    # Given the configuration with a profile allowing 600 s (the default) and one allowing 120 s
+    from stepwise.config.loading import read_config_file
+    from stepwise.config.stack_check import express_findings
+
+    config = read_config_file(config_file).config
+    short = config.profiles["default"].model_copy(
+        update={"limits": config.profiles["default"].limits.model_copy(update={"max_execution_seconds": 120})}
+    )
+    config = config.model_copy(update={"profiles": {**config.profiles, "short": short}})
+    # When it is checked for an Express stack, and for a Standard one
+    express, standard = express_findings(config, "EXPRESS"), express_findings(config, "STANDARD")
+    # Then only the long profile on Express is named, with the 180 s its runs get
+    assert [finding.text.split(" allows")[0] for finding in express] == ["profile default"]
+    assert "at 180 s" in express[0].text and standard == []

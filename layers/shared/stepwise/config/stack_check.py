@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stepwise.config.bedrock_check import BedrockProblem
+from stepwise.config.model import StepwiseConfig
 from stepwise.config.model_catalog import INFERENCE_PROFILE_PREFIXES
 
 # A boto3 client of `service` in `region`.
@@ -40,6 +41,7 @@ class DeployedStack:
     account: str
     model_id: str
     llm_role_arn: str | None
+    workflow_type: str = "STANDARD"
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def read_stack(cloudformation: Any, name: str) -> DeployedStack:
         account=account,
         model_id=parameters.get("BedrockModelId", ""),
         llm_role_arn=role_arn,
+        workflow_type=parameters.get("WorkflowType", "STANDARD"),
     )
 
 
@@ -140,6 +143,24 @@ def role_findings(iam: Any, stack: DeployedStack, destinations: list[str]) -> It
                     f"grant {INVOKE_ACTION} on {resource}: redeploy with BedrockModelId={stack.model_id} (the template "
                     "derives the grants from it), or add the grant to the role",
                 )
+
+
+def express_findings(config: StepwiseConfig, workflow_type: str) -> list[Finding]:
+    """On an Express stack, a warning per profile whose deadline Express cuts (`RunLimits.for_workflow`)."""
+    from stepwise.models.run import EXPRESS_RUN_SECONDS
+
+    if workflow_type != "EXPRESS":
+        return []
+    return [
+        Finding(
+            "warning",
+            f"profile {name} allows max_execution_seconds {profile.limits.max_execution_seconds}, but on this Express "
+            f"stack its runs end their loop at {EXPRESS_RUN_SECONDS} s (Express stops an execution at 300 s)",
+            "deploy with WorkflowType=STANDARD for longer runs, or lower the profile's limit to say what happens",
+        )
+        for name, profile in config.profiles.items()
+        if profile.limits.max_execution_seconds > EXPRESS_RUN_SECONDS
+    ]
 
 
 def concurrency_finding(
@@ -228,7 +249,7 @@ def check_deployment(
     bedrock = check_bedrock_models(
         checked, lambda where: clients("bedrock", where), today=today, environ=deployed_environ
     )
-    findings: list[Finding] = []
+    findings = express_findings(config, stack.workflow_type) if stack is not None else []
     if stack is not None and model_id:
         destinations = profile_destinations(clients("bedrock", region), model_id)
         findings.extend(role_findings(clients("iam", region), replace(stack, model_id=model_id), destinations))
