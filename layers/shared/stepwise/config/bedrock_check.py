@@ -53,9 +53,10 @@ def _error_code(exc: Exception) -> str:
     return str(response.get("Error", {}).get("Code", type(exc).__name__))
 
 
-def client_region(client: Any) -> str:
-    """The Region a boto3 client sends its requests to."""
-    return str(getattr(getattr(client, "meta", None), "region_name", None) or "this Region")
+def client_region(client: Any) -> str | None:
+    """The Region a boto3 client sends its requests to (None for a client that does not say)."""
+    region = getattr(getattr(client, "meta", None), "region_name", None)
+    return str(region) if region else None
 
 
 def _error_message(exc: Exception) -> str:
@@ -118,9 +119,10 @@ def _model_problems(
             "configure a current model (stepwise/config/model_catalog.yaml lists them)",
         )
         return
-    outside = outside_geography(model_id, client_region(client))
+    region = client_region(client)
+    outside = outside_geography(model_id, region)
     if outside is not None:
-        yield problem(f"no {geography_of(model_id)}. inference profile in {client_region(client)}", outside)
+        yield problem(f"no {geography_of(model_id)}. inference profile in {region}", outside)
         return
     try:
         if _is_profile(model_id):
@@ -148,7 +150,7 @@ def _profile_models(
     except ClientError as exc:
         if _error_code(exc) in ("ResourceNotFoundException", "ValidationException"):
             yield problem(
-                f"no such inference profile in {client_region(client)}",
+                f"no such inference profile in {client_region(client) or 'this Region'}",
                 "check the id and the Region: aws bedrock list-inference-profiles lists the profiles you can use",
             )
             return []
@@ -209,7 +211,7 @@ def _availability_problems(
             _agreement_call(foundation_id, client),
         )
     elif agreement == "PENDING":
-        yield problem("the AWS Marketplace subscription is still pending", "wait a few minutes and check again")
+        yield problem("the AWS Marketplace agreement is still pending", "wait a few minutes and check again")
 
 
 def _agreement_call(foundation_id: str, client: Any) -> str:
@@ -223,8 +225,10 @@ def _agreement_call(foundation_id: str, client: Any) -> str:
         token = str(offers[0]["offerToken"]) if offers else token
     except (ClientError, BotoCoreError):
         pass
+    region = client_region(client)
+    where = f" --region {region}" if region else ""
     return (
-        f"one admin call starts it: aws bedrock create-foundation-model-agreement --region {client_region(client)} "
+        f"one admin call starts it: aws bedrock create-foundation-model-agreement{where} "
         f"--model-id {foundation_id} --offer-token {token} (or a first call of the model by a role allowed "
         "aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions); then wait a few minutes"
     )
