@@ -140,8 +140,8 @@ def role_findings(iam: Any, stack: DeployedStack, destinations: list[str]) -> It
                     "problem",
                     f"the LLMCall role {stack.llm_role_arn} may not call {result.get('EvalActionName')} on "
                     f"{resource} ({result.get('EvalDecision')})",
-                    f"grant {INVOKE_ACTION} on {resource}: redeploy with BedrockModelId={stack.model_id} (the template "
-                    "derives the grants from it), or add the grant to the role",
+                    f"grant {INVOKE_ACTION} on {resource}: deploy with BedrockModelId={stack.model_id} (the template "
+                    "derives the grants from it, and config/stepwise.yaml reads it), or add the grant to the role",
                 )
 
 
@@ -250,9 +250,21 @@ def check_deployment(
         checked, lambda where: clients("bedrock", where), today=today, environ=deployed_environ
     )
     findings = express_findings(config, stack.workflow_type) if stack is not None else []
-    if stack is not None and model_id:
-        destinations = profile_destinations(clients("bedrock", region), model_id)
-        findings.extend(role_findings(clients("iam", region), replace(stack, model_id=model_id), destinations))
+    if stack is not None:
+        # every model id the functions call in the stack's Region: a configuration that names its own id
+        # instead of reading BedrockModelId calls a model the template did not grant
+        called = [model_id] if model_id else []
+        called += [
+            model.model_id
+            for model in models.values()
+            if isinstance(model, BedrockModelConfig) and model.region in (None, region)
+        ]
+        for identifier in dict.fromkeys(called):
+            if identifier.startswith("arn:"):
+                continue  # an application inference profile: Bedrock's check above covers it
+            destinations = profile_destinations(clients("bedrock", region), identifier)
+            deployed = replace(stack, model_id=identifier)
+            findings.extend(role_findings(clients("iam", region), deployed, destinations))
     parallel = max((profile.limits.max_parallel_calls for profile in config.profiles.values()), default=1)
     concurrency = concurrency_finding(
         clients("lambda", region), region=region, max_parallel_calls=parallel, runs=runs, waiting=waiting
