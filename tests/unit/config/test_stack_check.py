@@ -127,11 +127,11 @@ def expect_bedrock_check(stubber: Stubber) -> None:
     stubber.add_response("get_foundation_model_availability", available, {"modelId": NOVA})
 
 
-def expect_simulation(stubber: Stubber, resource: str, decision: str) -> None:
+def expect_simulation(stubber: Stubber, resource: str, decision: str, profile: str = GLOBAL_NOVA) -> None:
     context = [
         {
             "ContextKeyName": "bedrock:InferenceProfileArn",
-            "ContextKeyValues": [f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{GLOBAL_NOVA}"],
+            "ContextKeyValues": [f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{profile}"],
             "ContextKeyType": "string",
         }
     ]
@@ -222,3 +222,49 @@ def test_an_express_stack_warns_of_each_profile_whose_deadline_express_cuts(conf
     # Then only the long profile on Express is named, with the 180 s its runs get
     assert [finding.text.split(" allows")[0] for finding in express] == ["profile default"]
     assert "at 180 s" in express[0].text and standard == []
+
+
+def test_a_model_the_configuration_names_itself_is_checked_against_the_roles_grants_too(
+    tmp_path: Path, aws: dict[str, tuple[Any, Stubber]]
+) -> None:
+    # Given a configuration whose second model names its own US Claude profile instead of reading
+    # BedrockModelId, checked against the global Nova stack in eu-west-1
+    claude = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    path = tmp_path / "stepwise.yaml"
+    path.write_text(
+        "models:\n"
+        "  nova: {provider: bedrock, model_id: '${env:BEDROCK_MODEL_ID:-us.amazon.nova-2-lite-v1:0}'}\n"
+        f"  claude: {{provider: bedrock, model_id: {claude}}}\n"
+        "profiles:\n"
+        "  default: {model: nova}\n"
+        "  careful: {model: claude}\n",
+        encoding="utf-8",
+    )
+    expect_stack(aws["cloudformation"][1], GLOBAL_NOVA)
+    bedrock = aws["bedrock"][1]
+    expect_bedrock_check(bedrock)
+    bedrock.add_response("get_inference_profile", global_profile(), {"inferenceProfileIdentifier": GLOBAL_NOVA})
+    for resource in (
+        f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{GLOBAL_NOVA}",
+        f"arn:aws:bedrock:{REGION}::foundation-model/{NOVA}",
+        f"arn:aws:bedrock:us-east-1::foundation-model/{NOVA}",
+        f"arn:aws:bedrock:::foundation-model/{NOVA}",
+    ):
+        expect_simulation(aws["iam"][1], resource, "allowed")
+    # the US profile does not exist in eu-west-1, so Bedrock names no destination Region
+    bedrock.add_client_error("get_inference_profile", "ResourceNotFoundException", "not found", 404)
+    claude_profile = f"arn:aws:bedrock:{REGION}:{ACCOUNT}:inference-profile/{claude}"
+    expect_simulation(aws["iam"][1], claude_profile, "implicitDeny", profile=claude)
+    model = claude.split(".", 1)[1]
+    expect_simulation(aws["iam"][1], f"arn:aws:bedrock:{REGION}::foundation-model/{model}", "implicitDeny", claude)
+    expect_concurrency(aws["lambda"][1], 1000)
+    # When the deployment is checked
+    report = check_deployment(path, clients_of(aws), today=TODAY, environ={}, stack_name="stepwise", region=REGION)
+    # Then the Claude profile is named outside its geography, and the role's missing grants on it are named
+    (problem,) = report.bedrock
+    assert problem.model == "claude" and f"no us. inference profile in {REGION}" in problem.line()
+    assert [finding.text.split(" on ")[-1].split(" (")[0] for finding in report.findings] == [
+        claude_profile,
+        f"arn:aws:bedrock:{REGION}::foundation-model/{model}",
+    ]
+    assert all(f"BedrockModelId={claude}" in finding.fix for finding in report.findings)
