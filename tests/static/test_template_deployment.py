@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from stepwise.config.profile_geography import GEOGRAPHY_REGIONS
 from stepwise.local.template import SamTemplate
 from tests.conftest import PROJECT_ROOT
 from tests.static.test_template_bedrock_grants import bedrock_grants, granted_arns
@@ -127,3 +128,14 @@ def test_standard_has_no_log_subscription(template: SamTemplate) -> None:
     # Given the template rendered for Standard (its ends come as EventBridge events) / Then no subscription
     with pytest.raises(KeyError):
         Rendering(template).resource("ExecutionEndedLogSubscription")
+
+
+@pytest.mark.parametrize("prefix", sorted(GEOGRAPHY_REGIONS))
+def test_the_preflights_geographies_are_the_templates_destination_lists(template: SamTemplate, prefix: str) -> None:
+    # Given a profile of that geography, rendered in its first Region
+    region = GEOGRAPHY_REGIONS[prefix][0]
+    # When the Regions its foundation model is granted in are read
+    arns = granted_arns(bedrock_grants(template, f"{prefix}.anthropic.claude-haiku-4-5-20251001-v1:0", region))
+    granted = {arn.split(":")[3] for arn in arns if ":foundation-model/" in arn}
+    # Then they are the Regions the preflight and the run-time hint call that geography
+    assert granted == set(GEOGRAPHY_REGIONS[prefix])
