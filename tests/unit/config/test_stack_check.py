@@ -268,3 +268,25 @@ def test_a_model_the_configuration_names_itself_is_checked_against_the_roles_gra
         f"arn:aws:bedrock:{REGION}::foundation-model/{model}",
     ]
     assert all(f"BedrockModelId={claude}" in finding.fix for finding in report.findings)
+
+
+def test_a_caller_who_may_not_simulate_or_read_the_quota_gets_warnings_not_a_failure(
+    aws: dict[str, tuple[Any, Stubber]],
+) -> None:
+    # Given a caller IAM refuses the simulation to, and Lambda its account settings
+    from stepwise.config.stack_check import DeployedStack, concurrency_finding, role_findings
+
+    denied = {"service_error_code": "AccessDenied", "service_message": "not authorized", "http_status_code": 403}
+    aws["iam"][1].add_client_error("simulate_principal_policy", **denied)
+    aws["lambda"][1].add_client_error("get_account_settings", **denied)
+    stack = DeployedStack("stepwise", REGION, "aws", ACCOUNT, GLOBAL_NOVA, ROLE)
+    # When the role and the concurrency are checked
+    found = [
+        *role_findings(aws["iam"][0], stack, []),
+        concurrency_finding(aws["lambda"][0], region=REGION, max_parallel_calls=4, runs=10, waiting=0),
+    ]
+    # Then each says what was not checked and which permission would check it, as a warning
+    assert [(finding.level, finding.fix.split(" allowed ")[1].split(" ")[0]) for finding in found if finding] == [
+        ("warning", "iam:SimulatePrincipalPolicy"),
+        ("warning", "lambda:GetAccountSettings"),
+    ]

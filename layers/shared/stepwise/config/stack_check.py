@@ -115,7 +115,10 @@ def profile_destinations(bedrock: Any, model_id: str) -> list[str]:
 
 def role_findings(iam: Any, stack: DeployedStack, destinations: list[str]) -> Iterator[Finding]:
     """A problem per resource the LLMCall role may not call `bedrock:InvokeModel` on, as IAM's policy
-    simulator evaluates the role's policies (with the profile as `bedrock:InferenceProfileArn`)."""
+    simulator evaluates the role's policies (with the profile as `bedrock:InferenceProfileArn`); a warning
+    instead when the role cannot be found or simulated."""
+    from botocore.exceptions import ClientError
+
     if stack.llm_role_arn is None:
         yield Finding(
             "warning",
@@ -128,12 +131,20 @@ def role_findings(iam: Any, stack: DeployedStack, destinations: list[str]) -> It
     key = {"ContextKeyName": "bedrock:InferenceProfileArn", "ContextKeyType": "string"}
     context = [key | {"ContextKeyValues": [profile_arn]}] if profile_arn else []
     for resource in resources:
-        answer = iam.simulate_principal_policy(
-            PolicySourceArn=stack.llm_role_arn,
-            ActionNames=[INVOKE_ACTION],
-            ResourceArns=[resource],
-            ContextEntries=context,
-        )
+        try:
+            answer = iam.simulate_principal_policy(
+                PolicySourceArn=stack.llm_role_arn,
+                ActionNames=[INVOKE_ACTION],
+                ResourceArns=[resource],
+                ContextEntries=context,
+            )
+        except ClientError as exc:
+            yield Finding(
+                "warning",
+                f"IAM did not simulate the LLMCall role's policies ({exc}), so its grants were not checked",
+                f"run the check as a caller allowed iam:SimulatePrincipalPolicy on {stack.llm_role_arn}",
+            )
+            return
         for result in answer.get("EvaluationResults", []):
             if result.get("EvalDecision") != "allowed":
                 yield Finding(
@@ -167,8 +178,18 @@ def concurrency_finding(
     lambda_client: Any, *, region: str, max_parallel_calls: int, runs: int, waiting: int
 ) -> Finding | None:
     """A warning when the account's unreserved Lambda concurrency in `region` is below what `runs` runs in
-    flight with `max_parallel_calls` parallel tool calls, and `waiting` requests waiting on their runs, need."""
-    limit = lambda_client.get_account_settings()["AccountLimit"]
+    flight with `max_parallel_calls` parallel tool calls, and `waiting` requests waiting on their runs, need
+    (and when Lambda does not say)."""
+    from botocore.exceptions import ClientError
+
+    try:
+        limit = lambda_client.get_account_settings()["AccountLimit"]
+    except ClientError as exc:
+        return Finding(
+            "warning",
+            f"Lambda did not give the account's concurrency in {region} ({exc}), so it was not compared with the load",
+            "run the check as a caller allowed lambda:GetAccountSettings",
+        )
     available = int(limit.get("UnreservedConcurrentExecutions", limit.get("ConcurrentExecutions", 0)))
     needed = runs * (1 + max_parallel_calls) + waiting
     if available >= needed:
