@@ -276,9 +276,8 @@ def test_a_caller_who_may_not_simulate_or_read_the_quota_gets_warnings_not_a_fai
     # Given a caller IAM refuses the simulation to, and Lambda its account settings
     from stepwise.config.stack_check import DeployedStack, concurrency_finding, role_findings
 
-    denied = {"service_error_code": "AccessDenied", "service_message": "not authorized", "http_status_code": 403}
-    aws["iam"][1].add_client_error("simulate_principal_policy", **denied)
-    aws["lambda"][1].add_client_error("get_account_settings", **denied)
+    aws["iam"][1].add_client_error("simulate_principal_policy", "AccessDenied", "not authorized", 403)
+    aws["lambda"][1].add_client_error("get_account_settings", "AccessDeniedException", "not authorized", 403)
     stack = DeployedStack("stepwise", REGION, "aws", ACCOUNT, GLOBAL_NOVA, ROLE)
     # When the role and the concurrency are checked
     found = [
