@@ -93,7 +93,10 @@ lint: setup
 
 validate: setup
 	$(BIN)/sam validate --lint
-	node_modules/.bin/asl-validator --json-path statemachine/agent.asl.json
+	# the definition's one unquoted placeholder (the machine's TimeoutSeconds, a number) as each workflow type renders it
+	for timeout in 300 3600; do \
+		node_modules/.bin/asl-validator --json-definition "$$(sed "s/\$${MachineTimeoutSeconds}/$$timeout/" statemachine/agent.asl.json)" || exit 1; \
+	done
 
 # Lambda's /var/task and /opt are read-only, so Python cannot cache bytecode there: without it in the package,
 # every cold start compiles each module it imports. checked-hash bytecode stays valid whatever the zip does

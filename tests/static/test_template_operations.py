@@ -6,14 +6,13 @@ retried long enough for a new account's concurrency quota.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from stepwise.local.template import SamTemplate
 from tests.conftest import PROJECT_ROOT
-from tests.support.cfn_render import Rendering, statements
+from tests.support.cfn_render import Rendering, rendered_definition, statements
 
 KEY = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 PARAMETER = "arn:aws:ssm:eu-west-1:123456789012:parameter/stepwise/openai-key"
@@ -110,7 +109,7 @@ def longest_wait(retrier: dict[str, Any]) -> float:
 
 def test_every_task_retries_lambda_throttling_long_enough_for_a_new_accounts_quota(template: SamTemplate) -> None:
     # Given every Task of the state machine, Map items included
-    definition = json.loads(template.state_machine().definition_path.read_text(encoding="utf-8"))
+    definition = rendered_definition(template)
     tasks: list[tuple[str, dict[str, Any]]] = []
 
     def collect(states: dict[str, Any]) -> None:

@@ -7,7 +7,6 @@ its `${...}` substitutions left as text.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +16,7 @@ from stepwise.errors import LLMTransientError
 from stepwise.local.template import SamTemplate
 from stepwise.models.state import StatePayload
 from tests.conftest import PROJECT_ROOT
-from tests.support.cfn_render import LOG_DELIVERY_ACTIONS
+from tests.support.cfn_render import LOG_DELIVERY_ACTIONS, rendered_definition
 
 LAMBDA_SERVICE_ERRORS = {
     "Lambda.ServiceException",
@@ -35,7 +34,7 @@ def template() -> SamTemplate:
 
 @pytest.fixture(scope="module")
 def definition(template: SamTemplate) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(template.state_machine().definition_path.read_text(encoding="utf-8"))
+    loaded = rendered_definition(template)
     return loaded
 
 
@@ -166,12 +165,11 @@ def test_the_state_machine_has_a_timeout(definition: dict[str, Any]) -> None:
 def test_every_task_waits_at_least_as_long_as_its_function_may_run(
     template: SamTemplate, definition: dict[str, Any]
 ) -> None:
-    # Given each Task's function, found through the template's DefinitionSubstitutions
-    substitutions = template.state_machine().substitutions
+    # Given each Task's function, found through the template's DefinitionSubstitutions (rendered `<Logical.Arn>`)
     for name, state, _ in task_states(definition["States"]):
-        placeholder = state["Parameters"]["FunctionName"].removeprefix("${").removesuffix("}")
-        logical_id = template.function_for_reference(substitutions[placeholder])
-        assert logical_id is not None, f"{name} invokes {placeholder}, which names no function of the template"
+        reference = state["Parameters"]["FunctionName"]
+        logical_id = reference.removeprefix("<").removesuffix(".Arn>")
+        assert logical_id in template.functions, f"{name} invokes {reference}, which names no function of the template"
         # When / Then the Task's timeout covers the function's, so no invocation is abandoned while it runs
         function_timeout = template.functions[logical_id].timeout
         assert function_timeout is not None

@@ -148,3 +148,17 @@ def statements(policy_document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A rendered policy document's statements."""
     found = policy_document.get("Statement", [])
     return list(found) if isinstance(found, list) else [found]
+
+
+def rendered_definition(template: SamTemplate, workflow_type: str = "STANDARD") -> dict[str, Any]:
+    """The state machine's definition as CloudFormation substitutes it for `workflow_type`: texts chosen on
+    the workflow type as written, each function reference as its `<Logical.Arn>` placeholder."""
+
+    def resolve(value: Any) -> str:
+        literal = template.literal_substitution(value, {"WorkflowType": workflow_type})
+        if literal is not None:
+            return literal
+        logical_id = template.function_for_reference(value)
+        return f"<{logical_id}.Arn>"
+
+    return template.render_definition(template.state_machine(), resolve)

@@ -169,3 +169,19 @@ def test_run_with_credentials_but_no_region_is_refused_before_it_starts(
     assert (code, out.getvalue()) == (2, "")
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("stepwise: profile 'default' cannot work: model 'm' is Bedrock and no AWS Region is set")
+
+
+def test_config_check_of_a_stack_without_a_region_is_one_line_and_exit_2(
+    no_region: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a configuration and credentials, but no Region anywhere to find the stack in
+    path = write_bedrock_config(tmp_path)
+    # When the deployment is checked by its stack name
+    code = main(["config", "check", str(path), "--stack", "stepwise"], out=io.StringIO())
+    # Then nothing is asked of AWS: one line says how to give a Region, exit 2, no traceback
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert (
+        line.startswith("stepwise config check --aws: no AWS Region to find the stack stepwise in")
+        and "--region" in line
+    )

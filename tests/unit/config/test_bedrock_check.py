@@ -183,4 +183,44 @@ def test_access_denied_names_the_resource_the_caller_lacks(bedrock: tuple[Any, S
     )
     # When the configuration is checked / Then the fix names that resource
     (line,) = lines(PROFILE, client)
-    assert "access denied" in line and f"allow the caller {arn}" in line
+    assert "access denied" in line and f"allow the caller bedrock:GetInferenceProfile on {arn}" in line
+
+
+def test_a_missing_marketplace_agreement_names_the_one_admin_call_with_its_offer(bedrock: tuple[Any, Stubber]) -> None:
+    # Given a third-party model the account has no Marketplace agreement for, whose public offer Bedrock lists
+    client, stubber = bedrock
+    profile = f"us.{HAIKU}"
+    stubber.add_response(
+        "get_inference_profile", profile_answer(profile, ["us-east-1"]), {"inferenceProfileIdentifier": profile}
+    )
+    stubber.add_response("get_foundation_model", model_answer(HAIKU), {"modelIdentifier": HAIKU})
+    stubber.add_response(
+        "get_foundation_model_availability",
+        availability(HAIKU, agreementAvailability={"status": "NOT_AVAILABLE"}),
+        {"modelId": HAIKU},
+    )
+    terms: dict[str, Any] = {"usageBasedPricingTerm": {"rateCard": []}, "legalTerm": {}, "supportTerm": {}}
+    offer = {"offerId": "offer-1", "offerToken": "token-abc", "termDetails": terms}
+    stubber.add_response(
+        "list_foundation_model_agreement_offers",
+        {"modelId": HAIKU, "offers": [offer]},
+        {"modelId": HAIKU, "offerType": "PUBLIC"},
+    )
+    # When the configuration is checked
+    (line,) = lines(profile, client)
+    # Then the fix is the one call that starts the agreement, with the offer's token
+    assert (
+        f"aws bedrock create-foundation-model-agreement --region us-east-1 --model-id {HAIKU} --offer-token token-abc"
+        in line
+    )
+
+
+def test_a_geographic_profile_asked_from_outside_its_geography_names_the_region() -> None:
+    # Given the US profile, checked in eu-west-1 (Bedrock would only say the identifier is invalid)
+    client = boto3.session.Session().client("bedrock", region_name="eu-west-1")
+    with Stubber(client):
+        # When the configuration is checked (nothing is asked of Bedrock)
+        found = check_bedrock_models(config_for(PROFILE), lambda _: client, today=TODAY, environ={})
+    # Then the line names the Region as the cause and the profile to use
+    (problem,) = found
+    assert "no us. inference profile in eu-west-1" in problem.line() and f"global.{NOVA}" in problem.line()

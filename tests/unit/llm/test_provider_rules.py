@@ -231,3 +231,29 @@ def test_a_hanging_call_is_cut_at_the_deadline() -> None:
             model, ChatRequest(messages=[]), deadline=103, clock=lambda: clock[0], sleep=lambda s: None
         )
     assert model.timeouts == [3.0]
+
+
+def test_an_invalid_model_id_carries_the_fix_that_checks_the_id() -> None:
+    # Given Bedrock's refusal of a model id it does not know, for an in-Region id
+    recorded = recorded_error("bedrock", "invalid_model_id")
+    # When it is classified
+    error = bedrock_error("amazon.nova-2-lite", recorded["status"], recorded["code"], recorded["message"])
+    # Then it is permanent and says to check the id against the model's card
+    assert type(error) is LLMPermanentError and "model's card" in str(error)
+
+
+def test_a_geographic_profile_called_outside_its_geography_names_the_region() -> None:
+    # Given the same refusal of the US profile, called from eu-west-1
+    recorded = recorded_error("bedrock", "invalid_model_id")
+    model_id = "us.amazon.nova-2-lite-v1:0"
+    # When it is classified with the Region of the call
+    error = bedrock_error(model_id, recorded["status"], recorded["code"], recorded["message"], region="eu-west-1")
+    # Then the fix names the Region as the cause and the global profile to use instead
+    assert "called from eu-west-1" in str(error) and "global.amazon.nova-2-lite-v1:0" in str(error)
+
+
+def test_a_geographic_profile_called_inside_its_geography_gets_the_plain_fix() -> None:
+    # Given the refusal of the US profile called from us-east-1 / When it is classified / Then no Region is blamed
+    recorded = recorded_error("bedrock", "invalid_model_id")
+    error = bedrock_error("us.x.y", recorded["status"], recorded["code"], recorded["message"], region="us-east-1")
+    assert "called from" not in str(error) and "model's card" in str(error)

@@ -6,6 +6,8 @@ them (events/execution_ended.json is the FAILED one).
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -247,3 +249,55 @@ def test_a_run_that_was_not_waiting_ends_without_reading_its_approvals(
     # Then the run is recorded after reading its partition, and no Query read its approvals
     assert runtime.store.require_run(run_id).status == "TIMED_OUT"
     assert queried and not [value for value in queried if value.startswith(APPROVAL_PREFIX)]
+
+
+def logs_delivery(*records: dict[str, Any]) -> dict[str, Any]:
+    """CloudWatch Logs' delivery to a subscribed function: the state machine's log records, gzipped and base64."""
+    payload = {
+        "messageType": "DATA_MESSAGE",
+        "logGroup": "/aws/vendedlogs/states/stepwise-agent",
+        "logEvents": [
+            {"id": str(index), "timestamp": 1700000000000 + index, "message": json.dumps(record)}
+            for index, record in enumerate(records)
+        ],
+    }
+    return {"awslogs": {"data": base64.b64encode(gzip.compress(json.dumps(payload).encode())).decode()}}
+
+
+def express_record(run_id: str, event_type: str, **details: str) -> dict[str, Any]:
+    """One record of an Express state machine's log (level ERROR, no execution data)."""
+    arn = f"arn:aws:states:eu-west-1:123456789012:express:stepwise-agent:{run_id}:6f1c2a8e-0d1b-4c5e-9f3a-2b7d8e9f0a1c"
+    return {
+        "id": "42",
+        "type": event_type,
+        "details": details,
+        "previous_event_id": "41",
+        "event_timestamp": "1700000000000",
+        "execution_arn": arn,
+    }
+
+
+def test_an_express_execution_stopped_at_its_limit_is_recorded_timed_out_from_the_log(runtime: StepRuntime) -> None:
+    # Given an open run whose Express execution the 5-minute limit ended (Express sends no status-change event)
+    run_id = open_run(runtime)
+    delivery = logs_delivery(express_record(run_id, "ExecutionTimedOut", error="States.Timeout"))
+    # When the state machine's log record reaches ExecutionEnded through the subscription
+    result = handle(delivery, runtime)
+    # Then the run is recorded TIMED_OUT, once
+    assert result == {"ended": [{"run_id": run_id, "status": "TIMED_OUT", "recorded": True}]}
+    assert runtime.store.require_run(run_id).status == "TIMED_OUT"
+
+
+def test_log_records_that_end_no_execution_are_skipped(runtime: StepRuntime) -> None:
+    # Given a delivery holding a failed task (the execution went on) and a line that is no history event
+    run_id = open_run(runtime)
+    delivery = logs_delivery(express_record(run_id, "TaskFailed", error="Lambda.Unknown"), {"note": "other"})
+    # When it reaches ExecutionEnded / Then nothing is recorded and the run is still open
+    assert handle(delivery, runtime) == {"ended": []}
+    assert not runtime.store.require_run(run_id).is_terminal
+
+
+def test_a_delivery_that_cannot_be_decoded_is_refused_naming_the_field(runtime: StepRuntime) -> None:
+    # Given a delivery whose data is not base64 of gzip / When it arrives / Then it is refused naming awslogs.data
+    with pytest.raises(InvalidStateEvent, match=r"awslogs\.data"):
+        handle({"awslogs": {"data": "not base64!"}}, runtime)

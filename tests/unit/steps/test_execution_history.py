@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -10,11 +9,13 @@ import pytest
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT, LoopShape
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
+from stepwise.local.template import SamTemplate
 from tests.conftest import PROJECT_ROOT
+from tests.support.cfn_render import rendered_definition
 
 
 def definition() -> dict[str, Any]:
-    return json.loads((PROJECT_ROOT / "statemachine" / "agent.asl.json").read_text(encoding="utf-8"))
+    return rendered_definition(SamTemplate.load(PROJECT_ROOT / "template.yaml"))
 
 
 def load_limits(**limits: Any) -> StepwiseConfig:

@@ -3,7 +3,9 @@
 Per Bedrock model of the configuration: the inference profile exists and is ACTIVE (GetInferenceProfile), the
 foundation model exists, is ACTIVE rather than LEGACY, and is served on demand or only through a profile
 (GetFoundationModel), and the account may invoke it (GetFoundationModelAvailability: the AWS Marketplace
-subscription and Anthropic's use-case form). Each problem is one line naming the model and the fix.
+agreement and Anthropic's use-case form; ListFoundationModelAgreementOffers gives the offer the one admin call
+that starts a missing agreement needs). A geographic profile asked about from outside its geography is named
+with the Region. Each problem is one line naming the model and the fix.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from stepwise.config.aws_region import HOW_TO_SET_A_REGION, NoRegion, bedrock_re
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.config.model import StepwiseConfig
 from stepwise.config.model_catalog import INFERENCE_PROFILE_PREFIXES, normalise_model_id
+from stepwise.config.profile_geography import geography_of, outside_geography
 
 # boto3 `bedrock` (control plane) client for a Region.
 BedrockClientFor = Callable[[str], Any]
@@ -48,6 +51,12 @@ def _is_profile(model_id: str) -> bool:
 def _error_code(exc: Exception) -> str:
     response = getattr(exc, "response", None) or {}
     return str(response.get("Error", {}).get("Code", type(exc).__name__))
+
+
+def client_region(client: Any) -> str | None:
+    """The Region a boto3 client sends its requests to (None for a client that does not say)."""
+    region = getattr(getattr(client, "meta", None), "region_name", None)
+    return str(region) if region else None
 
 
 def _error_message(exc: Exception) -> str:
@@ -110,6 +119,11 @@ def _model_problems(
             "configure a current model (stepwise/config/model_catalog.yaml lists them)",
         )
         return
+    region = client_region(client)
+    outside = outside_geography(model_id, region)
+    if outside is not None:
+        yield problem(f"no {geography_of(model_id)}. inference profile in {region}", outside)
+        return
     try:
         if _is_profile(model_id):
             foundation_ids = yield from _profile_models(model_id, client, problem)
@@ -136,7 +150,7 @@ def _profile_models(
     except ClientError as exc:
         if _error_code(exc) in ("ResourceNotFoundException", "ValidationException"):
             yield problem(
-                "no such inference profile in this Region",
+                f"no such inference profile in {client_region(client) or 'this Region'}",
                 "check the id and the Region: aws bedrock list-inference-profiles lists the profiles you can use",
             )
             return []
@@ -192,21 +206,44 @@ def _availability_problems(
     agreement = (availability.get("agreementAvailability") or {}).get("status")
     if availability.get("entitlementAvailability") == "NOT_AVAILABLE" or agreement in ("NOT_AVAILABLE", "ERROR"):
         yield problem(
-            "the account has no AWS Marketplace subscription to this model",
-            "invoke it once with a role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
+            "the account has no AWS Marketplace agreement for this model (the deployed functions may not "
+            "aws-marketplace:Subscribe, so their calls fail once Bedrock checks it)",
+            _agreement_call(foundation_id, client),
         )
     elif agreement == "PENDING":
-        yield problem("the AWS Marketplace subscription is still pending", "wait a few minutes and check again")
+        yield problem("the AWS Marketplace agreement is still pending", "wait a few minutes and check again")
+
+
+def _agreement_call(foundation_id: str, client: Any) -> str:
+    """The one admin call that starts the model's Marketplace agreement, with its public offer's token when
+    the caller may list the offers."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    token = "<offerToken of: aws bedrock list-foundation-model-agreement-offers --model-id " + foundation_id + ">"
+    try:
+        offers = client.list_foundation_model_agreement_offers(modelId=foundation_id, offerType="PUBLIC")["offers"]
+        token = str(offers[0]["offerToken"]) if offers else token
+    except (ClientError, BotoCoreError):
+        pass
+    region = client_region(client)
+    where = f" --region {region}" if region else ""
+    return (
+        f"one admin call starts it: aws bedrock create-foundation-model-agreement{where} "
+        f"--model-id {foundation_id} --offer-token {token} (or a first call of the model by a role allowed "
+        "aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions); then wait a few minutes"
+    )
 
 
 def _access_problem(exc: Exception, model_id: str, problem: Callable[[str, str], BedrockProblem]) -> BedrockProblem:
     code, message = _error_code(exc), _error_message(exc)
     if code == "AccessDeniedException":
         resource = message.split("on resource: ", 1)[1].split(" ", 1)[0] if "on resource: " in message else model_id
+        action = message.split("to perform: ", 1)[1].split(" ", 1)[0] if "to perform: " in message else None
+        missing = f"{action} on {resource}" if action else f"the Bedrock read actions on {resource}"
         return problem(
             f"access denied: {message}",
-            f"allow the caller {resource} (and bedrock:GetInferenceProfile, GetFoundationModel, "
-            "GetFoundationModelAvailability to run this check)",
+            f"allow the caller {missing} (this check needs bedrock:GetInferenceProfile, bedrock:GetFoundationModel, "
+            "bedrock:GetFoundationModelAvailability and bedrock:ListFoundationModelAgreementOffers)",
         )
     return problem(f"Bedrock answered {code}: {message}", "see the message; docs/deployment.md lists the set-up steps")
 

@@ -100,7 +100,32 @@ def add_config_command(subparsers: Any) -> None:
         action="store_true",
         help="also ask Bedrock, as you, whether each Bedrock model exists, is ACTIVE and can be invoked",
     )
+    deployed = check.add_argument_group(
+        "the deployment (implies --aws)",
+        "check what a stack deploys: its BedrockModelId in its Region, its LLMCall role's grants, the account's "
+        "Lambda concurrency (docs/deployment.md)",
+    )
+    deployed.add_argument("--stack", metavar="NAME", help="the CloudFormation stack to check (sam deploy's stack_name)")
+    deployed.add_argument("--region", help="the Region to check in (default: the stack's, else yours)")
+    deployed.add_argument("--model-id", help="the Bedrock model id the deployment calls (default: the stack's)")
+    deployed.add_argument(
+        "--expected-runs", type=_count, default=10, metavar="N", help="runs in flight at once (default 10)"
+    )
+    deployed.add_argument(
+        "--waiting-requests",
+        type=_count,
+        default=0,
+        metavar="N",
+        help="chat completions waiting on their runs at once (default 0)",
+    )
     check.set_defaults(handler=command_config_check)
+
+
+def _count(text: str) -> int:
+    """A whole number from 0 up, for argparse (one line naming the mistake)."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number from 0 up")
+    return int(text)
 
 
 def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -125,7 +150,47 @@ def command_config_check(args: argparse.Namespace, out: TextIO) -> int:
         print_report(report, out)
         for profile, problem in cannot_work.items():
             print(f"\nprofile {profile} cannot work here: {problem}", file=out)
+    if any(getattr(args, name, None) for name in ("stack", "region", "model_id")):
+        return _check_deployment(Path(args.file), args, out)
     return _check_aws(Path(args.file), out) if getattr(args, "aws", False) else 0
+
+
+def _check_deployment(path: Path, args: argparse.Namespace, out: TextIO) -> int:
+    """Check what a stack deploys (`stepwise.config.stack_check`): one line per problem or warning with its
+    fix; 1 if a problem, 2 (one line) when no Region can be found or the stack cannot be read."""
+    import os
+    from datetime import UTC, datetime
+
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from stepwise.config.aws_region import NoRegion
+    from stepwise.config.stack_check import check_deployment, session_clients
+
+    try:
+        report = check_deployment(
+            path,
+            session_clients(),
+            today=datetime.now(UTC).date(),
+            environ=os.environ,
+            stack_name=args.stack,
+            region=args.region,
+            model_id=args.model_id,
+            runs=args.expected_runs,
+            waiting=args.waiting_requests,
+        )
+    except (NoRegion, ClientError, BotoCoreError) as exc:
+        print(f"stepwise config check --aws: {exc}", file=sys.stderr)
+        return 2
+    where = f"stack {args.stack}, " if args.stack else ""
+    model = report.model_id or "of the configuration"
+    print(f"aws: checking {where}{report.region}, model {model}", file=out)
+    for problem in report.bedrock:
+        print(f"aws: {problem.line()}", file=out)
+    for finding in report.findings:
+        print(f"{'aws' if finding.level == 'problem' else 'warning'}: {finding.line()}", file=out)
+    if not report.failed:
+        print("aws: the deployment's models can be invoked", file=out)
+    return 1 if report.failed else 0
 
 
 def _check_aws(path: Path, out: TextIO) -> int:

@@ -91,7 +91,7 @@ class BedrockConverseChatModel:
         try:
             response = self._client_for(request).converse(**self._params(request))
         except ClientError as exc:
-            raise _client_error(model_id, exc) from exc
+            raise _client_error(model_id, exc, self._client) from exc
         except (BotoConnectionError, HTTPClientError) as exc:
             raise LLMTransientError(f"model {model_id}: Bedrock unreachable ({type(exc).__name__})") from exc
         except BotoCoreError as exc:
@@ -243,8 +243,10 @@ def _image_block(image: ImageInput) -> dict[str, Any]:
     }
 
 
-def _client_error(model_id: str, exc: ClientError) -> LLMTransientError | LLMPermanentError:
+def _client_error(model_id: str, exc: ClientError, client: Any) -> LLMTransientError | LLMPermanentError:
+    # the client's Region: an invalid-id refusal of a geographic profile names it as the cause
+    region = getattr(getattr(client, "meta", None), "region_name", None)
     error = exc.response.get("Error", {})
     code = str(error.get("Code", "Unknown"))
     status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
-    return bedrock_error(model_id, status, code, str(error.get("Message") or ""))
+    return bedrock_error(model_id, status, code, str(error.get("Message") or ""), region=region)

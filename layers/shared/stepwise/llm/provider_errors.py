@@ -56,6 +56,12 @@ _BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "role allowed aws-marketplace:Subscribe and aws-marketplace:ViewSubscriptions",
         ),
         (
+            r"provided model identifier is invalid",
+            "Bedrock does not know this model id in this Region: check it against the model's card in the Bedrock "
+            "user guide (a profile id is the model id with its geography or global. before it), and call a "
+            "geographic profile (us., eu., ...) only from a Region of its geography",
+        ),
+        (
             r"end of (its )?life|legacy|no longer (available|supported)",
             "this model version has reached its end of life on Bedrock: configure a current model "
             "(see the model catalog, stepwise/config/model_catalog.yaml)",
@@ -67,6 +73,9 @@ _BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
     )
 )
+
+
+_INVALID_ID = re.compile(r"provided model identifier is invalid", re.IGNORECASE)
 
 
 def is_context_overflow(message: str, code: str | None = None) -> bool:
@@ -91,8 +100,9 @@ def openai_error(
     return LLMPermanentError(text)
 
 
-def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelError:
-    """The error of a Bedrock `ClientError`, with the fix for the account set-up errors."""
+def bedrock_error(model_id: str, status: int, code: str, message: str, *, region: str | None = None) -> ModelError:
+    """The error of a Bedrock `ClientError`, with the fix for the account set-up errors; `region`, the Region
+    the call was made in, lets an invalid-id refusal name the Region when a geographic profile is its cause."""
     text = provider_error_text(model_id, status, code, message)
     if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
         return LLMTransientError(text)
@@ -103,6 +113,10 @@ def bedrock_error(model_id: str, status: int, code: str, message: str) -> ModelE
         if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
         else None
     )
+    if code == "ValidationException" and _INVALID_ID.search(message):
+        from stepwise.config.profile_geography import outside_geography
+
+        fix = outside_geography(model_id, region) or fix
     return LLMPermanentError(f"{text} (fix: {fix})" if fix else text)
 
 

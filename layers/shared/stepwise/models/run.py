@@ -123,6 +123,12 @@ class IntentOutcome(BaseModel, defer_build=True):
     error: str | None = None
 
 
+EXPRESS_EXECUTION_SECONDS = 300
+"""Express workflows stop every execution at 5 minutes; their definition's TimeoutSeconds says so."""
+EXPRESS_RUN_SECONDS = 180
+"""The longest deadline of a run under Express: 120 s of the 300 stay for the final round and Format."""
+
+
 class RunLimits(BaseModel, defer_build=True):
     """The limits a run was started with, copied into META so a config change cannot alter a live run."""
 
@@ -155,6 +161,13 @@ class RunLimits(BaseModel, defer_build=True):
             if asked is not None:
                 updates[name] = asked if mine is None else min(mine, asked)
         return self.model_copy(update=updates)
+
+    def for_workflow(self, workflow_type: Literal["STANDARD", "EXPRESS"]) -> "RunLimits":
+        """These limits under `workflow_type`: Express caps the deadline at `EXPRESS_RUN_SECONDS`, so a run
+        ends with its answer before Express stops the execution."""
+        if workflow_type != "EXPRESS" or self.max_execution_seconds <= EXPRESS_RUN_SECONDS:
+            return self
+        return self.model_copy(update={"max_execution_seconds": EXPRESS_RUN_SECONDS})
 
 
 class RunBudget(BaseModel, defer_build=True):

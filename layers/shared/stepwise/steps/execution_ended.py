@@ -4,7 +4,8 @@ FormatFailure records every caught error, but it can fail too (its own retries s
 outage), and some ends bypass the definition altogether: the execution's `TimeoutSeconds`, or a
 StopExecution from the console. Step Functions then sends a "Step Functions Execution Status Change"
 event to EventBridge (Standard workflows only), and a rule of the template delivers FAILED, TIMED_OUT
-and ABORTED ones here. A run still QUEUED, RUNNING or WAITING_APPROVAL is then recorded FAILED or
+and ABORTED ones here; an Express workflow's ends arrive from its log (`execution_log_events`). A run
+still QUEUED, RUNNING or WAITING_APPROVAL is then recorded FAILED or
 TIMED_OUT with the execution's error, or CANCELLED by `StopExecution`, and if it was WAITING_APPROVAL its
 waiting calls leave the owner's index (`run_outcomes`: one Query of its approvals, one update each); a
 run already ended (the usual case: FormatFailure recorded it before the Fail state) is left as it is,
@@ -81,7 +82,11 @@ def _run_id(detail: ExecutionStatusDetail) -> str | None:
 
 def record_execution_end(event: ExecutionStatusChange, runtime: StepRuntime) -> ExecutionEndOutcome:
     """Record the outcome of a run whose execution ended FAILED, TIMED_OUT or ABORTED, unless it has one."""
-    detail = event.detail
+    return record_ended_execution(event.detail, runtime)
+
+
+def record_ended_execution(detail: ExecutionStatusDetail, runtime: StepRuntime) -> ExecutionEndOutcome:
+    """Record the outcome of the run of an execution that ended as `detail` says, unless it has one."""
     run_id = _run_id(detail)
     meta = runtime.store.get_run(run_id) if run_id is not None else None
     if meta is None:
@@ -113,5 +118,12 @@ def _record_unrecorded_end(meta: RunMeta, detail: ExecutionStatusDetail, runtime
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
-    """Lambda entry: validate the EventBridge event, then record the run's outcome if it has none."""
+    """Lambda entry: validate the EventBridge event, then record the run's outcome if it has none. An Express
+    workflow's ends come from its log instead (`execution_log_events`): each is recorded the same way."""
+    from stepwise.steps import execution_log_events
+
+    if execution_log_events.is_logs_subscription(event):
+        ends = execution_log_events.execution_ends(event)
+        ended = [record_ended_execution(ExecutionStatusDetail.model_validate(end), runtime) for end in ends]
+        return {"ended": [outcome.model_dump() for outcome in ended]}
     return record_execution_end(parse_event(ExecutionStatusChange, event), runtime).model_dump()

@@ -10,6 +10,8 @@ start a replay through `prepare_replay`.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.run import ReplayLink, RunMeta
 from stepwise.steps.runs import new_run_meta
@@ -35,6 +37,7 @@ def prepare_replay(
     live_tools: bool = False,
     metadata: dict[str, str] | None = None,
     ttl_days: int = 30,
+    workflow_type: Literal["STANDARD", "EXPRESS"] = "STANDARD",
 ) -> RunMeta:
     """Store the replay of `original` (QUEUED) for `owner`; the caller starts its execution with
     `stepwise.steps.runs.start_input`. `ReplayRefused` when the original has not ended, `from_iteration`
@@ -62,6 +65,7 @@ def prepare_replay(
         options=original.options,
         replay=ReplayLink(original_run_id=original.run_id, from_iteration=from_iteration, live_tools=live_tools),
         ttl_days=ttl_days,
+        workflow_type=workflow_type,
     )
     if not runtime.store.create_replay_run(meta, original.run_id, from_iteration):
         raise RunAlreadyExists(f"run {meta.run_id} already exists")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict, Unpack
+from typing import Literal, TypedDict, Unpack
 
 from stepwise.config.model import Language
 from stepwise.errors import RunAlreadyExists
@@ -43,7 +43,8 @@ class RunFields(TypedDict, total=False):
     """What a new run may set besides its owner and profile; each one left out takes its default.
 
     `options` are what the request set over the profile (sampling, a structured answer, client tools);
-    `budget` caps tokens and cost below the profile's own caps; `ttl_days` is 30 unless given.
+    `budget` caps tokens and cost below the profile's own caps; `ttl_days` is 30 unless given;
+    `workflow_type` (STANDARD unless given) is the deployment's, which bounds the run's deadline.
     """
 
     run_id: str | None
@@ -55,6 +56,7 @@ class RunFields(TypedDict, total=False):
     options: RunOptions | None
     budget: RunBudget | None
     ttl_days: int
+    workflow_type: Literal["STANDARD", "EXPRESS"]
 
 
 def new_run_meta(
@@ -71,7 +73,7 @@ def new_run_meta(
     max_iterations = fields.get("max_iterations")
     if max_iterations is not None:
         limits = limits.model_copy(update={"max_iterations": max_iterations})
-    limits = limits.within(fields.get("budget"))
+    limits = limits.within(fields.get("budget")).for_workflow(fields.get("workflow_type", "STANDARD"))
     now = datetime.fromtimestamp(runtime.clock(), UTC)
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     run_id = fields.get("run_id") or new_run_id()

@@ -34,6 +34,7 @@ def replay_run(
             live_tools=request.live_tools,
             metadata=request.metadata,
             ttl_days=services.ttl_days,
+            workflow_type=services.workflow_type,
         )
     except ReplayRefused as exc:
         field = "run_id (path parameter)" if exc.field == "run_id" else exc.field

@@ -169,6 +169,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
         options=plan.options,
         budget=plan.budget,
         ttl_days=services.ttl_days,
+        workflow_type=services.workflow_type,
     )
     logger.info("run created", extra={"run_id": meta.run_id, "profile": profile, "intent": intent})
     return meta
