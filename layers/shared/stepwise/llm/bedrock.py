@@ -21,7 +21,6 @@ from stepwise.llm.provider_errors import bedrock_error
 from stepwise.llm.reasoning import (
     allowed_tool_choice,
     converse_reasoning_blocks,
-    is_thinking,
     shape_converse_params,
 )
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
@@ -127,7 +126,7 @@ class BedrockConverseChatModel:
         use_tools = bool(request.tools) and request.tool_choice != "none"
         params: dict[str, Any] = {
             "modelId": config.model_id,
-            "messages": _converse_messages(request.messages, use_tools=use_tools, thinking=is_thinking(request)),
+            "messages": _converse_messages(request.messages, use_tools=use_tools),
         }
         system = [{"text": m.content} for m in request.messages if m.role == "system" and m.content]
         if system:
@@ -190,7 +189,7 @@ def _tool_choice(choice: str) -> dict[str, Any]:
     return {"tool": {"name": choice}}
 
 
-def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
+def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[dict[str, Any]]:
     """Canonical messages as Converse wants them: user/assistant only, alternating, no blank text.
 
     System messages travel separately; tool results are user content; consecutive messages of one
@@ -201,7 +200,7 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking
         if message.role == "system":
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, use_tools=use_tools, thinking=thinking)
+        blocks = _blocks(message, use_tools=use_tools)
         if not blocks:
             continue
         if converse and converse[-1]["role"] == role:
@@ -211,14 +210,15 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking
     return converse
 
 
-def _blocks(message: ChatMessage, *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
+def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result = message.content or _EMPTY_TOOL_RESULT
         if use_tools:
             return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
         return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
-    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it.
-    signed = thinking and use_tools and message.tool_calls
+    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it, whether the
+    # thinking was asked for or the model's default (a request that no longer thinks has it ignored).
+    signed = use_tools and message.tool_calls
     blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if signed else []
     if message.content:
         blocks.append({"text": message.content})
