@@ -242,7 +242,9 @@ def test_a_model_thinking_by_default_gets_room_for_its_thinking_beside_the_answe
 ) -> None:
     # Given a model the catalog says thinks by default at medium effort, and a profile without `reasoning:`
     # When the call's reasoning and output cap are resolved
-    reasoning, max_tokens, _ = resolve_reasoning(None, thinks_by_default(max_output=max_output), asked, provider="bedrock")
+    reasoning, max_tokens, _ = resolve_reasoning(
+        None, thinks_by_default(max_output=max_output), asked, provider="bedrock"
+    )
     # Then the cap asked for is the answer's, the medium effort's thinking room is added (never past the
     # model's largest output), and the model's rules for thinking apply though nothing asks for it
     assert max_tokens == sized
@@ -253,7 +255,9 @@ def test_a_model_thinking_by_default_gets_room_for_its_thinking_beside_the_answe
 def test_a_model_thinking_by_default_is_asked_nothing_and_sent_no_sampling_fields() -> None:
     # Given the default thinking of such a model, and a request with a temperature and a top_p
     reasoning, _, _ = resolve_reasoning(None, thinks_by_default(), 1024, provider="bedrock")
-    request = ChatRequest(messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning, tool_choice="required")
+    request = ChatRequest(
+        messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning, tool_choice="required"
+    )
     params: dict[str, Any] = {"inferenceConfig": {"maxTokens": 5120, "temperature": 0.2, "topP": 0.9}}
     # When the Converse request is shaped
     shape_converse_params(params, request)

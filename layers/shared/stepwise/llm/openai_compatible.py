@@ -73,6 +73,12 @@ class OpenAICompatibleChatModel:
             raise self._status_error(response)
         return self._parse(response)
 
+    def listed_window(self) -> int | None:
+        """The context window the server lists for this model (vLLM, LM Studio, Ollama), or None."""
+        from stepwise.llm.model_listing import listed_window
+
+        return listed_window(self._client, self._config.base_url, self._config.model, self._headers())
+
     def _timeout(self, request: ChatRequest) -> float:
         if request.timeout_seconds is None:
             return self._config.timeout_seconds

@@ -29,10 +29,12 @@ BEDROCK_TRANSIENT_CODES = frozenset(
     }
 )
 
-# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama).
+# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama,
+# Mistral, Moonshot).
 _CONTEXT_OVERFLOW = re.compile(
     r"context[ _-]?length|context window|maximum context|prompt is too long|input is too long"
-    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed",
+    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed"
+    r"|maximum model length|model token limit",
     re.IGNORECASE,
 )
 

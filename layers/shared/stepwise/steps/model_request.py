@@ -14,6 +14,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningPassBack
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.models.state import RunContext, StatePayload
 from stepwise.steps.agent import AgentRun, RunAgent, agent_for
+from stepwise.steps.learned_window import run_limits
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.history import Conversation
 
@@ -152,7 +153,7 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
     options = stored_options or RunOptions()
     history = conversation.messages
     tool_choice = effective_tool_choice(options.tool_choice or profile.tool_choice, history)
-    limits = runtime.config.context_limits(run.profile)
+    limits = run_limits(runtime, run)
     model_max_tokens = getattr(runtime.config.models[profile.model], "max_tokens", None)
     reasoning, asked_max_tokens, pass_back = resolve_reasoning(
         reasoning_setting(profile, options),
