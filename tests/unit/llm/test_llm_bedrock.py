@@ -203,6 +203,36 @@ def test_reads_text_tool_uses_usage_and_stop_reason(client: Any, stubber: Stubbe
     assert completion.model == MODEL_ID
 
 
+def test_cited_text_is_kept_and_a_tool_the_provider_ran_is_recorded_not_called(client: Any, stubber: Stubber) -> None:
+    # Given Nova's web grounding reply: its search (a server tool use and its result), then text and cited text
+    stubber.add_response(
+        "converse",
+        converse_response(
+            [
+                {
+                    "toolUse": {
+                        "toolUseId": "tooluse_g",
+                        "name": "nova_grounding",
+                        "type": "server_tool_use",
+                        "input": {"query": "Nova 2 Lite"},
+                    }
+                },
+                {"toolResult": {"toolUseId": "tooluse_g", "type": "nova_grounding_result", "content": [{"text": "…"}]}},
+                {"text": "It became available on "},
+                {"citationsContent": {"content": [{"text": "December 2, 2025"}], "citations": [{"title": "card"}]}},
+                {"text": "."},
+            ]
+        ),
+    )
+    # When the model is called
+    completion = BedrockConverseChatModel(CONFIG, client=client).complete(
+        ChatRequest(messages=[ChatMessage(role="user", content="When?")], tools=[WEATHER_TOOL])
+    )
+    # Then the cited text is part of the answer, and the search is recorded, not returned as a call to make
+    assert completion.content == "It became available on December 2, 2025."
+    assert (completion.tool_calls, completion.server_tools) == ([], ["nova_grounding"])
+
+
 @pytest.mark.parametrize(
     ("code", "status"),
     [

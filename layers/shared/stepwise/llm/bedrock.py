@@ -25,6 +25,7 @@ from stepwise.llm.reasoning import (
 )
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec
+from stepwise.protocols.provider_responses import blocks_text, is_server_tool_use, server_tool_names
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
 from stepwise.protocols.usage_fields import converse_usage
 
@@ -55,7 +56,8 @@ class BedrockConverseChatModel:
     """Calls `converse` once per `complete`; the client is a boto3 `bedrock-runtime` client.
 
     Thinking is asked for and reasoning sent back as `stepwise.llm.reasoning` says; `reasoningContent`
-    blocks of a reply are its reasoning, never its text.
+    blocks of a reply are its reasoning, never its text; `citationsContent` text is; a `toolUse` the provider
+    ran itself (`type: server_tool_use`, its result in the same message) is recorded, not a call to make.
 
     Throttling, service-side failures and connection or read timeouts raise `LLMTransientError`; other
     service errors (validation, access denied, unknown model, ...) raise `LLMPermanentError`.
@@ -105,13 +107,15 @@ class BedrockConverseChatModel:
                 f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})"
             )
         blocks = [block for block in wire.output.message.content if isinstance(block, dict)]
+        uses = [block["toolUse"] for block in blocks if isinstance(block.get("toolUse"), dict)]
         return repaired_completion(
-            "".join(block["text"] for block in blocks if isinstance(block.get("text"), str)),
-            [_tool_use(block["toolUse"]) for block in blocks if isinstance(block.get("toolUse"), dict)],
+            blocks_text(blocks),
+            [_tool_use(use) for use in uses if not is_server_tool_use(use)],
             usage=converse_usage(wire.usage),
             model=model_id,
             finish_reason=wire.stopReason if isinstance(wire.stopReason, str) else None,
             reasoning=reasoning_from_blocks(blocks),
+            server_tools=server_tool_names(blocks),
         )
 
     def _client_for(self, request: ChatRequest) -> Any:

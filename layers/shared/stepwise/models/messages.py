@@ -130,6 +130,8 @@ class Completion(BaseModel, defer_build=True):
     finish_reason: str | None = None
     # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)
     replaced_characters: int = 0
+    # tools the provider ran itself within this reply (Nova's web grounding), by name: recorded, never run here
+    server_tools: list[str] = Field(default_factory=list)
 
 
 class SamplingOptions(BaseModel):

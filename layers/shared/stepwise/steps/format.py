@@ -18,6 +18,7 @@ from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
 from stepwise.steps.outcome import decide_outcome, status_of
+from stepwise.steps.reply_problems import is_filtered
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
 from stepwise.steps.runtime import StepRuntime
@@ -65,6 +66,12 @@ def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
     return "final_answer"
 
 
+def _filtered_at(record: RunRecord, iteration: int) -> bool:
+    """True when the provider's guardrail or content filter stopped the model's reply of `iteration`."""
+    calls = [step for step in record.steps if step.kind == "llm" and step.iteration == iteration]
+    return bool(calls) and is_filtered(calls[-1])
+
+
 def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> list[StoredMessage]:
     """The conversation as the run's model calls last sent it: with the latest summary in place of the
     iterations it covers, so the formatting call fits the window the loop's calls fitted."""
@@ -99,6 +106,9 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     if meta.is_terminal:
         return _ended(meta)
     stop_reason = _stop_reason(payload, meta)
+    if payload.next == "final_answer" and _filtered_at(record, payload.iteration):
+        # the provider's guardrail or content filter stopped the model's reply: its message is the answer
+        stop_reason = "guardrail"
     answer: str | None
     answered = True
     if payload.next == "final_answer" and decision is not None and decision.calls:

@@ -162,6 +162,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     note = (
         f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
         f"{_offer_note(agent, turn.tools)}{_replacement_note(completion)}{_context_note(summary, fitted.cut_messages)}"
+        f"{_server_tools_note(completion)}"
         f"{estimated_usage_note(usage)}"
     )
     step = StepRecord(
@@ -231,6 +232,13 @@ def _shaped(request: ChatRequest, facts: ModelFacts | None, *, thinking: bool) -
     from stepwise.llm.request_shaping import shaped_request
 
     return shaped_request(request, facts, reasoning=thinking)
+
+
+def _server_tools_note(completion: Completion) -> str:
+    """ "; the provider ran nova_grounding itself" when the reply holds tools the provider already ran."""
+    if not completion.server_tools:
+        return ""
+    return f"; the provider ran {', '.join(completion.server_tools)} itself"
 
 
 def _context_note(summary: ConversationSummary | None, cut: int) -> str:
