@@ -92,6 +92,11 @@ OLLAMA_SHOW = {
             id="lm-studio",
         ),
         pytest.param("Invalid request: Your request exceeded model token limit: 8192", 8192, id="moonshot"),
+        pytest.param(
+            "request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            8192,
+            id="llama-cpp",
+        ),
         pytest.param("Input is too long for requested model.", None, id="bedrock-states-none"),
     ],
 )

@@ -43,7 +43,8 @@ _REPORTED_PROMPT = re.compile(
 # context length is 10000 tokens"), older vLLM ("longer than the maximum model length of 10000"), Anthropic
 # ("prompt is too long: 210000 tokens > 200000 maximum"), Together ("longer than the model's context length
 # (131072 tokens)"), Mistral ("too large for model with 32768 maximum context length"), LM Studio ("loaded
-# with context length of only 4096 tokens"), Moonshot ("exceeded model token limit: 8192").
+# with context length of only 4096 tokens"), Moonshot ("exceeded model token limit: 8192"), llama.cpp's server
+# ("exceeds the available context size (8192 tokens)").
 _STATED_WINDOW = re.compile(
     r"maximum context length is (?P<a>\d[\d,]*) tokens"
     r"|longer than the maximum model length of (?P<b>\d[\d,]*)"
@@ -51,7 +52,8 @@ _STATED_WINDOW = re.compile(
     r"|longer than the model's context length (?:\(|of )(?P<d>\d[\d,]*)"
     r"|model with (?P<e>\d[\d,]*) maximum context length"
     r"|loaded with context length of only (?P<f>\d[\d,]*) tokens"
-    r"|model token limit: (?P<g>\d[\d,]*)",
+    r"|model token limit: (?P<g>\d[\d,]*)"
+    r"|available context size \((?P<h>\d[\d,]*) tokens\)",
     re.IGNORECASE,
 )
 # A stated window below this is a misreading (a status code, a count of something else), not a window.
