@@ -72,7 +72,9 @@ def _filtered_at(record: RunRecord, iteration: int) -> bool:
     return bool(calls) and is_filtered(calls[-1])
 
 
-def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> list[StoredMessage]:
+def _as_last_sent(
+    meta: RunMeta, record: RunRecord, runtime: StepRuntime, learned_window: int | None
+) -> list[StoredMessage]:
     """The conversation as the run's model calls last sent it: with the latest summary in place of the
     iterations it covers, so the formatting call fits the window the loop's calls fitted."""
     found = latest_summary_ref(record.steps)
@@ -80,7 +82,7 @@ def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> lis
     if summary is None:
         return record.messages
     language = runtime.profile(meta.profile).language
-    budget = runtime.config.context_limits(meta.profile).summary_tokens
+    budget = runtime.config.context_limits(meta.profile, learned_window=learned_window).summary_tokens
     return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
 
 
@@ -136,7 +138,13 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     structured = (
         StructuredOutput()
         if end.stop_reason in ("tool_calls", "guardrail")
-        else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
+        else produce_structured_output(
+            meta,
+            payload.iteration,
+            answer,
+            _as_last_sent(meta, record, runtime, payload.run.learned_window if payload.run else None),
+            runtime,
+        )
     )
     # after the formatting steps, which a follower of the run's events must not find behind its cursor
     record_answer_check(runtime, meta, payload.iteration, checked)
