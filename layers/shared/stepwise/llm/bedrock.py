@@ -24,6 +24,7 @@ from stepwise.llm.reasoning import (
     shape_converse_params,
 )
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
+from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec
 from stepwise.protocols.provider_responses import blocks_text, is_server_tool_use, server_tool_names
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
@@ -139,7 +140,11 @@ class BedrockConverseChatModel:
         max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
         if max_tokens is not None:
             inference["maxTokens"] = max_tokens
-        temperature = request.temperature if request.temperature is not None else config.temperature
+        temperature = (
+            request.temperature
+            if request.temperature is not None
+            else configured_temperature(config.temperature, self._facts)
+        )
         if temperature is not None:
             inference["temperature"] = temperature
         if request.stop and config.capabilities.stop_sequences:

@@ -17,6 +17,7 @@ from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.llm.prompt_cache import cache_control_messages
 from stepwise.llm.provider_errors import openai_error, retry_after_seconds
 from stepwise.llm.reasoning import allowed_tool_choice, openai_assistant_reasoning, shape_openai_payload
+from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
@@ -112,7 +113,11 @@ class OpenAICompatibleChatModel:
         max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
         if max_tokens is not None:
             payload[facts.rules.max_tokens_field if facts is not None else "max_tokens"] = max_tokens
-        temperature = request.temperature if request.temperature is not None else config.temperature
+        temperature = (
+            request.temperature
+            if request.temperature is not None
+            else configured_temperature(config.temperature, self._facts)
+        )
         if temperature is not None:
             payload["temperature"] = temperature
         payload |= request.sampling.model_dump(exclude_none=True)
