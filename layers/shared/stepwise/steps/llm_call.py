@@ -62,7 +62,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     summary in place of the iterations it covers and is made to fit the model's window
     (`stepwise.steps.context_window`); one past the profile's threshold raises `ContextWindowExceeded`,
     as the provider's own overflow does, which the state machine catches into Compact. Compact runs at most
-    once per iteration: after it, an overflow is cut to fit once more and sent again, once.
+    once per iteration: after it, an overflow is cut to fit once more and sent again, once. A model whose
+    window nothing configures has it learned from its server (`stepwise.steps.learned_window`): its model
+    listing before the first call, or a refusal that states it; the run carries it from then on.
 
     The payload comes back with the call's tokens and cost added to the run's spend and the request's size
     in its context; a retry that finds the message stored reads its step back (one GetItem), so both
