@@ -1,8 +1,10 @@
 """A model's window read from what its server says: the refusal of a request over it, or its model listing.
 
 Bodies are the servers' documented shapes: vLLM's OpenAI-compatible `/v1/models` (its `ModelCard`, with
-`max_model_len`), LM Studio's REST API `GET /api/v0/models/{model}` (lmstudio.ai/docs/app/api/endpoints/rest),
-Ollama's `POST /api/show` (github.com/ollama/ollama docs/api.md, "Show Model Information").
+`max_model_len`), OpenRouter's `/api/v1/models` (`context_length`) and Groq's `/openai/v1/models`
+(`context_window`), cut to the fields read, LM Studio's REST API `GET /api/v0/models/{model}`
+(lmstudio.ai/docs/app/api/endpoints/rest), Ollama's `POST /api/show` (github.com/ollama/ollama docs/api.md,
+"Show Model Information").
 """
 
 from __future__ import annotations
@@ -129,6 +131,10 @@ def test_vllm_and_lm_studio_listings_name_the_window_they_serve() -> None:
     loaded = {**LM_STUDIO_MODEL, "state": "loaded", "loaded_context_length": 8192}
     # When they are read / Then the window served is read, and nothing for a model the listing lacks
     assert (vllm_window(VLLM_MODELS, "Qwen/Qwen3-8B"), vllm_window(VLLM_MODELS, "other")) == (16384, None)
+    # And a hosted gateway's listing names it its own way (OpenRouter's context_length, Groq's context_window)
+    openrouter = {"data": [{"id": "qwen/qwen3-32b", "name": "Qwen3 32B", "context_length": 40960}]}
+    groq = {"object": "list", "data": [{"id": "llama-3.1-8b-instant", "object": "model", "context_window": 131072}]}
+    assert (vllm_window(openrouter, "qwen/qwen3-32b"), vllm_window(groq, "llama-3.1-8b-instant")) == (40960, 131072)
     assert (lm_studio_window(LM_STUDIO_MODEL), lm_studio_window(loaded)) == (32768, 8192)
 
 

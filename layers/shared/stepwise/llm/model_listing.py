@@ -4,7 +4,8 @@ Asked only for a model whose window neither the configuration nor the catalog kn
 learned_window`), in this order, each a documented endpoint of one server:
 
 - vLLM (and SGLang): `GET {base_url}/models`, the model's entry's `max_model_len` (the window it serves,
-  `--max-model-len`, not the model's trained one);
+  `--max-model-len`, not the model's trained one); hosted gateways list theirs there too (OpenRouter's and
+  Together's `context_length`, Groq's `context_window`, Mistral's `max_context_length`);
 - LM Studio: `GET {origin}/api/v0/models/{model}`, `loaded_context_length` (what the loaded model was given)
   else `max_context_length`;
 - Ollama: `POST {origin}/api/show`: the `num_ctx` its parameters set, else Ollama's documented default of
@@ -49,12 +50,21 @@ def listed_window(client: httpx.Client, base_url: str, model: str, headers: dict
     return None
 
 
+# The window's name in an OpenAI-style listing's entry: vLLM's (and SGLang's), OpenRouter's and Together's,
+# Groq's, Mistral's.
+_LISTED_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
 def vllm_window(body: Any, model: str) -> int | None:
-    """`max_model_len` of `model`'s entry in an OpenAI-style `{"data": [...]}` listing (vLLM's)."""
+    """The window of `model`'s entry in an OpenAI-style `{"data": [...]}` listing: vLLM's `max_model_len`, or
+    the field a hosted gateway names it by (`_LISTED_WINDOW_FIELDS`)."""
     entries = body.get("data") if isinstance(body, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
-            return _positive(entry.get("max_model_len"))
+            return next(
+                (window for name in _LISTED_WINDOW_FIELDS if (window := _positive(entry.get(name))) is not None),
+                None,
+            )
     return None
 
 
