@@ -124,6 +124,50 @@ def test_the_raw_observations_stay_stored_whole_while_requests_carry_a_summary(
     assert sum('"page": 1,' in content for content in contents) == 0
 
 
+def unlisted_window_model(model: WindowedModelServer) -> dict[str, Any]:
+    """The windowed fake as a local model whose window neither the configuration nor the catalog gives."""
+    entry = windowed_model(model)
+    del entry["context_window"]
+    return entry
+
+
+def test_a_window_stated_by_the_providers_refusal_is_learned_and_twelve_pages_succeed(
+    pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with WindowedModelServer(window=10_000, responder=PageReader(12)) as model:
+        # Given the 10,000-token model (its refusal stating the window as OpenAI words it), 12 pages of 6 KB,
+        # and no window in the configuration or the catalog
+        profile = reader_profile(pages, max_iterations=20)
+        environment, listener = local_run(write_config(unlisted_window_model(model), **profile))
+        # When the run executes
+        meta, execution = environment.ask("How many parcels are there?")
+    # Then it succeeded, refused once only: the refusal taught it the window, and compaction did the rest
+    assert (execution.status, meta.status, meta.answer) == ("SUCCEEDED", "SUCCEEDED", "I read 12 pages.")
+    assert [exchange.refused for exchange in model.exchanges].count(True) == 1
+    # And the run carried the window from Compact on, for its later steps wherever they run
+    compacted = [event.output for event in listener.events if event.type == "exited" and event.state == "Compact"]
+    assert compacted and all(output["run"]["learned_window"] == 10_000 for output in compacted)
+    compactions = [step for step in environment.runtime.store.list_steps(meta.run_id) if step.compaction]
+    assert compactions and compactions[0].compaction is not None
+    assert compactions[0].compaction.reason == "overflow"
+
+
+def test_a_window_listed_by_a_vllm_server_is_used_from_the_first_call(
+    pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with WindowedModelServer(window=10_000, responder=PageReader(12), listed_model="windowed-model") as model:
+        # Given the same model served by a fake vLLM whose /v1/models states its max_model_len, and no window
+        # in the configuration or the catalog
+        profile = reader_profile(pages, max_iterations=20)
+        environment, _ = local_run(write_config(unlisted_window_model(model), **profile))
+        # When the run executes
+        meta, execution = environment.ask("How many parcels are there?")
+    # Then it succeeded without a single refusal: the listed window was fitted to from the start
+    assert (execution.status, meta.status, meta.answer) == ("SUCCEEDED", "SUCCEEDED", "I read 12 pages.")
+    assert not any(exchange.refused for exchange in model.exchanges)
+    assert model.largest_prompt <= 10_000
+
+
 # Long enough for the conversation to be summarized several times (6 KB pages in a 16,000-token window are
 # summarized every few iterations): a payload that kept anything per iteration or per summary would differ.
 LONG_RUN_PAGES = 39

@@ -171,6 +171,38 @@ def test_a_bedrock_run_with_thinking_sends_the_signed_thinking_back_on_the_tool_
     assert "1 redacted block" in (reasoning[1].note or "")
 
 
+THINKS_BY_DEFAULT = "global.anthropic.claude-haiku-5-5"
+
+
+def test_a_bedrock_run_of_a_model_thinking_by_default_sends_its_signed_thinking_back_and_no_temperature(
+    aws: AwsLoopback, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with ExampleToolApi() as api:
+        # Given Claude Haiku 5.5 (thinking by default, as the catalog says), a profile with no `reasoning:`, a
+        # temperature and a small max_tokens, whose first reply thinks unasked (signed) and calls a tool
+        signed = {"reasoningText": {"text": FIRST_THOUGHT, "signature": SIGNATURE}}
+        call = {"toolUseId": "tooluse_weather", "name": "get_weather", "input": {"city": "Paris"}}
+        aws.enqueue_converse(converse_reply(tool_uses=[call], reasoning=[signed]))
+        aws.enqueue_converse(converse_reply(text=ANSWER))
+        settings = claude(max_tokens=1024)
+        settings["model"]["model_id"] = THINKS_BY_DEFAULT
+        config = write_config(settings.pop("model"), apis=[example_tools_config(api.url)], **settings)
+        environment, _ = local_run(config)
+        # When a question is asked
+        meta, execution = environment.ask("What is the weather in Paris?")
+    first, second = (request.body for request in aws.requests if request.path.endswith("/converse"))
+    # Then neither call asked for thinking nor sent a temperature, and max_tokens held the default effort's
+    # thinking room besides the profile's 1,024 for the answer
+    for body in (first, second):
+        assert "additionalModelRequestFields" not in body
+        assert body["inferenceConfig"] == {"maxTokens": 1024 + 4096}
+    # And the tool-result turn sent the signed thinking back, first, before its tool use
+    assistant = second["messages"][1]
+    assert assistant["content"][0] == {"reasoningContent": signed}
+    assert "toolUse" in assistant["content"][1]
+    assert (execution.status, meta.status, meta.answer) == ("SUCCEEDED", "SUCCEEDED", ANSWER)
+
+
 def test_the_loopback_refuses_a_tool_result_turn_that_lost_its_signed_thinking(aws: AwsLoopback) -> None:
     # Given a thinking request whose tool-use turn comes back without its thinking, sent as boto3 sends it
     client = boto3.client("bedrock-runtime", endpoint_url=aws.url)

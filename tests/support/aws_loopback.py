@@ -9,8 +9,9 @@ Converse requests are checked as Bedrock checks them: the request shape against 
 model (bedrock-runtime), a bare model id whose model is only served through an inference profile refused
 with Bedrock's message, `temperature` and `topP` together refused for models whose catalog rules forbid
 it, a prompt longer than the catalog's context window refused "Input is too long", and, with Claude's
-thinking on, a tool-result turn whose assistant turn does not open with the thinking block the model
-signed, unchanged, refused as Bedrock words it. Replies and errors are scripted; errors are the recorded
+thinking on (asked for, or the model's default as the catalog says), a `temperature` refused and a
+tool-result turn whose assistant turn does not open with the thinking block the model signed, unchanged,
+refused as Bedrock words it. Replies and errors are scripted; errors are the recorded
 ones of tests/fixtures/providers/error_bodies.yaml.
 
     with AwsLoopback() as aws:
@@ -29,7 +30,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import unquote
 
-from stepwise.config.model_catalog import normalise_model_id, packaged_catalog
+from stepwise.config.model_catalog import ModelFacts, normalise_model_id, packaged_catalog
 from tests.support.loopback_http import LoopbackHttpServer
 from tests.support.provider_errors import recorded_error
 
@@ -236,7 +237,7 @@ class AwsLoopback(LoopbackHttpServer):
         exclusive = facts is not None and ["temperature", "top_p"] in facts.rules.exclusive
         if exclusive and "temperature" in inference and "topP" in inference:
             return bedrock_error("temperature_and_top_p")
-        thinking = self._thinking_refusal(body)
+        thinking = self._thinking_refusal(body, thinks_by_default=_thinks_by_default(facts))
         if thinking is not None:
             return AwsReply(status=400, body={"message": thinking}, code="ValidationException")
         window = self._context_window or (facts.context_window if facts else None)
@@ -245,14 +246,20 @@ class AwsLoopback(LoopbackHttpServer):
             return bedrock_error("input_too_long")
         return None
 
-    def _thinking_refusal(self, body: Any) -> str | None:
-        """Claude's rule while thinking: the last assistant turn that used tools opens with its signed thinking.
+    def _thinking_refusal(self, body: Any, *, thinks_by_default: bool) -> str | None:
+        """Claude's rules while thinking: no temperature but 1, and the last assistant turn that used tools
+        opens with its signed thinking.
 
         Anthropic's extended-thinking documentation: with tool use, the thinking block of the turn that made
-        the call must be passed back, unmodified, with the tool result.
+        the call must be passed back, unmodified, with the tool result; sampling fields are not compatible
+        with thinking.
         """
-        if "thinking" not in body.get("additionalModelRequestFields", {}):
+        asked = body.get("additionalModelRequestFields", {}).get("thinking")
+        thinking = thinks_by_default if asked is None else asked.get("type") != "disabled"
+        if not thinking:
             return None
+        if body.get("inferenceConfig", {}).get("temperature", 1) != 1:
+            return "`temperature` may only be set to 1 when thinking is enabled."
         messages = body.get("messages", [])
         turns = [index for index, message in enumerate(messages) if message["role"] == "assistant"]
         if not turns or not any("toolUse" in block for block in messages[turns[-1]]["content"]):
@@ -271,6 +278,10 @@ class AwsLoopback(LoopbackHttpServer):
         with self._lock:
             intact = self._signed.get(sealed.get("signature", "")) == sealed.get("text")
         return None if intact else f"messages.{index}.content.0: Invalid `signature` in `thinking` block"
+
+
+def _thinks_by_default(facts: ModelFacts | None) -> bool:
+    return facts is not None and facts.reasoning is not None and facts.reasoning.by_default
 
 
 def _shape_problems(body: Any) -> str | None:

@@ -14,6 +14,9 @@ the cached part in `usage.prompt_tokens_details
 .cached_tokens` as OpenAI's automatic caching reports it (the prefix shared with the conversation's
 previous request, from 1,024 tokens on, in steps of 128).
 
+With `listed_model`, the server also answers `GET /v1/models` as vLLM does, that model's entry stating
+the window as `max_model_len`; any other GET is a 404, as a server without such a listing answers.
+
 Kept small, to be folded into the provider fakes of `tests/support` once they enforce windows.
 """
 
@@ -82,8 +85,10 @@ class WindowedModelServer(LoopbackHttpServer):
         tokenizer: Tokenizer = english_tokens,
         prompt_cache: bool = False,
         report_usage: bool = True,
+        listed_model: str | None = None,
     ) -> None:
         self.window = window
+        self.listed_model = listed_model
         self._report_usage = report_usage
         self._responder = responder
         self._tokenizer = tokenizer
@@ -181,6 +186,13 @@ def _overflow_body(window: int, prompt: int, completion: int) -> dict[str, Any]:
 
 def _handler_for(server: WindowedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/v1/models" or server.listed_model is None:
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            entry = {"id": server.listed_model, "object": "model", "owned_by": "vllm", "max_model_len": server.window}
+            self._send(200, {"object": "list", "data": [entry]})
+
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             if self.path != CHAT_COMPLETIONS_PATH:

@@ -17,7 +17,7 @@ import pytest
 
 from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.models.finish import EMPTY_REPLY
-from stepwise.models.messages import ChatMessage, ChatRequest, Completion, Usage
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, Usage
 from stepwise.protocols.usage_fields import converse_usage
 from stepwise.steps.token_estimate import reply_tokens, request_tokens
 from stepwise.steps.usage_estimate import with_estimated_usage
@@ -289,3 +289,24 @@ def test_a_counted_usage_is_left_as_the_provider_counted_it() -> None:
     reply = Completion(content="ok", usage=Usage(input_tokens=31, output_tokens=4))
     request = ChatRequest(messages=[ChatMessage(role="user", content="hi")])
     assert with_estimated_usage(reply, request) is reply
+
+
+@pytest.mark.parametrize(
+    ("case", "call"),
+    [
+        (
+            "openai_custom_tool_call_free_text",
+            ToolCall(id="call_custom_1", name="search", arguments={"input": "tech news today"}),
+        ),
+        (
+            "openai_custom_tool_call_json_input",
+            ToolCall(id="call_custom_1", name="get_weather", arguments={"city": "Paris"}),
+        ),
+    ],
+)
+def test_a_custom_tool_call_is_a_call_with_its_input_as_arguments(case: str, call: ToolCall) -> None:
+    # Given a gpt-5 reply calling a custom tool, its input a free-form string (or a JSON object written there)
+    # When the body is read
+    completion = read_chat_completion(CORPUS[case], model="gpt-5")
+    # Then it is that call, not an empty reply
+    assert (completion.content, completion.tool_calls) == ("", [call])

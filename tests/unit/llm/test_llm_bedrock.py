@@ -13,6 +13,7 @@ from botocore.config import Config
 from botocore.stub import Stubber
 
 from stepwise.config.llm import BedrockModelConfig
+from stepwise.config.model_catalog import packaged_catalog
 from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.llm.bedrock import BedrockConverseChatModel
 from stepwise.models.messages import ChatMessage, ChatRequest, ImageInput, ToolCall, ToolSpec
@@ -203,6 +204,36 @@ def test_reads_text_tool_uses_usage_and_stop_reason(client: Any, stubber: Stubbe
     assert completion.model == MODEL_ID
 
 
+def test_cited_text_is_kept_and_a_tool_the_provider_ran_is_recorded_not_called(client: Any, stubber: Stubber) -> None:
+    # Given Nova's web grounding reply: its search (a server tool use and its result), then text and cited text
+    stubber.add_response(
+        "converse",
+        converse_response(
+            [
+                {
+                    "toolUse": {
+                        "toolUseId": "tooluse_g",
+                        "name": "nova_grounding",
+                        "type": "server_tool_use",
+                        "input": {"query": "Nova 2 Lite"},
+                    }
+                },
+                {"toolResult": {"toolUseId": "tooluse_g", "type": "nova_grounding_result", "content": [{"text": "…"}]}},
+                {"text": "It became available on "},
+                {"citationsContent": {"content": [{"text": "December 2, 2025"}], "citations": [{"title": "card"}]}},
+                {"text": "."},
+            ]
+        ),
+    )
+    # When the model is called
+    completion = BedrockConverseChatModel(CONFIG, client=client).complete(
+        ChatRequest(messages=[ChatMessage(role="user", content="When?")], tools=[WEATHER_TOOL])
+    )
+    # Then the cited text is part of the answer, and the search is recorded, not returned as a call to make
+    assert completion.content == "It became available on December 2, 2025."
+    assert (completion.tool_calls, completion.server_tools) == ([], ["nova_grounding"])
+
+
 @pytest.mark.parametrize(
     ("code", "status"),
     [
@@ -283,3 +314,20 @@ def test_an_image_of_a_user_message_is_a_converse_image_block_of_its_bytes(clien
     stubber.add_response("converse", converse_response([{"text": "A pixel."}]), expected)
     # When it is sent, then Converse gets the text block and an image block holding the PNG's bytes
     assert BedrockConverseChatModel(CONFIG, client=client).complete(request).content == "A pixel."
+
+
+def test_a_models_own_temperature_is_not_sent_to_a_model_that_refuses_it(client: Any, stubber: Stubber) -> None:
+    # Given Claude Haiku 5.5 (which refuses sampling fields, per the catalog) configured with a temperature
+    model_id = "global.anthropic.claude-haiku-5-5"
+    config = BedrockModelConfig(provider="bedrock", model_id=model_id, max_tokens=512, temperature=0.7)
+    facts = packaged_catalog().lookup(model_id)
+    expected = {
+        "modelId": model_id,
+        "messages": [{"role": "user", "content": [{"text": "Hi"}]}],
+        "inferenceConfig": {"maxTokens": 512},
+    }
+    stubber.add_response("converse", converse_response([{"text": "Hello."}]), expected)
+    # When a request that sets no temperature is sent, then Stubber sees none
+    BedrockConverseChatModel(config, client=client, facts=facts).complete(
+        ChatRequest(messages=[ChatMessage(role="user", content="Hi")])
+    )

@@ -196,17 +196,24 @@ def test_a_thinking_request_sends_the_signed_blocks_first_on_the_tool_use_turn(
     model.complete(request)
 
 
-def test_without_thinking_no_reasoning_goes_back(bedrock: tuple[BedrockConverseChatModel, Stubber]) -> None:
-    # Given a tool-use turn with a signed block, and a request that does not turn thinking on
+def test_a_signed_block_goes_back_on_the_tool_use_turn_though_no_thinking_was_asked(
+    bedrock: tuple[BedrockConverseChatModel, Stubber],
+) -> None:
+    # Given a tool-use turn carrying a signed block (a model that thinks by default signs one unasked) and
+    # unsigned reasoning, and a request that does not ask for thinking
     model, stubber = bedrock
-    request = ChatRequest(messages=tool_turn([ReasoningBlock(text="x", signature=SIGNATURE)]), tools=[WEATHER])
+    reasoning = [ReasoningBlock(text="x", signature=SIGNATURE), ReasoningBlock(text="from a think tag")]
+    request = ChatRequest(messages=tool_turn(reasoning), tools=[WEATHER])
     expected = {
         "modelId": BEDROCK_MODEL,
         "messages": [
             {"role": "user", "content": [{"text": "Weather in Paris?"}]},
             {
                 "role": "assistant",
-                "content": [{"toolUse": {"toolUseId": "call_1", "name": "get_weather", "input": {"city": "Paris"}}}],
+                "content": [
+                    {"reasoningContent": {"reasoningText": {"text": "x", "signature": SIGNATURE}}},
+                    {"toolUse": {"toolUseId": "call_1", "name": "get_weather", "input": {"city": "Paris"}}},
+                ],
             },
             {"role": "user", "content": [{"toolResult": {"toolUseId": "call_1", "content": [{"text": "14C, rain"}]}}]},
         ],
@@ -214,7 +221,7 @@ def test_without_thinking_no_reasoning_goes_back(bedrock: tuple[BedrockConverseC
         "toolConfig": {"tools": [{"toolSpec": {"name": "get_weather", "inputSchema": {"json": WEATHER.parameters}}}]},
     }
     stubber.add_response("converse", converse_reply([{"text": "14 degrees."}]), expected)
-    # When it is sent, then the reasoning costs no tokens
+    # When it is sent, then Stubber sees the signed block back, first, and the unsigned reasoning nowhere
     model.complete(request)
 
 

@@ -221,3 +221,63 @@ def test_a_requests_openai_effort_is_read_on_the_profiles_scale(asked: str, enab
     setting = reasoning_setting(profile, options)
     # Then the effort is the profile's nearest, and none turns thinking off
     assert setting is not None and (setting.enabled, setting.effort) == (enabled, effort)
+
+
+def thinks_by_default(*, max_output: int | None = None) -> ModelFacts:
+    return ModelFacts(
+        name="claude",
+        match=["claude"],
+        max_output_tokens=max_output,
+        rules=ParameterRules(unsupported_when_reasoning=["temperature", "top_p", "top_k"]),
+        reasoning=ReasoningFacts(control="anthropic_adaptive", by_default=True, default_effort="medium"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("asked", "max_output", "sized"),
+    [(1024, None, 1024 + 4096), (None, None, 4096 + 4096), (1024, 3000, 3000)],
+)
+def test_a_model_thinking_by_default_gets_room_for_its_thinking_beside_the_answer(
+    asked: int | None, max_output: int | None, sized: int
+) -> None:
+    # Given a model the catalog says thinks by default at medium effort, and a profile without `reasoning:`
+    # When the call's reasoning and output cap are resolved
+    reasoning, max_tokens, _ = resolve_reasoning(
+        None, thinks_by_default(max_output=max_output), asked, provider="bedrock"
+    )
+    # Then the cap asked for is the answer's, the medium effort's thinking room is added (never past the
+    # model's largest output), and the model's rules for thinking apply though nothing asks for it
+    assert max_tokens == sized
+    assert reasoning is not None and (reasoning.enabled, reasoning.asked) == (True, False)
+    assert reasoning.drop_sampling == ["temperature", "top_p", "top_k"]
+
+
+def test_a_model_thinking_by_default_is_asked_nothing_and_sent_no_sampling_fields() -> None:
+    # Given the default thinking of such a model, and a request with a temperature and a top_p
+    reasoning, _, _ = resolve_reasoning(None, thinks_by_default(), 1024, provider="bedrock")
+    request = ChatRequest(
+        messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning, tool_choice="required"
+    )
+    params: dict[str, Any] = {"inferenceConfig": {"maxTokens": 5120, "temperature": 0.2, "topP": 0.9}}
+    # When the Converse request is shaped
+    shape_converse_params(params, request)
+    # Then no thinking field is sent, the sampling fields are dropped, and tool use is not forced
+    assert params == {"inferenceConfig": {"maxTokens": 5120}}
+    assert allowed_tool_choice(request) == "auto"
+
+
+def test_turning_off_a_model_that_thinks_by_default_says_so() -> None:
+    # Given a profile's `reasoning: {enabled: false}` for a model that thinks by default
+    reasoning, max_tokens, _ = resolve_reasoning(
+        ReasoningSetting(enabled=False), thinks_by_default(), 1024, provider="bedrock"
+    )
+    request = ChatRequest(messages=[ChatMessage(role="user", content="hi")], reasoning=reasoning)
+    params: dict[str, Any] = {"inferenceConfig": {"maxTokens": 1024, "temperature": 0.2}}
+    # When the Converse request is shaped
+    shape_converse_params(params, request)
+    # Then thinking is turned off in Claude's field, and the sampling field and output cap stay as asked
+    assert params == {
+        "inferenceConfig": {"maxTokens": 1024, "temperature": 0.2},
+        "additionalModelRequestFields": {"thinking": {"type": "disabled"}},
+    }
+    assert max_tokens == 1024

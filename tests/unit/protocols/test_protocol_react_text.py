@@ -185,6 +185,19 @@ def test_action_in_react_paper_bracket_style() -> None:
     assert (decision.calls[0].name, decision.calls[0].arguments) == ("Search", {"input": "Colorado orogeny"})
 
 
+def test_the_react_papers_finish_bracket_is_the_final_answer() -> None:
+    # Given the paper's own ending, "Finish[answer]" / When parsed / Then the bracket text is the answer
+    decision = parse("Thought 2: The band is from Tennessee.\nAction 2: Finish[REFUTES]")
+    assert decision == FinalAnswer(text="REFUTES", thought="The band is from Tennessee.")
+
+
+def test_finish_is_a_call_where_a_tool_of_that_name_is_offered() -> None:
+    # Given a tool named Finish among the offered tools / When "Finish[...]" is parsed / Then it is that tool's call
+    finish = ToolSpec(name="Finish", parameters={"type": "object", "properties": {"input": {"type": "string"}}})
+    decision = only_call(parse("Thought: done\nAction: Finish[report]", [finish]))
+    assert (decision.calls[0].name, decision.calls[0].arguments) == ("Finish", {"input": "report"})
+
+
 def test_final_answer_written_as_an_action() -> None:
     # Given "Action: Final Answer" with the answer as its input / When parsed / Then it is a final answer
     decision = parse("Thought: done\nAction: Final Answer\nAction Input: Paris")

@@ -302,7 +302,8 @@ def _context_line(model: str, limits: ContextLimits) -> str:
     if limits.window is None:
         return (
             f"context window: not known, so requests are sent whole (set models.{model}.context_window, or the "
-            "profile's context.window_tokens)"
+            "profile's context.window_tokens) until a run learns it from the model's server: its model listing "
+            "(vLLM, LM Studio, Ollama) or a refusal that states it"
         )
     if not limits.compaction or limits.compact_at is None:
         return f"context window: {limits.window} tokens; requests are fitted to it, never summarized"

@@ -262,9 +262,10 @@ class StepwiseConfig(BaseModel):
             return None
         return packaged_catalog().extended(self.model_catalog).lookup(requested)
 
-    def context_limits(self, profile: str) -> ContextLimits:
+    def context_limits(self, profile: str, *, learned_window: int | None = None) -> ContextLimits:
         """The named profile's context window, output floor, compaction threshold and budgets, resolved from
-        the profile's `context:`, its model's entry and the model catalog."""
+        the profile's `context:`, its model's entry and the model catalog, else the window a run learned
+        from the model's server (`stepwise.steps.learned_window`)."""
         agent = self.profile(profile)
         model = self.models[agent.model]
         facts = self.model_facts(agent.model)
@@ -272,7 +273,7 @@ class StepwiseConfig(BaseModel):
         summary_facts = facts if summary_model == agent.model else self.model_facts(summary_model)
         return ContextLimits.resolve(
             agent.context,
-            window=model.context_window or (facts.context_window if facts else None),
+            window=model.context_window or (facts.context_window if facts else None) or learned_window,
             max_output=model.max_output_tokens or (facts.max_output_tokens if facts else None),
             summary_model=summary_model,
             summary_window=self.models[summary_model].context_window

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
-from stepwise.models.messages import ReasoningControl, ReasoningPassBack
+from stepwise.models.messages import ReasoningControl, ReasoningEffort, ReasoningPassBack
 
 CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
 
@@ -113,12 +113,17 @@ class ReasoningFacts(BaseModel):
     `control` names the request fields its provider documents (see `stepwise.llm.reasoning`); `pass_back`
     is how an OpenAI-compatible server wants the reasoning of earlier tool-call turns back (DeepSeek refuses
     a tool loop without it). Bedrock's signed thinking blocks always go back on tool-use turns.
+
+    `by_default`: the model thinks when a request does not say (Claude Haiku 5.5's adaptive thinking), at
+    `default_effort` when its provider documents one; its rules for thinking then apply to every call.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     control: ReasoningControl
     pass_back: ReasoningPassBack = "none"
+    by_default: bool = False
+    default_effort: ReasoningEffort | None = None
 
 
 class ModelFacts(BaseModel):

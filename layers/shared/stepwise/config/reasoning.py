@@ -142,16 +142,18 @@ def resolve_reasoning(
     """The reasoning of a request, its `max_tokens` with room for the thinking, and how reasoning goes back.
 
     Reasoning goes back wherever the catalog says so, asked for or not: DeepSeek thinks by default. A model
-    the catalog does not describe is asked the way its provider kind assumes (`reasoning_facts`).
+    the catalog does not describe is asked the way its provider kind assumes (`reasoning_facts`). Without a
+    setting, a model the catalog says thinks by default gets its rules for thinking (`default_thinking`).
     """
     known = reasoning_facts(facts, provider)
     pass_back: ReasoningPassBack = known.pass_back if known is not None else "none"
-    if setting is None or known is None:
+    if known is None:
         return None, max_tokens, pass_back
+    if setting is None:
+        return (*default_thinking(facts, max_tokens), pass_back)
     budget = setting.budget(known.control)
     if budget is not None and max_tokens is None and setting.enabled:
-        most = facts.max_output_tokens if facts is not None else None
-        max_tokens = budget + ANSWER_ROOM_TOKENS if most is None else min(budget + ANSWER_ROOM_TOKENS, most)
+        max_tokens = _at_most_output(budget + ANSWER_ROOM_TOKENS, facts)
     dropped = list(facts.rules.unsupported_when_reasoning) if facts is not None and setting.enabled else []
     request = ReasoningRequest(
         control=known.control,
@@ -159,5 +161,33 @@ def resolve_reasoning(
         effort=setting.effort,
         budget_tokens=budget,
         drop_sampling=dropped,
+        default_on=known.by_default,
     )
     return request, max_tokens, pass_back
+
+
+def default_thinking(facts: ModelFacts | None, max_tokens: int | None) -> tuple[ReasoningRequest | None, int | None]:
+    """The thinking of a call no profile asked to think: none, unless the catalog says the model thinks by
+    default. Then nothing is sent to ask for it, the sampling fields it refuses while thinking are dropped,
+    and its output cap holds the thinking and the answer: the thinking room of its default effort
+    (`EFFORT_BUDGETS`, medium when none is documented) on top of the cap asked for, which is the answer's
+    room (`ANSWER_ROOM_TOKENS` when none is), never past the model's largest output.
+    """
+    known = facts.reasoning if facts is not None else None
+    if facts is None or known is None or not known.by_default:
+        return None, max_tokens
+    effort = known.default_effort or "medium"
+    answer = max_tokens if max_tokens is not None else ANSWER_ROOM_TOKENS
+    request = ReasoningRequest(
+        control=known.control,
+        effort=known.default_effort,
+        drop_sampling=list(facts.rules.unsupported_when_reasoning),
+        asked=False,
+        default_on=True,
+    )
+    return request, _at_most_output(answer + EFFORT_BUDGETS[effort], facts)
+
+
+def _at_most_output(tokens: int, facts: ModelFacts | None) -> int:
+    most = facts.max_output_tokens if facts is not None else None
+    return tokens if most is None else min(tokens, most)

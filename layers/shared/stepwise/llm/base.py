@@ -18,3 +18,12 @@ class ChatModel(Protocol):
     def complete(self, request: ChatRequest) -> Completion:
         """Call the model once."""
         ...
+
+
+@runtime_checkable
+class ListsWindow(Protocol):
+    """A chat model whose server can say its context window (a local server's model listing)."""
+
+    def listed_window(self) -> int | None:
+        """The window the server lists for the model, or None when it lists none."""
+        ...

@@ -21,11 +21,12 @@ from stepwise.llm.provider_errors import bedrock_error
 from stepwise.llm.reasoning import (
     allowed_tool_choice,
     converse_reasoning_blocks,
-    is_thinking,
     shape_converse_params,
 )
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
+from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec
+from stepwise.protocols.provider_responses import blocks_text, is_server_tool_use, server_tool_names
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
 from stepwise.protocols.usage_fields import converse_usage
 
@@ -56,7 +57,8 @@ class BedrockConverseChatModel:
     """Calls `converse` once per `complete`; the client is a boto3 `bedrock-runtime` client.
 
     Thinking is asked for and reasoning sent back as `stepwise.llm.reasoning` says; `reasoningContent`
-    blocks of a reply are its reasoning, never its text.
+    blocks of a reply are its reasoning, never its text; `citationsContent` text is; a `toolUse` the provider
+    ran itself (`type: server_tool_use`, its result in the same message) is recorded, not a call to make.
 
     Throttling, service-side failures and connection or read timeouts raise `LLMTransientError`; other
     service errors (validation, access denied, unknown model, ...) raise `LLMPermanentError`.
@@ -106,13 +108,15 @@ class BedrockConverseChatModel:
                 f"model {model_id}: the conversation filled the context window ({CONTEXT_WINDOW_STOP})"
             )
         blocks = [block for block in wire.output.message.content if isinstance(block, dict)]
+        uses = [block["toolUse"] for block in blocks if isinstance(block.get("toolUse"), dict)]
         return repaired_completion(
-            "".join(block["text"] for block in blocks if isinstance(block.get("text"), str)),
-            [_tool_use(block["toolUse"]) for block in blocks if isinstance(block.get("toolUse"), dict)],
+            blocks_text(blocks),
+            [_tool_use(use) for use in uses if not is_server_tool_use(use)],
             usage=converse_usage(wire.usage),
             model=model_id,
             finish_reason=wire.stopReason if isinstance(wire.stopReason, str) else None,
             reasoning=reasoning_from_blocks(blocks),
+            server_tools=server_tool_names(blocks),
         )
 
     def _client_for(self, request: ChatRequest) -> Any:
@@ -127,7 +131,7 @@ class BedrockConverseChatModel:
         use_tools = bool(request.tools) and request.tool_choice != "none"
         params: dict[str, Any] = {
             "modelId": config.model_id,
-            "messages": _converse_messages(request.messages, use_tools=use_tools, thinking=is_thinking(request)),
+            "messages": _converse_messages(request.messages, use_tools=use_tools),
         }
         system = [{"text": m.content} for m in request.messages if m.role == "system" and m.content]
         if system:
@@ -136,7 +140,11 @@ class BedrockConverseChatModel:
         max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
         if max_tokens is not None:
             inference["maxTokens"] = max_tokens
-        temperature = request.temperature if request.temperature is not None else config.temperature
+        temperature = (
+            request.temperature
+            if request.temperature is not None
+            else configured_temperature(config.temperature, self._facts)
+        )
         if temperature is not None:
             inference["temperature"] = temperature
         if request.stop and config.capabilities.stop_sequences:
@@ -190,7 +198,7 @@ def _tool_choice(choice: str) -> dict[str, Any]:
     return {"tool": {"name": choice}}
 
 
-def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
+def _converse_messages(messages: list[ChatMessage], *, use_tools: bool) -> list[dict[str, Any]]:
     """Canonical messages as Converse wants them: user/assistant only, alternating, no blank text.
 
     System messages travel separately; tool results are user content; consecutive messages of one
@@ -201,7 +209,7 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking
         if message.role == "system":
             continue
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message, use_tools=use_tools, thinking=thinking)
+        blocks = _blocks(message, use_tools=use_tools)
         if not blocks:
             continue
         if converse and converse[-1]["role"] == role:
@@ -211,14 +219,15 @@ def _converse_messages(messages: list[ChatMessage], *, use_tools: bool, thinking
     return converse
 
 
-def _blocks(message: ChatMessage, *, use_tools: bool, thinking: bool) -> list[dict[str, Any]]:
+def _blocks(message: ChatMessage, *, use_tools: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         result = message.content or _EMPTY_TOOL_RESULT
         if use_tools:
             return [{"toolResult": {"toolUseId": message.tool_call_id, "content": [{"text": result}]}}]
         return [{"text": f"Result of tool call {message.tool_call_id}:\n{result}"}]
-    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it.
-    signed = thinking and use_tools and message.tool_calls
+    # Claude wants a tool-use turn back with its signed thinking first, exactly as it wrote it, whether the
+    # thinking was asked for or the model's default (a request that no longer thinks has it ignored).
+    signed = use_tools and message.tool_calls
     blocks: list[dict[str, Any]] = converse_reasoning_blocks(message) if signed else []
     if message.content:
         blocks.append({"text": message.content})

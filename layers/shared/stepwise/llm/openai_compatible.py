@@ -17,6 +17,7 @@ from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.llm.prompt_cache import cache_control_messages
 from stepwise.llm.provider_errors import openai_error, retry_after_seconds
 from stepwise.llm.reasoning import allowed_tool_choice, openai_assistant_reasoning, shape_openai_payload
+from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
@@ -73,6 +74,12 @@ class OpenAICompatibleChatModel:
             raise self._status_error(response)
         return self._parse(response)
 
+    def listed_window(self) -> int | None:
+        """The context window the server lists for this model (vLLM, LM Studio, Ollama), or None."""
+        from stepwise.llm.model_listing import listed_window
+
+        return listed_window(self._client, self._config.base_url, self._config.model, self._headers())
+
     def _timeout(self, request: ChatRequest) -> float:
         if request.timeout_seconds is None:
             return self._config.timeout_seconds
@@ -106,7 +113,11 @@ class OpenAICompatibleChatModel:
         max_tokens = request.max_tokens if request.max_tokens is not None else config.max_tokens
         if max_tokens is not None:
             payload[facts.rules.max_tokens_field if facts is not None else "max_tokens"] = max_tokens
-        temperature = request.temperature if request.temperature is not None else config.temperature
+        temperature = (
+            request.temperature
+            if request.temperature is not None
+            else configured_temperature(config.temperature, self._facts)
+        )
         if temperature is not None:
             payload["temperature"] = temperature
         payload |= request.sampling.model_dump(exclude_none=True)

@@ -8,7 +8,8 @@ it can mean, never refused:
 
 - content: a string, null, or a list of parts: text parts (a null or missing `text` is no text), bare
   strings, and anything else skipped; with no text, a `refusal` (field or part) is the reply;
-- tool calls: each object of `tool_calls` (anything else skipped), and a legacy `function_call`; a name
+- tool calls: each object of `tool_calls` (anything else skipped; a custom tool call's free-form input is
+  its arguments, `provider_responses.custom_call`), and a legacy `function_call`; a name
   that is not a string is no name (the call is dropped when it is repaired), arguments of any type are kept
   for the parser to read or report;
 - `finish_reason` and `model`: strings, else none; reasoning: `stepwise.protocols.reasoning_fields`;
@@ -29,7 +30,7 @@ from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.models.finish import EMPTY_REPLY
 from stepwise.models.messages import Completion
-from stepwise.protocols.provider_responses import openai_refusal, openai_text
+from stepwise.protocols.provider_responses import custom_call, openai_refusal, openai_text
 from stepwise.protocols.reasoning_fields import reasoning_from_message
 from stepwise.protocols.usage_fields import openai_usage
 
@@ -104,6 +105,11 @@ def _tool_calls(message: dict[str, Any]) -> list[RawToolCall]:
     calls = [call for call in listed if isinstance(call, dict)] if isinstance(listed, list) else []
     raw: list[RawToolCall] = []
     for call in calls:
+        custom = custom_call(call)
+        if custom is not None:
+            name, arguments = custom
+            raw.append(_tool_call(call.get("id"), {"name": name, "arguments": arguments}))
+            continue
         function = call.get("function")
         raw.append(_tool_call(call.get("id"), function if isinstance(function, dict) else call))
     legacy = message.get("function_call")

@@ -29,12 +29,17 @@ BEDROCK_TRANSIENT_CODES = frozenset(
     }
 )
 
-# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama).
+# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama,
+# Mistral, Moonshot, llama.cpp's server).
 _CONTEXT_OVERFLOW = re.compile(
     r"context[ _-]?length|context window|maximum context|prompt is too long|input is too long"
-    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed",
+    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed"
+    r"|maximum model length|model token limit|available context size",
     re.IGNORECASE,
 )
+
+# Error codes of an overflow: OpenAI's `error.code`, llama.cpp's server's `error.type`.
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
 
 # (pattern on the message, the fix to print) for Bedrock errors a new account or an old model id meets.
 _BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
@@ -80,7 +85,7 @@ _INVALID_ID = re.compile(r"provided model identifier is invalid", re.IGNORECASE)
 
 def is_context_overflow(message: str, code: str | None = None) -> bool:
     """True when an error says the request is longer than the model's context window."""
-    return code == "context_length_exceeded" or bool(_CONTEXT_OVERFLOW.search(message))
+    return code in _OVERFLOW_CODES or bool(_CONTEXT_OVERFLOW.search(message))
 
 
 def openai_error(

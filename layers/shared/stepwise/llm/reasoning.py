@@ -7,7 +7,10 @@ rules of each provider live in one place:
 - Bedrock Claude: `thinking: {type: enabled, budget_tokens}` (Claude 4.5 and before) or `thinking: {type:
   adaptive}` with `output_config: {effort}` (4.6 and later), in `additionalModelRequestFields`; forced tool
   use and temperature/top_p/top_k changes are refused while thinking. Signed thinking blocks (and redacted
-  ones) of an assistant turn that used tools go back with it, first, exactly as received.
+  ones) of an assistant turn that used tools go back with it, first, exactly as received, whether or not
+  this request asked for thinking (a model that thinks by default signs them unasked). A model the catalog
+  says thinks by default is asked nothing when no profile asks (its rules for thinking still apply), and
+  `thinking: {type: disabled}` when a profile turns it off.
 - Nova 2: `reasoningConfig: {type: enabled, maxReasoningEffort}`; at `high` the model sets its own length,
   so `maxTokens`, `temperature` and `topP` must be left out.
 - OpenAI: `reasoning_effort`. DeepSeek: `thinking: {type}` and `reasoning_effort`; its `reasoning_content`
@@ -32,11 +35,6 @@ def _thinking(request: ChatRequest) -> ReasoningRequest | None:
     return reasoning if reasoning is not None and reasoning.enabled else None
 
 
-def is_thinking(request: ChatRequest) -> bool:
-    """True when the request turns thinking on (the model's signed blocks then go back on tool-use turns)."""
-    return _thinking(request) is not None
-
-
 def allowed_tool_choice(request: ChatRequest) -> str | None:
     """The request's tool_choice, with a forcing one relaxed to `auto` where thinking forbids forcing."""
     choice = request.tool_choice
@@ -58,6 +56,8 @@ def shape_openai_payload(payload: dict[str, Any], request: ChatRequest) -> None:
 
 
 def _openai_fields(reasoning: ReasoningRequest) -> dict[str, Any]:
+    if not reasoning.asked:
+        return {}
     on, effort, budget = reasoning.enabled, reasoning.effort, reasoning.budget_tokens
     match reasoning.control:
         case "openai_effort" | "nova":
@@ -74,9 +74,12 @@ def _openai_fields(reasoning: ReasoningRequest) -> dict[str, Any]:
 
 
 def _anthropic_fields(reasoning: ReasoningRequest) -> dict[str, Any]:
-    """Claude's `thinking` (and `output_config`), as Anthropic and Bedrock take them; nothing when off."""
-    if not reasoning.enabled:
+    """Claude's `thinking` (and `output_config`), as Anthropic and Bedrock take them; when off, nothing, or
+    `disabled` for a model that thinks by default; nothing for the model's own default thinking."""
+    if not reasoning.asked:
         return {}
+    if not reasoning.enabled:
+        return {"thinking": {"type": "disabled"}} if reasoning.default_on else {}
     if reasoning.control == "anthropic_adaptive":
         effort = {"output_config": {"effort": reasoning.effort}} if reasoning.effort else {}
         return {"thinking": {"type": "adaptive"}} | effort
@@ -86,16 +89,16 @@ def _anthropic_fields(reasoning: ReasoningRequest) -> dict[str, Any]:
 def shape_converse_params(params: dict[str, Any], request: ChatRequest) -> None:
     """Add the thinking fields of a Converse request (`additionalModelRequestFields`) and drop what they
     forbid from `inferenceConfig`."""
+    if request.reasoning is not None and request.reasoning.control in _ANTHROPIC:
+        # turning off a model that thinks by default is a field too
+        _add_converse_fields(params, _anthropic_fields(request.reasoning))
     reasoning = _thinking(request)
     if reasoning is None:
         return
     fields: dict[str, Any] = {}
-    if reasoning.control in _ANTHROPIC:
-        fields = _anthropic_fields(reasoning)
-    elif reasoning.control == "nova" and reasoning.effort:
+    if reasoning.control == "nova" and reasoning.effort and reasoning.asked:
         fields = {"reasoningConfig": {"type": "enabled", "maxReasoningEffort": reasoning.effort}}
-    if fields:
-        params["additionalModelRequestFields"] = {**params.get("additionalModelRequestFields", {}), **fields}
+    _add_converse_fields(params, fields)
     inference = params.get("inferenceConfig", {})
     dropped = [_CONVERSE_SAMPLING[field] for field in reasoning.drop_sampling if field in _CONVERSE_SAMPLING]
     if reasoning.control == "nova" and reasoning.effort == "high":
@@ -104,6 +107,11 @@ def shape_converse_params(params: dict[str, Any], request: ChatRequest) -> None:
         inference.pop(field, None)
     if "inferenceConfig" in params and not inference:
         del params["inferenceConfig"]
+
+
+def _add_converse_fields(params: dict[str, Any], fields: dict[str, Any]) -> None:
+    if fields:
+        params["additionalModelRequestFields"] = {**params.get("additionalModelRequestFields", {}), **fields}
 
 
 def openai_assistant_reasoning(message: ChatMessage, pass_back: ReasoningPassBack) -> dict[str, Any]:
@@ -120,7 +128,8 @@ def openai_assistant_reasoning(message: ChatMessage, pass_back: ReasoningPassBac
 def converse_reasoning_blocks(message: ChatMessage) -> list[dict[str, Any]]:
     """The Converse `reasoningContent` blocks of an assistant turn that used tools, as the model signed them.
 
-    Claude refuses a tool result whose turn lost its thinking; unsigned reasoning (read from `<think>` tags,
+    Claude refuses a tool result whose turn lost its thinking, and signs it whether thinking was asked for
+    or is the model's default: every signed or redacted block goes back. Unsigned reasoning (read from `<think>` tags,
     or another provider's) is never sent, as Converse cannot verify it.
     """
     blocks: list[dict[str, Any]] = []

@@ -108,11 +108,12 @@ def repaired_completion(
     model: str,
     finish_reason: str | None,
     reasoning: list[ReasoningBlock] | None = None,
+    server_tools: list[str] | None = None,
 ) -> Completion:
     """A provider's reply as a `Completion` whose text, calls and reasoning can always be stored and shown.
 
     Signed reasoning is kept as sent (the provider checks its signature when it comes back); other reasoning
-    text is repaired like the reply.
+    text is repaired like the reply. `server_tools` names the tools the provider ran itself.
     """
     content, replaced = repaired_text(text)
     return Completion(
@@ -123,6 +124,7 @@ def repaired_completion(
         usage=usage,
         model=model,
         finish_reason=finish_reason,
+        server_tools=server_tools or [],
     )
 
 

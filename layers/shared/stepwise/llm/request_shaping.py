@@ -58,3 +58,11 @@ def shaped_request(
         notes.append(f"max_tokens cut from {request.max_tokens} to {cap}, the largest output of {facts.name}")
         request = request.model_copy(update={"max_tokens": cap})
     return request, notes
+
+
+def configured_temperature(configured: float | None, facts: ModelFacts | None) -> float | None:
+    """A model entry's own `temperature`, the fallback of a request that sets none: None where the model
+    refuses the field outright, so a dropped temperature does not come back from the configuration."""
+    if facts is not None and "temperature" in facts.rules.unsupported:
+        return None
+    return configured

@@ -6,3 +6,11 @@ TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens"})
 MALFORMED_FINISH_REASONS = frozenset({"malformed_tool_use", "malformed_model_output"})
 # What a provider's 200 with no choice at all (`choices: []`) is read as.
 EMPTY_REPLY = "empty"
+# A reply the provider's own guardrail or content filter stopped: Bedrock Converse `guardrail_intervened` (a
+# guardrail's blocked message is the text) and `content_filtered`, OpenAI-compatible `content_filter`. The run
+# ends there with stop reason `guardrail`.
+FILTERED_FINISH_REASONS = frozenset({"guardrail_intervened", "content_filtered", "content_filter"})
+# The one whose text is the guardrail's own message, given as the answer; the others' text is what was stopped.
+GUARDRAIL_MESSAGE_FINISH_REASON = "guardrail_intervened"
+# The answer of a filtered reply without a message of the provider's.
+FILTERED_NOTICE = "[the reply was withheld by the model provider's content filter]"

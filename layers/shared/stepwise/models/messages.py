@@ -130,6 +130,8 @@ class Completion(BaseModel, defer_build=True):
     finish_reason: str | None = None
     # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)
     replaced_characters: int = 0
+    # tools the provider ran itself within this reply (Nova's web grounding), by name: recorded, never run here
+    server_tools: list[str] = Field(default_factory=list)
 
 
 class SamplingOptions(BaseModel):
@@ -166,7 +168,9 @@ class ReasoningRequest(BaseModel):
     """Thinking asked of one model call, already resolved against the model catalog.
 
     `effort` and `budget_tokens` are what the profile asked for (a budget-only control gets a budget from
-    the effort); `drop_sampling` lists the sampling fields the model refuses while it thinks.
+    the effort); `drop_sampling` lists the sampling fields the model refuses while it thinks. `asked` is
+    false when no profile asked and the model thinks by its own default (nothing is sent to ask for it, its
+    rules for thinking still apply); `default_on` says the model thinks unless told not to.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -176,6 +180,8 @@ class ReasoningRequest(BaseModel):
     effort: ReasoningEffort | None = None
     budget_tokens: int | None = None
     drop_sampling: list[str] = Field(default_factory=list)
+    asked: bool = True
+    default_on: bool = False
 
 
 class ChatRequest(BaseModel, defer_build=True):

@@ -82,6 +82,9 @@ class RunContext(BaseModel, defer_build=True):
     budget_wait_seconds: int | None = Field(default=None, ge=1, le=3000)
     # where each step's span joins the run's trace (W3C trace context; None when tracing was off)
     trace: TraceContext | None = None
+    # the model's context window as its server stated it (a refusal, a model listing), for a model whose
+    # window neither the configuration nor the catalog knows: every later step of the run uses it
+    learned_window: int | None = Field(default=None, ge=1, le=100_000_000)
 
     @classmethod
     def from_meta(cls, meta: RunMeta) -> "RunContext":

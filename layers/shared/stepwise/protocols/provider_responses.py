@@ -95,6 +95,10 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     raw_calls = message.get("tool_calls")
     # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
     for raw in [raw for raw in raw_calls if isinstance(raw, dict)] if isinstance(raw_calls, list) else []:
+        custom = custom_call(raw)
+        if custom is not None:
+            calls.append((raw.get("id"), *custom))
+            continue
         function = raw.get("function", raw)
         function = function if isinstance(function, dict) else {}
         calls.append((raw.get("id"), function.get("name"), function.get("arguments")))
@@ -102,6 +106,19 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
     return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
+
+
+def custom_call(call: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """The name and arguments of an OpenAI custom tool call (``type: custom``, ``custom: {name, input}``,
+    gpt-5's free-form tools), or None for any other call. Its input is a string: a JSON object written there
+    is the arguments, any other text is ``{"input": text}``."""
+    custom = call.get("custom")
+    if call.get("type") != "custom" or not isinstance(custom, dict):
+        return None
+    text = custom.get("input")
+    text = text if isinstance(text, str) else ""
+    decoded = decode_arguments(text) if text.strip().startswith("{") else None
+    return custom.get("name"), decoded if isinstance(decoded, dict) else {"input": text}
 
 
 def openai_text(content: Any) -> str:
@@ -139,23 +156,72 @@ def openai_refusal(message: dict[str, Any]) -> str | None:
 
 
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
-    """Content blocks of Bedrock Converse (``text`` / ``toolUse``) or Anthropic (``text`` / ``tool_use``); their
-    reasoning blocks (``reasoningContent``, ``thinking``) are kept apart."""
+    """Content blocks of Bedrock Converse (``text`` / ``citationsContent`` / ``toolUse``) or Anthropic
+    (``text`` / ``tool_use``); their reasoning blocks (``reasoningContent``, ``thinking``) are kept apart, and
+    tools the provider ran itself (``server_tool_use``) are not calls to make."""
     if not isinstance(blocks, list):
         return ParseError(message="The response message has no content blocks.")
-    texts: list[str] = []
     calls: list[_RawCall] = []
     for block in blocks:
         if not isinstance(block, dict):
             continue
         tool_use = block.get("toolUse")
-        if isinstance(tool_use, dict):
+        if isinstance(tool_use, dict) and not is_server_tool_use(tool_use):
             calls.append((tool_use.get("toolUseId"), tool_use.get("name"), tool_use.get("input")))
         elif block.get("type") == "tool_use":
             calls.append((block.get("id"), block.get("name"), block.get("input")))
-        elif isinstance(block.get("text"), str) and block.get("type", "text") == "text":
-            texts.append(block["text"])
-    return _completion("\n".join(texts), calls, call_id_prefix, reasoning_from_blocks(blocks))
+    completion = _completion(blocks_text(blocks), calls, call_id_prefix, reasoning_from_blocks(blocks))
+    if isinstance(completion, Completion):
+        return completion.model_copy(update={"server_tools": server_tool_names(blocks)})
+    return completion
+
+
+def blocks_text(blocks: list[Any]) -> str:
+    """The reply's text in Converse or Anthropic content blocks: text blocks and the generated text of Converse
+    ``citationsContent`` blocks. Adjacent ones are one text, split where a citation starts or ends, often
+    mid-sentence: they are joined as they are. Text on both sides of another block (a tool the provider ran,
+    its result) is two passages, a paragraph apart."""
+    passages: list[str] = []
+    current: list[str] | None = None
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        pieces = _block_texts(block)
+        if pieces is None:
+            current = None
+            continue
+        if current is None:
+            current = []
+            passages.append("")
+        passages[-1] += "".join(pieces)
+    return "\n\n".join(passage for passage in passages if passage)
+
+
+def _block_texts(block: dict[str, Any]) -> list[str] | None:
+    """The text pieces of a text or ``citationsContent`` block; None for any other block."""
+    if isinstance(block.get("text"), str) and block.get("type", "text") == "text":
+        return [block["text"]]
+    cited = block.get("citationsContent")
+    if not isinstance(cited, dict):
+        return None
+    generated = cited.get("content")
+    parts = generated if isinstance(generated, list) else []
+    return [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
+
+
+def is_server_tool_use(tool_use: dict[str, Any]) -> bool:
+    """True for a Converse ``toolUse`` the provider ran itself (``type: server_tool_use``, Nova's web
+    grounding): its result is in the same message, so it is recorded, not called."""
+    return tool_use.get("type") == "server_tool_use"
+
+
+def server_tool_names(blocks: list[Any]) -> list[str]:
+    """The names of the tools the provider ran itself among Converse content blocks, in order."""
+    return [
+        str(block["toolUse"].get("name") or "unnamed")
+        for block in blocks
+        if isinstance(block, dict) and isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"])
+    ]
 
 
 def _completion(

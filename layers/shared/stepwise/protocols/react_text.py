@@ -28,7 +28,7 @@ from stepwise.protocols.prompts import REACT_TEXT
 from stepwise.protocols.sections import ignored_notes
 from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput, broken_block_error, json_problem
 
-# The original ReAct paper's style: ``Search[Paris]``.
+# The original ReAct paper's style: ``Search[Paris]``, and ``Finish[answer]`` for its answer.
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
@@ -188,6 +188,9 @@ def _action(
     bracket = _BRACKET_CALL.match(clean_tool_name(line))
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
+        if is_final_action(name, tools):
+            # The paper's own ending, "Finish[answer]", unless a tool of that name is offered.
+            return final_answer(answer_text(raw_input), thought)
         return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
     if isinstance(raw_input, str):
         raw_input = keyword_arguments(raw_input, find_tool(tools, clean_tool_name(line))) or raw_input

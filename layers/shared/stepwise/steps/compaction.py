@@ -2,7 +2,8 @@
 
 Reached before LLMCall, from IterationGuard's flag (the next request could pass the profile's threshold)
 or from LLMCall's Catch of `ContextWindowExceeded` (the request was too long, by the provider's word or
-by its estimate), once per iteration. It writes `SUMMARY#<iteration>#<n>`, covering iterations 1 to k
+by its estimate), once per iteration. A refusal that states the model's window teaches the run that window
+(`run.learned_window`) when nothing configured one. It writes `SUMMARY#<iteration>#<n>`, covering iterations 1 to k
 (whole iterations, so a tool call and its result are never split), and its `compaction` trace step; it
 never deletes or rewrites a message. LLMCall then sends the opening messages, the summary and the
 messages after k.
@@ -24,7 +25,8 @@ from stepwise.models.summary import ConversationSummary
 from stepwise.steps.agent import StoredRun
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.context_state import current_summary, summarized_through
-from stepwise.steps.context_window import OVERFLOW_SAFETY, RequestSize, rendered_history
+from stepwise.steps.context_window import OVERFLOW_SAFETY, RequestSize, rendered_history, stated_window
+from stepwise.steps.learned_window import with_learned_window
 from stepwise.steps.model_request import ModelTurn, model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.summarizer import SummaryInput, call_digests, merged_calls, write_notes
@@ -49,6 +51,9 @@ def compact(event: CompactEvent, runtime: StepRuntime) -> StatePayload:
     payload = StatePayload.model_validate(event.model_dump(exclude={"overflow"}))
     reason: Reason = "overflow" if event.overflow is not None else "window"
     run = payload.run or RunContext.from_meta(runtime.store.require_run(payload.run_id))
+    if event.overflow is not None and event.overflow.Cause:
+        # the refusal that sent the run here may state the window its model's server has
+        run = with_learned_window(run, stated_window(event.overflow.Cause))
     context = payload.context
     summary_ref = context.summary
     n = summary_ref.n + 1 if summary_ref is not None and summary_ref.iteration == payload.iteration else 0

@@ -39,6 +39,37 @@ _REPORTED_PROMPT = re.compile(
 )
 
 
+# How providers state the window when they refuse a request over it: OpenAI, DeepSeek and vLLM ("maximum
+# context length is 10000 tokens"), older vLLM ("longer than the maximum model length of 10000"), Anthropic
+# ("prompt is too long: 210000 tokens > 200000 maximum"), Together ("longer than the model's context length
+# (131072 tokens)"), Mistral ("too large for model with 32768 maximum context length"), LM Studio ("loaded
+# with context length of only 4096 tokens"), Moonshot ("exceeded model token limit: 8192"), llama.cpp's server
+# ("exceeds the available context size (8192 tokens)").
+_STATED_WINDOW = re.compile(
+    r"maximum context length is (?P<a>\d[\d,]*) tokens"
+    r"|longer than the maximum model length of (?P<b>\d[\d,]*)"
+    r"|tokens > (?P<c>\d[\d,]*) maximum"
+    r"|longer than the model's context length (?:\(|of )(?P<d>\d[\d,]*)"
+    r"|model with (?P<e>\d[\d,]*) maximum context length"
+    r"|loaded with context length of only (?P<f>\d[\d,]*) tokens"
+    r"|model token limit: (?P<g>\d[\d,]*)"
+    r"|available context size \((?P<h>\d[\d,]*) tokens\)",
+    re.IGNORECASE,
+)
+# A stated window below this is a misreading (a status code, a count of something else), not a window.
+_SMALLEST_WINDOW = 256
+
+
+def stated_window(provider_message: str) -> int | None:
+    """The context window a provider's refusal states, or None when it states none (Bedrock's "Input is
+    too long for requested model" does not)."""
+    found = _STATED_WINDOW.search(provider_message)
+    if found is None:
+        return None
+    window = int(next(group for group in found.groups() if group).replace(",", ""))
+    return window if window >= _SMALLEST_WINDOW else None
+
+
 @dataclass(frozen=True)
 class RenderedHistory:
     """The messages a request carries, and how many of the model's turns the summary stands for."""

@@ -18,6 +18,7 @@ from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
 from stepwise.steps.outcome import decide_outcome, status_of
+from stepwise.steps.reply_problems import is_filtered
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
 from stepwise.steps.runtime import StepRuntime
@@ -65,7 +66,15 @@ def _stop_reason(payload: StatePayload, meta: RunMeta) -> StopReason:
     return "final_answer"
 
 
-def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> list[StoredMessage]:
+def _filtered_at(record: RunRecord, iteration: int) -> bool:
+    """True when the provider's guardrail or content filter stopped the model's reply of `iteration`."""
+    calls = [step for step in record.steps if step.kind == "llm" and step.iteration == iteration]
+    return bool(calls) and is_filtered(calls[-1])
+
+
+def _as_last_sent(
+    meta: RunMeta, record: RunRecord, runtime: StepRuntime, learned_window: int | None
+) -> list[StoredMessage]:
     """The conversation as the run's model calls last sent it: with the latest summary in place of the
     iterations it covers, so the formatting call fits the window the loop's calls fitted."""
     found = latest_summary_ref(record.steps)
@@ -73,7 +82,7 @@ def _as_last_sent(meta: RunMeta, record: RunRecord, runtime: StepRuntime) -> lis
     if summary is None:
         return record.messages
     language = runtime.profile(meta.profile).language
-    budget = runtime.config.context_limits(meta.profile).summary_tokens
+    budget = runtime.config.context_limits(meta.profile, learned_window=learned_window).summary_tokens
     return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
 
 
@@ -99,6 +108,9 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     if meta.is_terminal:
         return _ended(meta)
     stop_reason = _stop_reason(payload, meta)
+    if payload.next == "final_answer" and _filtered_at(record, payload.iteration):
+        # the provider's guardrail or content filter stopped the model's reply: its message is the answer
+        stop_reason = "guardrail"
     answer: str | None
     answered = True
     if payload.next == "final_answer" and decision is not None and decision.calls:
@@ -126,7 +138,13 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     structured = (
         StructuredOutput()
         if end.stop_reason in ("tool_calls", "guardrail")
-        else produce_structured_output(meta, payload.iteration, answer, _as_last_sent(meta, record, runtime), runtime)
+        else produce_structured_output(
+            meta,
+            payload.iteration,
+            answer,
+            _as_last_sent(meta, record, runtime, payload.run.learned_window if payload.run else None),
+            runtime,
+        )
     )
     # after the formatting steps, which a follower of the run's events must not find behind its cursor
     record_answer_check(runtime, meta, payload.iteration, checked)

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import time
-from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.model_catalog import ModelFacts
@@ -21,17 +20,30 @@ from stepwise.steps.budgets import spend_after
 from stepwise.steps.context_state import can_compact, context_after_call, current_summary
 from stepwise.steps.context_window import (
     OVERFLOW_SAFETY,
+    FittedRequest,
     RequestSize,
     fit_request,
     overflow_safety,
     rendered_history,
+    stated_window,
+)
+from stepwise.steps.learned_window import (
+    first_listing_ask,
+    model_key,
+    remember_window,
+    remembered_window,
+    run_limits,
+    with_learned_window,
 )
 from stepwise.steps.model_call import call_within_deadline
-from stepwise.steps.model_request import model_turn, request_history
+from stepwise.steps.model_request import ModelTurn, model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.usage_estimate import estimated_usage_note
+from stepwise.steps.usage_estimate import EstimatedUsage, estimated_usage_note
 from stepwise.store.keys import ASSISTANT_SLOT
 from stepwise.telemetry.observability import logger, metrics
+
+if TYPE_CHECKING:
+    from stepwise.llm.base import ChatModel
 
 
 def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:
@@ -50,7 +62,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     summary in place of the iterations it covers and is made to fit the model's window
     (`stepwise.steps.context_window`); one past the profile's threshold raises `ContextWindowExceeded`,
     as the provider's own overflow does, which the state machine catches into Compact. Compact runs at most
-    once per iteration: after it, an overflow is cut to fit once more and sent again, once.
+    once per iteration: after it, an overflow is cut to fit once more and sent again, once. A model whose
+    window nothing configures has it learned from its server (`stepwise.steps.learned_window`): its model
+    listing before the first call, or a refusal that states it; the run carries it from then on.
 
     The payload comes back with the call's tokens and cost added to the run's spend and the request's size
     in its context; a retry that finds the message stored reads its step back (one GetItem), so both
@@ -64,23 +78,33 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         # a retry returns the spend its first attempt returned: the same payload plus the stored call's usage
         stored = runtime.store.stored_message(payload.run_id, payload.iteration, ASSISTANT_SLOT)
         step = stored[1] if stored else None
-        limits = runtime.config.context_limits(run.profile)
-        return _after_call(payload, run, step, limits, runtime)
+        return _after_call(payload, run, step, run_limits(runtime, run), runtime)
     turn = model_turn(payload, run, conversation, runtime)
+    model = runtime.chat_model(turn.agent.profile.model, profile=run.profile)
+    if turn.limits.window is None:
+        run = _listed_window(run, turn.agent.profile.model, model, runtime)
+        turn = model_turn(payload, run, conversation, runtime) if run.learned_window else turn
     agent, profile, limits = turn.agent, turn.agent.profile, turn.limits
     summary = current_summary(payload, runtime)
     rendered = rendered_history(history, summary, language=profile.language, summary_tokens=limits.summary_tokens)
     overflowed = payload.context.overflow_at == payload.iteration
-    fit = partial(
-        fit_request,
-        lambda messages, max_tokens: turn.build(messages, max_tokens, turns_before=rendered.turns_before),
-        request_history(rendered.messages, run.max_parallel_calls),
-        limits=limits,
-        asked_max_tokens=turn.asked_max_tokens,
-        language=profile.language,
-    )
+    history_sent = request_history(rendered.messages, run.max_parallel_calls)
+
+    def fit(turn: ModelTurn, size: RequestSize) -> FittedRequest:
+        def build(messages: list[ChatMessage], max_tokens: int | None) -> ChatRequest:
+            return turn.build(messages, max_tokens, turns_before=rendered.turns_before)
+
+        return fit_request(
+            build,
+            history_sent,
+            limits=turn.limits,
+            size=size,
+            asked_max_tokens=turn.asked_max_tokens,
+            language=profile.language,
+        )
+
     safety = OVERFLOW_SAFETY if overflowed else 1.0
-    fitted = fit(size=RequestSize(payload.context, safety=safety))
+    fitted = fit(turn, RequestSize(payload.context, safety=safety))
     if fitted.over_threshold and can_compact(payload, limits):
         logger.info(
             "request past the compaction threshold: to Compact first",
@@ -91,7 +115,6 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
             f"{limits.compact_at} tokens ({profile.model}'s window: {limits.window})"
         )
     started = time.perf_counter()
-    model = runtime.chat_model(profile.model, profile=run.profile)
     facts = runtime.config.model_facts(profile.model)
     request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
     provider, model_name = runtime.model_identity(profile.model)
@@ -106,14 +129,21 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
             completion = call(request)
         except ContextWindowExceeded as exc:
             if limits.window is None:
-                # nothing to fit it to: the run ends with its best answer (stop reason context_window)
-                raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
+                # the refusal may state the window: from now on the run knows it (Compact reads it there too)
+                learned = stated_window(str(exc))
+                if learned is None:
+                    # nothing to fit it to: the run ends with its best answer (stop reason context_window)
+                    raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
+                remember_window(model_key(runtime, profile.model), learned)
+                run = with_learned_window(run, learned)
+                turn = model_turn(payload, run, conversation, runtime)
+                limits = turn.limits
             if can_compact(payload, limits):
                 raise  # to Compact, then this call again
             # Compact already ran in this iteration (or has nothing to summarize): cut to fit once more, with
             # the estimates raised to what the provider counted, and send again, once
             raised = overflow_safety(str(exc), fitted.tokens, safety * OVERFLOW_SAFETY)
-            fitted = fit(size=RequestSize(payload.context, safety=raised))
+            fitted = fit(turn, RequestSize(payload.context, safety=raised))
             request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
             try:
                 completion = call(request)
@@ -134,6 +164,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     note = (
         f"protocol {agent.protocol.name}, model {completion.model or profile.model}"
         f"{_offer_note(agent, turn.tools)}{_replacement_note(completion)}{_context_note(summary, fitted.cut_messages)}"
+        f"{_server_tools_note(completion)}"
         f"{estimated_usage_note(usage)}"
     )
     step = StepRecord(
@@ -179,6 +210,18 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     return _after_call(payload, run, step, limits, runtime)
 
 
+def _listed_window(run: RunContext, model_name: str, model: ChatModel, runtime: StepRuntime) -> RunContext:
+    """`run` with the window its model's server lists (asked once a process per model; `learned_window`)."""
+    key = model_key(runtime, model_name)
+    window = remembered_window(key)
+    if window is None and isinstance(model, EstimatedUsage) and first_listing_ask(key):
+        window = model.listed_window()
+        if window is not None:
+            logger.info("context window listed by the model's server", extra={"model": model_name, "window": window})
+            remember_window(key, window)
+    return with_learned_window(run, window)
+
+
 def _replacement_note(completion: Completion) -> str:
     """ "; [2 characters ... replaced with U+FFFD]" when the reply held text that cannot be encoded."""
     return f"; {replacement_note(completion.replaced_characters)}" if completion.replaced_characters else ""
@@ -191,6 +234,13 @@ def _shaped(request: ChatRequest, facts: ModelFacts | None, *, thinking: bool) -
     from stepwise.llm.request_shaping import shaped_request
 
     return shaped_request(request, facts, reasoning=thinking)
+
+
+def _server_tools_note(completion: Completion) -> str:
+    """ "; the provider ran nova_grounding itself" when the reply holds tools the provider already ran."""
+    if not completion.server_tools:
+        return ""
+    return f"; the provider ran {', '.join(completion.server_tools)} itself"
 
 
 def _context_note(summary: ConversationSummary | None, cut: int) -> str:

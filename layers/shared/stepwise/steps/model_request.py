@@ -14,6 +14,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningPassBack
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.models.state import RunContext, StatePayload
 from stepwise.steps.agent import AgentRun, RunAgent, agent_for
+from stepwise.steps.learned_window import run_limits
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.history import Conversation
 
@@ -99,6 +100,8 @@ class ModelTurn:
     # The thinking as the model's catalog entry says to ask for it, and how the model wants it back
     reasoning: ReasoningRequest | None = None
     reasoning_pass_back: ReasoningPassBack = "none"
+    # The model entry's temperature, so the model's parameter rules see it as they see the profile's
+    model_temperature: float | None = None
 
     @property
     def thinking(self) -> bool:
@@ -117,7 +120,7 @@ class ModelTurn:
             tool_choice=self.tool_choice,
             parallel_tool_calls=_first_set(options.parallel_tool_calls, profile.parallel_tool_calls),
             max_tokens=max_tokens,
-            temperature=_first_set(options.temperature, profile.temperature),
+            temperature=_first_set(options.temperature, profile.temperature, self.model_temperature),
             language=profile.language,
         )
         # The protocol's own stop sequences (ReAct's "Observation:") stay; the client's are added.
@@ -152,13 +155,14 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
     options = stored_options or RunOptions()
     history = conversation.messages
     tool_choice = effective_tool_choice(options.tool_choice or profile.tool_choice, history)
-    limits = runtime.config.context_limits(run.profile)
-    model_max_tokens = getattr(runtime.config.models[profile.model], "max_tokens", None)
+    limits = run_limits(runtime, run)
+    model_config = runtime.config.models[profile.model]
+    model_max_tokens = getattr(model_config, "max_tokens", None)
     reasoning, asked_max_tokens, pass_back = resolve_reasoning(
         reasoning_setting(profile, options),
         runtime.config.model_facts(profile.model),
         _first_set(options.max_tokens, profile.max_tokens, model_max_tokens),
-        provider=runtime.config.models[profile.model].provider,
+        provider=model_config.provider,
     )
     return ModelTurn(
         agent=agent,
@@ -171,4 +175,5 @@ def model_turn(payload: StatePayload, run: RunContext, conversation: Conversatio
         asked_max_tokens=_at_most(asked_max_tokens, limits.max_output),
         reasoning=reasoning,
         reasoning_pass_back=pass_back,
+        model_temperature=getattr(model_config, "temperature", None),
     )

@@ -12,7 +12,7 @@ from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, State
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of
-from stepwise.steps.reply_problems import reply_problem
+from stepwise.steps.reply_problems import filtered_reply, reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
@@ -142,7 +142,11 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     decision: Decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
     # a reply cut at the output cap, malformed, empty or with oversized arguments is told to the model, never run or
     # taken as the answer
-    decision = reply_problem(stored.assistant_step, decision, completion.tool_calls) or decision
+    decision = (
+        filtered_reply(stored.assistant_step, assistant.content)
+        or reply_problem(stored.assistant_step, decision, completion.tool_calls)
+        or decision
+    )
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
     if record.decision == "tool_calls" and isinstance(decision, ToolCalls):

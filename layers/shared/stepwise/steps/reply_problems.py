@@ -6,12 +6,22 @@ fragment. A tool call Converse flags as malformed, or a 200 with no choice at al
 to act on. A call whose arguments the provider layer refused for their size (`models/reply_limits.py`) has
 nothing to act on either. Each becomes a corrective observation; the run goes on, and ends at the
 parse-error limit with its best answer if the model cannot do better.
+
+A reply the provider's guardrail or content filter stopped is none of these: nothing in it is run or read
+for an action, and it is the run's last (`filtered_reply`).
 """
 
 from __future__ import annotations
 
 from stepwise.models.decision import Decision, FinalAnswer, ParseError
-from stepwise.models.finish import EMPTY_REPLY, MALFORMED_FINISH_REASONS, TRUNCATED_FINISH_REASONS
+from stepwise.models.finish import (
+    EMPTY_REPLY,
+    FILTERED_FINISH_REASONS,
+    FILTERED_NOTICE,
+    GUARDRAIL_MESSAGE_FINISH_REASON,
+    MALFORMED_FINISH_REASONS,
+    TRUNCATED_FINISH_REASONS,
+)
 from stepwise.models.messages import ToolCall
 from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, refused_arguments
 from stepwise.models.run import StepRecord
@@ -46,3 +56,17 @@ def reply_problem(step: StepRecord | None, decision: Decision, calls: list[ToolC
     if reason == EMPTY_REPLY:
         return ParseError(message="Your reply was empty. Call a tool or give the final answer.")
     return None
+
+
+def is_filtered(step: StepRecord | None) -> bool:
+    """True when the provider's guardrail or content filter stopped the reply `step` records."""
+    return step is not None and step.finish_reason in FILTERED_FINISH_REASONS
+
+
+def filtered_reply(step: StepRecord | None, text: str) -> FinalAnswer | None:
+    """The answer of a reply the provider's guardrail or content filter stopped, else None: a Bedrock
+    guardrail's own message (the reply's text), else a notice; what a content filter stopped is not given."""
+    if not is_filtered(step):
+        return None
+    message = text.strip() if step is not None and step.finish_reason == GUARDRAIL_MESSAGE_FINISH_REASON else ""
+    return FinalAnswer(text=message or FILTERED_NOTICE)

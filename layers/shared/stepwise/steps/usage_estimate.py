@@ -49,6 +49,12 @@ class EstimatedUsage:
             )
         return completion
 
+    def listed_window(self) -> int | None:
+        """The window the wrapped model's server lists for it (`ListsWindow`), or None."""
+        from stepwise.llm.base import ListsWindow
+
+        return self._model.listed_window() if isinstance(self._model, ListsWindow) else None
+
 
 def estimated_usage_note(usage: Usage) -> str:
     """ "; usage estimated (completion_tokens is negative (-5))" for a step's note when the usage is the

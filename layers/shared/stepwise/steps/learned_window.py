@@ -1,0 +1,73 @@
+"""A model's context window learned from its server, for a model neither the configuration nor the catalog
+gives one (a local model on vLLM, Ollama or LM Studio).
+
+Two sources: the provider's refusal of a request over the window, when it states the window
+(`stepwise.steps.context_window.stated_window`), and the server's model listing (`stepwise.llm.
+model_listing`), asked once a process per model at its first call. What is learned is remembered for the
+process (keyed by the model's provider, server and id, so two servers of one model name do not mix) and for
+the run, in the payload's `run.learned_window`: the run's next step, in another container perhaps, has it
+without asking again. From then on the run's limits are those of a configured window: requests are fitted,
+compacted past the threshold, cut to fit.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from stepwise.models.state import RunContext
+
+if TYPE_CHECKING:
+    from stepwise.config.context import ContextLimits
+    from stepwise.steps.runtime import StepRuntime
+
+_LOCK = threading.Lock()
+# model key -> the window its server stated or listed
+_LEARNED: dict[str, int] = {}
+# model keys whose listing was asked for already (found or not): asked once a process
+_LISTING_ASKED: set[str] = set()
+
+
+def model_key(runtime: StepRuntime, model: str) -> str:
+    """Which model of which server `model` (a configuration's model name) is."""
+    config = runtime.config.models[model]
+    provider, requested = runtime.model_identity(model)
+    return f"{provider} {getattr(config, 'base_url', '')} {requested}"
+
+
+def remember_window(key: str, window: int) -> None:
+    """Remember for this process that the model `key` names has `window`."""
+    with _LOCK:
+        _LEARNED[key] = window
+
+
+def remembered_window(key: str) -> int | None:
+    """The window this process learned for the model `key` names, if any."""
+    with _LOCK:
+        return _LEARNED.get(key)
+
+
+def first_listing_ask(key: str) -> bool:
+    """True the first time this process asks for the listing of the model `key` names."""
+    with _LOCK:
+        if key in _LISTING_ASKED:
+            return False
+        _LISTING_ASKED.add(key)
+        return True
+
+
+def run_limits(runtime: StepRuntime, run: RunContext) -> ContextLimits:
+    """The run's context limits: the configured ones, with the learned window (the run's, else this
+    process's) where no window is configured or catalogued."""
+    limits = runtime.config.context_limits(run.profile)
+    if limits.window is not None:
+        return limits
+    learned = run.learned_window or remembered_window(model_key(runtime, runtime.profile(run.profile).model))
+    return limits if learned is None else runtime.config.context_limits(run.profile, learned_window=learned)
+
+
+def with_learned_window(run: RunContext, window: int | None) -> RunContext:
+    """`run` carrying `window` as its learned window (unchanged without one)."""
+    if window is None or run.learned_window == window:
+        return run
+    return run.model_copy(update={"learned_window": window})
