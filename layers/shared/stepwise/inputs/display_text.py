@@ -7,7 +7,7 @@ rewrites a terminal line). Wherever such text is shown to a person (the API's ap
 each one is written as its JSON escape (`\u202e`; a character past the BMP as the escapes of its two
 surrogates, `\udb40\udc41`), so what is shown is what the tool would receive. The characters escaped are
 Unicode's categories Cc (but the line feed and the tab, which are layout), Cf (the bidi controls among them),
-Zl and Zp. The console applies the same rule to what it shows of a trace (`visible` in console.js).
+Zl and Zp. The console applies the same rule to what it shows of a trace (`visible` in the console's common.js).
 """
 
 from __future__ import annotations

@@ -1,0 +1,344 @@
+// One run's page: its facts, its steps as they happen, and the forms of its waits (common.js first).
+
+// ---- one run ----
+
+// A run's read; with its trace while it is open, so that its usage so far is summed (META has it at the end).
+function runPath(runId, open) {
+  return "/v1/runs/" + encodeURIComponent(runId) + (open ? "?trace=true" : "");
+}
+
+function stepTitle(step) {
+  if (step.kind === "tool") return step.tool || "tool";
+  if (step.kind === "parse") return step.decision || "decision";
+  if (step.kind === "llm") return step.final_round ? "model call (final round)" : "model call";
+  if (step.kind === "policy" && step.policy) return policyVerdict(step.policy) + ": " + visible(step.tool || "tool");
+  if (step.kind === "guardrail" && step.guardrail) return guardrailTitle(step.guardrail);
+  return KIND_NAMES[step.kind] || step.kind;
+}
+
+// the tool policy's verdict on a call: refused, waits for approval, or what log_only would have done
+function policyVerdict(verdict) {
+  const what = verdict.effect === "forbid" ? "refused" : verdict.effect === "approval" ? "waits for approval" : "permitted";
+  if (verdict.mode === "log_only") {
+    return "would be " + (verdict.effect === "approval" ? "sent for approval" : what) + " (log_only: it ran)";
+  }
+  return what;
+}
+
+function guardrailTitle(note) {
+  const where = GUARDRAIL_POINTS[note.point] || note.point;
+  const done = note.blocked ? "blocked" : "changed";
+  return where + " " + (note.mode === "log_only" ? "would be " + done + " (log_only: unchanged)" : done);
+}
+
+// a policy or guardrail step's own lines: who decided and on which call; which rules acted and how
+function governanceDetails(step) {
+  if (step.kind === "policy" && step.policy) {
+    const named = step.policy.policies.map((id) => visible(id)).join(", ");
+    const lines = [text("p", (named ? "by policy " + named : "by the tool policy") +
+      (step.policy.reason ? " (" + visible(step.policy.reason) + ")" : ""), "text policy-ids")];
+    lines.push(text("p", visible((step.tool || "") + " " + JSON.stringify(step.arguments || {})), "text call"));
+    return lines;
+  }
+  return step.guardrail.actions.map((action) =>
+    text("p", visible(action.rule) + " " + action.action + (action.detail ? " (" + visible(action.detail) + ")" : ""),
+      "text guardrail-action"));
+}
+
+// how a call's approval was answered: status, by whom, when and why
+function approvalAnswer(approval) {
+  const parts = [approval.status.replace("_", " ")];
+  if (approval.answered_by) parts.push("by " + visible(approval.answered_by));
+  if (approval.answered_at) parts.push("at " + approval.answered_at);
+  return "Approval: " + parts.join(" ") + (approval.reason ? ": " + visible(approval.reason) : "");
+}
+
+function stepDetails(step) {
+  if ((step.kind === "policy" && step.policy) || (step.kind === "guardrail" && step.guardrail)) {
+    return governanceDetails(step);
+  }
+  const details = [];
+  if (step.thought) details.push(text("p", visible(step.thought), "text thought"));
+  if (step.kind === "parse" && step.calls) {
+    for (const call of step.calls) details.push(text("p", visible(call.name + " " + JSON.stringify(call.arguments || {})), "text call"));
+  }
+  if (step.kind === "tool") {
+    if (step.approval) details.push(text("p", approvalAnswer(step.approval), "text approval-answer"));
+    if (step.arguments) details.push(text("p", visible(JSON.stringify(step.arguments)), "text arguments"));
+    if (step.observation !== null && step.observation !== undefined) details.push(text("p", visible(step.observation), "text observation"));
+  }
+  if (step.answer) details.push(text("p", visible(step.answer), "text step-answer"));
+  if (step.error) details.push(text("p", visible(step.error), "text step-error"));
+  if (step.note) details.push(text("p", visible(step.note), "text note"));
+  return details;
+}
+
+class Timeline {
+  constructor() {
+    this.list = el("ol", { class: "timeline", id: "timeline" });
+    this.steps = [];
+    this.rows = [];
+  }
+
+  add(step) {
+    const bars = el("div", { class: "bars" });
+    const measure = text("span", "", "measure");
+    const row = el("li", { class: "step step-" + step.kind, "data-kind": step.kind },
+      text("span", "#" + step.iteration, "step-iteration"),
+      text("span", KIND_NAMES[step.kind] || step.kind, "step-kind"),
+      el("div", {}, text("strong", stepTitle(step), "step-title"), " ", measure, bars, stepDetails(step)));
+    this.list.append(row);
+    this.steps.push(step);
+    this.rows.push({ bars, measure });
+    this.rescale();
+  }
+
+  // durations and tokens are drawn to one scale for the run: the longest step and the largest call fill the row
+  rescale() {
+    const longest = Math.max(1, ...this.steps.map((step) => step.latency_ms || 0));
+    const largest = Math.max(1, ...this.steps.map((step) => (step.input_tokens || 0) + (step.output_tokens || 0)));
+    this.steps.forEach((step, index) => {
+      const { bars, measure } = this.rows[index];
+      const parts = [];
+      const drawn = [];
+      if (step.latency_ms !== null && step.latency_ms !== undefined) {
+        parts.push(Math.round(step.latency_ms) + " ms");
+        const bar = el("div", { class: "bar bar-duration", title: "duration" });
+        bar.style.width = (100 * step.latency_ms / longest).toFixed(1) + "%";
+        drawn.push(bar);
+      }
+      const used = (step.input_tokens || 0) + (step.output_tokens || 0);
+      if (used) {
+        parts.push(step.input_tokens + " in / " + step.output_tokens + " out tokens");
+        const bar = el("div", { class: "bar bar-tokens", title: "tokens" });
+        bar.style.width = (100 * used / largest).toFixed(1) + "%";
+        drawn.push(bar);
+      }
+      if (step.ok === false) parts.push("failed");
+      measure.textContent = parts.join(" · ");
+      bars.replaceChildren(...drawn);
+    });
+  }
+}
+
+function approvalForm(runId, approval, onAnswered) {
+  const reason = el("input", { type: "text", name: "reason", placeholder: "reason (optional)", maxlength: 1000 });
+  const answer = async (approved, buttons) => {
+    buttons.forEach((button) => { button.disabled = true; });
+    try {
+      // the hash of the arguments shown: the API refuses the answer (409 approval_stale) if the call
+      // waiting now has other arguments
+      const body = { approved, arguments_sha256: approval.arguments_sha256 };
+      if (reason.value.trim()) body.reason = reason.value.trim();
+      await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/approvals/" + encodeURIComponent(approval.call_id), body);
+      notice("");
+      onAnswered(approved);
+    } catch (error) {
+      buttons.forEach((button) => { button.disabled = false; });
+      failed(error);
+    }
+  };
+  const approve = el("button", { type: "button", class: "approve" }, "Approve");
+  const deny = el("button", { type: "button", class: "danger deny" }, "Deny");
+  approve.addEventListener("click", () => answer(true, [approve, deny]));
+  deny.addEventListener("click", () => answer(false, [approve, deny]));
+  const countdown = text("span", "", "countdown");
+  countdown.dataset.timeoutAt = approval.timeout_at;
+  tick(countdown);
+  return el("div", { class: "approval", "data-call-id": approval.call_id },
+    el("div", {}, text("strong", visible(approval.tool), "approval-tool"), " ",
+      text("span", "waits since " + approval.requested_at, "measure"), " · ", countdown),
+    text("p", approval.arguments_display || visible(JSON.stringify(approval.arguments)), "text approval-arguments"),
+    el("div", { class: "actions" }, reason, approve, deny));
+}
+
+// A countdown to the wait's end (`data-timeout-at`, an ISO time): unanswered by then, the call is denied.
+function tick(countdown) {
+  const left = Math.round((Date.parse(countdown.dataset.timeoutAt) - Date.now()) / 1000);
+  if (!Number.isFinite(left)) {
+    countdown.textContent = "";
+  } else if (left <= 0) {
+    countdown.textContent = "timed out";
+    countdown.classList.add("expired");
+  } else {
+    const minutes = Math.floor(left / 60);
+    countdown.textContent = "times out in " + (minutes ? minutes + " min " : "") + (left % 60) + " s";
+  }
+}
+
+// A run waiting at its budget: add to the budget it reached (tokens or dollars), or end it with its best answer.
+function budgetForm(runId, wait, onAnswered) {
+  const tokenBudget = wait.reason === "token_budget";
+  const amount = el("input", {
+    type: "number", name: "amount", min: tokenBudget ? 1 : 0.01, step: tokenBudget ? 1 : 0.01,
+    placeholder: tokenBudget ? "tokens to add" : "dollars to add",
+  });
+  const answer = async (body, buttons) => {
+    buttons.forEach((button) => { button.disabled = true; });
+    try {
+      await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/budget", body);
+      notice("");
+      onAnswered();
+    } catch (error) {
+      buttons.forEach((button) => { button.disabled = false; });
+      failed(error);
+    }
+  };
+  const add = el("button", { type: "button", class: "approve add-budget" }, "Add budget");
+  const end = el("button", { type: "button", class: "danger end-run" }, "End run");
+  add.addEventListener("click", () => {
+    const value = Number(amount.value);
+    if (!(value > 0)) {
+      notice(tokenBudget ? "Give the number of tokens to add." : "Give the dollars to add.");
+      return;
+    }
+    answer(tokenBudget ? { add_tokens: Math.round(value) } : { add_usd: value }, [add, end]);
+  });
+  end.addEventListener("click", () => answer({ end: true }, [add, end]));
+  const spent = tokenBudget ? wait.spent_tokens + " tokens spent" : money(wait.spent_usd) + " spent";
+  return el("div", { class: "approval budget-wait" },
+    el("div", {}, text("strong", tokenBudget ? "Token budget reached" : "Cost budget reached"), " ",
+      text("span", spent + " · ends by itself at " + new Date(wait.timeout_at * 1000).toISOString(), "measure")),
+    el("div", { class: "actions" }, amount, add, end));
+}
+
+function runFacts(run) {
+  const facts = el("dl", { class: "facts" });
+  const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
+  add("Status", statusBadge(run.status));
+  add("Outcome", outcomeBadge(run.outcome));
+  add("Profile", run.profile);
+  add("Iterations", run.iterations);
+  add("Stop reason", run.stop_reason || "—");
+  add("Tokens in / out", tokens(run.usage));
+  add("Cost", money(run.usage.cost_usd));
+  add("Started", run.created_at + " (" + age(run.created_at) + " ago)");
+  if (run.session_id) add("Session", run.session_id);
+  if (run.error) add("Error", run.error.type + ": " + run.error.message);
+  if (run.cancelled_by) add("Cancelled by", run.cancelled_by);
+  return facts;
+}
+
+async function showRun(runId) {
+  const summary = el("div", { class: "card", id: "run-summary" });
+  const answer = el("div", { class: "card", id: "run-answer" });
+  const approvals = el("div", { id: "run-approvals" });
+  const budget = el("div", { id: "run-budget" });
+  const timeline = new Timeline();
+  const live = text("span", "", "live");
+  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
+
+  let open = true;
+  let shownStatus = null;
+  const refresh = async () => {
+    const run = await api("GET", runPath(runId, open));
+    open = OPEN_STATUSES.has(run.status);
+    shownStatus = run.status;
+    const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
+    cancel.addEventListener("click", async () => {
+      cancel.disabled = true;
+      try {
+        await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", {});
+        await refresh();
+      } catch (error) {
+        cancel.disabled = false;
+        failed(error);
+      }
+    });
+    summary.replaceChildren(runFacts(run), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
+    approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
+      approvalForm(runId, pending, () => refresh().catch(failed))));
+    const atBudget = run.status === "WAITING_BUDGET" && run.budget_wait && !run.budget_wait.answer;
+    // kept while it waits, so a refresh does not clear what the person is typing
+    if (!atBudget) budget.replaceChildren();
+    else if (!budget.firstChild) budget.replaceChildren(budgetForm(runId, run.budget_wait, () => refresh().catch(failed)));
+    return run;
+  };
+  const run = await refresh();
+  // a light read (no trace) of the open run; the page is drawn again when its status changed
+  const timer = setInterval(async () => {
+    if (!open || !document.body.contains(summary)) {
+      clearInterval(timer);
+      return;
+    }
+    try {
+      const latest = await api("GET", runPath(runId, false));
+      if (latest.status !== shownStatus) await refresh();
+    } catch (error) {
+      failed(error);
+    }
+  }, OPEN_RUN_REFRESH_MS);
+  await followSteps(runId, timeline, live, refresh, run);
+}
+
+// The run's steps through GET /v1/runs/{id}/events as server-sent events (fetch, for the key header),
+// picking up after the last event id when the stream ends before the run does.
+async function followSteps(runId, timeline, live, refresh, run) {
+  if (following) following.abort();
+  const controller = new AbortController();
+  following = controller;
+  let cursor = null;
+  let lastStatus = run.status;
+  live.textContent = OPEN_STATUSES.has(run.status) ? "● live" : "";
+  for (let attempt = 0; attempt < 1000 && !controller.signal.aborted; attempt += 1) {
+    const path = "/v1/runs/" + encodeURIComponent(runId) + "/events" + (cursor ? "?after=" + encodeURIComponent(cursor) : "");
+    const response = await fetch(API_BASE + path, {
+      headers: { "x-api-key": apiKey(), accept: "text/event-stream" },
+      signal: controller.signal,
+      cache: "no-store",
+      credentials: "omit",
+    });
+    if (!response.ok) throw new ApiProblem(response.status, await response.json().catch(() => null));
+    const ended = await readEvents(response, (event) => {
+      if (event.id) cursor = event.id;
+      if (event.type === "step") {
+        const step = JSON.parse(event.data);
+        timeline.add(step);
+        // a step may change what the summary shows (a call waiting for approval, the answer)
+        refresh().then((latest) => { lastStatus = latest.status; }, failed);
+      }
+    });
+    if (ended) break;
+  }
+  if (following === controller) {
+    live.textContent = "";
+    const final = await refresh();
+    lastStatus = final.status;
+  }
+  return lastStatus;
+}
+
+// Reads one SSE response, calling `onEvent({type, id, data})` per event; true once an `end` event came.
+async function readEvents(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  let ended = false;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
+    let boundary;
+    while ((boundary = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, boundary);
+      buffer = buffer.slice(boundary + 2);
+      const event = { type: "message", id: null, data: "" };
+      const data = [];
+      for (const line of frame.split("\n")) {
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") event.type = value;
+        else if (field === "id") event.id = value;
+        else if (field === "data") data.push(value);
+      }
+      if (data.length === 0 && event.type === "message") continue;
+      event.data = data.join("\n");
+      if (event.type === "end") ended = true;
+      onEvent(event);
+    }
+  }
+  return ended;
+}
