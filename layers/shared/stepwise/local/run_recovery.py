@@ -20,6 +20,7 @@ from typing import Any
 from stepwise.models.run import RunError, RunMeta, StepRecord
 from stepwise.models.state import ContextState, RunContext, StatePayload
 from stepwise.steps.budgets import spend_before
+from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.runs import start_input
 from stepwise.steps.runtime import StepRuntime
@@ -81,14 +82,17 @@ def recover_open_runs(
 ) -> Recovery:
     """Resume each open run with `resume(run_id, input)`, or end it TIMED_OUT if its deadline passed."""
     recovery = Recovery()
-    for meta in find_open_runs(client, table_name):
+    # children first: a parent resumed first would find its child's execution missing and start it, and
+    # resuming the child after that would be refused as a second execution of the same name
+    for meta in sorted(find_open_runs(client, table_name), key=lambda meta: -meta.depth):
         if runtime.clock() >= meta.deadline:
             error = RunError(
                 type=STOPPED_PAST_DEADLINE,
                 message=f"the local engine stopped during iteration {meta.iteration} and was not running again "
                 "before the run's deadline",
             )
-            runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", outcome="none", error=error)
+            ended = runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", outcome="none", error=error)
+            answer_parent(ended, runtime)
             recovery.timed_out.append(meta.run_id)
         else:
             resume(meta.run_id, resume_input(meta, runtime))
