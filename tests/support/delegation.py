@@ -23,23 +23,31 @@ def _turn(action: str, action_input: Any, tokens: tuple[int, int], latency_ms: i
     }
 
 
-def delegating_config(*, researcher_latency_ms: int = 0, **store: Any) -> dict[str, Any]:
-    """`lead` (the default profile) delegates to `researcher`; the researcher takes `researcher_latency_ms` to
-    answer, so a test can act while the child runs."""
+# A question with this word makes the lead ask the researcher slowly: the researcher then takes
+# `slow_latency_ms` to answer, so a test can act while the child runs.
+SLOW = "slowly"
+
+
+def _lead_turns(question: str) -> list[dict[str, Any]]:
+    return [
+        _turn("researcher", {"question": question}, LEAD_TURN_TOKENS),
+        _turn("Final Answer", PARENT_ANSWER, LEAD_TURN_TOKENS),
+    ]
+
+
+def delegating_config(*, slow_latency_ms: int = 3000, **sections: Any) -> dict[str, Any]:
+    """`lead` (the default profile) delegates to `researcher`, which answers at once, or after
+    `slow_latency_ms` when the run's question says `slowly`."""
     lead = {
         "provider": "scripted",
-        "scenarios": [
-            {
-                "turns": [
-                    _turn("researcher", {"question": QUESTION}, LEAD_TURN_TOKENS),
-                    _turn("Final Answer", PARENT_ANSWER, LEAD_TURN_TOKENS),
-                ]
-            }
-        ],
+        "scenarios": [{"match": SLOW, "turns": _lead_turns(f"{QUESTION} ({SLOW})")}, {"turns": _lead_turns(QUESTION)}],
     }
     scholar = {
         "provider": "scripted",
-        "scenarios": [{"turns": [_turn("Final Answer", CHILD_ANSWER, RESEARCHER_TURN_TOKENS, researcher_latency_ms)]}],
+        "scenarios": [
+            {"match": SLOW, "turns": [_turn("Final Answer", CHILD_ANSWER, RESEARCHER_TURN_TOKENS, slow_latency_ms)]},
+            {"turns": [_turn("Final Answer", CHILD_ANSWER, RESEARCHER_TURN_TOKENS)]},
+        ],
     }
     react = {"strategy": "react", "protocol": "react_json"}
     return {
@@ -49,5 +57,5 @@ def delegating_config(*, researcher_latency_ms: int = 0, **store: Any) -> dict[s
             "researcher": {"model": "scholar", **react, "description": "Finds facts and cites them."},
         },
         "default_profile": "lead",
-        **store,
+        **sections,
     }
