@@ -78,7 +78,6 @@ def await_child_run(event: ChildWaitEvent, runtime: StepRuntime) -> dict[str, An
     if child.is_terminal:
         # it ended before the token was stored: its end found no token to answer, so the wait ends here
         raise ChildRunSettled(f"child run {child_id} already ended {child.status}")
-    metrics.add_metric(name="ChildRunsAwaited", unit="Count", value=1)
     logger.info("waiting for a child run", extra={"run_id": parent.run_id, "child_run_id": child_id})
     return {"call_id": call.id, "child_run_id": child_id, "waiting": True}
 
