@@ -48,8 +48,11 @@ def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
         return start_input(meta)
     steps = runtime.store.list_steps(meta.run_id)
     iteration = max([meta.iteration, *(step.iteration for step in steps)])
-    # the replayed LLMCall of iteration N adds its stored call again; a compaction of N is not replayed
-    replayed = [step for step in steps if not (step.kind == "llm" and step.iteration == iteration)]
+    # the replayed LLMCall of iteration N adds its stored call again, and the guard after N's replayed calls the
+    # child runs they started; a compaction of N is not replayed
+    replayed = [
+        step for step in steps if step.iteration != iteration or (step.kind != "llm" and step.child_usage is None)
+    ]
     spend = spend_before(meta.profile, replayed, iteration + 1, runtime)
     previous = next((step for step in steps if step.kind == "parse" and step.iteration == iteration - 1), None)
     return StatePayload(

@@ -29,6 +29,12 @@ from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
 from stepwise.tools.observation import truncate_text
 
+# the largest caps a request's budget may set (`RunBudget`), which a parent's share may pass
+MAX_BUDGET_TOKENS = 100_000_000
+MAX_BUDGET_USD = 10_000.0
+# who cancels a child whose parent stopped waiting for it
+WAIT_ENDED = "stepwise:parent-wait-ended"
+
 
 @dataclass(frozen=True)
 class Delegated:
@@ -97,7 +103,10 @@ def _create_child(
             profile=ref.profile,
             run_id=child_id,
             max_iterations=ref.max_iterations,
-            budget=RunBudget(max_total_tokens=share.max_total_tokens, max_cost_usd=share.max_cost_usd),
+            budget=RunBudget(
+                max_total_tokens=min(share.max_total_tokens, MAX_BUDGET_TOKENS) if share.max_total_tokens else None,
+                max_cost_usd=min(share.max_cost_usd, MAX_BUDGET_USD) if share.max_cost_usd else None,
+            ),
             parent=ParentLink(
                 run_id=parent.run_id,
                 call_id=call.id,
@@ -148,10 +157,6 @@ def delegation_outcome(event: ToolInvokeEvent, parent: RunMeta, call: ToolCall, 
     if not child.is_terminal:
         child = _cancel_unanswered(child, runtime)
     return _observation(call, child, timed_out=child.stop_reason == "cancelled" and child.cancelled_by == WAIT_ENDED)
-
-
-# who cancels a child whose parent stopped waiting for it
-WAIT_ENDED = "stepwise:parent-wait-ended"
 
 
 def _cancel_unanswered(child: RunMeta, runtime: StepRuntime) -> RunMeta:

@@ -76,7 +76,7 @@ class ChildRunStore:
                 profile=str(link["profile"]),
                 call_id=str(link["call_id"]),
                 iteration=int(link["iteration"]),
-                status=statuses[str(link["child_run_id"])],  # type: ignore[arg-type]
+                status=statuses[str(link["child_run_id"])],
             )
             for link in links
             if str(link["child_run_id"]) in statuses
