@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -81,3 +82,19 @@ def test_cancelling_a_parent_cancels_its_running_child(client: httpx.Client) -> 
     child = client.get(f"/v1/runs/{link['run_id']}").json()
     assert (response.json()["status"], child["status"], child["cancelled_by"]) == ("CANCELLED", "CANCELLED", "alice")
     assert client.get(f"/v1/runs/{run_id}").json()["child_runs"][0]["status"] == "CANCELLED"
+
+
+def test_on_an_express_workflow_an_agent_call_is_answered_without_a_child(tmp_path: Path) -> None:
+    # Given the lead profile served with an Express workflow, which cannot wait for a callback
+    with (
+        serve(delegating_config(), tmp_path, workflow_type="EXPRESS") as express,
+        httpx.Client(base_url=express.url, headers={"x-api-key": "alice"}, timeout=30) as client,
+    ):
+        run_id = client.post("/v1/runs", json={"input": "Tell me about the tower."}).json()["run_id"]
+        # When its run ends
+        parent = poll(client, f"/v1/runs/{run_id}?trace=true", lambda run: run["status"] in TERMINAL)
+    # Then it succeeded without a child: the call's observation says delegation needs a Standard workflow
+    [call] = [step for step in parent["trace"] if step["kind"] == "tool"]
+    assert parent["status"] == "SUCCEEDED"
+    assert "needs a Standard workflow" in call["observation"]
+    assert (call["ok"], call["child_run_id"], parent["child_runs"]) == (False, None, [])
