@@ -102,7 +102,10 @@ def _create_child(
             owner=parent.owner,
             profile=ref.profile,
             run_id=child_id,
-            max_iterations=ref.max_iterations,
+            # an `agents:` entry caps the child's iterations below its profile's own, never above
+            max_iterations=min(ref.max_iterations, runtime.profile(ref.profile).limits.max_iterations)
+            if ref.max_iterations
+            else None,
             budget=RunBudget(
                 max_total_tokens=min(share.max_total_tokens, MAX_BUDGET_TOKENS) if share.max_total_tokens else None,
                 max_cost_usd=min(share.max_cost_usd, MAX_BUDGET_USD) if share.max_cost_usd else None,
