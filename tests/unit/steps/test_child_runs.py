@@ -1,0 +1,102 @@
+"""The wait for a child run (AwaitChildRun, a mode of ToolInvoke's function) on a moto table and moto's Step
+Functions: a retried or resumed wait finds the child it started, and a child that ended first settles it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from stepwise.config.model import StepwiseConfig
+from stepwise.errors import ChildRunSettled
+from stepwise.models.messages import ChatMessage
+from stepwise.models.run import RunMeta
+from stepwise.models.state import ChildWaitEvent, StatePayload
+from stepwise.steps.child_runs import await_child_run
+from stepwise.steps.delegation import child_run_id
+from stepwise.steps.executions import StepFunctionsExecutions
+from stepwise.steps.iteration_guard import iteration_guard
+from stepwise.steps.llm_call import llm_call
+from stepwise.steps.parse import parse
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store import ConversationStore
+from tests.support.delegation import delegating_config
+
+
+@pytest.fixture
+def machine(dynamodb_table: tuple[Any, str]) -> tuple[Any, str]:
+    """moto's Step Functions (inside the table's mock) with one state machine: the client and its ARN."""
+    client = boto3.client("stepfunctions", region_name="us-east-1")
+    definition = {"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}
+    created = client.create_state_machine(
+        name="agent", definition=json.dumps(definition), roleArn="arn:aws:iam::123456789012:role/sfn"
+    )
+    return client, str(created["stateMachineArn"])
+
+
+@pytest.fixture
+def runtime(dynamodb_table: tuple[Any, str], machine: tuple[Any, str], tmp_path: Path) -> StepRuntime:
+    client, table_name = dynamodb_table
+    config = StepwiseConfig.from_mapping(delegating_config(), environ={})
+    return StepRuntime(
+        config=config,
+        config_dir=tmp_path,
+        store=ConversationStore(client, table_name),
+        executions=lambda: StepFunctionsExecutions(machine[0], machine[1]),
+    )
+
+
+def waiting_parent(runtime: StepRuntime) -> tuple[RunMeta, dict[str, Any]]:
+    """A `lead` run whose first decision calls the researcher: its META, and its call's Map item."""
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="Go")], owner="alice", profile="lead")
+    payload = llm_call(iteration_guard(StatePayload.model_validate(execution_input(meta.run_id)), runtime), runtime)
+    decided = parse(payload, runtime)
+    return meta, {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0].model_dump()}
+
+
+def wait_event(item: dict[str, Any], machine_arn: str, token: str) -> ChildWaitEvent:
+    execution = machine_arn.replace(":stateMachine:", ":execution:") + ":" + item["run_id"]
+    return ChildWaitEvent.model_validate(item | {"task_token": token, "execution": execution})
+
+
+def test_a_retried_wait_finds_the_child_it_started_and_starts_it_once(
+    runtime: StepRuntime, machine: tuple[Any, str]
+) -> None:
+    # Given a parent whose model called its researcher agent
+    parent, item = waiting_parent(runtime)
+    # When the wait for the child runs, then runs again (a retry, or a resumed iteration) under a new token
+    await_child_run(wait_event(item, machine[1], "token-1"), runtime)
+    answer = await_child_run(wait_event(item, machine[1], "token-2"), runtime)
+    # Then one child run exists, with one execution, waited for under the latest token
+    child_id = child_run_id(parent.run_id, item["call"]["call_id"])
+    child = runtime.store.require_run(child_id)
+    executions = machine[0].list_executions(stateMachineArn=machine[1])["executions"]
+    assert answer["child_run_id"] == child_id
+    assert [execution["name"] for execution in executions] == [child_id]
+    assert (child.parent_run_id, child.parent_call_id, child.depth, child.owner) == (
+        parent.run_id,
+        item["call"]["call_id"],
+        2,
+        "alice",
+    )
+    assert child.parent_task_token == "token-2"
+    assert child.deadline < parent.deadline
+    assert [link.run_id for link in runtime.store.child_runs.children(parent.run_id)] == [child_id]
+
+
+def test_a_child_that_ended_before_its_parent_waited_settles_the_wait(
+    runtime: StepRuntime, machine: tuple[Any, str]
+) -> None:
+    # Given a parent's child run that ended before the parent's wait stored its token
+    parent, item = waiting_parent(runtime)
+    await_child_run(wait_event(item, machine[1], "token-1"), runtime)
+    child = runtime.store.require_run(child_run_id(parent.run_id, item["call"]["call_id"]))
+    runtime.store.finish_run(child, "SUCCEEDED", stop_reason="final_answer", outcome="answered", answer="330 m")
+    # When the wait begins again
+    # Then it does not wait: the state machine catches ChildRunSettled into InvokeTool, which reads the answer
+    with pytest.raises(ChildRunSettled, match="already ended SUCCEEDED"):
+        await_child_run(wait_event(item, machine[1], "token-2"), runtime)
