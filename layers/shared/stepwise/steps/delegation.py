@@ -73,13 +73,14 @@ def allotments(
     meta: RunMeta, run: RunContext, calls: list[ToolCall], runtime: StepRuntime
 ) -> list[ChildAllotment | None] | None:
     """Each call's share of the run's time and budget when it calls an agent (None for other calls, and for an
-    agent call that may not start a child: past `max_agent_depth`, or with too little time or budget left);
-    None when no call is an agent's."""
+    agent call that may not start a child: past `max_agent_depth`, with too little time or budget left, or in a
+    replay); None when no call is an agent's."""
     profile = runtime.profile(meta.profile)
     agents = [profile.agent_ref(call.name) is not None for call in calls]
     if not any(agents):
         return None
-    if meta.depth + 1 > runtime.config.max_agent_depth:
+    if meta.replay is not None or meta.depth + 1 > runtime.config.max_agent_depth:
+        # a replay answers agent calls from its recording; past the depth, no child starts
         return [None] * len(calls)
     share = child_share(run, runtime.clock(), sum(agents))
     return [share if is_agent else None for is_agent in agents]

@@ -53,7 +53,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
     agent_profile = runtime.profile(stored.meta.profile)
-    if agent_profile.agent_ref(call.name) is not None:
+    # a replay answers an agent call from its recording, as any tool's (it never starts a child run)
+    if stored.meta.replay is None and agent_profile.agent_ref(call.name) is not None:
         return _record_delegation(event, stored.meta, call, runtime, agent_profile.limits.max_observation_chars)
     policy = verdict_of(stored.decision, event.index)
     if policy is not None and policy.refuses:
