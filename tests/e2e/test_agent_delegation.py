@@ -98,3 +98,20 @@ def test_on_an_express_workflow_an_agent_call_is_answered_without_a_child(tmp_pa
     assert parent["status"] == "SUCCEEDED"
     assert "needs a Standard workflow" in call["observation"]
     assert (call["ok"], call["child_run_id"], parent["child_runs"]) == (False, None, [])
+
+
+def test_a_parent_waiting_for_its_child_does_not_keep_the_child_from_running(tmp_path: Path) -> None:
+    # Given serve running one execution at a time, which a parent waiting for its child holds
+    with (
+        serve(delegating_config(), tmp_path, max_concurrent_executions=1) as single,
+        httpx.Client(base_url=single.url, headers={"x-api-key": "alice"}, timeout=30) as client,
+    ):
+        run_id = client.post("/v1/runs", json={"input": "Tell me about the tower."}).json()["run_id"]
+        # When its run ends
+        parent = poll(client, f"/v1/runs/{run_id}", lambda run: run["status"] in TERMINAL)
+    # Then the child ran beside it, and both succeeded
+    assert (parent["status"], parent["answer"], parent["child_runs"][0]["status"]) == (
+        "SUCCEEDED",
+        PARENT_ANSWER,
+        "SUCCEEDED",
+    )
