@@ -9,6 +9,9 @@ from typing import Any
 
 import boto3
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ChildRunSettled
@@ -23,7 +26,9 @@ from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_invoke import handle
 from stepwise.store import ConversationStore
+from stepwise.telemetry.otel_spans import OtelSpans
 from tests.support.delegation import delegating_config
 
 
@@ -100,3 +105,29 @@ def test_a_child_that_ended_before_its_parent_waited_settles_the_wait(
     # Then it does not wait: the state machine catches ChildRunSettled into InvokeTool, which reads the answer
     with pytest.raises(ChildRunSettled, match="already ended SUCCEEDED"):
         await_child_run(wait_event(item, machine[1], "token-2"), runtime)
+
+
+def test_a_child_run_joins_its_parents_trace(
+    dynamodb_table: tuple[Any, str], machine: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a parent run traced with OpenTelemetry, whose model called its researcher agent
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client, table_name = dynamodb_table
+    runtime = StepRuntime(
+        config=StepwiseConfig.from_mapping(delegating_config(), environ={}),
+        config_dir=tmp_path,
+        store=ConversationStore(client, table_name),
+        spans=OtelSpans(provider),
+        executions=lambda: StepFunctionsExecutions(machine[0], machine[1]),
+    )
+    parent, item = waiting_parent(runtime)
+    assert parent.trace is not None
+    # When the wait for the child runs as the Lambda entry runs it (in the step's span, under the run's trace)
+    event = wait_event(item, machine[1], "token-1").model_dump() | {"trace": parent.trace.model_dump()}
+    handle(event, runtime)
+    # Then the child's run span is in the parent's trace: one trace for the tree
+    child = runtime.store.require_run(child_run_id(parent.run_id, item["call"]["call_id"]))
+    assert child.trace is not None
+    assert child.trace.traceparent.split("-")[1] == parent.trace.traceparent.split("-")[1]
+    assert child.trace.traceparent != parent.trace.traceparent
