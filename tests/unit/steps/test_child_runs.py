@@ -16,8 +16,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ChildRunSettled
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunMeta
-from stepwise.models.state import ChildWaitEvent, StatePayload
+from stepwise.models.run import RunMeta, RunUsage
+from stepwise.models.state import ChildWaitEvent, StatePayload, ToolInvokeEvent
 from stepwise.steps.child_runs import await_child_run
 from stepwise.steps.delegation import child_run_id
 from stepwise.steps.executions import StepFunctionsExecutions
@@ -26,7 +26,7 @@ from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
-from stepwise.steps.tool_invoke import handle
+from stepwise.steps.tool_invoke import handle, tool_invoke
 from stepwise.store import ConversationStore
 from stepwise.telemetry.otel_spans import OtelSpans
 from tests.support.delegation import delegating_config
@@ -55,11 +55,16 @@ def runtime(dynamodb_table: tuple[Any, str], machine: tuple[Any, str], tmp_path:
     )
 
 
-def waiting_parent(runtime: StepRuntime) -> tuple[RunMeta, dict[str, Any]]:
-    """A `lead` run whose first decision calls the researcher: its META, and its call's Map item."""
+def decided_parent(runtime: StepRuntime) -> tuple[RunMeta, StatePayload]:
+    """A `lead` run whose first decision calls the researcher: its META, and the payload Parse returned."""
     meta = create_run(runtime, messages=[ChatMessage(role="user", content="Go")], owner="alice", profile="lead")
     payload = llm_call(iteration_guard(StatePayload.model_validate(execution_input(meta.run_id)), runtime), runtime)
-    decided = parse(payload, runtime)
+    return meta, parse(payload, runtime)
+
+
+def waiting_parent(runtime: StepRuntime) -> tuple[RunMeta, dict[str, Any]]:
+    """A `lead` run whose first decision calls the researcher: its META, and its call's Map item."""
+    meta, decided = decided_parent(runtime)
     return meta, {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0].model_dump()}
 
 
@@ -131,3 +136,25 @@ def test_a_child_run_joins_its_parents_trace(
     assert child.trace is not None
     assert child.trace.traceparent.split("-")[1] == parent.trace.traceparent.split("-")[1]
     assert child.trace.traceparent != parent.trace.traceparent
+
+
+def test_what_a_child_spent_is_the_calls_observation_and_counts_against_the_parents_budget(
+    runtime: StepRuntime, machine: tuple[Any, str]
+) -> None:
+    # Given a parent whose child run answered, having spent 150 tokens
+    parent, decided = decided_parent(runtime)
+    item = {"run_id": parent.run_id, "iteration": 1, "index": 0, "call": decided.calls[0].model_dump()}
+    await_child_run(wait_event(item, machine[1], "token-1"), runtime)
+    child = runtime.store.require_run(child_run_id(parent.run_id, item["call"]["call_id"]))
+    usage = RunUsage(input_tokens=100, output_tokens=50, llm_calls=1, cost_usd=0.25)
+    runtime.store.finish_run(
+        child, "SUCCEEDED", stop_reason="final_answer", outcome="answered", answer="330 m", usage=usage
+    )
+    # When the call's observation is written (the child's end answered the wait) and the next iteration begins
+    tool_invoke(ToolInvokeEvent.model_validate(item | {"child": {"child_run_id": child.run_id}}), runtime)
+    guarded = iteration_guard(decided, runtime)
+    # Then the observation is the child's answer, and the parent's spend carries the child's tokens and cost
+    assert runtime.store.list_messages(parent.run_id)[-1].content == "330 m"
+    assert guarded.run is not None and decided.run is not None
+    assert (guarded.run.spend.delegated_tokens, guarded.run.spend.delegated_cost_usd) == (150, 0.25)
+    assert guarded.run.spend.input_tokens == decided.run.spend.input_tokens
