@@ -10,7 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
+from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
 from tests.support.delegation import (
@@ -115,3 +117,15 @@ def test_a_parent_waiting_for_its_child_does_not_keep_the_child_from_running(tmp
         PARENT_ANSWER,
         "SUCCEEDED",
     )
+
+
+def test_a_local_command_s_engine_runs_the_child_too(tmp_path: Path) -> None:
+    # Given the configuration run as `stepwise run` runs it: the execution in the command's own engine
+    (tmp_path / "stepwise.yaml").write_text(yaml.safe_dump(delegating_config()), encoding="utf-8")
+    with LocalEnvironment(config_dir=tmp_path, retry_interval_scale=0.0) as environment:
+        # When a question is asked of the lead profile
+        parent, result = environment.ask("Tell me about the tower.")
+        children = environment.runtime.store.child_runs.children(parent.run_id)
+    # Then its child ran through the endpoint the environment started, and both succeeded
+    assert (result.status, parent.status, parent.answer) == ("SUCCEEDED", "SUCCEEDED", PARENT_ANSWER)
+    assert [(child.profile, child.status) for child in children] == [("researcher", "SUCCEEDED")]
