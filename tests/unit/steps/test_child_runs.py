@@ -143,9 +143,9 @@ def test_what_a_child_spent_is_the_calls_observation_and_counts_against_the_pare
 ) -> None:
     # Given a parent whose child run answered, having spent 150 tokens
     parent, decided = decided_parent(runtime)
-    item = {"run_id": parent.run_id, "iteration": 1, "index": 0, "call": decided.calls[0].model_dump()}
+    item: dict[str, Any] = {"run_id": parent.run_id, "iteration": 1, "index": 0, "call": decided.calls[0].model_dump()}
     await_child_run(wait_event(item, machine[1], "token-1"), runtime)
-    child = runtime.store.require_run(child_run_id(parent.run_id, item["call"]["call_id"]))
+    child = runtime.store.require_run(child_run_id(parent.run_id, decided.calls[0].call_id))
     usage = RunUsage(input_tokens=100, output_tokens=50, llm_calls=1, cost_usd=0.25)
     runtime.store.finish_run(
         child, "SUCCEEDED", stop_reason="final_answer", outcome="answered", answer="330 m", usage=usage
