@@ -7,7 +7,7 @@ from typing import Any
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.run_recovery import resume_input
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import StepRecord
+from stepwise.models.run import RunUsage, StepRecord
 from tests.integration.conftest import RUN_ID, start_demo_run
 
 
@@ -65,3 +65,24 @@ def test_a_resumed_run_keeps_its_count_of_consecutive_parse_errors(demo_environm
     resumed = resume_input(store.require_run(RUN_ID), demo_environment.runtime)
     # Then iteration 2 is replayed knowing two parse errors came before it, so max_parse_errors still holds
     assert (resumed["iteration"], resumed["parse_errors"]) == (1, 2)
+
+
+def test_a_resumed_run_carries_its_children_s_spend_but_that_of_the_iteration_it_replays(
+    demo_environment: LocalEnvironment,
+) -> None:
+    # Given a run whose agent calls of iterations 1 and 2 each stored a child run's usage, left open at iteration 2
+    start_demo_run(demo_environment)
+    store = demo_environment.runtime.store
+    meta = store.begin_iteration(RUN_ID, 1)
+    for iteration, tokens in ((1, (100, 50)), (2, (7, 3))):
+        usage = RunUsage(input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=0.5)
+        step = StepRecord(
+            iteration=iteration, kind="tool", n=0, action="researcher", call_id=f"c{iteration}", child_usage=usage
+        )
+        message = ChatMessage(role="tool", content="answer", tool_call_id=f"c{iteration}", name="researcher")
+        store.record_message(meta, iteration, 1, message, step)
+    # When the payload to resume it is rebuilt from the store
+    resumed = resume_input(meta, demo_environment.runtime)
+    # Then it carries iteration 1's child (iteration 2's is added again by the guard after its replayed calls)
+    assert resumed["iteration"] == 1
+    assert (resumed["run"]["spend"]["delegated_tokens"], resumed["run"]["spend"]["delegated_cost_usd"]) == (150, 0.5)

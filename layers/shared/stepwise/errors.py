@@ -117,6 +117,12 @@ class ApprovalSettled(StepwiseError):
     iteration. The state machine catches it and ToolInvoke acts on the stored answer."""
 
 
+class ChildRunSettled(StepwiseError):
+    """The wait for a child run need not begin: the child already ended, the call's observation is stored (a
+    replayed iteration), or no child could be started (the message says why). The state machine catches it and
+    ToolInvoke writes the call's observation from the child, or from this message."""
+
+
 class UsageError(StepwiseError):
     """A mistake in how a `stepwise` command was called (a missing file, a busy port); printed as one line.
 

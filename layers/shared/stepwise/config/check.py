@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from stepwise.config.agents import agent_tool_description
 from stepwise.config.context import ContextLimits
 from stepwise.config.credentials import SecretResolver
 from stepwise.config.governance_summary import (
@@ -49,6 +50,8 @@ class ProfileTools:
     search: ToolSearch | None = None
     context: ContextLimits | None = None
     governance: ProfileGovernance = field(default_factory=ProfileGovernance)
+    # the profiles it may delegate to, each offered as a tool: (name, the description the model reads)
+    agents: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class ConfigReport:
                     "context_window": profile.context.window if profile.context is not None else None,
                     "compact_at": profile.context.compact_at if profile.context is not None else None,
                     **profile.governance.as_json(),
+                    "agents": [{"name": agent, "description": text} for agent, text in profile.agents],
                 }
                 for name, profile in self.profiles.items()
             },
@@ -260,6 +264,10 @@ def check_config_file(path: Path, *, environ: Mapping[str, str] | None = None, s
             search=search,
             context=config.context_limits(name),
             governance=profile_governance(profile),
+            agents=[
+                (ref.profile, agent_tool_description(ref, config.profiles[ref.profile].description))
+                for ref in profile.agent_refs
+            ],
         )
     # What the tool sources left out or renamed (OpenAPI operations that cannot be offered, name clashes), and
     # the grant a Bedrock guardrail needs on AWS.
@@ -289,6 +297,8 @@ def print_report(report: ConfigReport, out: TextIO) -> None:
             print(f"  {_context_line(profile.model, profile.context)}", file=out)
         for line in profile.governance.lines():
             print(f"  {line}", file=out)
+        for agent, description in profile.agents:
+            print(f"  delegates to {agent} (a tool taking a question): {description}", file=out)
         for spec in profile.tools:
             print(f"\n  {spec.name}", file=out)
             for line in (spec.description or "(no description)").splitlines():

@@ -35,7 +35,7 @@ class LoopShape:
 
     Each Task is given as the number of retries it may make (the sum of its retriers' MaxAttempts).
     `map_item_extra_events` are a Map item's events besides its Tasks': its Choice states' and the
-    callback (wait-for-approval) Tasks' submission.
+    callback (wait-for-approval, wait-for-a-child-run) Tasks' submission, along the item's costliest path.
     """
 
     task_retries: tuple[int, ...]
@@ -76,13 +76,8 @@ class LoopShape:
                 branches = [choice["Next"] for choice in state["Choices"]]
                 name = next((branch for branch in branches if states[branch]["Type"] == "Map"), state["Default"])
             elif state["Type"] == "Map":
-                item_states = state["ItemProcessor"]["States"]
-                map_items = tuple(_retries(item) for item in item_states.values() if item["Type"] == "Task")
-                map_extra = sum(
-                    _CHOICE_EVENTS if item["Type"] == "Choice" else _CALLBACK_EVENTS
-                    for item in item_states.values()
-                    if item["Type"] == "Choice" or item.get("Resource", "").endswith(_CALLBACK_RESOURCES)
-                )
+                processor = state["ItemProcessor"]
+                map_items, map_extra = _costliest_item(processor["States"], processor["StartAt"])
                 name = state["Next"]
             else:
                 raise ValueError(f"state {name} ({state['Type']}) is not part of the loop this module counts")
@@ -115,6 +110,28 @@ class LoopShape:
         per_iteration = self.events_per_iteration(max_parallel_calls)
         fixed = self.events_per_run(0, max_parallel_calls)
         return (HISTORY_EVENT_LIMIT - fixed) // per_iteration
+
+
+def _costliest_item(states: dict[str, Any], name: str) -> tuple[tuple[int, ...], int]:
+    """The retries of each Task on a Map item's costliest path from `name`, and its other events (Choices, a
+    callback's submission): a call takes one branch of a Choice (a wait for approval, or for a child run)."""
+    state = states[name]
+    if state["Type"] == "Choice":
+        branches = [choice["Next"] for choice in state["Choices"]] + [state["Default"]]
+        tasks, extra = max((_costliest_item(states, branch) for branch in branches), key=_item_events)
+        return tasks, extra + _CHOICE_EVENTS
+    if state["Type"] != "Task":
+        raise ValueError(f"state {name} ({state['Type']}) is not part of the Map item this module counts")
+    callback = _CALLBACK_EVENTS if state.get("Resource", "").endswith(_CALLBACK_RESOURCES) else 0
+    if state.get("End"):
+        return (_retries(state),), callback
+    tasks, extra = _costliest_item(states, state["Next"])
+    return (_retries(state), *tasks), extra + callback
+
+
+def _item_events(path: tuple[tuple[int, ...], int]) -> int:
+    tasks, extra = path
+    return sum(_task_events(retries) for retries in tasks) + extra
 
 
 def _detours(name: str, state: dict[str, Any], states: dict[str, Any]) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stepwise.config.agents import DEFAULT_MAX_AGENT_DEPTH, MAX_AGENT_DEPTH, AgentRef, agent_graph_problem, agent_refs
 from stepwise.config.context import ContextLimits, ContextSettings
 from stepwise.config.guardrails import Guardrails
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
@@ -118,6 +119,17 @@ class AgentProfile(BaseModel):
     policy_mode: PolicyMode = "enforce"
     # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
     guardrails: Guardrails | None = None
+    # The profiles this one may delegate to, each offered to its model as a tool (`stepwise.config.agents`).
+    agents: list[str | AgentRef] = Field(default_factory=list, max_length=32)
+
+    @property
+    def agent_refs(self) -> list[AgentRef]:
+        """The profiles this one may delegate to, each written out in full."""
+        return agent_refs(self.agents)
+
+    def agent_ref(self, name: str) -> AgentRef | None:
+        """The agent this profile's model calls by the tool name `name`, if it is one."""
+        return next((ref for ref in self.agent_refs if ref.profile == name), None)
 
     @field_validator("tool_choice")
     @classmethod
@@ -181,6 +193,10 @@ class StepwiseConfig(BaseModel):
     api: ApiLimits = Field(default_factory=ApiLimits)
     # Entries tried before the packaged catalog's (stepwise/config/model_catalog.yaml).
     model_catalog: list[ModelFacts] = Field(default_factory=list)
+    # How deep a tree of delegated runs may grow (a run started by the API is at depth 1): a call past it is
+    # answered with an observation saying so, and no child starts. One figure for the whole tree, which spans
+    # profiles (docs/agents.md).
+    max_agent_depth: int = Field(default=DEFAULT_MAX_AGENT_DEPTH, ge=1, le=MAX_AGENT_DEPTH)
 
     @model_validator(mode="after")
     def _references_resolve(self) -> "StepwiseConfig":
@@ -197,12 +213,27 @@ class StepwiseConfig(BaseModel):
             summary_model = profile.context.summary_model
             if summary_model is not None and summary_model not in self.models:
                 raise ValueError(f"profiles.{name}.context.summary_model: '{summary_model}' is not one of the models")
+        self._check_agents()
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):
             if route.profile not in self.profiles:
                 raise ValueError(f"routes.{index}.profile: '{route.profile}' is not one of the profiles")
         return self
+
+    def _check_agents(self) -> None:
+        """Each profile's agents are profiles, none named like one of its tools, and no profile reaches itself."""
+        graph = {name: profile.agent_refs for name, profile in self.profiles.items()}
+        problem = agent_graph_problem(graph, list(self.profiles))
+        if problem is not None:
+            raise ValueError(problem)
+        for name, refs in graph.items():
+            tools = self.profiles[name].tools or []
+            for index, ref in enumerate(refs):
+                if ref.profile in tools:
+                    raise ValueError(
+                        f"profiles.{name}.agents.{index}.profile: '{ref.profile}' is also one of the profile's tools"
+                    )
 
     def _check_reasoning(self, name: str, profile: AgentProfile) -> None:
         """A profile's reasoning setting must be one its model takes (the scripted model takes any); a model

@@ -28,6 +28,7 @@ from pydantic import ValidationError
 from stepwise.config.settings import Settings
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.intent import extract_question, route_profile
+from stepwise.local.api_gateway import LOCAL_ACCOUNT, LOCAL_REGION
 from stepwise.local.asl import ExecutionResult, LocalStateMachine, StateEvent
 from stepwise.local.ast_guard import serialise_ast_parsing
 from stepwise.local.defaults import DEFAULT_TABLE_NAME, PROJECT_ROOT, local_environment
@@ -36,6 +37,7 @@ from stepwise.local.execution_events import ExecutionEndPublisher, execution_rul
 from stepwise.local.lambda_runtime import LocalLambdaInvoker
 from stepwise.local.lambda_workers import LambdaWorkers
 from stepwise.local.run_recovery import Recovery, recover_open_runs
+from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
 from stepwise.local.template import SamTemplate
 from stepwise.models.api_requests import RunRequest
 from stepwise.models.messages import ChatMessage
@@ -88,6 +90,8 @@ class LocalEnvironment:
         self._worker_count = lambda_workers
         # With workers, the engine's invocations run in their processes (`lambda_workers.py`); without, here.
         self.workers: LambdaWorkers | None = None
+        # the endpoint child runs are started through, when the configuration delegates and none was given
+        self._child_runs: StepFunctionsEndpoint | None = None
         # moto's backend is global to the process: an in-memory store gets a table of its own by default
         default_name = DEFAULT_TABLE_NAME if dynamodb_endpoint_url else f"stepwise-memory-{uuid.uuid4().hex[:8]}"
         self.table_name = table_name or default_name
@@ -127,6 +131,10 @@ class LocalEnvironment:
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        if "STEPFUNCTIONS_ENDPOINT_URL" not in self._extra_environment and any(
+            profile.agents for profile in self.runtime.config.profiles.values()
+        ):
+            self._serve_child_runs()
         self.invoker = LocalLambdaInvoker(self.template, module_prefix=f"stepwise_local_{uuid.uuid4().hex[:8]}_")
         if self._worker_count:
             # started once the environment is set: each worker inherits it
@@ -140,12 +148,29 @@ class LocalEnvironment:
             retry_interval_scale=self._retry_interval_scale,
             listener=self._listener,
         )
+        if self._child_runs is not None:
+            self._child_runs.attach(self.state_machine, on_end=self.execution_ended)
         self._publisher = ExecutionEndPublisher(
             execution_rules(self.template, {machine.logical_id: self.state_machine.arn}),
             self.invoke,
             state_machine_arn=self.state_machine.arn,
         )
         return self
+
+    def _serve_child_runs(self) -> None:
+        """A Step Functions endpoint for the child runs of a configuration that delegates to agents, as
+        `stepwise serve` has one (`stepwise run`, `eval` and `demo` run their own execution in this engine; a
+        child's execution is started through the endpoint, and its end answers the parent's task token there)."""
+        self._child_runs = StepFunctionsEndpoint().start()
+        machine = self.template.state_machine()
+        for name, value in {
+            "STEPFUNCTIONS_ENDPOINT_URL": self._child_runs.url,
+            "STATE_MACHINE_ARN": f"arn:aws:states:{LOCAL_REGION}:{LOCAL_ACCOUNT}:stateMachine:{machine.logical_id}",
+        }.items():
+            self._saved_environment.setdefault(name, os.environ.get(name))
+            os.environ[name] = value
+        # the environment's own steps (a cancellation's, its children's) reach the endpoint too
+        self.runtime = StepRuntime.from_settings(Settings.from_environ(os.environ))
 
     def invoke(self, function_name: str, payload: Any) -> Any:
         """Invoke a function (logical id or ARN) as Lambda would: in a worker process, or in this one."""
@@ -177,6 +202,9 @@ class LocalEnvironment:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
+        if self._child_runs is not None:
+            # the children still running finish the state they are in, as a stopping serve lets them
+            self._child_runs.stop()
         if self.workers is not None:
             self.workers.stop()
         if hasattr(self, "invoker"):

@@ -20,6 +20,7 @@ from typing import Any
 from stepwise.models.run import RunError, RunMeta, StepRecord
 from stepwise.models.state import ContextState, RunContext, StatePayload
 from stepwise.steps.budgets import spend_before
+from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.runs import start_input
 from stepwise.steps.runtime import StepRuntime
@@ -47,8 +48,11 @@ def resume_input(meta: RunMeta, runtime: StepRuntime) -> dict[str, Any]:
         return start_input(meta)
     steps = runtime.store.list_steps(meta.run_id)
     iteration = max([meta.iteration, *(step.iteration for step in steps)])
-    # the replayed LLMCall of iteration N adds its stored call again; a compaction of N is not replayed
-    replayed = [step for step in steps if not (step.kind == "llm" and step.iteration == iteration)]
+    # the replayed LLMCall of iteration N adds its stored call again, and the guard after N's replayed calls the
+    # child runs they started; a compaction of N is not replayed
+    replayed = [
+        step for step in steps if step.iteration != iteration or (step.kind != "llm" and step.child_usage is None)
+    ]
     spend = spend_before(meta.profile, replayed, iteration + 1, runtime)
     previous = next((step for step in steps if step.kind == "parse" and step.iteration == iteration - 1), None)
     return StatePayload(
@@ -81,14 +85,17 @@ def recover_open_runs(
 ) -> Recovery:
     """Resume each open run with `resume(run_id, input)`, or end it TIMED_OUT if its deadline passed."""
     recovery = Recovery()
-    for meta in find_open_runs(client, table_name):
+    # children first: a parent resumed first would find its child's execution missing and start it, and
+    # resuming the child after that would be refused as a second execution of the same name
+    for meta in sorted(find_open_runs(client, table_name), key=lambda meta: -meta.depth):
         if runtime.clock() >= meta.deadline:
             error = RunError(
                 type=STOPPED_PAST_DEADLINE,
                 message=f"the local engine stopped during iteration {meta.iteration} and was not running again "
                 "before the run's deadline",
             )
-            runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", outcome="none", error=error)
+            ended = runtime.store.finish_run(meta, "TIMED_OUT", stop_reason="deadline", outcome="none", error=error)
+            answer_parent(ended, runtime)
             recovery.timed_out.append(meta.run_id)
         else:
             resume(meta.run_id, resume_input(meta, runtime))

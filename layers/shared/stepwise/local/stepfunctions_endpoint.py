@@ -31,6 +31,8 @@ TARGET_PREFIX = "AWSStepFunctions."
 CONTENT_TYPE = "application/x-amz-json-1.0"
 MAX_INPUT_BYTES = 256 * 1024
 DEFAULT_MAX_CONCURRENT_EXECUTIONS = 8
+# The lane of executions started while the others wait for callbacks: this many times the executions' own.
+WAITERS_LANE_FACTOR = 4
 # How long a stop waits for the steps in flight (a model call may take a while) before giving up on them.
 DEFAULT_DRAIN_SECONDS = 30.0
 # Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
@@ -96,7 +98,14 @@ class StepFunctionsEndpoint:
         self._on_end: Callable[[ExecutionResult, str], None] | None = None
         self._executions: dict[str, _Execution] = {}
         self._lock = threading.Lock()
+        self._max_concurrent = max_concurrent_executions
         self._pool = ThreadPoolExecutor(max_workers=max_concurrent_executions, thread_name_prefix="local-execution")
+        # An execution waiting for a callback (a parent waiting for its child run) computes nothing, but holds a
+        # thread: one started while every thread is held and some wait runs here, so a child never queues
+        # behind the parents waiting for it (on AWS a waiting execution holds nothing).
+        self._waiters_lane = ThreadPoolExecutor(
+            max_workers=max_concurrent_executions * WAITERS_LANE_FACTOR, thread_name_prefix="local-execution-lane"
+        )
         self._serving: BackgroundServer | None = None
         self._operations: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "StartExecution": self.start_execution,
@@ -150,6 +159,7 @@ class StepFunctionsEndpoint:
             # that step would go on writing to a store that is gone
             futures = [execution.future for execution in self._executions.values() if execution.future is not None]
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._waiters_lane.shutdown(wait=False, cancel_futures=True)
         _, unfinished = wait(futures, timeout=drain_seconds)
         return not unfinished
 
@@ -204,8 +214,12 @@ class StepFunctionsEndpoint:
             execution = _Execution(
                 arn=arn, state_machine_arn=machine.arn, name=name, input_text=input_text, started_at=datetime.now(UTC)
             )
+            running = sum(1 for each in self._executions.values() if each.status == "RUNNING")
+            pool = self._pool
+            if running >= self._max_concurrent and machine.task_tokens.pending():
+                pool = self._waiters_lane
             self._executions[arn] = execution
-            execution.future = self._pool.submit(self._run, machine, execution)
+            execution.future = pool.submit(self._run, machine, execution)
         return execution
 
     def _run(self, machine: LocalStateMachine, execution: _Execution) -> None:

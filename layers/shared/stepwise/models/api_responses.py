@@ -13,6 +13,7 @@ from pydantic import (
 
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.budget import BudgetWaitView
+from stepwise.models.delegation import ChildRunLink
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
@@ -99,6 +100,12 @@ class TraceStep(BaseModel, defer_build=True):
     guardrail: GuardrailNote | None = Field(
         default=None, description="A guardrail step: the point checked and what its rules did (never the text)."
     )
+    child_run_id: str | None = Field(
+        default=None, description="A call of an agent: the child run it started (`GET /v1/runs/{run_id}` reads it)."
+    )
+    child_usage: RunUsage | None = Field(
+        default=None, description="A call of an agent: what its child run spent (part of this run's usage)."
+    )
 
 
 class PendingApproval(BaseModel, defer_build=True):
@@ -176,6 +183,14 @@ class RunView(BaseModel, defer_build=True):
         default=None,
         description="With `on_budget: ask`: the run's latest wait at its budget (while WAITING_BUDGET, the one to "
         "answer with POST /v1/runs/{run_id}/budget), and its answer once given.",
+    )
+    parent_run_id: str | None = Field(
+        default=None, description="A child run: the run whose agent call started it (its usage includes this one's)."
+    )
+    parent_call_id: str | None = Field(default=None, description="A child run: the parent's tool call that started it.")
+    child_runs: list[ChildRunLink] | None = Field(
+        default=None,
+        description="A run whose profile delegates to agents: the child runs its agent calls started, in call order.",
     )
 
 

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.budget import BudgetWait
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
+from stepwise.models.delegation import ChildAllotment
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.policy import PolicyVerdict
@@ -74,6 +75,15 @@ class RunUsage(BaseModel, defer_build=True):
             self.input_tokens, self.output_tokens, *parts
         )
         return self
+
+    def plus(self, other: "RunUsage") -> "RunUsage":
+        """This usage and `other`'s together (a child run's, added to its parent's); the cost is the sum of
+        the costs known, None when neither is."""
+        counts = {
+            name: getattr(self, name) + getattr(other, name) for name in type(self).model_fields if name != "cost_usd"
+        }
+        costs = [cost for cost in (self.cost_usd, other.cost_usd) if cost is not None]
+        return type(self)(**counts, cost_usd=round(sum(costs), 6) if costs else None)
 
     @classmethod
     def from_steps(cls, steps: list["StepRecord"]) -> "RunUsage":
@@ -242,11 +252,23 @@ class RunMeta(BaseModel, defer_build=True):
     trace: TraceContext | None = None
     # the latest wait at the run's budget (`on_budget: ask`), with its answer once given
     budget_wait: BudgetWait | None = None
+    # A child run (an agent another run delegated to, `stepwise.steps.child_runs`): its parent, the parent's
+    # call that started it, and its depth in the tree (None: a run the API started, at depth 1).
+    parent_run_id: str | None = None
+    parent_call_id: str | None = None
+    agent_depth: int | None = Field(default=None, ge=2)
+    # the parent's wait for this run's end: the task token the end answers (never shown)
+    parent_task_token: str | None = None
 
     @property
     def is_terminal(self) -> bool:
         """True once the run has ended, whatever the outcome."""
         return self.status in TERMINAL_STATUSES
+
+    @property
+    def depth(self) -> int:
+        """The run's depth in its tree of delegations: 1 for a run the API started, 2 for its child..."""
+        return self.agent_depth or 1
 
 
 class RunSummary(BaseModel, defer_build=True):
@@ -349,6 +371,11 @@ class StepRecord(BaseModel, defer_build=True):
     # a `policy` step: the verdict on call `n`, when it was not a plain permit
     policy: PolicyVerdict | None = None
     guardrail: GuardrailNote | None = None
+    # a decision with calls of agents: each call's share of the run's time and budget (None for other calls)
+    delegations: list[ChildAllotment | None] | None = None
+    # a call of an agent: the child run it started, and what that run spent (part of this run's usage)
+    child_run_id: str | None = None
+    child_usage: RunUsage | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

@@ -37,6 +37,9 @@ class CallRef(BaseModel, defer_build=True):
     name: str = Field(min_length=1, max_length=128)
     # Set when the tool requires approval: how long the call waits for it (the wait's TimeoutSecondsPath).
     approval_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
+    # Set when the call delegates to an agent: how long the parent waits for the child run (AwaitChildRun's
+    # TimeoutSecondsPath), the child's deadline and a margin.
+    child_timeout_seconds: int | None = Field(default=None, ge=1, le=3600)
 
 
 class RunSpend(BaseModel, defer_build=True):
@@ -56,6 +59,10 @@ class RunSpend(BaseModel, defer_build=True):
     # The part of the output spent thinking, which a model may bill at its own rate.
     reasoning_tokens: Count = 0
     cost_usd: Cost = None
+    # What the run's child runs spent (their own tokens and their cost at their models' prices): counted
+    # against the run's budget beside its own calls, which alone are priced at its model's prices.
+    delegated_tokens: Count = 0
+    delegated_cost_usd: Cost = None
 
 
 class RunContext(BaseModel, defer_build=True):
@@ -220,12 +227,24 @@ class ToolInvokeEvent(_MapItemEvent, defer_build=True):
     # What the wait for approval ended with: SendTaskSuccess's output, or the error a Catch put here
     # (`{"Error", "Cause"}`: a denial, a timeout). Absent for calls that need no approval.
     approval: Any = None
+    # What the wait for a child run ended with: the child's end (`{"child_run_id", "status"}`), or the error a
+    # Catch put here. Absent for calls of tools.
+    child: Any = None
 
 
 class ApprovalWaitEvent(_MapItemEvent, defer_build=True):
     """The wait-for-approval task of one Map item: the call, and the task token that answers it."""
 
     task_token: str = Field(min_length=1, max_length=2048)
+
+
+class ChildWaitEvent(_MapItemEvent, defer_build=True):
+    """The wait for a child run (AwaitChildRun) of one Map item: the call, the task token the child's end
+    answers, and the parent's execution (whose state machine the child runs on). On an Express workflow the
+    token is the execution's id: nothing can wait there."""
+
+    task_token: str = Field(min_length=1, max_length=2048)
+    execution: str = Field(min_length=1, max_length=2048)
 
 
 class TaskFailure(BaseModel, defer_build=True):

@@ -10,6 +10,7 @@ from stepwise.config.model import AgentProfile
 from stepwise.models.messages import ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
+from stepwise.steps.delegation import agent_specs
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for, offered, with_full_schemas
 
@@ -90,7 +91,8 @@ def agent_for(run: ProfiledRun, runtime: StepRuntime) -> RunAgent:
     capabilities = runtime.config.models[profile.model].capabilities
     protocol_name = resolve_protocol(profile.strategy, profile.protocol, capabilities.native_tools)
     client_tools = run.options.client_tools if run.options is not None else []
-    profile_tools = runtime.tools().specs(profile.tools)
+    # the profiles it may delegate to are tools too, named after them (`stepwise.steps.delegation`)
+    profile_tools = runtime.tools().specs(profile.tools) + agent_specs(profile.agent_refs, runtime)
     finder = finder_for(run.profile, run.options, runtime)
     return RunAgent(
         profile=profile,

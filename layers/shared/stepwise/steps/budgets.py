@@ -31,10 +31,24 @@ def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
 
 
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
-    """A run's usage from its trace, with its cost when the profile's model has prices."""
+    """A run's usage from its trace, with its cost when the profile's model has prices, and the usage of each
+    child run its agent calls started (their tokens and calls, their cost at their own models' prices)."""
     usage = RunUsage.from_steps(steps)
     cost = _cost(profile, _tokens_of(usage), runtime)
-    return usage if cost is None else usage.model_copy(update={"cost_usd": cost})
+    usage = usage if cost is None else usage.model_copy(update={"cost_usd": cost})
+    for step in steps:
+        if step.child_usage is not None:
+            usage = usage.plus(step.child_usage)
+    return usage
+
+
+def with_delegated(spend: RunSpend, usages: list[RunUsage]) -> RunSpend:
+    """`spend` with what child runs spent added to its delegated part."""
+    tokens = spend.delegated_tokens + sum(usage.input_tokens + usage.output_tokens for usage in usages)
+    costs = [cost for cost in (spend.delegated_cost_usd, *(usage.cost_usd for usage in usages)) if cost is not None]
+    return spend.model_copy(
+        update={"delegated_tokens": tokens, "delegated_cost_usd": round(sum(costs), 6) if costs else None}
+    )
 
 
 def _tokens_of(usage: RunUsage) -> RunSpend:
@@ -66,23 +80,33 @@ def spend_after(run: RunContext, step: StepRecord | None, runtime: StepRuntime) 
         cache_read_tokens=spent.cache_read_tokens + (step.cache_read_tokens or 0),
         cache_write_tokens=spent.cache_write_tokens + (step.cache_write_tokens or 0),
         reasoning_tokens=spent.reasoning_tokens + (step.reasoning_tokens or 0),
+        delegated_tokens=spent.delegated_tokens,
+        delegated_cost_usd=spent.delegated_cost_usd,
     )
     return _priced_spend(run.profile, tokens, runtime)
 
 
 def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime: StepRuntime) -> RunSpend:
     """What the run's model calls of the iterations before `iteration` spent (the loop's and the summaries'),
-    from its stored trace."""
+    and its child runs started in them, from its stored trace."""
     spent = [step for step in steps if step.kind in ("llm", "compaction") and step.iteration < iteration]
     usage = RunUsage.from_steps(spent)
-    return _priced_spend(profile, _tokens_of(usage), runtime)
+    children = [step.child_usage for step in steps if step.child_usage is not None and step.iteration < iteration]
+    return with_delegated(_priced_spend(profile, _tokens_of(usage), runtime), children)
 
 
 def budget_reached(run: RunContext) -> BudgetReason | None:
     """`token_budget` or `cost_budget` once the run has spent its cap, else None."""
-    spend = run.spend
-    if run.max_total_tokens is not None and spend.input_tokens + spend.output_tokens >= run.max_total_tokens:
+    tokens, cost = total_spend(run.spend)
+    if run.max_total_tokens is not None and tokens >= run.max_total_tokens:
         return "token_budget"
-    if run.max_cost_usd is not None and spend.cost_usd is not None and spend.cost_usd >= run.max_cost_usd:
+    if run.max_cost_usd is not None and cost is not None and cost >= run.max_cost_usd:
         return "cost_budget"
     return None
+
+
+def total_spend(spend: RunSpend) -> tuple[int, float | None]:
+    """The tokens and the cost a run has spent, its child runs' included (None: no cost is known)."""
+    tokens = spend.input_tokens + spend.output_tokens + spend.delegated_tokens
+    costs = [cost for cost in (spend.cost_usd, spend.delegated_cost_usd) if cost is not None]
+    return tokens, (round(sum(costs), 6) if costs else None)

@@ -173,6 +173,21 @@ class StepFunctionsExecutions:
             raise ExecutionStartFailed(_describe(exc)) from exc
         return str(response["executionArn"])
 
+    def start_once(self, state_machine_arn: str, run_id: str, execution_input: dict[str, Any]) -> bool:
+        """Start the execution named `run_id` on `state_machine_arn`; False when one of that name exists
+        already (a retried start). `ExecutionStartFailed` when it cannot."""
+        try:
+            self._client.start_execution(
+                stateMachineArn=state_machine_arn, name=run_id, input=json.dumps(execution_input)
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ExecutionAlreadyExists":
+                return False
+            raise ExecutionStartFailed(_describe(exc)) from exc
+        except BotoCoreError as exc:
+            raise ExecutionStartFailed(_describe(exc)) from exc
+        return True
+
     def execution_arn(self, run_id: str) -> str:
         """The ARN of the execution named `run_id` (the state machine's ARN, `stateMachine` -> `execution`)."""
         prefix, _, machine_name = self.state_machine_arn.rpartition(":stateMachine:")
@@ -230,6 +245,13 @@ def _callback_errors() -> Iterator[None]:
         raise CallbackFailed(_describe(exc)) from exc
     except BotoCoreError as exc:
         raise CallbackFailed(_describe(exc)) from exc
+
+
+def state_machine_of(execution_arn: str) -> str:
+    """The ARN of the state machine an execution (by its ARN, `$$.Execution.Id`) belongs to."""
+    prefix, _, rest = execution_arn.partition(":execution:")
+    machine_name = rest.rpartition(":")[0]
+    return f"{prefix}:stateMachine:{machine_name}"
 
 
 def _describe(exc: ClientError | BotoCoreError) -> str:

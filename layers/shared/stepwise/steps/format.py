@@ -14,6 +14,7 @@ from stepwise.models.state import FailureEvent, FormatResult, StatePayload, pars
 from stepwise.steps.agent import agent_for
 from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
@@ -209,6 +210,7 @@ def _record_end(
         metrics.add_metric(name="RunsEndedOnModelError", unit="Count", value=1)
     if finished.status == status:
         record_run_ended(finished.status, finished.stop_reason, usage, finished.iteration)
+    answer_parent(finished, runtime)
     log = logger.info if end.error is None else logger.warning
     log(
         "run finished",

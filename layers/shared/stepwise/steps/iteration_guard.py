@@ -10,6 +10,7 @@ from stepwise.models.run import FinalRoundReason
 from stepwise.models.state import BudgetWaitEvent, RunContext, StatePayload, parse_event
 from stepwise.steps.budget_waits import after_wait, await_budget, wait_seconds
 from stepwise.steps.budgets import budget_reached
+from stepwise.steps.child_ends import with_children_spend
 from stepwise.steps.context_state import next_request_may_pass_threshold
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
@@ -36,6 +37,9 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime, *, budget: Any 
         meta = runtime.store.begin_iteration(payload.run_id, iteration)
         run = RunContext.from_meta(meta)
         reason = meta.final_round_reason
+    elif budget is None:
+        # what the child runs of the iteration that just ended spent counts against this run's budget
+        run = with_children_spend(payload, run, runtime)
     # the first iteration learns the run's trace from META: its span starts when the step did
     with runtime.spans.step("IterationGuard", run_id=payload.run_id, trace=run.trace, started_ns=started_ns):
         if budget is not None:

@@ -12,6 +12,7 @@ from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, State
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of
+from stepwise.steps.delegation import allotment_of, allotments, child_wait_seconds
 from stepwise.steps.reply_problems import filtered_reply, reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
@@ -22,15 +23,18 @@ def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, 
     """The payload a stored decision leads to; the same whether it was just made or is being replayed.
 
     A call of a tool that requires approval, or that the tool policy sends for approval, carries how long it
-    waits for it (cut to the run's deadline); a call the policy refused waits for nothing.
+    waits for it (cut to the run's deadline); a call the policy refused waits for nothing. A call of an agent
+    that may start a child run waits for that run (its share's deadline and a margin).
     """
     next_step: NextStep = record.decision  # type: ignore[assignment]
+    now = runtime.clock()
     calls = (
         [
             CallRef(
                 call_id=call["id"],
                 name=call["name"],
                 approval_timeout_seconds=approval_timeout(meta, call["name"], runtime, verdict_of(record, index)),
+                child_timeout_seconds=child_wait_seconds(allotment_of(record, index), now),
             )
             for index, call in enumerate(record.calls or [])
         ]
@@ -153,6 +157,7 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         calls = [ToolCall.model_validate(call) for call in record.calls or []]
         spend = payload.run.spend if payload.run is not None else RunSpend()
         record.verdicts = policy_verdicts(stored.meta, calls, payload.iteration, spend, runtime)
+        record.delegations = allotments(stored.meta, payload.run or run, calls, runtime)
     corrective = (
         _corrective_messages(decision, agent, stored.assistant)
         if isinstance(decision, ParseError) and record.decision == "parse_error"

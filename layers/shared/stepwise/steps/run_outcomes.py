@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 
-from stepwise.errors import provider_status, provider_wait
-from stepwise.models.run import RunError, RunMeta, RunStatus, StopReason
+from stepwise.errors import ConfigError, provider_status, provider_wait
+from stepwise.models.run import OPEN_STATUSES, RunError, RunMeta, RunStatus, StopReason
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.child_ends import answer_parent
+from stepwise.steps.executions import ExecutionStopFailed
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
+from stepwise.store import RunAlreadyEnded
 from stepwise.telemetry.observability import logger, metrics
 
 # The model errors a run survives, by the name the state machine caught, and the stop reason each gives.
@@ -76,13 +79,15 @@ def record_failure(
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     if finished.status == status:
         record_run_ended(status, "error", usage, finished.iteration)
+    answer_parent(finished, runtime)
     logger.warning("run failed", extra={"run_id": meta.run_id, "error_type": error.type})
     return finished
 
 
 def record_cancellation(meta: RunMeta, runtime: StepRuntime, *, by: str) -> RunMeta:
     """Record the run CANCELLED by `by` with what it spent until now (a step still running is not
-    counted); `RunAlreadyEnded` if it ended first."""
+    counted); `RunAlreadyEnded` if it ended first. Its running child runs are cancelled too (found through
+    its links to them, `stepwise.store.child_runs`), and a parent waiting for it is answered."""
     usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
     cancelled = runtime.store.directory.cancel_run(meta.run_id, by=by, usage=usage)
     if meta.status == "WAITING_APPROVAL":
@@ -90,4 +95,39 @@ def record_cancellation(meta: RunMeta, runtime: StepRuntime, *, by: str) -> RunM
         runtime.store.approvals.withdraw(meta.run_id)
     metrics.add_metric(name="RunsCancelled", unit="Count", value=1)
     record_run_ended("CANCELLED", "cancelled", cancelled.usage, cancelled.iteration)
+    cancel_children(meta.run_id, runtime, by=by)
+    answer_parent(cancelled, runtime)
     return cancelled
+
+
+def cancel_children(run_id: str, runtime: StepRuntime, *, by: str) -> list[str]:
+    """Cancel the open child runs of `run_id` (and theirs), and stop their executions; the ids cancelled.
+
+    One Query of the run's links to its children and one BatchGetItem of their status; nothing else for a
+    run that never delegated.
+    """
+    cancelled = []
+    for link in runtime.store.child_runs.children(run_id):
+        if link.status not in OPEN_STATUSES:
+            continue
+        child = runtime.store.get_run(link.run_id)
+        if child is None:
+            continue
+        try:
+            record_cancellation(child, runtime, by=by)
+        except RunAlreadyEnded:
+            continue
+        stop_execution(link.run_id, runtime, cause=f"its parent run {run_id} was cancelled")
+        cancelled.append(link.run_id)
+    return cancelled
+
+
+def stop_execution(run_id: str, runtime: StepRuntime, *, cause: str) -> None:
+    """Stop a cancelled run's execution where Step Functions can be reached from here; otherwise its next
+    step finds the run ended and stops it (every write of the loop is conditional on an open run)."""
+    try:
+        runtime.executions.stop(run_id, cause=cause)
+    except (ConfigError, ExecutionStopFailed) as exc:
+        logger.info(
+            "a cancelled run's execution was left to end by itself", extra={"run_id": run_id, "error": str(exc)}
+        )

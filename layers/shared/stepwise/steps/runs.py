@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypedDict, Unpack
 
@@ -39,6 +40,19 @@ def start_input(meta: RunMeta) -> dict[str, object]:
     return execution_input(meta.run_id, meta.replay.from_iteration if meta.replay is not None else 0)
 
 
+@dataclass(frozen=True)
+class ParentLink:
+    """What a child run takes from the run that delegated to it: the parent and its call, its depth in the
+    tree, the deadline it must end by (its share of the parent's, `stepwise.steps.delegation`) and the
+    parent's expiry (a child's items go with its parent's)."""
+
+    run_id: str
+    call_id: str
+    depth: int
+    deadline: float
+    expires_at: int
+
+
 class RunFields(TypedDict, total=False):
     """What a new run may set besides its owner and profile; each one left out takes its default.
 
@@ -57,6 +71,7 @@ class RunFields(TypedDict, total=False):
     budget: RunBudget | None
     ttl_days: int
     workflow_type: Literal["STANDARD", "EXPRESS"]
+    parent: ParentLink | None
 
 
 def new_run_meta(
@@ -78,6 +93,13 @@ def new_run_meta(
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     run_id = fields.get("run_id") or new_run_id()
     session_id = fields.get("session_id")
+    parent = fields.get("parent")
+    deadline = now.timestamp() + limits.max_execution_seconds
+    expires_at = int((now + timedelta(days=fields.get("ttl_days", 30))).timestamp())
+    if parent is not None:
+        # a child never outlives its parent's deadline, nor its items the parent's
+        deadline = min(deadline, parent.deadline)
+        expires_at = parent.expires_at
     return RunMeta(
         run_id=run_id,
         owner=owner,
@@ -89,10 +111,13 @@ def new_run_meta(
         limits=limits,
         options=fields.get("options"),
         replay=replay,
-        deadline=now.timestamp() + limits.max_execution_seconds,
+        deadline=deadline,
         created_at=stamp,
         updated_at=stamp,
-        expires_at=int((now + timedelta(days=fields.get("ttl_days", 30))).timestamp()),
+        expires_at=expires_at,
+        parent_run_id=parent.run_id if parent is not None else None,
+        parent_call_id=parent.call_id if parent is not None else None,
+        agent_depth=parent.depth if parent is not None else None,
         # the run's steps join its trace under this span (the request's child)
         trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
     )

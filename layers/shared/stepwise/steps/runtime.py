@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from stepwise.config.model import AgentProfile, StepwiseConfig
     from stepwise.governance.tool_policy import ToolPolicy
     from stepwise.llm.base import ChatModel
+    from stepwise.steps.executions import StepFunctionsExecutions
     from stepwise.telemetry.span_types import GenAiSpans
     from stepwise.tools import ToolRegistry
     from stepwise.tools.find_tools import FindTools
@@ -97,8 +98,13 @@ class StepRuntime:
         sleep: Callable[[float], None] = time.sleep,
         spans: GenAiSpans | None = None,
         guardrail_client: Any = None,
+        executions: Callable[[], StepFunctionsExecutions] | None = None,
     ) -> None:
         self._config = config
+        # Step Functions, for child runs (start one, answer a parent's wait): built on first use, as most
+        # containers never delegate
+        self._executions_factory = executions
+        self._executions: StepFunctionsExecutions | None = None
         self._config_lock = threading.Lock()
         self._loaded: StepwiseConfig | None = None
         self._known_secrets: KnownSecrets | None = None
@@ -138,8 +144,37 @@ class StepRuntime:
 
         from stepwise.telemetry.spans import spans_for
 
+        def executions() -> StepFunctionsExecutions:
+            from stepwise.errors import ConfigError
+            from stepwise.steps.executions import StepFunctionsExecutions
+
+            if settings.local_endpoints and settings.stepfunctions_endpoint_url is None:
+                raise ConfigError(
+                    "delegating to an agent needs a Step Functions endpoint: run it under `stepwise serve`"
+                )
+            # the machine's ARN is not given to the step functions (the template would be circular): a child
+            # run is started on the machine of its parent's execution
+            return StepFunctionsExecutions.from_settings(settings, sync_timeout_seconds=1)
+
         store = ConversationStore(dynamodb_client(settings), settings.table_name)
-        return cls(config=load, config_dir=settings.config_dir, store=store, spans=spans_for(settings.otel))
+        return cls(
+            config=load,
+            config_dir=settings.config_dir,
+            store=store,
+            spans=spans_for(settings.otel),
+            executions=executions,
+        )
+
+    @property
+    def executions(self) -> StepFunctionsExecutions:
+        """Step Functions' executions and task tokens (child runs); `ConfigError` when none is reachable."""
+        if self._executions is None:
+            if self._executions_factory is None:
+                from stepwise.errors import ConfigError
+
+                raise ConfigError("no Step Functions client: child runs cannot be started or answered here")
+            self._executions = self._executions_factory()
+        return self._executions
 
     @property
     def spans(self) -> GenAiSpans:

@@ -13,10 +13,11 @@ from stepwise.errors import InvalidStateEvent
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.policy import PolicyVerdict
-from stepwise.models.run import StepRecord
-from stepwise.models.state import ApprovalWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.models.run import RunMeta, RunUsage, StepRecord
+from stepwise.models.state import ApprovalWaitEvent, ChildWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.call_gate import refusal_observation, verdict_of
+from stepwise.steps.child_runs import await_child_run, capped, delegation_outcome
 from stepwise.steps.guardrail_points import guard_observation
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
@@ -51,6 +52,10 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         raise InvalidStateEvent(
             f"call {event.call.call_id} is not call {event.index} of iteration {event.iteration} of run {event.run_id}"
         )
+    agent_profile = runtime.profile(stored.meta.profile)
+    # a replay answers an agent call from its recording, as any tool's (it never starts a child run)
+    if stored.meta.replay is None and agent_profile.agent_ref(call.name) is not None:
+        return _record_delegation(event, stored.meta, call, runtime, agent_profile.limits.max_observation_chars)
     policy = verdict_of(stored.decision, event.index)
     if policy is not None and policy.refuses:
         return _record_policy_refusal(event, stored.meta, call, policy, runtime)
@@ -141,6 +146,32 @@ def _record_refusal(
     return ToolInvokeResult(call_id=call.id, ok=False)
 
 
+def _record_delegation(
+    event: ToolInvokeEvent, run: RunMeta, call: ToolCall, runtime: StepRuntime, max_chars: int
+) -> ToolInvokeResult:
+    """Store the observation of an agent call: the child run's answer (or why there is none), with what the
+    child spent; it passes the tool-result guardrails as any tool's result does."""
+    delegated = capped(delegation_outcome(event, run, call, runtime), max_chars)
+    content, error = guard_observation(runtime, run, event.iteration, event.index, delegated.content, delegated.error)
+    _store_observation(
+        event,
+        run,
+        call,
+        runtime,
+        content=content,
+        ok=delegated.ok,
+        error=error,
+        child_run_id=delegated.child_run_id,
+        child_usage=delegated.usage,
+    )
+    metrics.add_metric(name="ChildRunCalls", unit="Count", value=1)
+    logger.info(
+        "agent called",
+        extra={"run_id": event.run_id, "tool": call.name, "child_run_id": delegated.child_run_id, "ok": delegated.ok},
+    )
+    return ToolInvokeResult(call_id=call.id, ok=delegated.ok)
+
+
 def _record_policy_refusal(
     event: ToolInvokeEvent, run: RunRef, call: ToolCall, verdict: PolicyVerdict, runtime: StepRuntime
 ) -> ToolInvokeResult:
@@ -167,8 +198,13 @@ def _record_replayed(
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
-    """Lambda entry: validate the Map item and run the step; an item carrying a task token is the wait
-    for approval (the callback task) of a call, which stores the token and returns."""
+    """Lambda entry: validate the Map item and run the step; an item carrying a task token is a callback
+    task of a call, which stores the token and returns: the wait for a child run (it names its execution) or
+    the wait for approval."""
+    if isinstance(event, dict) and "task_token" in event and "execution" in event:
+        child_wait = parse_event(ChildWaitEvent, event)
+        with runtime.spans.step("AwaitChildRun", run_id=child_wait.run_id, trace=child_wait.trace):
+            return await_child_run(child_wait, runtime)
     if isinstance(event, dict) and "task_token" in event:
         wait = parse_event(ApprovalWaitEvent, event)
         with runtime.spans.step("AwaitApproval", run_id=wait.run_id, trace=wait.trace):
@@ -191,6 +227,8 @@ def _store_observation(
     sent: SentCall | None = None,
     note: str | None = None,
     approval: ApprovalNote | None = None,
+    child_run_id: str | None = None,
+    child_usage: RunUsage | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step (and how its approval was answered), in
     the call's slot."""
@@ -210,5 +248,7 @@ def _store_observation(
         attempt=sent.attempt if sent is not None else None,
         note=note,
         approval=approval,
+        child_run_id=child_run_id,
+        child_usage=child_usage,
     )
     runtime.store.record_message(run, event.iteration, observation_slot(event.index), message, step)

@@ -31,6 +31,7 @@ from stepwise.models.run import (
 from stepwise.store import keys
 from stepwise.store.approvals import ApprovalStore
 from stepwise.store.budget_waits import BudgetWaitStore
+from stepwise.store.child_runs import ChildRunStore
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
@@ -74,6 +75,8 @@ class ConversationStore:
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._db)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
+        self.child_runs = ChildRunStore(self._db, now_iso=self._now_iso)
+        """Links to the child runs a run's agent calls started, and the parent's wait (`stepwise.store.child_runs`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")

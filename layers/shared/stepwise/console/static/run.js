@@ -66,11 +66,22 @@ function stepDetails(step) {
     if (step.approval) details.push(text("p", approvalAnswer(step.approval), "text approval-answer"));
     if (step.arguments) details.push(text("p", visible(JSON.stringify(step.arguments)), "text arguments"));
     if (step.observation !== null && step.observation !== undefined) details.push(text("p", visible(step.observation), "text observation"));
+    if (step.child_run_id) details.push(childRunRow(step));
   }
   if (step.answer) details.push(text("p", visible(step.answer), "text step-answer"));
   if (step.error) details.push(text("p", visible(step.error), "text step-error"));
   if (step.note) details.push(text("p", visible(step.note), "text note"));
   return details;
+}
+
+// an agent call's child run: a nested row of the parent's timeline, linked to the child's own page
+function childRunRow(step) {
+  const spent = step.child_usage ? tokens(step.child_usage) + " tokens" : "";
+  return el("ol", { class: "timeline child-runs" },
+    el("li", { class: "step step-child", "data-kind": "child" },
+      text("span", "↳", "step-iteration"),
+      text("span", "child run", "step-kind"),
+      el("div", {}, runLink(step.child_run_id), " ", text("span", visible(step.tool || "") + (spent ? " · " + spent : ""), "measure"))));
 }
 
 class Timeline {
@@ -216,6 +227,11 @@ function runFacts(run) {
   if (run.session_id) add("Session", run.session_id);
   if (run.error) add("Error", run.error.type + ": " + run.error.message);
   if (run.cancelled_by) add("Cancelled by", run.cancelled_by);
+  if (run.parent_run_id) add("Parent run", runLink(run.parent_run_id));
+  if (run.child_runs && run.child_runs.length) {
+    add("Child runs", el("span", {}, ...run.child_runs.flatMap((child, index) =>
+      [index ? ", " : "", runLink(child.run_id), " (" + child.profile + ", " + child.status + ")"])));
+  }
   return facts;
 }
 

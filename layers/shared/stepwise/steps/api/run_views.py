@@ -68,8 +68,15 @@ def describe_run(services: ApiServices, *, owner: str, run_reference: str, trace
             "usage": usage,
             "trace": [screen(trace_step(step)) for step in steps] if steps is not None else None,
             "pending_approvals": pending_approvals(store, run_id) if status == "WAITING_APPROVAL" else None,
+            # read only for a profile that delegates: a GET of any other run costs what it did
+            "child_runs": store.child_runs.children(run_id) if _delegates(services, meta.profile) else None,
         }
     )
+
+
+def _delegates(services: ApiServices, profile: str) -> bool:
+    agent = services.runtime.config.profiles.get(profile)
+    return agent is not None and bool(agent.agents)
 
 
 def run_view(meta: RunMeta) -> RunView:
@@ -97,4 +104,6 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
         budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
+        parent_run_id=meta.parent_run_id,
+        parent_call_id=meta.parent_call_id,
     )
