@@ -21,6 +21,14 @@ function focusHeadingWhenShown() {
   headingWatch = watch;
 }
 
+// the nav link of the view shown says so to a screen reader too, as its underline does to the eye
+function markCurrentLink() {
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.classList.contains("current")) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
 // ---- routing ----
 
 async function route(options) {
@@ -34,11 +42,8 @@ async function route(options) {
   const [path, search] = hash.slice(1).split("?");
   const query = new URLSearchParams(search || "");
   const view = path.startsWith("/approvals") ? "approvals" : "runs";
-  for (const link of document.querySelectorAll("nav a")) {
-    link.classList.toggle("current", link.dataset.view === view);
-    if (link.dataset.view === view) link.setAttribute("aria-current", "page");
-    else link.removeAttribute("aria-current");
-  }
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.view === view);
+  markCurrentLink();
   if (!apiKey()) {
     show(text("p", "Type your API key above: every call this page makes goes to the API with it.", "hint"));
     return;
