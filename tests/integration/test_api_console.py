@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from moto import mock_aws
 
+from stepwise.console.assets import CONTENT_SECURITY_POLICY
 from stepwise.local.api_gateway import api_gateway_event
 from tests.conftest import PROJECT_ROOT
 from tests.integration.test_api_handler import ApiHandler, api_config, start_handler
@@ -58,7 +59,10 @@ def test_the_bare_path_sends_the_browser_to_the_page_under_the_stage_it_used(han
     assert header(response, "Location") == "/prod/ui/"
 
 
-@pytest.mark.parametrize(("name", "content_type"), [("console.js", "text/javascript"), ("console.css", "text/css")])
+@pytest.mark.parametrize(
+    ("name", "content_type"),
+    [("console.js", "text/javascript"), ("console.css", "text/css"), ("favicon.svg", "image/svg+xml")],
+)
 def test_each_file_of_the_console_is_served_with_its_type(handler: ApiHandler, name: str, content_type: str) -> None:
     # When one of the console's files is asked for
     response = get(handler, f"/ui/{name}")
@@ -66,6 +70,17 @@ def test_each_file_of_the_console_is_served_with_its_type(handler: ApiHandler, n
     assert response["statusCode"] == 200
     assert response["body"] == (CONSOLE_FILES / name).read_text(encoding="utf-8")
     assert header(response, "Content-Type").startswith(content_type)
+
+
+def test_the_pages_icon_is_a_file_of_its_own_that_its_policy_lets_it_load() -> None:
+    # Given the console's page and the policy it is served with
+    page = (CONSOLE_FILES / "index.html").read_text(encoding="utf-8")
+    # Then the page names its icon, a file of the console (served above), by a path of its own origin,
+    # which the policy's img-src admits
+    assert '<link rel="icon" href="favicon.svg" type="image/svg+xml">' in page
+    directives = dict(directive.strip().split(" ", 1) for directive in CONTENT_SECURITY_POLICY.split(";"))
+    assert directives["img-src"] == "'self'"
+    assert (CONSOLE_FILES / "favicon.svg").is_file()
 
 
 @pytest.mark.parametrize("name", ["missing.js", "__init__.py", "assets.py", "..%2Fassets.py", "console.JS"])

@@ -1,8 +1,38 @@
 // The console's routing: which view the address names, and the key form (the other files first).
 
+// ---- focus ----
+
+let headingWatch = null; // the observer waiting for the view the route asked for to draw its heading
+
+// Once the view the route names draws its heading (each view shows an <h2> first), focus moves there:
+// a keyboard or screen reader user goes on from the new view's title, not from <body>. Watched rather than
+// awaited, since a view's promise may settle only when it is left (a live run's page follows its events).
+function focusHeadingWhenShown() {
+  if (headingWatch) headingWatch.disconnect();
+  const view = document.getElementById("view");
+  const watch = new MutationObserver(() => {
+    const heading = view.querySelector("h2");
+    if (!heading) return;
+    watch.disconnect();
+    heading.tabIndex = -1;
+    heading.focus();
+  });
+  watch.observe(view, { childList: true });
+  headingWatch = watch;
+}
+
+// the nav link of the view shown says so to a screen reader too, as its underline does to the eye
+function markCurrentLink() {
+  for (const link of document.querySelectorAll("nav a")) {
+    if (link.classList.contains("current")) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+}
+
 // ---- routing ----
 
-async function route() {
+async function route(options) {
+  if (!(options && options.initial)) focusHeadingWhenShown();
   if (following) following.abort();
   following = null;
   approvalTimers.forEach((timer) => window.clearInterval(timer));
@@ -13,6 +43,7 @@ async function route() {
   const query = new URLSearchParams(search || "");
   const view = path.startsWith("/approvals") ? "approvals" : "runs";
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.view === view);
+  markCurrentLink();
   if (!apiKey()) {
     show(text("p", "Type your API key above: every call this page makes goes to the API with it.", "hint"));
     return;
@@ -38,8 +69,9 @@ function start() {
     state.textContent = "key set";
     route();
   });
-  window.addEventListener("hashchange", route);
-  route();
+  window.addEventListener("hashchange", () => route());
+  // the first view leaves focus where a page load puts it, before the header's links and key form
+  route({ initial: true });
 }
 
 start();

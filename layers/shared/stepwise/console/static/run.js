@@ -133,7 +133,9 @@ class Timeline {
 }
 
 function approvalForm(runId, approval, onAnswered) {
-  const reason = el("input", { type: "text", name: "reason", placeholder: "reason (optional)", maxlength: 1000 });
+  const reason = el("input", {
+    type: "text", name: "reason", placeholder: "reason (optional)", maxlength: 1000, "aria-label": "Reason (optional)",
+  });
   const answer = async (approved, buttons) => {
     buttons.forEach((button) => { button.disabled = true; });
     try {
@@ -183,6 +185,7 @@ function budgetForm(runId, wait, onAnswered) {
   const amount = el("input", {
     type: "number", name: "amount", min: tokenBudget ? 1 : 0.01, step: tokenBudget ? 1 : 0.01,
     placeholder: tokenBudget ? "tokens to add" : "dollars to add",
+    "aria-label": tokenBudget ? "Tokens to add" : "Dollars to add",
   });
   const answer = async (body, buttons) => {
     buttons.forEach((button) => { button.disabled = true; });

@@ -26,7 +26,9 @@ async function showRuns(query) {
     el("thead", {}, el("tr", {}, ["Run", "Status", "Outcome", "Profile", "Iterations", "Tokens in / out", "Cost", "Age"].map((h) => text("th", h)))),
     body);
   const more = el("p");
-  show(text("h2", "Runs"), filters, table, more);
+  // its own box scrolls sideways on a narrow screen (focusable, so a keyboard scrolls it too)
+  const scroller = el("div", { class: "table-scroll", role: "region", "aria-label": "Runs", tabindex: 0 }, table);
+  show(text("h2", "Runs"), filters, scroller, more);
   const params = new URLSearchParams({ limit: "20" });
   if (status) params.set("status", status);
   if (session) params.set("session_id", session);
