@@ -94,7 +94,12 @@ def new_run_meta(
         updated_at=stamp,
         expires_at=int((now + timedelta(days=fields.get("ttl_days", 30))).timestamp()),
         # the run's steps join its trace under this span (the request's child)
-        trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
+        trace=runtime.spans.run_started(
+            run_id=run_id,
+            profile=profile,
+            session_id=session_id,
+            endpoint=runtime.model_endpoint(agent_profile.model, profile=profile),
+        ),
     )
 
 

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, RequestSpan, ToolSpan
 
 if TYPE_CHECKING:
-    from stepwise.models.messages import Completion
+    from stepwise.llm.endpoints import ModelEndpoint
+    from stepwise.models.messages import ChatRequest, Completion
     from stepwise.models.trace_context import TraceContext
     from stepwise.tools.observation import ToolObservation
 
@@ -41,7 +42,17 @@ class NoSpans:
     """Spans off: every call is a no-op, and nothing of OpenTelemetry is loaded."""
 
     @contextmanager
-    def request(self, *, method: str, route: str, path: str, headers: Mapping[str, str]) -> Iterator[RequestSpan]:
+    def request(
+        self,
+        *,
+        method: str,
+        route: str | None,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        client_address: str | None = None,
+        protocol: str | None = None,
+    ) -> Iterator[RequestSpan]:
         """No span."""
         yield _Nothing()
 
@@ -50,7 +61,9 @@ class NoSpans:
         """No span."""
         yield
 
-    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+    def run_started(
+        self, *, run_id: str, profile: str, session_id: str | None, endpoint: ModelEndpoint
+    ) -> TraceContext | None:
         """No span, no context."""
         return None
 
@@ -62,14 +75,12 @@ class NoSpans:
         yield
 
     @contextmanager
-    def chat(
-        self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None
-    ) -> Iterator[ChatSpan]:
+    def chat(self, *, endpoint: ModelEndpoint, request: ChatRequest) -> Iterator[ChatSpan]:
         """No span."""
         yield _Nothing()
 
     @contextmanager
-    def tool(self, *, name: str, call_id: str) -> Iterator[ToolSpan]:
+    def tool(self, *, name: str, call_id: str, description: str | None = None) -> Iterator[ToolSpan]:
         """No span."""
         yield _Nothing()
 
