@@ -156,3 +156,16 @@ def test_an_unmarked_202_stays_202_and_a_failure_escaping_is_a_500_error(
         500,
         "500",
     )
+
+
+def test_a_path_no_route_takes_has_a_span_named_by_its_method_without_a_route(
+    traced: tuple[LazyServices, InMemorySpanExporter],
+) -> None:
+    # Given a request for a path the API has no route for (locally its resource is the path itself)
+    services, exporter = traced
+    # When it is answered 404
+    traced_answer(services, event("GET", "/v1/nowhere/42"), lambda: {"statusCode": 404})
+    # Then its span is named by the method alone, with no http.route (the conventions' route is a template)
+    span = only_span(exporter)
+    assert (span.name, "http.route" in (span.attributes or {})) == ("GET", False)
+    assert (span.attributes or {})["url.path"] == "/v1/nowhere/42"

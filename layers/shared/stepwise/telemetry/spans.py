@@ -1,4 +1,4 @@
-"""The spans of a run, following OpenTelemetry's semantic conventions (HTTP, GenAI).
+"""The spans of a run, following OpenTelemetry's semantic conventions v1.37.0 (HTTP, GenAI).
 
 Off by default: `GenAiSpans` is then `NoSpans`, which records nothing, and OpenTelemetry is never
 imported (the handlers' cold start stays as it is). With `Settings.otel` on (`STEPWISE_OTEL=true`, or an
@@ -6,8 +6,9 @@ imported (the handlers' cold start stays as it is). With `Settings.otel` on (`ST
 the OpenTelemetry API to the process's tracer provider: the ADOT Lambda layer's on AWS, or one the
 OpenTelemetry SDK builds from the standard `OTEL_*` variables (`otel_setup`).
 
-What a span holds is metadata only (ids, provider, model, token counts, finish reasons, tool name and call
-id, HTTP method, route and status): never a prompt, a message, tool arguments or an observation.
+What a span holds is metadata only (ids, provider, model, server, the request's settings, token counts,
+finish reasons, tool name, description and call id, HTTP method, route, URL and status; `span_attributes`):
+never a prompt, a message, tool arguments or an observation.
 """
 
 from __future__ import annotations

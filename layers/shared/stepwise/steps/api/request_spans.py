@@ -13,11 +13,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
+from stepwise.steps.api.route_table import ROUTES
 from stepwise.steps.api.services import LazyServices
 from stepwise.steps.api.stream_mark import is_marked
 
 # what a marked request's 202 (the run started) becomes at the front that streams it
 STREAMED_STATUS = 200
+# `http.route` is a route template; a path no route takes (its own `resource` locally) names none
+_ROUTE_TEMPLATES = frozenset(path for _, path in ROUTES)
 
 
 def traced_answer(
@@ -26,9 +29,10 @@ def traced_answer(
     """`resolve()`'s answer to `event`, inside the request's SERVER span (the console's files are not traced).
     A refused request's span has its 4xx; anything that escapes is a 500."""
     path = str(event.get("path") or "/")
-    route = str(event.get("resource") or "") or None
-    if (route or path).startswith("/ui"):
+    resource = str(event.get("resource") or "")
+    if (resource or path).startswith("/ui"):
         return resolve()
+    route = resource if resource in _ROUTE_TEMPLATES else None
     context = event.get("requestContext") or {}
     identity = context.get("identity") or {}
     with services.get().runtime.spans.request(
