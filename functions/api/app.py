@@ -9,7 +9,9 @@ from stepwise.steps import api
 from stepwise.telemetry.observability import logger, metrics
 
 services = api.services_from_environment(os.environ)
-app = api.RequestScopedResolver(enable_validation=True, json_body_deserializer=api.json_body_reader(services))
+app = api.RequestScopedResolver(
+    traced_by=services, enable_validation=True, json_body_deserializer=api.json_body_reader(services)
+)
 api.register_routes(app, services)
 
 

@@ -12,7 +12,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from stepwise.errors import LLMTransientError
-from stepwise.models.messages import ChatMessage, Completion, ToolCall, Usage
+from stepwise.models.messages import ChatMessage, Completion, SamplingOptions, ToolCall, Usage
+from stepwise.models.run import RunOptions
 from stepwise.models.state import StatePayload, ToolInvokeEvent
 from stepwise.steps.format import format_run
 from stepwise.steps.iteration_guard import iteration_guard
@@ -26,9 +27,15 @@ from tests.unit.steps.span_runtime import QueuedModel, runtime_with
 QUESTION = "What time is it in Lisbon? My secret word is heliotrope."
 
 
-def first_iteration(runtime: StepRuntime) -> StatePayload:
+def first_iteration(runtime: StepRuntime, options: RunOptions | None = None) -> StatePayload:
     """A run through its first guard, model call and parse."""
-    meta = create_run(runtime, messages=[ChatMessage(role="user", content=QUESTION)], owner="alice", profile="default")
+    meta = create_run(
+        runtime,
+        messages=[ChatMessage(role="user", content=QUESTION)],
+        owner="alice",
+        profile="default",
+        options=options,
+    )
     payload = StatePayload.model_validate(execution_input(meta.run_id))
     return parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
 
@@ -45,12 +52,13 @@ def values_of(spans: list[ReadableSpan]) -> str:
 def test_a_model_call_is_a_chat_client_span_with_the_genai_attributes(
     dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
 ) -> None:
-    # Given a model that asks for a tool, reporting its usage
+    # Given a model that asks for a tool, reporting its usage and its completion's id
     reply = Completion(
         tool_calls=[ToolCall(id="call_7", name="current_time", arguments={})],
         usage=Usage(input_tokens=42, output_tokens=7),
         model="gpt-4o-mini-2024-07-18",
         finish_reason="tool_calls",
+        response_id="chatcmpl-7",
     )
     runtime = runtime_with(QueuedModel(reply), dynamodb_table, tmp_path, exporter)
     # When the run's first model call is made
@@ -63,10 +71,38 @@ def test_a_model_call_is_a_chat_client_span_with_the_genai_attributes(
         "gen_ai.provider.name": "openai",
         "gen_ai.request.model": "gpt-4o-mini",
         "gen_ai.request.max_tokens": 300,
+        "gen_ai.output.type": "text",
+        "server.address": "127.0.0.1",
+        "server.port": 9,
+        "gen_ai.response.id": "chatcmpl-7",
         "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
         "gen_ai.usage.input_tokens": 42,
         "gen_ai.usage.output_tokens": 7,
         "gen_ai.response.finish_reasons": ("tool_calls",),
+    }
+
+
+def test_a_model_calls_span_has_the_sampling_settings_the_run_asked_for(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, exporter: InMemorySpanExporter
+) -> None:
+    # Given a run whose request set a seed, top_p, penalties, stop sequences and temperature
+    sampling = SamplingOptions(seed=7, top_p=0.9, frequency_penalty=0.5, presence_penalty=0.25)
+    options = RunOptions(temperature=0.2, stop=["END", "STOP"], sampling=sampling)
+    runtime = runtime_with(QueuedModel(Completion(content="Noon.")), dynamodb_table, tmp_path, exporter)
+    # When its first model call is made
+    first_iteration(runtime, options)
+    # Then its chat span says each of them as the conventions name them
+    (span,) = model_and_tool_spans(exporter)
+    attributes = dict(span.attributes or {})
+    assert {name: attributes[name] for name in attributes if name.startswith("gen_ai.request.")} == {
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.request.max_tokens": 300,
+        "gen_ai.request.temperature": 0.2,
+        "gen_ai.request.seed": 7,
+        "gen_ai.request.top_p": 0.9,
+        "gen_ai.request.frequency_penalty": 0.5,
+        "gen_ai.request.presence_penalty": 0.25,
+        "gen_ai.request.stop_sequences": ("END", "STOP"),
     }
 
 
@@ -90,12 +126,16 @@ def test_a_tool_call_is_an_execute_tool_span_named_after_the_tool(
         SpanKind.INTERNAL,
         StatusCode.UNSET,
     )
-    assert dict(span.attributes or {}) == {
+    attributes = dict(span.attributes or {})
+    description = attributes.pop("gen_ai.tool.description")
+    assert attributes == {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": "current_time",
         "gen_ai.tool.call.id": "call_7",
-        "gen_ai.tool.type": "function",
+        "gen_ai.tool.type": "extension",
     }
+    # with the tool's description from its spec
+    assert description == runtime.tools().get("current_time").spec.description  # type: ignore[union-attr]
 
 
 def test_a_failed_model_call_ends_its_span_as_an_error_of_that_type(

@@ -76,6 +76,18 @@ def test_every_span_of_a_run_is_in_the_callers_trace_under_the_request_with_the_
     assert steps == ["IterationGuard", "LLMCall", "Parse", "ToolInvoke", "IterationGuard", "LLMCall", "Parse", "Format"]
     assert {parent_name(span) for span in spans if span.name.startswith("chat ")} == {"LLMCall"}
     assert [parent_name(span) for span in spans if span.name.startswith("execute_tool ")] == ["ToolInvoke"]
+    # And the run's start names the agent's provider, model and server, and the session as the conversation
+    start = next(span for span in spans if span.name == "invoke_agent default")
+    assert {name: value for name, value in (start.attributes or {}).items() if not name.startswith("stepwise.")} == {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": "default",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "server.address": "127.0.0.1",
+        "server.port": 9,
+        "gen_ai.conversation.id": "session-7",
+        "session.id": "session-7",
+    }
     # And every span names the run and its session
     for span in spans:
         assert (span.attributes or {}).get("stepwise.run_id") == run_id, span.name

@@ -44,6 +44,7 @@ class NotACompletion(ValueError):
 class _Envelope(BaseModel):
     # An empty list is a reply with nothing in it (a filtered or empty generation), not a malformed body.
     choices: list[Any]
+    id: Any = None
     model: Any = None
     usage: Any = None
 
@@ -74,9 +75,10 @@ def read_chat_completion(body: Any, *, model: str) -> Completion:
     envelope = _validated(_Envelope, body, "body")
     usage = openai_usage(envelope.usage)
     name = envelope.model if isinstance(envelope.model, str) and envelope.model else model
+    response_id = envelope.id if isinstance(envelope.id, str) and envelope.id else None
     if not envelope.choices:
         # The parser answers an empty reply with a corrective observation; the run goes on.
-        return repaired_completion("", [], usage=usage, model=name, finish_reason=EMPTY_REPLY)
+        return repaired_completion("", [], usage=usage, model=name, finish_reason=EMPTY_REPLY, response_id=response_id)
     choice = _validated(_Choice, envelope.choices[0], "body.choices.0")
     message = choice.message
     return repaired_completion(
@@ -86,6 +88,7 @@ def read_chat_completion(body: Any, *, model: str) -> Completion:
         model=name,
         finish_reason=choice.finish_reason if isinstance(choice.finish_reason, str) else None,
         reasoning=reasoning_from_message(message),
+        response_id=response_id,
     )
 
 

@@ -109,6 +109,7 @@ def repaired_completion(
     finish_reason: str | None,
     reasoning: list[ReasoningBlock] | None = None,
     server_tools: list[str] | None = None,
+    response_id: str | None = None,
 ) -> Completion:
     """A provider's reply as a `Completion` whose text, calls and reasoning can always be stored and shown.
 
@@ -125,6 +126,7 @@ def repaired_completion(
         model=model,
         finish_reason=finish_reason,
         server_tools=server_tools or [],
+        response_id=response_id,
     )
 
 

@@ -128,6 +128,8 @@ class Completion(BaseModel, defer_build=True):
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
+    # the provider's id of this completion (OpenAI's `id`), for the model call's span
+    response_id: str | None = None
     # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)
     replaced_characters: int = 0
     # tools the provider ran itself within this reply (Nova's web grounding), by name: recorded, never run here

@@ -107,13 +107,11 @@ def _summarize(
         if step.kind == "tool" and step.iteration <= through
     }
     question = next((m.content for m in reversed(history) if m.iteration == 0 and m.role == "user"), "")
-    provider, model_name = runtime.model_identity(limits.summary_model)
+    endpoint = runtime.model_endpoint(limits.summary_model, profile=run.profile)
     model = runtime.chat_model(limits.summary_model, profile=run.profile)
 
     def summarize(request: ChatRequest) -> Completion:
-        with runtime.spans.chat(
-            provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=None
-        ) as span:
+        with runtime.spans.chat(endpoint=endpoint, request=request) as span:
             completion = model.complete(request)
             span.completed(completion)
         return completion
@@ -121,7 +119,7 @@ def _summarize(
     notes = write_notes(
         SummaryInput(question=question, previous=previous, messages=covered, first=first, through=through),
         complete=summarize,
-        model_name=model_name,
+        model_name=endpoint.model,
         limits=limits,
         language=language,
         outcomes=outcomes,

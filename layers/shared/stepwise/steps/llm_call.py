@@ -117,14 +117,12 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     started = time.perf_counter()
     facts = runtime.config.model_facts(profile.model)
     request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
-    provider, model_name = runtime.model_identity(profile.model)
+    endpoint = runtime.model_endpoint(profile.model, profile=run.profile)
 
     def call(request: ChatRequest) -> Completion:
         return call_within_deadline(model, request, deadline=run.deadline, clock=runtime.clock, sleep=runtime.sleep)
 
-    with runtime.spans.chat(
-        provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
-    ) as span:
+    with runtime.spans.chat(endpoint=endpoint, request=request) as span:
         try:
             completion = call(request)
         except ContextWindowExceeded as exc:

@@ -119,7 +119,12 @@ def new_run_meta(
         parent_call_id=parent.call_id if parent is not None else None,
         agent_depth=parent.depth if parent is not None else None,
         # the run's steps join its trace under this span (the request's child)
-        trace=runtime.spans.run_started(run_id=run_id, profile=profile, session_id=session_id),
+        trace=runtime.spans.run_started(
+            run_id=run_id,
+            profile=profile,
+            session_id=session_id,
+            endpoint=runtime.model_endpoint(agent_profile.model, profile=profile),
+        ),
     )
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from stepwise.config.model import AgentProfile, StepwiseConfig
     from stepwise.governance.tool_policy import ToolPolicy
     from stepwise.llm.base import ChatModel
+    from stepwise.llm.endpoints import ModelEndpoint
     from stepwise.steps.executions import StepFunctionsExecutions
     from stepwise.telemetry.span_types import GenAiSpans
     from stepwise.tools import ToolRegistry
@@ -236,6 +237,14 @@ class StepRuntime:
         config = self.config.models[name]
         requested = getattr(config, "model", None) or getattr(config, "model_id", None) or name
         return config.provider, str(requested)
+
+    def model_endpoint(self, name: str, *, profile: str | None = None) -> ModelEndpoint:
+        """The named model as its calls' spans name it: provider, model asked for, and server where known."""
+        from stepwise.llm.endpoints import ModelEndpoint, model_server
+
+        provider, requested = self.model_identity(name)
+        server = model_server(self.config.model_for(name, profile))
+        return ModelEndpoint(provider, requested, *(server or ()))
 
     def chat_model(self, name: str, *, profile: str | None = None) -> ChatModel:
         """The named model as `profile` calls it (a Bedrock model takes the profile's Region when it names

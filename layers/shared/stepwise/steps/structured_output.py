@@ -186,10 +186,7 @@ def _ask_and_store(
     """Make one formatting call and store its reply with its trace step; the stored reply and its step."""
     started = time.perf_counter()
     model = runtime.profile(meta.profile).model
-    provider, model_name = runtime.model_identity(model)
-    with runtime.spans.chat(
-        provider=provider, model=model_name, max_tokens=request.max_tokens, temperature=request.temperature
-    ) as span:
+    with runtime.spans.chat(endpoint=runtime.model_endpoint(model, profile=meta.profile), request=request) as span:
         completion = runtime.chat_model(model, profile=meta.profile).complete(request)
         span.completed(completion)
     latency_ms = round((time.perf_counter() - started) * 1000, 1)

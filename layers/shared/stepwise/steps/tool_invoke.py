@@ -87,7 +87,9 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         redactor=runtime.secret_resolver.redactor,
         strict_nulls=runtime.config.models[profile.model].capabilities.strict_tools,
     )
-    with runtime.spans.tool(name=call.name, call_id=call.id) as span:
+    known = registry.get(call.name)
+    description = known.spec.description if known is not None else None
+    with runtime.spans.tool(name=call.name, call_id=call.id, description=description) as span:
         sent = send_at_most_once(
             stored.meta,
             event.iteration,

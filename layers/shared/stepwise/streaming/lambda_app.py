@@ -202,7 +202,7 @@ def app_from_environment(environ: Mapping[str, str]) -> StreamingApp:
         with building:
             if not resolver:
                 built = api.RequestScopedResolver(
-                    enable_validation=True, json_body_deserializer=api.json_body_reader(services)
+                    traced_by=services, enable_validation=True, json_body_deserializer=api.json_body_reader(services)
                 )
                 api.register_routes(built, services)
                 resolver.append(built.resolve)

@@ -125,7 +125,8 @@ def chat_stream_route(
         # facade (its models, the run start, the answer's chunks)
         from stepwise.models.chat_api import ChatStreamStart
         from stepwise.models.openai_fields import IGNORED_FIELDS_HEADER
-        from stepwise.steps.api.chat_stream import STREAM_MARK, chat_chunks, stream_cut_short
+        from stepwise.steps.api.chat_stream import chat_chunks, stream_cut_short
+        from stepwise.steps.api.stream_mark import STREAM_MARK
 
         marked = {**event, "requestContext": {**(event.get("requestContext") or {}), STREAM_MARK: True}}
         try:

@@ -6,18 +6,25 @@ creation records `invoke_agent {profile}` under it, and that span's W3C context 
 its META, then in the state payload's `run` field), so each state's span (`IterationGuard`, `LLMCall`,
 `Parse`, `ToolInvoke`, `AwaitApproval`, `AwaitBudget`, `Format`, `FormatFailure`, `ExecutionEnded`), in whatever Lambda
 or worker process it runs, is its child. Model and tool calls are children of their state's span. Every
-span carries `stepwise.run_id`, and `session.id` when the run has a session.
+span of a run carries `stepwise.run_id`, and `session.id` when the run has a session; so does any span
+another library starts under one of them (the MCP SDK's `MCP send tools/call ...`: `run_attributes`).
 
-Names and attributes follow OpenTelemetry's semantic conventions: HTTP (`http.request.method`,
-`http.route`, `url.path`, `http.response.status_code`) and GenAI: a model call is a CLIENT span
-`chat {gen_ai.request.model}` with `gen_ai.operation.name=chat`, `gen_ai.provider.name`,
-`gen_ai.request.model` (and `max_tokens`, `temperature` when set), `gen_ai.response.model`,
-`gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons`; a tool call
-is an INTERNAL span `execute_tool {gen_ai.tool.name}` with `gen_ai.operation.name=execute_tool`,
-`gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type=function`; the run's start is
-`invoke_agent {gen_ai.agent.name}` with `gen_ai.operation.name=invoke_agent` and `gen_ai.conversation.id`
-(the session). A failure sets the span's status to ERROR with `error.type` (the exception's class, or
-`tool_error` for a failed tool call). No content.
+Names, kinds, attributes and statuses follow OpenTelemetry's semantic conventions v1.37.0 (HTTP, stable;
+GenAI, development), listed per span in `span_attributes` and docs/operations.md:
+- a request is a SERVER span with `http.request.method`, `url.path`, `url.scheme`, `http.route`,
+  `url.query`, `server.address`/`server.port`, `client.address`, `user_agent.original` and
+  `http.response.status_code`; only a 5xx is an error (status ERROR, `error.type` the status code): a 4xx
+  is the caller's, which the conventions leave unset on a server span;
+- the run's start is INTERNAL `invoke_agent {gen_ai.agent.name}` with `gen_ai.provider.name` and
+  `gen_ai.request.model` of the profile's model, and `gen_ai.conversation.id` (the session);
+- a model call is a CLIENT span `chat {gen_ai.request.model}` with the provider, the request's settings
+  (`max_tokens`, `temperature`, `top_p`, `seed`, penalties, `stop_sequences`), `gen_ai.output.type`,
+  `server.address`/`server.port`, and from the response `gen_ai.response.id`, `.model`, `.finish_reasons`
+  and the token usage;
+- a tool call is INTERNAL `execute_tool {gen_ai.tool.name}` with `gen_ai.tool.call.id`, its description and
+  `gen_ai.tool.type=extension` (the agent executes it).
+A failure sets the span's status to ERROR with `error.type` (the exception's class, or `tool_error` for a
+failed tool call). No content.
 """
 
 from __future__ import annotations
@@ -30,19 +37,27 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from opentelemetry import trace as trace_api
+from opentelemetry.semconv.attributes.error_attributes import ERROR_TYPE
+from opentelemetry.semconv.attributes.http_attributes import HTTP_RESPONSE_STATUS_CODE
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from stepwise.models.messages import Completion
+from stepwise.llm.endpoints import ModelEndpoint
+from stepwise.models.messages import ChatRequest, Completion
 from stepwise.models.trace_context import TraceContext
+from stepwise.telemetry.run_attributes import RUN_ID, SESSION_ID, carry_run_attributes
+from stepwise.telemetry.span_attributes import (
+    GEN_AI_CONVERSATION_ID,
+    agent_attributes,
+    chat_request_attributes,
+    chat_response_attributes,
+    http_server_attributes,
+    tool_attributes,
+)
 from stepwise.telemetry.span_types import ChatSpan, RequestSpan, ToolSpan
 from stepwise.tools.observation import ToolObservation
 
 INSTRUMENTATION_NAME = "stepwise"
-# gen_ai.provider.name: OpenTelemetry's well-known names for the configured providers, ours for the scripted one
-PROVIDER_NAMES = {"openai": "openai", "bedrock": "aws.bedrock", "scripted": "stepwise.scripted"}
-RUN_ID = "stepwise.run_id"
-SESSION_ID = "session.id"
 # The payload's context is W3C trace context whatever OTEL_PROPAGATORS says (it is our own carrier);
 # a request's headers are read with the process's propagators, as any instrumented server reads them.
 _W3C = TraceContextTextMapPropagator()
@@ -64,15 +79,7 @@ class _ChatSpan:
         self._span = span
 
     def completed(self, completion: Completion) -> None:
-        attributes: dict[str, Any] = {
-            "gen_ai.usage.input_tokens": completion.usage.input_tokens,
-            "gen_ai.usage.output_tokens": completion.usage.output_tokens,
-        }
-        if completion.model:
-            attributes["gen_ai.response.model"] = completion.model
-        if completion.finish_reason:
-            attributes["gen_ai.response.finish_reasons"] = [completion.finish_reason]
-        self._span.set_attributes(attributes)
+        self._span.set_attributes(chat_response_attributes(completion))
 
 
 class _ToolSpan:
@@ -81,7 +88,7 @@ class _ToolSpan:
 
     def observed(self, observation: ToolObservation) -> None:
         if not observation.ok:
-            self._span.set_attribute("error.type", "tool_error")
+            self._span.set_attribute(ERROR_TYPE, "tool_error")
             self._span.set_status(Status(StatusCode.ERROR))
 
 
@@ -90,9 +97,9 @@ class _RequestSpan:
         self._span = span
 
     def responded(self, status_code: int) -> None:
-        self._span.set_attribute("http.response.status_code", status_code)
+        self._span.set_attribute(HTTP_RESPONSE_STATUS_CODE, status_code)
         if status_code >= 500:
-            self._span.set_attribute("error.type", str(status_code))
+            self._span.set_attribute(ERROR_TYPE, str(status_code))
             self._span.set_status(Status(StatusCode.ERROR))
 
 
@@ -101,6 +108,7 @@ class OtelSpans:
 
     def __init__(self, tracer_provider: trace_api.TracerProvider | None = None) -> None:
         self._tracer = trace_api.get_tracer(INSTRUMENTATION_NAME, tracer_provider=tracer_provider)
+        carry_run_attributes(tracer_provider or trace_api.get_tracer_provider())
 
     @contextmanager
     def _span(
@@ -129,23 +137,41 @@ class OtelSpans:
                 yield span
             except Exception as error:
                 if exception_is_error:
-                    span.set_attribute("error.type", type(error).__name__)
+                    span.set_attribute(ERROR_TYPE, type(error).__name__)
                     span.set_status(Status(StatusCode.ERROR))
                 raise
 
     @contextmanager
-    def request(self, *, method: str, route: str, path: str, headers: Mapping[str, str]) -> Iterator[RequestSpan]:
+    def request(
+        self,
+        *,
+        method: str,
+        route: str | None,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        client_address: str | None = None,
+        protocol: str | None = None,
+    ) -> Iterator[RequestSpan]:
         """A SERVER span `{method} {route}` around one API request, in the caller's trace if it sent one.
 
         An exception passing through is not by itself an error here: the API answers most of them with a
         4xx, which HTTP's conventions do not count as a server error; the caller says what was answered."""
-        attributes = {"http.request.method": method, "http.route": route, "url.path": path}
-        parent = propagate.extract({name.lower(): value for name, value in headers.items()})
+        lowered = {name.lower(): value for name, value in headers.items()}
+        attributes = http_server_attributes(
+            method=method,
+            route=route,
+            path=path,
+            query=query,
+            headers=lowered,
+            client_address=client_address,
+            protocol=protocol,
+        )
+        parent = propagate.extract(lowered)
         token = _RUN_ATTRIBUTES.set(())
         try:
-            with self._span(
-                f"{method} {route}", SpanKind.SERVER, attributes, parent=parent, exception_is_error=False
-            ) as span:
+            name = f"{method} {route}" if route else method
+            with self._span(name, SpanKind.SERVER, attributes, parent=parent, exception_is_error=False) as span:
                 yield _RequestSpan(span)
         finally:
             _RUN_ATTRIBUTES.reset(token)
@@ -156,14 +182,14 @@ class OtelSpans:
         with self._span(name, SpanKind.INTERNAL, {}, parent=otel_context.Context()):
             yield
 
-    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+    def run_started(
+        self, *, run_id: str, profile: str, session_id: str | None, endpoint: ModelEndpoint
+    ) -> TraceContext | None:
         """Record `invoke_agent {profile}` under the current span; its W3C context, for the run's steps."""
         run = _run_attributes(run_id, session_id)
         # the request that creates the run is part of it too
         trace_api.get_current_span().set_attributes(run)
-        attributes: dict[str, Any] = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": profile, **run}
-        if session_id:
-            attributes["gen_ai.conversation.id"] = session_id
+        attributes = agent_attributes(profile, endpoint, session_id) | run
         carrier: dict[str, str] = {}
         with self._span(f"invoke_agent {profile}", SpanKind.INTERNAL, attributes):
             _W3C.inject(carrier)
@@ -204,32 +230,19 @@ class OtelSpans:
             _RUN_ATTRIBUTES.reset(token)
 
     @contextmanager
-    def chat(
-        self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None
-    ) -> Iterator[ChatSpan]:
+    def chat(self, *, endpoint: ModelEndpoint, request: ChatRequest) -> Iterator[ChatSpan]:
         """A CLIENT span `chat {model}` around one model call."""
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": PROVIDER_NAMES.get(provider, provider),
-            "gen_ai.request.model": model,
-        }
-        if max_tokens is not None:
-            attributes["gen_ai.request.max_tokens"] = max_tokens
-        if temperature is not None:
-            attributes["gen_ai.request.temperature"] = temperature
-        with self._span(f"chat {model}", SpanKind.CLIENT, attributes) as span:
+        attributes = chat_request_attributes(endpoint, request)
+        session_id = dict(_RUN_ATTRIBUTES.get()).get(SESSION_ID)
+        if session_id:
+            attributes[GEN_AI_CONVERSATION_ID] = session_id
+        with self._span(f"chat {endpoint.model}", SpanKind.CLIENT, attributes) as span:
             yield _ChatSpan(span)
 
     @contextmanager
-    def tool(self, *, name: str, call_id: str) -> Iterator[ToolSpan]:
-        """An INTERNAL span `execute_tool {name}` around one tool call."""
-        attributes = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.call.id": call_id,
-            "gen_ai.tool.type": "function",
-        }
-        with self._span(f"execute_tool {name}", SpanKind.INTERNAL, attributes) as span:
+    def tool(self, *, name: str, call_id: str, description: str | None = None) -> Iterator[ToolSpan]:
+        """An INTERNAL span `execute_tool {name}` around one tool call the agent executes."""
+        with self._span(f"execute_tool {name}", SpanKind.INTERNAL, tool_attributes(name, call_id, description)) as span:
             yield _ToolSpan(span)
 
 

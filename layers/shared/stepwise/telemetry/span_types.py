@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from stepwise.models.messages import Completion
+    from stepwise.llm.endpoints import ModelEndpoint
+    from stepwise.models.messages import ChatRequest, Completion
     from stepwise.models.trace_context import TraceContext
     from stepwise.tools.observation import ToolObservation
 
@@ -42,7 +43,15 @@ class GenAiSpans(Protocol):
     """Opens the spans of a run: its request, its start, each step, and the model and tool calls in them."""
 
     def request(
-        self, *, method: str, route: str, path: str, headers: Mapping[str, str]
+        self,
+        *,
+        method: str,
+        route: str | None,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        client_address: str | None = None,
+        protocol: str | None = None,
     ) -> AbstractContextManager[RequestSpan]:
         """A SERVER span `{method} {route}` around one API request, continuing the caller's trace when its
         headers carry one (`traceparent`)."""
@@ -52,7 +61,9 @@ class GenAiSpans(Protocol):
         """A span around a local command that starts a run (`stepwise run`): the root of its trace."""
         ...
 
-    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+    def run_started(
+        self, *, run_id: str, profile: str, session_id: str | None, endpoint: ModelEndpoint
+    ) -> TraceContext | None:
         """Record the `invoke_agent {profile}` span of a run being created, a child of the current span
         (the request's); its context, which the run's steps descend from, or None when nothing is traced."""
         ...
@@ -65,13 +76,12 @@ class GenAiSpans(Protocol):
         first IterationGuard learns the trace from what it read)."""
         ...
 
-    def chat(
-        self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None
-    ) -> AbstractContextManager[ChatSpan]:
-        """A `chat {model}` span around one model call (`provider` as configured: openai, bedrock, scripted);
-        an exception ends it as an error."""
+    def chat(self, *, endpoint: ModelEndpoint, request: ChatRequest) -> AbstractContextManager[ChatSpan]:
+        """A `chat {model}` span around one model call to `endpoint` (its provider as configured: openai,
+        bedrock, scripted), with `request`'s settings (never its messages); an exception ends it as an error."""
         ...
 
-    def tool(self, *, name: str, call_id: str) -> AbstractContextManager[ToolSpan]:
-        """An `execute_tool {name}` span around one tool call; an exception ends it as an error."""
+    def tool(self, *, name: str, call_id: str, description: str | None = None) -> AbstractContextManager[ToolSpan]:
+        """An `execute_tool {name}` span around one call of a tool the agent executes (`description` from its
+        spec); an exception ends it as an error."""
         ...

@@ -1,4 +1,4 @@
-"""The spans of a run, following OpenTelemetry's semantic conventions (HTTP, GenAI).
+"""The spans of a run, following OpenTelemetry's semantic conventions v1.37.0 (HTTP, GenAI).
 
 Off by default: `GenAiSpans` is then `NoSpans`, which records nothing, and OpenTelemetry is never
 imported (the handlers' cold start stays as it is). With `Settings.otel` on (`STEPWISE_OTEL=true`, or an
@@ -6,8 +6,9 @@ imported (the handlers' cold start stays as it is). With `Settings.otel` on (`ST
 the OpenTelemetry API to the process's tracer provider: the ADOT Lambda layer's on AWS, or one the
 OpenTelemetry SDK builds from the standard `OTEL_*` variables (`otel_setup`).
 
-What a span holds is metadata only (ids, provider, model, token counts, finish reasons, tool name and call
-id, HTTP method, route and status): never a prompt, a message, tool arguments or an observation.
+What a span holds is metadata only (ids, provider, model, server, the request's settings, token counts,
+finish reasons, tool name, description and call id, HTTP method, route, URL and status; `span_attributes`):
+never a prompt, a message, tool arguments or an observation.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import TYPE_CHECKING
 from stepwise.telemetry.span_types import ChatSpan, GenAiSpans, RequestSpan, ToolSpan
 
 if TYPE_CHECKING:
-    from stepwise.models.messages import Completion
+    from stepwise.llm.endpoints import ModelEndpoint
+    from stepwise.models.messages import ChatRequest, Completion
     from stepwise.models.trace_context import TraceContext
     from stepwise.tools.observation import ToolObservation
 
@@ -41,7 +43,17 @@ class NoSpans:
     """Spans off: every call is a no-op, and nothing of OpenTelemetry is loaded."""
 
     @contextmanager
-    def request(self, *, method: str, route: str, path: str, headers: Mapping[str, str]) -> Iterator[RequestSpan]:
+    def request(
+        self,
+        *,
+        method: str,
+        route: str | None,
+        path: str,
+        headers: Mapping[str, str],
+        query: str = "",
+        client_address: str | None = None,
+        protocol: str | None = None,
+    ) -> Iterator[RequestSpan]:
         """No span."""
         yield _Nothing()
 
@@ -50,7 +62,9 @@ class NoSpans:
         """No span."""
         yield
 
-    def run_started(self, *, run_id: str, profile: str, session_id: str | None) -> TraceContext | None:
+    def run_started(
+        self, *, run_id: str, profile: str, session_id: str | None, endpoint: ModelEndpoint
+    ) -> TraceContext | None:
         """No span, no context."""
         return None
 
@@ -62,14 +76,12 @@ class NoSpans:
         yield
 
     @contextmanager
-    def chat(
-        self, *, provider: str, model: str, max_tokens: int | None, temperature: float | None
-    ) -> Iterator[ChatSpan]:
+    def chat(self, *, endpoint: ModelEndpoint, request: ChatRequest) -> Iterator[ChatSpan]:
         """No span."""
         yield _Nothing()
 
     @contextmanager
-    def tool(self, *, name: str, call_id: str) -> Iterator[ToolSpan]:
+    def tool(self, *, name: str, call_id: str, description: str | None = None) -> Iterator[ToolSpan]:
         """No span."""
         yield _Nothing()
 

@@ -10,6 +10,7 @@ own, and the call waits for it.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -34,7 +35,8 @@ def run_in_own_loop(run: Callable[[], Awaitable[Result]], *, thread_name: str) -
         except BaseException as exc:
             failure.append(exc)
 
-    thread = threading.Thread(target=in_thread, name=thread_name, daemon=True)
+    # in the caller's context variables, as on this thread: what the operation records joins the caller's trace
+    thread = threading.Thread(target=contextvars.copy_context().run, args=(in_thread,), name=thread_name, daemon=True)
     thread.start()
     thread.join()
     if failure:

@@ -35,17 +35,16 @@ from stepwise.steps.api.events import KEEPALIVE_FRAME, STREAM_POLL_SECONDS, Keep
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.api.runs import start_queued_run
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.api.stream_mark import is_marked
 from stepwise.steps.guardrail_points import shown_guardrails, stream_screen
 from stepwise.steps.runtime import StepRuntime
 
-STREAM_MARK = "stepwiseStreamsChat"
 STEP_FIELD = "stepwise_step"
 
 
 def streams_as_it_runs(event: APIGatewayProxyEvent, services: ApiServices) -> bool:
     """The front will stream this request itself; an Express run answers only at its end, so it buffers."""
-    context = event.raw_event.get("requestContext") or {}
-    return context.get(STREAM_MARK) is True and services.workflow_type != "EXPRESS"
+    return is_marked(event.raw_event) and services.workflow_type != "EXPRESS"
 
 
 def start_chat_stream(

@@ -5,7 +5,8 @@ in a process shares them. On Lambda a process serves one request at a time, but 
 concurrent requests in one process (a resolver each), where a request would read another request's
 event, and so act for another caller. Here both are kept per thread, which is per request.
 
-Every answer it gives has the known secrets redacted from its JSON body (`redacted_answers`).
+Every answer it gives has the known secrets redacted from its JSON body (`redacted_answers`). Given the
+services (`traced_by`), each request is resolved inside its span (`request_spans`).
 """
 
 from __future__ import annotations
@@ -19,14 +20,17 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from stepwise.steps.api.redacted_answers import redacted_answer
+from stepwise.steps.api.request_spans import traced_answer
+from stepwise.steps.api.services import LazyServices
 
 
 class RequestScopedResolver(APIGatewayRestResolver):
     """An `APIGatewayRestResolver` whose `current_event` and `lambda_context` are those of its own request."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, traced_by: LazyServices | None = None, **options: Any) -> None:
         super().__init__(**options)
         self._request = threading.local()
+        self._traced_by = traced_by
 
     @property  # type: ignore[override]
     def current_event(self) -> APIGatewayProxyEvent:
@@ -54,7 +58,12 @@ class RequestScopedResolver(APIGatewayRestResolver):
         event = with_lower_case_media_type(event)
         self.current_event = APIGatewayProxyEvent(dict(event), self._json_body_deserializer)
         self.lambda_context = context
-        return redacted_answer(super().resolve(event, context))
+        resolved = event
+
+        def resolve() -> dict[str, Any]:
+            return redacted_answer(super(RequestScopedResolver, self).resolve(resolved, context))
+
+        return resolve() if self._traced_by is None else traced_answer(self._traced_by, resolved, resolve)
 
 
 def with_lower_case_media_type(event: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -40,7 +40,6 @@ from stepwise.steps.api.openapi_schemas import (
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.redacted_answers import secrets_known_first
 from stepwise.steps.api.request_checks import refuse_unencodable_parameters, require_json
-from stepwise.steps.api.request_spans import traced_requests
 from stepwise.steps.api.services import LazyServices
 
 DEFAULT_PAGE_SIZE = 20
@@ -62,7 +61,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     the routes' OpenAPI description and validation are declared with them.
     """
     register_error_handlers(app)
-    app.use([secrets_known_first(services), traced_requests(services), refuse_unencodable_parameters])
+    app.use([secrets_known_first(services), refuse_unencodable_parameters])
 
     @app.post(
         "/v1/runs",

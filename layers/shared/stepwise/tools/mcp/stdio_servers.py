@@ -23,11 +23,12 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextvars
 import os
 import tempfile
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -77,7 +78,9 @@ class StdioServer:
         try:
             for attempt in (1, 2):
                 session = self._current_session()
-                future = asyncio.run_coroutine_threadsafe(session.call(operation), self._loop)
+                future = asyncio.run_coroutine_threadsafe(
+                    _within(contextvars.copy_context(), session.call(operation)), self._loop
+                )
                 try:
                     return future.result(max(deadline - time.monotonic(), 0.0))
                 except _DeadBeforeCall:
@@ -130,6 +133,12 @@ class StdioServer:
                 return
             session, self._session = self._session, None
         self._loop.create_task(session.close())
+
+
+async def _within(context: contextvars.Context, call: Coroutine[Any, Any, Result]) -> Result:
+    """`call` run on the loop's thread in the caller's `context`, so what it records (the MCP SDK's spans)
+    joins the caller's trace, under the tool call's span."""
+    return await asyncio.get_running_loop().create_task(call, context=context)
 
 
 class _Session:
