@@ -27,6 +27,7 @@ async function showRuns(query) {
     body);
   const more = el("p");
   show(text("h2", "Runs"), filters, table, more);
+  filters.append(exportCsvButton(query));
   const params = new URLSearchParams({ limit: "20" });
   if (status) params.set("status", status);
   if (session) params.set("session_id", session);
