@@ -17,9 +17,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from stepwise.local.server import LocalApi
+from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta, RunStatus, RunUsage
 from tests.e2e.conftest import serve
-from tests.support.approval_runs import finished, poll, start
+from tests.support.approval_runs import poll
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 
@@ -69,8 +70,10 @@ def seed(
     profile: str = "assistant",
     tokens: tuple[int, int] = (10, 5),
     cost: float = 0.01,
+    question: str | None = None,
 ) -> None:
-    """An ended run of `owner` stored as the loop leaves it, created at `created` and ended `took_ms` later."""
+    """An ended run of `owner` stored as the loop leaves it, created at `created` and ended `took_ms` later;
+    with `question`, its opening message (what a replay starts from)."""
 
     def iso(moment: datetime) -> str:
         return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -88,7 +91,8 @@ def seed(
         expires_at=2_000_000_000,
         usage=RunUsage(input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost),
     )
-    assert api.environment.runtime.store.create_run(meta, [])
+    messages = [ChatMessage(role="user", content=question)] if question else []
+    assert api.environment.runtime.store.create_run(meta, messages)
 
 
 def test_the_overview_counts_runs_failures_tokens_cost_and_latency_by_profile_and_day(
@@ -118,11 +122,9 @@ def test_the_overview_counts_runs_failures_tokens_cost_and_latency_by_profile_an
 def test_a_run_is_replayed_under_another_profile_from_its_page_and_compared_with_it(
     page: Page, api: LocalApi, model: FakeOpenAIServer
 ) -> None:
-    # Given an ended run the model answered, open in the console
-    model.enqueue(body=chat_completion(content="Original."))
-    with httpx.Client(base_url=api.url, headers={"x-api-key": "replayer"}, timeout=30) as http:
-        original = start(http, "a question")
-        finished(http, original)
+    # Given an ended run of one question, open in the console
+    original = "replay-me"
+    seed(api, "replayer", original, datetime.now(UTC) - timedelta(minutes=1), question="a question")
     sign_in(page, api, "replayer", f"#/runs/{original}")
     # When the person replays it under `terse`, which the model answers differently
     model.enqueue(body=chat_completion(content="Replayed."))
@@ -130,9 +132,9 @@ def test_a_run_is_replayed_under_another_profile_from_its_page_and_compared_with
     page.click("#replay-run")
     # Then the page compares the original (A) with its replay (B) side by side, once the replay ended
     answers = page.locator('#compare tr[data-fact="Answer"] td')
-    expect(answers).to_have_text(["Original.", "Replayed."])
+    expect(answers).to_have_text(["Seeded.", "Replayed."])
     expect(page.locator('#compare tr[data-fact="Profile"] td')).to_have_text(["assistant", "terse"])
-    expect(page.locator('#compare tr[data-fact="Tokens in / out"] td')).to_have_text(["12 / 7", "12 / 7"])
+    expect(page.locator('#compare tr[data-fact="Tokens in / out"] td')).to_have_text(["10 / 5", "12 / 7"])
     expect(page.locator('#compare-steps [data-side="b"] li')).to_have_count(2)
     # And the API knows the new run as a replay of the original
     replay = page.url.split("b=")[1]

@@ -2,7 +2,7 @@
 // seconds while either is still going, as a replay just started is (common.js and run.js first).
 
 const RUN_ID = /^[A-Za-z0-9_-]{1,80}$/;
-const COMPARE_REFRESH_MS = 2000;
+const COMPARE_REFRESH_MS = 1000;
 
 function elapsed(run) {
   const ms = Date.parse(run.updated_at) - Date.parse(run.created_at);

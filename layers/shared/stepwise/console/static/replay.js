@@ -43,12 +43,20 @@ function compareForm(run) {
   el("button", { type: "submit", class: "secondary" }, "Compare"));
 }
 
+// the block last made, kept while its run's status is the same: the page draws its facts again on each
+// step and status read, and what the person chose or typed in the block must survive that
+let shownTools = null;
+
 // The block the run's page shows under its facts: replay (once the run ended), compare, export.
 function runTools(run) {
+  const key = run.run_id + " " + run.status;
+  if (shownTools && shownTools.key === key) return shownTools.node;
   const save = el("button", { type: "button", class: "secondary", id: "export-json" }, "Export JSON");
   save.addEventListener("click", () => exportRunJson(run.run_id).catch(failed));
-  return el("div", { id: "run-tools" },
+  const node = el("div", { id: "run-tools" },
     OPEN_STATUSES.has(run.status) ? "" : replayForm(run),
     compareForm(run),
     el("p", {}, save));
+  shownTools = { key, node };
+  return node;
 }
