@@ -5,8 +5,8 @@ The index's partition is the owner and its sort key `run_order` (`<created_at>#<
 created since T" is one key condition, `run_order >= T`, read newest first and cut at `limit`: the read
 never scans, and its size is bounded by the caller's window and the cap, not by the owner's history.
 The index projects no usage, so the usage of the runs read comes from their META items in BatchGetItem
-calls of 100 (eventually consistent: an overview may lag a run's end by a second). Once the index projects
-`usage`, `_with_usage` is the only part to drop.
+calls of 100 (eventually consistent: an overview may lag a run's end by a second); once the index projects
+`usage`, the entries carry it and no META is read.
 """
 
 from __future__ import annotations
@@ -77,9 +77,10 @@ class RunFactsReader:
                 break
         truncated = len(facts) > limit
         kept = facts[:limit]
-        usage = self._with_usage([str(entry["run_id"]) for entry in kept])
+        # an index that projects `usage` gives it in the entry: only the entries without it are read again
+        usage = self._with_usage([str(entry["run_id"]) for entry in kept if "usage" not in entry])
         return RunFacts(
-            runs=[RunFact.model_validate(entry | {"usage": usage.get(str(entry["run_id"])) or {}}) for entry in kept],
+            runs=[RunFact.model_validate({"usage": usage.get(str(entry["run_id"])) or {}} | entry) for entry in kept],
             truncated=truncated,
         )
 
