@@ -37,6 +37,7 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
+from stepwise.store.run_facts import RunFactsReader
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -77,6 +78,8 @@ class ConversationStore:
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
         self.child_runs = ChildRunStore(self._db, now_iso=self._now_iso)
         """Links to the child runs a run's agent calls started, and the parent's wait (`stepwise.store.child_runs`)."""
+        self.run_facts = RunFactsReader(self._db)
+        """An owner's recent runs as the overview counts them (`stepwise.store.run_facts`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")

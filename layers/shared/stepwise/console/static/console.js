@@ -41,7 +41,7 @@ async function route(options) {
   const hash = window.location.hash || "#/runs";
   const [path, search] = hash.slice(1).split("?");
   const query = new URLSearchParams(search || "");
-  const view = path.startsWith("/approvals") ? "approvals" : "runs";
+  const view = path.startsWith("/approvals") ? "approvals" : path.startsWith("/overview") ? "overview" : "runs";
   for (const link of document.querySelectorAll("nav a")) link.classList.toggle("current", link.dataset.view === view);
   markCurrentLink();
   if (!apiKey()) {
@@ -52,6 +52,8 @@ async function route(options) {
     const match = /^\/runs\/([A-Za-z0-9_-]{1,80})$/.exec(path);
     if (match) await showRun(match[1]);
     else if (view === "approvals") await showApprovals();
+    else if (view === "overview") await showOverview(query);
+    else if (path === "/compare") await showCompare(query);
     else await showRuns(query);
   } catch (error) {
     failed(error);

@@ -265,6 +265,7 @@ async function showRun(runId) {
       }
     });
     summary.replaceChildren(runFacts(run), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    summary.append(runTools(run));
     answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
     approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
       approvalForm(runId, pending, () => refresh().catch(failed))));

@@ -29,6 +29,7 @@ async function showRuns(query) {
   // its own box scrolls sideways on a narrow screen (focusable, so a keyboard scrolls it too)
   const scroller = el("div", { class: "table-scroll", role: "region", "aria-label": "Runs", tabindex: 0 }, table);
   show(text("h2", "Runs"), filters, scroller, more);
+  filters.append(exportCsvButton(query));
   const params = new URLSearchParams({ limit: "20" });
   if (status) params.set("status", status);
   if (session) params.set("session_id", session);

@@ -15,6 +15,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/v1/approvals"),
     ("POST", "/v1/runs/{run_id}/budget"),
     ("GET", "/v1/runs/{run_id}/events"),
+    ("GET", "/v1/overview"),
     ("POST", "/v1/chat/completions"),
     ("GET", "/v1/models"),
     ("GET", "/v1/models/{model_id}"),

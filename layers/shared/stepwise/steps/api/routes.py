@@ -24,6 +24,7 @@ from stepwise.models.api_requests import (
     RunRequest,
 )
 from stepwise.models.api_responses import ApprovalList, ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
+from stepwise.models.overview import DEFAULT_DAYS, MAX_DAYS, MAX_RUNS, Overview
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.chat_routes import register_chat_routes
 from stepwise.steps.api.console_routes import register_console_routes
@@ -301,6 +302,26 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(event)
         require_json(event)
         return answer_budget(services.get(), owner=owner, run_reference=run_id, request=body)
+
+    @app.get(
+        "/v1/overview",
+        summary="Count the caller's recent runs",
+        description="The caller's runs created in the last `days` days (UTC, today included): runs, failures, "
+        f"tokens, cost and p50/p95 latency (creation to end), in all and by profile, model and day. At most the "
+        f"newest {MAX_RUNS} runs of the window are counted; `truncated` says when there were more.",
+        responses={
+            **success_response(200, "The counts, in all and by profile, model and day.", Overview),
+            **error_responses(400, 401, 422),
+        },
+        tags=["runs"],
+    )
+    def get_overview(
+        days: Annotated[int, Query(ge=1, le=MAX_DAYS, description="Days back, today included.")] = DEFAULT_DAYS,
+    ) -> Overview:
+        from stepwise.steps.api.overview import describe_overview
+
+        owner = request_owner(app.current_event)
+        return describe_overview(services.get(), owner=owner, days=days)
 
     register_chat_routes(app, services)
 
