@@ -19,6 +19,7 @@ from playwright.sync_api import Page, expect
 from stepwise.local.server import LocalApi
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta, RunStatus, RunUsage
+from tests.browser.axe import assert_accessible
 from tests.e2e.conftest import serve
 from tests.support.approval_runs import poll
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
@@ -117,6 +118,8 @@ def test_the_overview_counts_runs_failures_tokens_cost_and_latency_by_profile_an
     expect(days.nth(6).locator("th")).to_have_text(today.date().isoformat())
     expect(days.nth(6).locator("td").nth(0)).to_have_text("4")
     expect(days.nth(5).locator("td").nth(5)).to_have_text("100 / 50")
+    # and axe-core finds nothing serious or critical on the page
+    assert_accessible(page)
 
 
 def test_a_run_is_replayed_under_another_profile_from_its_page_and_compared_with_it(
