@@ -73,7 +73,7 @@ class RunFilter(BaseModel, defer_build=True):
         return (" AND ".join(clauses), names, values) if clauses else None
 
     def _status_clause(self, names: dict[str, str], values: dict[str, Any]) -> str:
-        if self.lost_deadline_before is None:
+        if self.lost_deadline_before is None or not (self.status == "TIMED_OUT" or self.status in OPEN_STATUSES):
             return "#status = :status"
         names["#deadline"] = "deadline"
         values[":lost"] = serialize_value(self.lost_deadline_before)
@@ -81,9 +81,7 @@ class RunFilter(BaseModel, defer_build=True):
             opens = {f":open{index}": serialize_value(status) for index, status in enumerate(OPEN_STATUSES)}
             values |= opens
             return f"(#status = :status OR (#status IN ({', '.join(opens)}) AND #deadline < :lost))"
-        if self.status in OPEN_STATUSES:
-            return "(#status = :status AND #deadline >= :lost)"
-        return "#status = :status"
+        return "(#status = :status AND #deadline >= :lost)"
 
     def matches_entry(self, entry: dict[str, Any]) -> bool:
         """What `index_expression` keeps, told here for entries read without it (a session's META items)."""

@@ -27,8 +27,8 @@ MAX_EXAMINED = 2000
 """Index (or session) entries one listing request may read: ~0.5 MB of the index at most."""
 MAX_META_READS = 400
 """META items one listing request may read to match metadata, tools or text (4 BatchGetItem requests)."""
-# Entries read per Query when DynamoDB filters them (a large read: few of them may match), and when META
-# must be read for each (one BatchGetItem per chunk).
+# Entries read per Query when DynamoDB filters them (a large read: few of them may match); when META must
+# be read for each, a Query reads `MAX_META_READS` entries, whose METAs are read 100 at a time as needed.
 _INDEX_FILTER_CHUNK = 500
 _BATCH_GET_LIMIT = 100
 
@@ -115,8 +115,10 @@ class RunLister:
         return RunPage(runs=self._shown(runs))
 
     def _chunk_size(self, limit: int) -> int:
-        if self._filters.reads_meta or self._session_id:
+        if self._session_id:
             return _BATCH_GET_LIMIT
+        if self._filters.reads_meta:
+            return MAX_META_READS
         return _INDEX_FILTER_CHUNK if self._filters.index_expression() else limit + 1
 
     def _index_chunks(self, bounds: tuple[str, str], limit: int) -> Iterator[_Chunk]:
@@ -144,9 +146,23 @@ class RunLister:
             response = self._db.call("query", **query, **({"ExclusiveStartKey": start} if start else {}))
             entries = [deserialize_item(item) for item in response.get("Items", [])]
             start = response.get("LastEvaluatedKey")
-            matched, reads = self._matching_metas(entries)
             position = str(deserialize_item(start)["run_order"]) if start else None
-            yield _Chunk(matched, position, int(response.get("ScannedCount", len(entries))), reads)
+            examined = int(response.get("ScannedCount", len(entries)))
+            if not self._filters.reads_meta:
+                yield _Chunk(entries, position, examined, 0)
+            # META is read a batch at a time, as the page takes them: a page filled early reads no more
+            for first in range(0, len(entries), _BATCH_GET_LIMIT) if self._filters.reads_meta else ():
+                group = entries[first : first + _BATCH_GET_LIMIT]
+                matched, reads = self._matching_metas(group)
+                last_group = first + _BATCH_GET_LIMIT >= len(entries)
+                yield _Chunk(
+                    matched,
+                    position if last_group else str(group[-1]["run_order"]),
+                    examined if first == 0 else 0,
+                    reads,
+                )
+            if self._filters.reads_meta and not entries:
+                yield _Chunk([], position, examined, 0)
             if not start:
                 return
 
