@@ -80,11 +80,22 @@ def read_metas(db: Table, run_ids: list[str], projection: tuple[str, ...] = ()) 
 class RunLister:
     """Reads one page of an owner's runs (see the module)."""
 
-    def __init__(self, db: Table, owner: str, filters: RunFilter, *, session_id: str | None = None) -> None:
+    def __init__(
+        self,
+        db: Table,
+        owner: str,
+        filters: RunFilter,
+        *,
+        session_id: str | None = None,
+        max_examined: int = MAX_EXAMINED,
+        max_meta_reads: int = MAX_META_READS,
+    ) -> None:
         self._db = db
         self._owner = owner
         self._filters = filters
         self._session_id = session_id
+        self._max_examined = max_examined
+        self._max_meta_reads = max_meta_reads
 
     def page(self, *, limit: int, before: str | None, accept: Callable[[RunSummary], bool]) -> RunPage:
         """Up to `limit` matching runs below `before`, newest first (see the module for when it stops)."""
@@ -108,7 +119,7 @@ class RunLister:
                 runs.append(summary)
             if chunk.position is None:
                 return RunPage(runs=self._shown(runs))
-            if examined >= MAX_EXAMINED or meta_reads >= MAX_META_READS:
+            if examined >= self._max_examined or meta_reads >= self._max_meta_reads:
                 if not runs:
                     return RunPage(runs=[], stopped_at=chunk.position)
                 return RunPage(runs=self._shown(runs), next_after=chunk.position)
@@ -118,8 +129,10 @@ class RunLister:
         if self._session_id:
             return _BATCH_GET_LIMIT
         if self._filters.reads_meta:
-            return MAX_META_READS
-        return _INDEX_FILTER_CHUNK if self._filters.index_expression() else limit + 1
+            return min(self._max_meta_reads, self._max_examined)
+        if self._filters.index_expression():
+            return min(_INDEX_FILTER_CHUNK, self._max_examined)
+        return limit + 1
 
     def _index_chunks(self, bounds: tuple[str, str], limit: int) -> Iterator[_Chunk]:
         query: dict[str, Any] = {
