@@ -18,8 +18,7 @@ from pydantic import BaseModel, Field
 from stepwise.models.run import OPEN_STATUSES, RunStatus, StopReason
 from stepwise.store.codec import serialize_value
 
-# Bounds `run_order`'s range when a side is open: every creation time begins with a digit.
-_LOWEST_ORDER = "0"
+# Bounds `run_order`'s range when no cursor or time does: above every creation time.
 _HIGHEST_ORDER = "~"
 
 
@@ -44,15 +43,12 @@ class RunFilter(BaseModel, defer_build=True):
         """Whether a candidate's META must be read to tell whether it matches."""
         return self.tool is not None or self.metadata is not None or self.text is not None
 
-    def order_range(self, before: str | None) -> tuple[str, str] | None:
-        """The inclusive `run_order` range to read below the cursor `before` (whose own entry the caller
-        drops), or None when it is empty."""
-        high = min(
-            before or _HIGHEST_ORDER,
-            self.created_before or _HIGHEST_ORDER,
-        )
-        low = self.created_after or _LOWEST_ORDER
-        return (low, high) if low <= high else None
+    def order_range(self, before: str | None) -> tuple[str | None, str] | None:
+        """The `run_order` range to read below the cursor `before`: its low bound (inclusive; None when open)
+        and its high bound; None when the range is empty."""
+        high = min(before or _HIGHEST_ORDER, self.created_before or _HIGHEST_ORDER)
+        low = self.created_after
+        return None if low is not None and low > high else (low, high)
 
     def index_expression(self) -> tuple[str, dict[str, str], dict[str, Any]] | None:
         """The FilterExpression over the owner index's projected attributes (None when it filters

@@ -134,17 +134,13 @@ class RunLister:
             return min(_INDEX_FILTER_CHUNK, self._max_examined)
         return limit + 1
 
-    def _index_chunks(self, bounds: tuple[str, str], limit: int) -> Iterator[_Chunk]:
+    def _index_chunks(self, bounds: tuple[str | None, str], limit: int) -> Iterator[_Chunk]:
         query: dict[str, Any] = {
             "TableName": self._db.name,
             "IndexName": keys.OWNER_INDEX,
-            "KeyConditionExpression": "#owner = :owner AND #order BETWEEN :low AND :high",
+            "KeyConditionExpression": f"#owner = :owner AND {_range_condition('#order', bounds)}",
             "ExpressionAttributeNames": {"#owner": "owner", "#order": "run_order"},
-            "ExpressionAttributeValues": {
-                ":owner": serialize_value(self._owner),
-                ":low": serialize_value(bounds[0]),
-                ":high": serialize_value(bounds[1]),
-            },
+            "ExpressionAttributeValues": {":owner": serialize_value(self._owner)} | _range_values(bounds, ""),
             "ScanIndexForward": False,
             "Limit": self._chunk_size(limit),
         }
@@ -179,16 +175,15 @@ class RunLister:
             if not start:
                 return
 
-    def _session_chunks(self, bounds: tuple[str, str], limit: int) -> Iterator[_Chunk]:
+    def _session_chunks(self, bounds: tuple[str | None, str], limit: int) -> Iterator[_Chunk]:
         assert self._session_id is not None
         query: dict[str, Any] = {
             "TableName": self._db.name,
-            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+            "KeyConditionExpression": f"pk = :pk AND {_range_condition('sk', bounds)}",
             "ExpressionAttributeValues": {
                 ":pk": serialize_value(keys.session_pk(self._owner, self._session_id)),
-                ":low": serialize_value(keys.SESSION_RUN_PREFIX + bounds[0]),
-                ":high": serialize_value(keys.SESSION_RUN_PREFIX + bounds[1]),
-            },
+            }
+            | _range_values(bounds, keys.SESSION_RUN_PREFIX),
             "ScanIndexForward": False,
             "Limit": self._chunk_size(limit),
             "ConsistentRead": True,
@@ -236,6 +231,17 @@ class RunLister:
             else summary
             for summary in runs
         ]
+
+
+def _range_condition(name: str, bounds: tuple[str | None, str]) -> str:
+    """Below the high bound (strictly: it is a cursor's position, or a time no `run_order` equals), and from
+    the low bound when there is one (inclusive: BETWEEN; the cursor's own entry is then dropped)."""
+    return f"{name} BETWEEN :low AND :high" if bounds[0] is not None else f"{name} < :high"
+
+
+def _range_values(bounds: tuple[str | None, str], prefix: str) -> dict[str, Any]:
+    low, high = bounds
+    return {":high": serialize_value(prefix + high)} | ({":low": serialize_value(prefix + low)} if low else {})
 
 
 def _listed(meta: dict[str, Any]) -> dict[str, Any]:
