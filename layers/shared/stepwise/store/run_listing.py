@@ -157,23 +157,26 @@ class RunLister:
             start = response.get("LastEvaluatedKey")
             position = str(deserialize_item(start)["run_order"]) if start else None
             examined = int(response.get("ScannedCount", len(entries)))
-            if not self._filters.reads_meta:
+            if self._filters.reads_meta and entries:
+                yield from self._meta_groups(entries, position, examined)
+            else:
                 yield _Chunk(entries, position, examined, 0)
-            # META is read a batch at a time, as the page takes them: a page filled early reads no more
-            for first in range(0, len(entries), _BATCH_GET_LIMIT) if self._filters.reads_meta else ():
-                group = entries[first : first + _BATCH_GET_LIMIT]
-                matched, reads = self._matching_metas(group)
-                last_group = first + _BATCH_GET_LIMIT >= len(entries)
-                yield _Chunk(
-                    matched,
-                    position if last_group else str(group[-1]["run_order"]),
-                    examined if first == 0 else 0,
-                    reads,
-                )
-            if self._filters.reads_meta and not entries:
-                yield _Chunk([], position, examined, 0)
             if not start:
                 return
+
+    def _meta_groups(self, entries: list[dict[str, Any]], position: str | None, examined: int) -> Iterator[_Chunk]:
+        """The entries of one Query whose META matches, a batch at a time as the page takes them: a page
+        that fills early reads no more META."""
+        for first in range(0, len(entries), _BATCH_GET_LIMIT):
+            group = entries[first : first + _BATCH_GET_LIMIT]
+            matched, reads = self._matching_metas(group)
+            last_group = first + _BATCH_GET_LIMIT >= len(entries)
+            yield _Chunk(
+                matched,
+                position if last_group else str(group[-1]["run_order"]),
+                examined if first == 0 else 0,
+                reads,
+            )
 
     def _session_chunks(self, bounds: tuple[str | None, str], limit: int) -> Iterator[_Chunk]:
         assert self._session_id is not None
