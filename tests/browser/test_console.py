@@ -14,13 +14,17 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from stepwise.local.server import LocalApi
+from stepwise.models.run import RunMeta
 from tests.e2e.conftest import serve
 from tests.integration.test_store import make_meta
 from tests.support.approval_runs import PAYMENTS, finished, poll, start, waiting
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.run_fleet import FAILED_RUNS, FLEET, NEEDLE_RUN, NEEDLE_WORD, api_requests, store_fleet
 
 # How often the approvals view reads the waiting calls again (console.js, APPROVALS_REFRESH_MS)
 REFRESH_MS = 5000
+# How long a listing of the 300 runs may take to show, on a loaded machine
+LISTED_WITHIN_MS = 30_000
 # Would run a script (and set the flag) if any of it were ever parsed as markup.
 HOSTILE = (
     '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> '
@@ -150,7 +154,7 @@ def test_the_runs_list_shows_the_callers_runs_and_filters_them_by_status(
     expect(page.locator(f'#runs tr[data-run-id="{done}"] .outcome')).to_have_text("answered")
     expect(page.locator(f'#runs tr[data-run-id="{paused}"] .outcome')).to_have_text("—")
     expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("assistant")
-    expect(page.locator(f'#runs tr[data-run-id="{done}"] td').nth(5)).to_have_text("12 / 7")
+    expect(page.locator(f'#runs tr[data-run-id="{done}"] td').nth(6)).to_have_text("12 / 7")
     expect(page.locator(f'#runs tr[data-run-id="{others}"]')).to_have_count(0)
     # When they filter on SUCCEEDED
     page.select_option("#status-filter", "SUCCEEDED")
@@ -162,6 +166,92 @@ def test_the_runs_list_shows_the_callers_runs_and_filters_them_by_status(
     with client(api, "lister") as http:
         http.post(f"/v1/runs/{paused}/approvals/call_list_1", json={"approved": False})
         finished(http, paused)
+
+
+@pytest.fixture(scope="module")
+def fleet(api: LocalApi) -> list[RunMeta]:
+    """300 ended runs of the key "fleet", stored directly (`tests.support.run_fleet`)."""
+    return store_fleet(api.environment)
+
+
+def test_a_list_page_of_300_runs_is_one_api_request_showing_question_usage_and_cost(
+    page: Page, api: LocalApi, fleet: list[RunMeta]
+) -> None:
+    # Given 300 runs of the key "fleet", and a page that counts its API requests
+    requests = api_requests(page)
+    # When the person opens the runs list
+    sign_in(page, api, FLEET)
+    # Then the newest run is shown with its question, profile, tokens and cost
+    newest = page.locator('#runs tr[data-run-id="fleet-299"]')
+    expect(newest.locator("td.question")).to_have_text(
+        "What is the weather in Paris today (run 299)?", timeout=LISTED_WITHIN_MS
+    )
+    expect(newest.locator("td").nth(2)).to_have_text("assistant")
+    expect(newest.locator("td").nth(6)).to_have_text("399 / 10")
+    expect(newest.locator("td").nth(7)).to_have_text("$0.00120")
+    expect(page.locator("#runs tbody tr")).to_have_count(20)
+    expect(page.locator("#next-page")).to_have_text("Older runs →")
+    # and the page made one API request for it: the listing, no read of any row
+    assert len(requests) == 1 and "/v1/runs?" in requests[0], requests
+
+
+def test_filtering_300_runs_by_failed_shows_the_failed_ones_on_the_first_page(
+    page: Page, api: LocalApi, fleet: list[RunMeta]
+) -> None:
+    # Given 300 runs of which the five oldest failed, and the list open
+    sign_in(page, api, FLEET)
+    expect(page.locator("#runs tbody tr")).to_have_count(20, timeout=LISTED_WITHIN_MS)
+    requests = api_requests(page)
+    # When the person filters on FAILED
+    page.select_option("#status-filter", "FAILED")
+    page.click("#run-filters button")
+    # Then the first page holds the five failed runs, and no link to a further page
+    rows = page.locator("#runs tbody tr[data-run-id]")
+    expect(rows).to_have_count(5, timeout=LISTED_WITHIN_MS)
+    assert {rows.nth(index).get_attribute("data-run-id") for index in range(5)} == FAILED_RUNS
+    expect(page.locator("#next-page")).to_have_count(0)
+    assert len(requests) == 1, requests
+
+
+def test_searching_a_word_of_a_question_finds_its_run_among_300(
+    page: Page, api: LocalApi, fleet: list[RunMeta]
+) -> None:
+    # Given 300 runs, one of which asked about Zanzibar, and the list open
+    sign_in(page, api, FLEET)
+    expect(page.locator("#runs tbody tr")).to_have_count(20, timeout=LISTED_WITHIN_MS)
+    # When the person searches for the word, in lower case
+    page.fill("#search-filter", NEEDLE_WORD.lower())
+    page.click("#run-filters button")
+    # Then that run alone is listed, its question shown, with no link to a further page
+    rows = page.locator("#runs tbody tr[data-run-id]")
+    expect(rows).to_have_count(1, timeout=LISTED_WITHIN_MS)
+    expect(rows.first).to_have_attribute("data-run-id", NEEDLE_RUN)
+    expect(rows.first.locator("td.question")).to_contain_text(NEEDLE_WORD)
+    expect(page.locator("#next-page")).to_have_count(0)
+
+
+def test_a_filter_that_matches_no_run_says_so_once_with_no_link_to_more(
+    page: Page, api: LocalApi, fleet: list[RunMeta]
+) -> None:
+    # When the person lists the fleet's runs created after a time none was
+    sign_in(page, api, FLEET, "#/runs?created_after=2099-01-01T00:00:00Z")
+    # Then the list says so, once, and offers no further page
+    expect(page.locator("#runs-empty")).to_have_text("No runs match these filters.", timeout=LISTED_WITHIN_MS)
+    expect(page.locator("#runs tbody tr")).to_have_count(1)
+    expect(page.locator("#next-page")).to_have_count(0)
+
+
+def test_filters_that_are_not_valid_are_refused_each_named(api: LocalApi) -> None:
+    # When the runs are listed with six filters that are not valid
+    query = "created_after=yesterday&created_before=2026-11-22T10:00:00&metadata=no-pair&stop_reason=bored&profile="
+    with client(api, FLEET) as http:
+        answer = http.get(f"/v1/runs?{query}&q={'x' * 201}")
+    # Then the listing is refused with 422 naming each parameter
+    assert answer.status_code == 422
+    assert {error["field"] for error in answer.json()["error"]["details"]["errors"]} == {
+        f"{name} (query parameter)"
+        for name in ("created_after", "created_before", "metadata", "stop_reason", "profile", "q")
+    }
 
 
 def test_opening_a_run_shows_its_steps_to_scale_and_its_answer(

@@ -75,6 +75,8 @@ def test_one_tool_call_reaches_the_tool_api_and_its_observation_is_stored(
     assert len(tool_messages) == 1
     assert "Paris" in tool_messages[0].content
     assert (meta.answer, meta.iteration, meta.usage.tool_calls, meta.usage.llm_calls) == ("Mild.", 2, 1, 2)
+    # and META keeps what a listing shows and filters on: the question, and the tool called (at its end)
+    assert (meta.question, meta.tools) == ("weather in Paris?", ["get_weather"])
 
 
 def test_two_tool_calls_in_one_response_run_in_the_map_and_both_are_observed(

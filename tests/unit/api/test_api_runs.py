@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import StepRecord
+from stepwise.models.run import RunUsage, StepRecord
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.lifecycle import list_runs
 from stepwise.steps.api.run_views import OBSERVATION_SUMMARY_CHARS, describe_run, trace_step
@@ -87,3 +87,18 @@ def test_the_list_and_a_run_show_its_outcome_and_a_run_stored_without_one_gets_i
     outcomes = {run.run_id: run.outcome for run in listed.runs}
     assert outcomes == {old.run_id: "none", partial.run_id: "partial", running.run_id: None}
     assert view.outcome == "none"
+
+
+def test_the_list_shows_each_runs_question_cut_to_200_characters_and_its_usage_once_it_ended(
+    world: ApiWorld,
+) -> None:
+    # Given a run asked a 250-character question that ended having spent tokens, and a run still open
+    store = world.services.runtime.store
+    ended = world.queued_run("Where " + "x" * 244)
+    store.finish_run(ended, "SUCCEEDED", stop_reason="final_answer", usage=RunUsage(input_tokens=12, output_tokens=3))
+    world.queued_run("What now?")
+    # When the owner lists their runs
+    listed = list_runs(world.services, owner="owner", limit=10)
+    # Then each shows its question, the long one cut to 200 characters; the ended one its usage, the open one none
+    shown = {run.question: run.usage and run.usage.input_tokens for run in listed.runs}
+    assert shown == {"Where " + "x" * 194: 12, "What now?": None}

@@ -32,6 +32,7 @@ from stepwise.local.whole_numbers import whole_number
 from stepwise.models.run import TERMINAL_STATUSES, RunMeta, RunOptions, RunStatus
 from stepwise.steps.api.problems import ApiError
 from stepwise.steps.replays import ReplayRefused, prepare_replay
+from stepwise.store.run_filters import RunFilter
 
 KEY_VARIABLE = "STEPWISE_API_KEY"
 LOCAL_OWNER = "local"
@@ -278,7 +279,7 @@ def _write_from_runs(args: argparse.Namespace, path: Path, out: TextIO) -> int:
                 args.owner,
                 limit=args.limit,
                 session_id=args.session_id,
-                accept=lambda summary: status is None or summary.status == status,
+                filters=RunFilter(status=status),
             )
             metas = [meta for summary in page.runs if (meta := store.get_run(summary.run_id)) is not None]
     judge = args.judge if args.compare == "rubric" else None

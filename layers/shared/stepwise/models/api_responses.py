@@ -142,6 +142,11 @@ class ApprovalList(BaseModel, defer_build=True):
     next_cursor: str | None = Field(
         default=None, description="Pass as `cursor` for the next page; absent on the last page."
     )
+    searched_until: str | None = Field(
+        default=None,
+        description="Set when a request's read budget ran out before any run matched: the creation time of the "
+        "oldest run examined. Runs created before it were not searched; ask again with `created_before` set to it.",
+    )
 
 
 class RunView(BaseModel, defer_build=True):
@@ -225,6 +230,13 @@ class RunListItem(BaseModel, defer_build=True):
     run_id: str
     status: RunStatus
     profile: str
+    question: str | None = Field(
+        default=None,
+        description="The question's first 200 characters (absent on runs stored before listings kept it).",
+    )
+    usage: RunUsage | None = Field(
+        default=None, description="Tokens and cost, once the run ended (`GET /v1/runs/{run_id}` counts an open run's)."
+    )
     session_id: str | None = None
     iterations: int
     stop_reason: StopReason | None = None

@@ -259,6 +259,10 @@ class RunMeta(BaseModel, defer_build=True):
     agent_depth: int | None = Field(default=None, ge=2)
     # the parent's wait for this run's end: the task token the end answers (never shown)
     parent_task_token: str | None = None
+    # What a listing shows and searches without reading the run's messages or trace: the question's first
+    # `LISTED_QUESTION_CHARS` characters (written with META), the tools it called (written at its end).
+    question: str | None = None
+    tools: list[str] = Field(default_factory=list)
 
     @property
     def is_terminal(self) -> bool:
@@ -271,8 +275,12 @@ class RunMeta(BaseModel, defer_build=True):
         return self.agent_depth or 1
 
 
+LISTED_QUESTION_CHARS = 200
+
+
 class RunSummary(BaseModel, defer_build=True):
-    """A run as a listing shows it: what the owner index holds of its META."""
+    """A run as a listing shows it: what the owner index holds of its META, then what the listing reads of
+    META itself (`stepwise.store.run_listing`)."""
 
     run_id: str
     status: RunStatus
@@ -286,6 +294,14 @@ class RunSummary(BaseModel, defer_build=True):
     metadata: dict[str, str] = Field(default_factory=dict)
     created_at: str
     updated_at: str
+    question: str | None = None
+    usage: RunUsage | None = None
+    tools: list[str] = Field(default_factory=list)
+
+
+def tools_called(steps: "list[StepRecord]") -> list[str]:
+    """The names of the tools a run's steps called, each once, sorted: what META keeps for the listing."""
+    return sorted({step.action for step in steps if step.kind == "tool" and step.action})
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).

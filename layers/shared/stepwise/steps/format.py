@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage
+from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage, tools_called
 from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
 from stepwise.steps.agent import agent_for
 from stepwise.steps.best_answer import best_available_answer
@@ -204,6 +204,7 @@ def _record_end(
         error=end.error,
         usage=usage,
         iteration=end.iteration,
+        tools=tools_called(record.steps),
     )
     metrics.add_metric(name="RunsSucceeded" if status == "SUCCEEDED" else "RunsFailed", unit="Count", value=1)
     if end.error is not None and status == "SUCCEEDED":

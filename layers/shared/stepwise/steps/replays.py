@@ -67,6 +67,8 @@ def prepare_replay(
         ttl_days=ttl_days,
         workflow_type=workflow_type,
     )
+    # the same question: a listing shows and searches the replay by it
+    meta = meta.model_copy(update={"question": original.question})
     if not runtime.store.create_replay_run(meta, original.run_id, from_iteration):
         raise RunAlreadyExists(f"run {meta.run_id} already exists")
     return meta

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from stepwise.errors import ConfigError, provider_status, provider_wait
-from stepwise.models.run import OPEN_STATUSES, RunError, RunMeta, RunStatus, StopReason
+from stepwise.models.run import OPEN_STATUSES, RunError, RunMeta, RunStatus, StopReason, tools_called
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.executions import ExecutionStopFailed
@@ -72,9 +72,17 @@ def record_failure(
         # what waits, before the end is recorded, since an event delivered again finds the run ended and
         # would not look again
         runtime.store.approvals.withdraw(meta.run_id)
-    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
+    steps = runtime.store.list_steps(meta.run_id)
+    usage = priced_usage(meta.profile, steps, runtime)
     finished = runtime.store.finish_run(
-        meta, status, stop_reason="error", outcome="none", error=error, usage=usage, iteration=iteration
+        meta,
+        status,
+        stop_reason="error",
+        outcome="none",
+        error=error,
+        usage=usage,
+        iteration=iteration,
+        tools=tools_called(steps),
     )
     metrics.add_metric(name="RunsFailed", unit="Count", value=1)
     if finished.status == status:
@@ -88,8 +96,9 @@ def record_cancellation(meta: RunMeta, runtime: StepRuntime, *, by: str) -> RunM
     """Record the run CANCELLED by `by` with what it spent until now (a step still running is not
     counted); `RunAlreadyEnded` if it ended first. Its running child runs are cancelled too (found through
     its links to them, `stepwise.store.child_runs`), and a parent waiting for it is answered."""
-    usage = priced_usage(meta.profile, runtime.store.list_steps(meta.run_id), runtime)
-    cancelled = runtime.store.directory.cancel_run(meta.run_id, by=by, usage=usage)
+    steps = runtime.store.list_steps(meta.run_id)
+    usage = priced_usage(meta.profile, steps, runtime)
+    cancelled = runtime.store.directory.cancel_run(meta.run_id, by=by, usage=usage, tools=tools_called(steps))
     if meta.status == "WAITING_APPROVAL":
         # its waiting calls will never be answered: out of the owner's listing of what waits
         runtime.store.approvals.withdraw(meta.run_id)

@@ -10,7 +10,15 @@ from typing import Literal, TypedDict, Unpack
 from stepwise.config.model import Language
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import IntentOutcome, ReplayLink, RunBudget, RunLimits, RunMeta, RunOptions
+from stepwise.models.run import (
+    LISTED_QUESTION_CHARS,
+    IntentOutcome,
+    ReplayLink,
+    RunBudget,
+    RunLimits,
+    RunMeta,
+    RunOptions,
+)
 from stepwise.steps.context_window import cut_to
 from stepwise.steps.guardrail_points import guard_input, guard_input_of_run
 from stepwise.steps.runtime import StepRuntime
@@ -142,6 +150,8 @@ def create_run(
     messages = guarded.messages
     session_id = fields.get("session_id")
     question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    # the listing shows and searches this much of it, from META alone (after the guardrails' redaction)
+    meta = meta.model_copy(update={"question": question[:LISTED_QUESTION_CHARS]})
     history: list[ChatMessage] = []
     if session_id:
         turns = runtime.store.list_session_turns(session_id, owner)[-MAX_SESSION_TURNS:]

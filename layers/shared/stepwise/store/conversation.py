@@ -293,9 +293,10 @@ class ConversationStore:
         error: RunError | None = None,
         usage: RunUsage | None = None,
         iteration: int | None = None,
+        tools: list[str] | None = None,
     ) -> RunMeta:
-        """Record the run's end once (status, stop reason, `outcome`, answer, the iteration it ended at); a
-        repeated call returns the end already stored."""
+        """Record the run's end once (status, stop reason, `outcome`, answer, the iteration it ended at, the
+        `tools` it called, which a listing filters on); a repeated call returns the end already stored."""
         sets: dict[str, Any] = {"status": status, "updated_at": self._now_iso()}
         optional = {
             "iteration": iteration,
@@ -306,6 +307,7 @@ class ConversationStore:
             "output_error": output_error,
             "error": error.model_dump(exclude_none=True) if error else None,
             "usage": usage.model_dump() if usage else None,
+            "tools": tools or None,
         }
         sets |= {key: value for key, value in optional.items() if value is not None}
         try:

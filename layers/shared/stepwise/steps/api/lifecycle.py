@@ -23,6 +23,7 @@ from stepwise.steps.executions import ExecutionStopFailed
 from stepwise.steps.outcome import needs_answer, outcome_of
 from stepwise.steps.run_outcomes import record_cancellation
 from stepwise.store import RunAlreadyEnded
+from stepwise.store.run_filters import RunFilter
 from stepwise.telemetry.observability import logger
 
 CURSOR_VERSION = 1
@@ -53,6 +54,9 @@ def decode_cursor(cursor: str) -> str:
 
 def _list_item(summary: RunSummary, status: RunStatus, answers: dict[str, str | None]) -> RunListItem:
     return RunListItem(
+        question=summary.question,
+        # META holds a run's usage once it ended; an open run's is not counted yet (its trace has it)
+        usage=summary.usage if status not in OPEN_STATUSES and summary.status not in OPEN_STATUSES else None,
         run_id=summary.run_id,
         status=status,
         profile=summary.profile,
@@ -76,10 +80,13 @@ def list_runs(
     status: RunStatus | None = None,
     session_id: str | None = None,
     cursor: str | None = None,
+    filters: RunFilter | None = None,
 ) -> RunList:
-    """`GET /v1/runs`: the caller's runs, newest first, with the status each would be reported with."""
+    """`GET /v1/runs`: the caller's runs, newest first, with the status each would be reported with, kept by
+    `status` and `filters` (the store's; `status` is matched as reported, a lost run as TIMED_OUT)."""
     now = services.runtime.clock()
     grace = services.lost_run_grace_seconds
+    wanted = (filters or RunFilter()).model_copy(update={"status": status, "lost_deadline_before": now - grace})
 
     def shown_status(summary: RunSummary) -> RunStatus:
         # A listing reports what GET /v1/runs/{id} would: a run lost past its deadline is TIMED_OUT.
@@ -92,6 +99,7 @@ def list_runs(
         limit=limit,
         session_id=session_id,
         before=decode_cursor(cursor) if cursor else None,
+        filters=wanted,
         accept=lambda summary: status is None or shown_status(summary) == status,
     )
     # Runs stored before outcomes were recorded, and stopped by a limit: their answer tells theirs.
@@ -100,6 +108,7 @@ def list_runs(
     return RunList(
         runs=[_list_item(summary, shown_status(summary), answers) for summary in page.runs],
         next_cursor=encode_cursor(page.next_after) if page.next_after else None,
+        searched_until=page.stopped_at.split("#", 1)[0] if page.stopped_at else None,
     )
 
 

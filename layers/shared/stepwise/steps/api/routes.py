@@ -41,6 +41,16 @@ from stepwise.steps.api.openapi_schemas import (
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.redacted_answers import secrets_known_first
 from stepwise.steps.api.request_checks import refuse_unencodable_parameters, require_json
+from stepwise.steps.api.run_list_params import (
+    CreatedAfterParam,
+    CreatedBeforeParam,
+    MetadataParam,
+    ProfileParam,
+    SearchParam,
+    StopReasonParam,
+    ToolParam,
+    run_filter,
+)
 from stepwise.steps.api.services import LazyServices
 
 DEFAULT_PAGE_SIZE = 20
@@ -125,7 +135,9 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     @app.get(
         "/v1/runs",
         summary="List the caller's runs",
-        description="The caller's runs, newest first, optionally of one status or one session; "
+        description="The caller's runs, newest first, with what the list shows of each (question, usage, cost); "
+        "filtered by status, profile, session, tool, stop reason, creation time, a metadata pair and words of the "
+        "question or answer. A page holds `limit` runs unless the runs end or the request's read budget ran out; "
         "pass `next_cursor` back as `cursor` for the next page.",
         responses={
             **success_response(200, "A page of runs; `next_cursor` is absent on the last page.", RunList),
@@ -142,11 +154,35 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         cursor: Annotated[
             str | None, Query(min_length=1, max_length=512, description="`next_cursor` of the previous page.")
         ] = None,
+        profile: ProfileParam = None,
+        tool: ToolParam = None,
+        stop_reason: StopReasonParam = None,
+        created_after: CreatedAfterParam = None,
+        created_before: CreatedBeforeParam = None,
+        metadata: MetadataParam = None,
+        q: SearchParam = None,
     ) -> RunList:
         from stepwise.steps.api.lifecycle import list_runs
 
         owner = request_owner(app.current_event)
-        return list_runs(services.get(), owner=owner, limit=limit, status=status, session_id=session_id, cursor=cursor)
+        filters = run_filter(
+            profile=profile,
+            tool=tool,
+            stop_reason=stop_reason,
+            created_after=created_after,
+            created_before=created_before,
+            metadata=metadata,
+            q=q,
+        )
+        return list_runs(
+            services.get(),
+            owner=owner,
+            limit=limit,
+            status=status,
+            session_id=session_id,
+            cursor=cursor,
+            filters=filters,
+        )
 
     @app.get(
         "/v1/runs/<run_id>/events",
