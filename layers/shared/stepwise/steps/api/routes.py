@@ -42,6 +42,7 @@ from stepwise.steps.api.redacted_answers import secrets_known_first
 from stepwise.steps.api.request_checks import refuse_unencodable_parameters, require_json
 from stepwise.steps.api.request_spans import traced_requests
 from stepwise.steps.api.services import LazyServices
+from stepwise.steps.api.step_routes import register_step_routes
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -303,6 +304,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         require_json(event)
         return answer_budget(services.get(), owner=owner, run_reference=run_id, request=body)
 
+    register_step_routes(app, services)
     register_chat_routes(app, services)
 
     @app.get(
