@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +117,11 @@ def test_a_1mb_tool_result_is_read_whole_from_the_step_endpoint_and_only_by_its_
     run_id = flooded
     with client(api, OWNER) as http:
         # When its trace is read, then the step keeps a preview ending in "…" and the sizes
-        step = next(s for s in http.get(f"/v1/runs/{run_id}?trace=true").json()["trace"] if s.get("tool") == "flood")
+        run = http.get(f"/v1/runs/{run_id}?trace=true").json()
+        step = next(s for s in run["trace"] if s.get("tool") == "flood")
+        # (and every step says when it began, within the run's lifetime)
+        began, ended = (datetime.fromisoformat(run[name]).timestamp() for name in ("created_at", "updated_at"))
+        assert all(began <= s["started_at"] <= ended for s in run["trace"]), run["trace"]
         assert (step["observation"][-1], len(step["observation"]), step["observation_chars"]) == ("…", 501, CAP)
         # (the marker "…[truncated N chars]" that ends it has one 3-byte character)
         assert (step["observation_bytes"], step["output_chars"]) == (CAP + 2, MILLION)
