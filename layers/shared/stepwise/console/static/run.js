@@ -155,6 +155,12 @@ function budgetForm(runId, wait, onAnswered) {
     el("div", { class: "actions" }, amount, add, end));
 }
 
+// the tokens of a run's steps so far, as `usage` counts them
+function stepTokens(steps) {
+  const sum = (name) => steps.reduce((total, step) => total + (step[name] || 0), 0);
+  return { input_tokens: sum("input_tokens"), output_tokens: sum("output_tokens") };
+}
+
 // `iterations`: the highest iteration the page has seen a step of (META counts them only when the run ends)
 function runFacts(run, iterations) {
   const facts = el("dl", { class: "facts" });
@@ -164,7 +170,7 @@ function runFacts(run, iterations) {
   add("Profile", run.profile);
   add("Iterations", text("span", Math.max(run.iterations || 0, iterations || 0), "iterations"));
   add("Stop reason", run.stop_reason || "—");
-  add("Tokens in / out", tokens(run.usage));
+  add("Tokens in / out", text("span", tokens(run.usage), "tokens-used"));
   add("Cost", money(run.usage.cost_usd));
   add("Started", run.created_at + " (" + age(run.created_at) + " ago)");
   if (run.session_id) add("Session", run.session_id);
@@ -231,6 +237,9 @@ async function showRun(runId) {
     timeline.add(step);
     const shown = summary.querySelector(".iterations");
     if (shown && step.iteration > Number(shown.textContent)) shown.textContent = String(step.iteration);
+    // while the run is open, its tokens so far are its steps' (META sums them when it ends)
+    const used = summary.querySelector(".tokens-used");
+    if (open && used) used.textContent = tokens(stepTokens(timeline.steps));
   };
   await stream.follow(live, refresh, run);
 }
