@@ -327,8 +327,9 @@ def test_sequences_of_calls_following_the_documents_links_never_get_a_server_err
 ) -> None:
     # Given the document's links (a run started by POST is read back by GET with the run_id it returned);
     # the profiles' routes hold no state, and their inferred link (a listed model read back) would take the
-    # sequences' steps from the runs
-    base_machine = api_schema.exclude(path_regex=r"^/v1/models").as_state_machine()
+    # sequences' steps from the runs; nor would a run's step route, whose iteration and call id no answer links
+    # to (it is called with generated ones in the phase without sequences)
+    base_machine = api_schema.exclude(path_regex=r"^/v1/models|/steps/").as_state_machine()
     calls: list[str] = []
 
     class ServedApiMachine(base_machine):  # type: ignore[misc,valid-type]

@@ -20,9 +20,10 @@ from stepwise.steps.api.chat import chat_completion_of, complete_chat
 from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.events import run_events
 from stepwise.steps.api.idempotency import IdempotentStarts
-from stepwise.steps.api.problems import GuardrailBlocked
+from stepwise.steps.api.problems import GuardrailBlocked, NotFound
 from stepwise.steps.api.run_views import describe_run
 from stepwise.steps.api.services import ApiServices
+from stepwise.steps.api.step_views import step_observation
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
@@ -142,3 +143,23 @@ def test_a_chat_completions_reasoning_content_passes_the_output_pii_rules(servic
     completion = chat_completion_of(store, meta, model="default", created=0, guardrails=guardrails)
     # Then its reasoning_content shows the marker
     assert completion.choices[0].message.reasoning_content == "Mail [email] about it."
+
+
+def test_a_steps_whole_observation_is_shown_through_the_output_pii_rules_and_to_its_owner_only(
+    services: ApiServices,
+) -> None:
+    # Given a run whose tool answered an email address, stored as the model received it
+    run_id = run_with_model_text(services.runtime)
+    run = services.runtime.store.require_run(run_id)
+    observation = ChatMessage(role="tool", content="Sent to jo@example.com.", tool_call_id="call_1", name="notify")
+    step = StepRecord(iteration=1, kind="tool", n=0, action="notify", call_id="call_1", ok=True)
+    services.runtime.store.record_message(run, 1, 1, observation, step)
+    # When its step is read whole by its owner
+    whole = step_observation(services, owner="o", run_reference=run_id, iteration=1, call_id="call_1")
+    # Then it shows the marker, as the trace does, and its size is the size shown
+    assert (whole.observation, whole.observation_chars, whole.tool) == ("Sent to [email].", 16, "notify")
+    # And another owner, or a call the iteration did not make, finds nothing
+    with pytest.raises(NotFound):
+        step_observation(services, owner="someone-else", run_reference=run_id, iteration=1, call_id="call_1")
+    with pytest.raises(NotFound):
+        step_observation(services, owner="o", run_reference=run_id, iteration=2, call_id="call_1")

@@ -60,7 +60,11 @@ class TraceStep(BaseModel, defer_build=True):
     call_id: str | None = None
     arguments: dict[str, Any] | None = None
     calls: list[dict[str, Any]] | None = Field(default=None, description="Every tool call a parse step found.")
-    observation: str | None = Field(default=None, description="The start of the tool's observation.")
+    observation: str | None = Field(
+        default=None,
+        description="The start of the tool's observation: whole, or its first 500 characters followed by `…` "
+        "(`observation_chars` says how long it is).",
+    )
     decision: str | None = None
     answer: str | None = None
     ok: bool | None = None
@@ -105,6 +109,21 @@ class TraceStep(BaseModel, defer_build=True):
     )
     child_usage: RunUsage | None = Field(
         default=None, description="A call of an agent: what its child run spent (part of this run's usage)."
+    )
+    started_at: float | None = Field(
+        default=None, description="When the step began (Unix time, seconds); absent on steps stored before it was kept."
+    )
+    observation_chars: int | None = Field(
+        default=None,
+        description="A tool step: the length (characters) of the whole observation the model received; "
+        "`observation` is its start, ending in `…` when cut. `GET /v1/runs/{run_id}/steps/{iteration}/{call_id}` "
+        "returns it whole.",
+    )
+    observation_bytes: int | None = Field(default=None, description="The same observation's size in UTF-8 bytes.")
+    output_chars: int | None = Field(
+        default=None,
+        description="A tool step whose result the profile's `max_observation_chars` cut: the length of what the "
+        "tool answered (the model received the first `observation_chars`, ending with a marker saying so).",
     )
 
 
@@ -287,3 +306,25 @@ class ErrorResponse(BaseModel, defer_build=True):
     """Every 4xx and 5xx answer of the API."""
 
     error: ErrorBody
+
+
+class StepObservation(BaseModel, defer_build=True):
+    """`GET /v1/runs/{run_id}/steps/{iteration}/{call_id}`: one tool call's whole observation, as the model
+    received it (the trace keeps a preview)."""
+
+    run_id: str
+    iteration: int
+    call_id: str
+    n: int = Field(description="Which call of the iteration it was (from 0).")
+    tool: str | None = None
+    ok: bool | None = None
+    observation: str = Field(
+        description="The observation as the model received it: when the tool answered more than the profile's "
+        "`max_observation_chars`, its first part ending with `…[truncated N chars]` (what the tool answered past "
+        "that was never stored)."
+    )
+    observation_chars: int = Field(description="Its length in characters.")
+    observation_bytes: int = Field(description="Its size in UTF-8 bytes.")
+    output_chars: int | None = Field(
+        default=None, description="When `max_observation_chars` cut it: the length of what the tool answered."
+    )

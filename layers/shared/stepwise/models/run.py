@@ -392,6 +392,14 @@ class StepRecord(BaseModel, defer_build=True):
     # a call of an agent: the child run it started, and what that run spent (part of this run's usage)
     child_run_id: str | None = None
     child_usage: RunUsage | None = None
+    # when the step began (epoch seconds): a waterfall places each step against its run's start
+    started_at: float | None = None
+    # a tool step: the whole observation the model received is its message item; `observation` is a preview
+    # of it (ending in "…" when cut), these its size
+    observation_chars: int | None = None
+    observation_bytes: int | None = None
+    # a tool step whose result `max_observation_chars` cut: how long the tool's answer was
+    output_chars: int | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

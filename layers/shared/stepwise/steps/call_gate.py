@@ -67,6 +67,7 @@ def policy_steps(decision: StepRecord) -> list[StepRecord]:
                     decision=verdict.effect,
                     note=_note(verdict),
                     policy=verdict,
+                    started_at=decision.started_at,
                 )
             )
     return steps

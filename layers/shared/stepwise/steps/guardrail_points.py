@@ -80,7 +80,12 @@ def record_interventions(
     note = GuardrailNote(point=point, mode=guardrails.mode, blocked=blocked, actions=actions)
     summary = "; ".join(f"{action.rule} {action.action}" for action in actions)
     step = StepRecord(
-        iteration=iteration, kind="guardrail", n=n, decision="blocked" if blocked else "changed", note=summary
+        iteration=iteration,
+        kind="guardrail",
+        n=n,
+        decision="blocked" if blocked else "changed",
+        note=summary,
+        started_at=runtime.clock(),
     )
     runtime.store.record_step(run, step.model_copy(update={"guardrail": note}))
     metrics.add_metric(name="GuardrailInterventions", unit="Count", value=len(actions))

@@ -115,6 +115,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
             f"{limits.compact_at} tokens ({profile.model}'s window: {limits.window})"
         )
     started = time.perf_counter()
+    started_at = runtime.clock()
     facts = runtime.config.model_facts(profile.model)
     request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
     endpoint = runtime.model_endpoint(profile.model, profile=run.profile)
@@ -169,6 +170,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         iteration=payload.iteration,
         kind="llm",
         final_round=payload.final_round,
+        started_at=started_at,
         latency_ms=latency_ms,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

@@ -153,6 +153,7 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     )
     # the count is carried from decision to decision, so a retried Parse recomputes the same one
     record = _record_for(decision, payload, run, agent, errors_before)
+    record.started_at = runtime.clock()
     if record.decision == "tool_calls" and isinstance(decision, ToolCalls):
         calls = [ToolCall.model_validate(call) for call in record.calls or []]
         spend = payload.run.spend if payload.run is not None else RunSpend()

@@ -185,6 +185,7 @@ def _ask_and_store(
 ) -> tuple[str, StepRecord | None]:
     """Make one formatting call and store its reply with its trace step; the stored reply and its step."""
     started = time.perf_counter()
+    started_at = runtime.clock()
     model = runtime.profile(meta.profile).model
     with runtime.spans.chat(endpoint=runtime.model_endpoint(model, profile=meta.profile), request=request) as span:
         completion = runtime.chat_model(model, profile=meta.profile).complete(request)
@@ -199,6 +200,7 @@ def _ask_and_store(
         iteration=iteration,
         kind="format",
         n=attempt,
+        started_at=started_at,
         note=f"structured output attempt {attempt + 1} ({mode}){estimated_usage_note(usage)}",
         ok=problem is None,
         error=problem,

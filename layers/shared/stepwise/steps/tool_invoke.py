@@ -28,8 +28,7 @@ from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
 from stepwise.tools import ToolInvoker
-
-_SUMMARY_CHARS = 300
+from stepwise.tools.observation import preview_text, utf8_bytes
 
 
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
@@ -89,6 +88,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     )
     known = registry.get(call.name)
     description = known.spec.description if known is not None else None
+    started_at = runtime.clock()
     with runtime.spans.tool(name=call.name, call_id=call.id, description=description) as span:
         sent = send_at_most_once(
             stored.meta,
@@ -117,6 +117,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         sent=sent,
         note=note,
         approval=approval,
+        started_at=started_at,
+        output_chars=observation.output_chars,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
@@ -231,9 +233,11 @@ def _store_observation(
     approval: ApprovalNote | None = None,
     child_run_id: str | None = None,
     child_usage: RunUsage | None = None,
+    started_at: float | None = None,
+    output_chars: int | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step (and how its approval was answered), in
-    the call's slot."""
+    the call's slot. The step keeps a preview of the observation and its size; the message holds it whole."""
     message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
     step = StepRecord(
         iteration=event.iteration,
@@ -242,7 +246,11 @@ def _store_observation(
         action=call.name,
         call_id=call.id,
         arguments=call.arguments,
-        observation=content[:_SUMMARY_CHARS],
+        observation=preview_text(content),
+        observation_chars=len(content),
+        observation_bytes=utf8_bytes(content),
+        output_chars=output_chars,
+        started_at=runtime.clock() if started_at is None else started_at,
         ok=ok,
         latency_ms=latency_ms,
         error=error,

@@ -178,6 +178,7 @@ class ToolInvoker:
             detail = self._redactor.redact(clean_text(result.content)) if result.content else error
             content = f"Error: {detail}"
         note = f"\n{replacement_note(replaced)}" if replaced else ""
+        output_chars = len(content)
         content, shortened = truncate_text(content, self._max_observation_chars - len(note))
         content += note
         if error is not None:
@@ -191,4 +192,5 @@ class ToolInvoker:
             error=error,
             latency_ms=latency_ms,
             truncated=result.truncated or shortened,
+            output_chars=output_chars if shortened else None,
         )

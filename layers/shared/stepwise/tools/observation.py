@@ -20,6 +20,8 @@ class ToolObservation(BaseModel):
     error: str | None = None
     latency_ms: float = Field(ge=0)
     truncated: bool = False
+    # the length of what the tool answered, when `max_observation_chars` cut it (None when it was not cut here)
+    output_chars: int | None = None
 
 
 def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:
@@ -40,3 +42,20 @@ def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:
 
 def _truncation_marker(dropped_chars: int) -> str:
     return f"…[truncated {dropped_chars} chars]"
+
+
+PREVIEW_CHARS = 500
+"""How much of an observation a trace step keeps (the whole text stays in its message item)."""
+
+PREVIEW_MARKER = "…"
+
+
+def preview_text(text: str, max_chars: int = PREVIEW_CHARS) -> str:
+    """The start of ``text`` as a trace shows it: the whole text when it fits in ``max_chars``, else its first
+    ``max_chars`` characters followed by ``…``, so a cut preview never passes for the whole."""
+    return text if len(text) <= max_chars else text[:max_chars] + PREVIEW_MARKER
+
+
+def utf8_bytes(text: str) -> int:
+    """The size of ``text`` in UTF-8, as it is stored and sent (a lone surrogate counted as its 3 bytes)."""
+    return len(text.encode("utf-8", "surrogatepass"))

@@ -3,6 +3,7 @@
 // ---- one run ----
 
 // A run's read; with its trace while it is open, so that its usage so far is summed (META has it at the end).
+// Only when its status changed: each step comes from the event stream, not from reading the run again.
 function runPath(runId, open) {
   return "/v1/runs/" + encodeURIComponent(runId) + (open ? "?trace=true" : "");
 }
@@ -53,22 +54,22 @@ function approvalAnswer(approval) {
   return "Approval: " + parts.join(" ") + (approval.reason ? ": " + visible(approval.reason) : "");
 }
 
-function stepDetails(step) {
+function stepDetails(runId, step) {
   if ((step.kind === "policy" && step.policy) || (step.kind === "guardrail" && step.guardrail)) {
     return governanceDetails(step);
   }
   const details = [];
-  if (step.thought) details.push(text("p", visible(step.thought), "text thought"));
+  if (step.thought) details.push(...collapsible(step.thought, "thought"));
   if (step.kind === "parse" && step.calls) {
     for (const call of step.calls) details.push(text("p", visible(call.name + " " + JSON.stringify(call.arguments || {})), "text call"));
   }
   if (step.kind === "tool") {
     if (step.approval) details.push(text("p", approvalAnswer(step.approval), "text approval-answer"));
     if (step.arguments) details.push(text("p", visible(JSON.stringify(step.arguments)), "text arguments"));
-    if (step.observation !== null && step.observation !== undefined) details.push(text("p", visible(step.observation), "text observation"));
+    if (step.observation !== null && step.observation !== undefined) details.push(...observationDetails(runId, step));
     if (step.child_run_id) details.push(childRunRow(step));
   }
-  if (step.answer) details.push(text("p", visible(step.answer), "text step-answer"));
+  if (step.answer) details.push(...collapsible(step.answer, "step-answer"));
   if (step.error) details.push(text("p", visible(step.error), "text step-error"));
   if (step.note) details.push(text("p", visible(step.note), "text note"));
   return details;
@@ -82,54 +83,6 @@ function childRunRow(step) {
       text("span", "↳", "step-iteration"),
       text("span", "child run", "step-kind"),
       el("div", {}, runLink(step.child_run_id), " ", text("span", visible(step.tool || "") + (spent ? " · " + spent : ""), "measure"))));
-}
-
-class Timeline {
-  constructor() {
-    this.list = el("ol", { class: "timeline", id: "timeline" });
-    this.steps = [];
-    this.rows = [];
-  }
-
-  add(step) {
-    const bars = el("div", { class: "bars" });
-    const measure = text("span", "", "measure");
-    const row = el("li", { class: "step step-" + step.kind, "data-kind": step.kind },
-      text("span", "#" + step.iteration, "step-iteration"),
-      text("span", KIND_NAMES[step.kind] || step.kind, "step-kind"),
-      el("div", {}, text("strong", stepTitle(step), "step-title"), " ", measure, bars, stepDetails(step)));
-    this.list.append(row);
-    this.steps.push(step);
-    this.rows.push({ bars, measure });
-    this.rescale();
-  }
-
-  // durations and tokens are drawn to one scale for the run: the longest step and the largest call fill the row
-  rescale() {
-    const longest = Math.max(1, ...this.steps.map((step) => step.latency_ms || 0));
-    const largest = Math.max(1, ...this.steps.map((step) => (step.input_tokens || 0) + (step.output_tokens || 0)));
-    this.steps.forEach((step, index) => {
-      const { bars, measure } = this.rows[index];
-      const parts = [];
-      const drawn = [];
-      if (step.latency_ms !== null && step.latency_ms !== undefined) {
-        parts.push(Math.round(step.latency_ms) + " ms");
-        const bar = el("div", { class: "bar bar-duration", title: "duration" });
-        bar.style.width = (100 * step.latency_ms / longest).toFixed(1) + "%";
-        drawn.push(bar);
-      }
-      const used = (step.input_tokens || 0) + (step.output_tokens || 0);
-      if (used) {
-        parts.push(step.input_tokens + " in / " + step.output_tokens + " out tokens");
-        const bar = el("div", { class: "bar bar-tokens", title: "tokens" });
-        bar.style.width = (100 * used / largest).toFixed(1) + "%";
-        drawn.push(bar);
-      }
-      if (step.ok === false) parts.push("failed");
-      measure.textContent = parts.join(" · ");
-      bars.replaceChildren(...drawn);
-    });
-  }
 }
 
 function approvalForm(runId, approval, onAnswered) {
@@ -216,15 +169,22 @@ function budgetForm(runId, wait, onAnswered) {
     el("div", { class: "actions" }, amount, add, end));
 }
 
-function runFacts(run) {
+// the tokens of a run's steps so far, as `usage` counts them
+function stepTokens(steps) {
+  const sum = (name) => steps.reduce((total, step) => total + (step[name] || 0), 0);
+  return { input_tokens: sum("input_tokens"), output_tokens: sum("output_tokens") };
+}
+
+// `iterations`: the highest iteration the page has seen a step of (META counts them only when the run ends)
+function runFacts(run, iterations) {
   const facts = el("dl", { class: "facts" });
   const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
   add("Status", statusBadge(run.status));
   add("Outcome", outcomeBadge(run.outcome));
   add("Profile", run.profile);
-  add("Iterations", run.iterations);
+  add("Iterations", text("span", Math.max(run.iterations || 0, iterations || 0), "iterations"));
   add("Stop reason", run.stop_reason || "—");
-  add("Tokens in / out", tokens(run.usage));
+  add("Tokens in / out", text("span", tokens(run.usage), "tokens-used"));
   add("Cost", money(run.usage.cost_usd));
   add("Started", run.created_at + " (" + age(run.created_at) + " ago)");
   if (run.session_id) add("Session", run.session_id);
@@ -243,7 +203,8 @@ async function showRun(runId) {
   const answer = el("div", { class: "card", id: "run-answer" });
   const approvals = el("div", { id: "run-approvals" });
   const budget = el("div", { id: "run-budget" });
-  const timeline = new Timeline();
+  const timeline = new Timeline(runId);
+  const stream = new RunStream(runId);
   const live = text("span", "", "live");
   show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
 
@@ -264,7 +225,7 @@ async function showRun(runId) {
         failed(error);
       }
     });
-    summary.replaceChildren(runFacts(run), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    summary.replaceChildren(runFacts(run, stream.iterations), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
     summary.append(runTools(run));
     answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
     approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
@@ -276,12 +237,15 @@ async function showRun(runId) {
     return run;
   };
   const run = await refresh();
+  timeline.startAt(run.created_at);
   // a light read (no trace) of the open run; the page is drawn again when its status changed
   const timer = setInterval(async () => {
     if (!open || !document.body.contains(summary)) {
       clearInterval(timer);
       return;
     }
+    // the stream says when the server is back; reads meanwhile would only fail too
+    if (stream.down) return;
     try {
       const latest = await api("GET", runPath(runId, false));
       if (latest.status !== shownStatus) await refresh();
@@ -289,76 +253,13 @@ async function showRun(runId) {
       failed(error);
     }
   }, OPEN_RUN_REFRESH_MS);
-  await followSteps(runId, timeline, live, refresh, run);
-}
-
-// The run's steps through GET /v1/runs/{id}/events as server-sent events (fetch, for the key header),
-// picking up after the last event id when the stream ends before the run does.
-async function followSteps(runId, timeline, live, refresh, run) {
-  if (following) following.abort();
-  const controller = new AbortController();
-  following = controller;
-  let cursor = null;
-  let lastStatus = run.status;
-  live.textContent = OPEN_STATUSES.has(run.status) ? "● live" : "";
-  for (let attempt = 0; attempt < 1000 && !controller.signal.aborted; attempt += 1) {
-    const path = "/v1/runs/" + encodeURIComponent(runId) + "/events" + (cursor ? "?after=" + encodeURIComponent(cursor) : "");
-    const response = await fetch(API_BASE + path, {
-      headers: { "x-api-key": apiKey(), accept: "text/event-stream" },
-      signal: controller.signal,
-      cache: "no-store",
-      credentials: "omit",
-    });
-    if (!response.ok) throw new ApiProblem(response.status, await response.json().catch(() => null));
-    const ended = await readEvents(response, (event) => {
-      if (event.id) cursor = event.id;
-      if (event.type === "step") {
-        const step = JSON.parse(event.data);
-        timeline.add(step);
-        // a step may change what the summary shows (a call waiting for approval, the answer)
-        refresh().then((latest) => { lastStatus = latest.status; }, failed);
-      }
-    });
-    if (ended) break;
-  }
-  if (following === controller) {
-    live.textContent = "";
-    const final = await refresh();
-    lastStatus = final.status;
-  }
-  return lastStatus;
-}
-
-// Reads one SSE response, calling `onEvent({type, id, data})` per event; true once an `end` event came.
-async function readEvents(response, onEvent) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  let ended = false;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, "\n");
-    let boundary;
-    while ((boundary = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, boundary);
-      buffer = buffer.slice(boundary + 2);
-      const event = { type: "message", id: null, data: "" };
-      const data = [];
-      for (const line of frame.split("\n")) {
-        if (line.startsWith(":")) continue;
-        const colon = line.indexOf(":");
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-        if (field === "event") event.type = value;
-        else if (field === "id") event.id = value;
-        else if (field === "data") data.push(value);
-      }
-      if (data.length === 0 && event.type === "message") continue;
-      event.data = data.join("\n");
-      if (event.type === "end") ended = true;
-      onEvent(event);
-    }
-  }
-  return ended;
+  stream.onStep = (step) => {
+    timeline.add(step);
+    const shown = summary.querySelector(".iterations");
+    if (shown && step.iteration > Number(shown.textContent)) shown.textContent = String(step.iteration);
+    // while the run is open, its tokens so far are its steps' (META sums them when it ends)
+    const used = summary.querySelector(".tokens-used");
+    if (open && used) used.textContent = tokens(stepTokens(timeline.steps));
+  };
+  await stream.follow(live, refresh, run);
 }

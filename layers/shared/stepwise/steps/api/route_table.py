@@ -14,6 +14,7 @@ ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/v1/runs/{run_id}/approvals/{call_id}"),
     ("GET", "/v1/approvals"),
     ("POST", "/v1/runs/{run_id}/budget"),
+    ("GET", "/v1/runs/{run_id}/steps/{iteration}/{call_id}"),
     ("GET", "/v1/runs/{run_id}/events"),
     ("GET", "/v1/overview"),
     ("POST", "/v1/chat/completions"),

@@ -52,6 +52,7 @@ from stepwise.steps.api.run_list_params import (
     run_filter,
 )
 from stepwise.steps.api.services import LazyServices
+from stepwise.steps.api.step_routes import register_step_routes
 
 DEFAULT_PAGE_SIZE = 20
 MAX_PAGE_SIZE = 100
@@ -359,6 +360,8 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(app.current_event)
         return describe_overview(services.get(), owner=owner, days=days)
 
+
+    register_step_routes(app, services)
     register_chat_routes(app, services)
 
     @app.get(

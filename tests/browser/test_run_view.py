@@ -1,0 +1,206 @@
+"""All of a run, in headless Chromium against `stepwise serve` on loopback: a 1,000,000-character tool result
+said by its size and shown whole on demand (the step endpoint), and a run followed through a broken event
+stream, which the page says and recovers from."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page, Request, Route, expect
+
+from stepwise.local.server import LocalApi
+from tests.browser.test_console import client, sign_in
+from tests.e2e.conftest import serve
+from tests.support.approval_runs import finished, start
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
+
+MILLION = 1_000_000
+# the most a profile lets a tool's result into the conversation (config/model.py's bound)
+CAP = 200_000
+OWNER = "owner-1mb"
+RECEIVED: dict[str, str] = {}
+TOOLS = '''
+from stepwise.tools import tool
+
+
+@tool
+def flood(size: int) -> str:
+    """Answer `size` characters.
+
+    Args:
+        size: How many.
+    """
+    return "x" * (size - 4) + "tail"
+
+
+@tool
+def echo(text: str) -> str:
+    """Say it back.
+
+    Args:
+        text: What to say.
+    """
+    return text
+'''
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> Iterator[LocalApi]:
+    """`stepwise serve` with `flood` and `echo`, whose observations may be as long as a profile allows."""
+    config_dir: Path = tmp_path_factory.mktemp("run-view")
+    (config_dir / "floods.py").write_text(TOOLS, encoding="utf-8")
+    config = {
+        "models": {
+            "gpt": {
+                "provider": "openai",
+                "base_url": model.base_url,
+                "model": "gpt-fake",
+                "api_key": "sk-provider",
+                "timeout_seconds": 10,
+                "capabilities": {"native_tools": True, "parallel_tools": True},
+            }
+        },
+        "tools": {"python": [{"module": "floods"}]},
+        "profiles": {
+            "assistant": {"model": "gpt", "strategy": "function_calling", "limits": {"max_observation_chars": CAP}}
+        },
+        "default_profile": "assistant",
+    }
+    with serve(config, config_dir) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def flooded(api: LocalApi, model: FakeOpenAIServer) -> str:
+    """An ended run of OWNER whose model called `flood` (1,000,000 characters) and `echo` at once, then answered;
+    what the model received is kept before another run's requests follow."""
+    run_id = parallel_run(api, model, OWNER)
+    RECEIVED["call_flood"] = received_by_the_model(model, "call_flood")
+    return run_id
+
+
+def parallel_run(api: LocalApi, model: FakeOpenAIServer, key: str) -> str:
+    """An ended run of `key` whose model called `flood` (1,000,000 characters) and `echo` at once, then answered."""
+    calls = [
+        {"id": "call_flood", "name": "flood", "arguments": {"size": MILLION}},
+        {"id": "call_echo", "name": "echo", "arguments": {"text": "hi"}},
+    ]
+    model.enqueue(body=chat_completion(tool_calls=calls))
+    model.enqueue(body=chat_completion(content="Done."))
+    with client(api, key) as http:
+        run_id = start(http, "flood me")
+        assert finished(http, run_id)["status"] == "SUCCEEDED"
+    return run_id
+
+
+def received_by_the_model(model: FakeOpenAIServer, call_id: str) -> str:
+    """The content of the tool message answering `call_id` in the last request the model received."""
+    messages = model.requests[-1].body["messages"]
+    return str(next(message["content"] for message in messages if message.get("tool_call_id") == call_id))
+
+
+def test_a_1mb_tool_result_is_read_whole_from_the_step_endpoint_and_only_by_its_owner(
+    api: LocalApi, flooded: str
+) -> None:
+    # Given a run whose tool answered 1,000,000 characters under a profile capping observations at 200,000
+    run_id = flooded
+    with client(api, OWNER) as http:
+        # When its trace is read, then the step keeps a preview ending in "…" and the sizes
+        run = http.get(f"/v1/runs/{run_id}?trace=true").json()
+        step = next(s for s in run["trace"] if s.get("tool") == "flood")
+        # (and every step says when it began, within the run's lifetime)
+        began, ended = (datetime.fromisoformat(run[name]).timestamp() for name in ("created_at", "updated_at"))
+        assert all(began <= s["started_at"] <= ended for s in run["trace"]), run["trace"]
+        assert (step["observation"][-1], len(step["observation"]), step["observation_chars"]) == ("…", 501, CAP)
+        # (the marker "…[truncated N chars]" that ends it has one 3-byte character)
+        assert (step["observation_bytes"], step["output_chars"]) == (CAP + 2, MILLION)
+        # When the step endpoint is read
+        whole = http.get(f"/v1/runs/{run_id}/steps/1/call_flood")
+        # Then it is the observation exactly as the model received it, with its size and the tool's
+        assert whole.status_code == 200, whole.text
+        body = whole.json()
+        assert body["observation"] == RECEIVED["call_flood"]
+        assert (body["observation_chars"], body["output_chars"], body["tool"]) == (CAP, MILLION, "flood")
+        # And a call the run did not make is 404, and a malformed iteration is 422 naming it
+        assert http.get(f"/v1/runs/{run_id}/steps/1/call_other").status_code == 404
+        refused = http.get(f"/v1/runs/{run_id}/steps/first/call_flood")
+        assert refused.status_code == 422
+        assert "iteration" in json.dumps(refused.json()["error"])
+    # And another key gets 404 for the same step
+    with client(api, "someone-else") as http:
+        assert http.get(f"/v1/runs/{run_id}/steps/1/call_flood").status_code == 404
+
+
+def test_a_long_observation_says_its_size_and_is_shown_whole_on_demand_beside_its_parallel_call(
+    page: Page, api: LocalApi, flooded: str
+) -> None:
+    # Given a run whose two parallel calls answered 1,000,000 characters and "hi"
+    # When the person opens it
+    sign_in(page, api, OWNER, f"#/runs/{flooded}")
+    tools = page.locator('#timeline li[data-kind="tool"]')
+    expect(tools).to_have_count(2)
+    # Then the two calls are lanes of one iteration, each placed in time from the run's start
+    expect(tools.nth(0)).to_contain_text("lane 1 of 2")
+    expect(tools.nth(1)).to_contain_text("lane 2 of 2")
+    expect(page.locator("#timeline .step-when").first).to_contain_text("+")
+    # And the long observation is collapsed, saying its size and the tool's
+    flood = tools.nth(0)
+    expect(flood.locator(".show-all")).to_have_text("200,000 characters — show all")
+    expect(flood.locator(".output-size")).to_contain_text("1,000,000 characters")
+    # When they ask for all of it, then the whole observation the model received is shown
+    flood.locator(".show-all").click()
+    expect(flood.locator(".shown-whole")).to_be_visible()
+    shown = flood.locator(".observation").evaluate("node => node.textContent")
+    assert shown == RECEIVED["call_flood"]
+    expect(page.locator("#run-summary .iterations")).to_have_text("2")
+
+
+def test_a_broken_event_stream_shows_disconnected_and_the_page_catches_up_without_duplicates(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given an ended run of five steps, whose event stream the first time breaks after two steps and then
+    # fails until the test lets it through
+    model.enqueue(body=chat_completion(tool_calls=[{"id": "call_e", "name": "echo", "arguments": {"text": "yo"}}]))
+    model.enqueue(body=chat_completion(content="It said yo."))
+    with client(api, "streamer") as http:
+        run_id = start(http, "say yo")
+        finished(http, run_id)
+    opened: list[Request] = []
+    state: dict[str, Any] = {"through": False, "ids": []}
+
+    def stream(route: Route, request: Request) -> None:
+        opened.append(request)
+        if len(opened) == 1:
+            whole = route.fetch()
+            frames = whole.text().split("\n\n")
+            state["ids"] = [line[4:] for frame in frames for line in frame.split("\n") if line.startswith("id: ")]
+            route.fulfill(response=whole, body="\n\n".join(frames[:2]) + "\n\n")
+        elif state["through"]:
+            route.continue_()
+        else:
+            route.abort()
+
+    page.route("**/v1/runs/*/events", stream)
+    # When the person opens the run
+    sign_in(page, api, "streamer", f"#/runs/{run_id}")
+    # Then the page says it is disconnected (never "live") while the stream is down
+    expect(page.locator("h2 .live")).to_contain_text("disconnected — retrying in")
+    expect(page.locator("#timeline li")).to_have_count(2)
+    state["through"] = True
+    # And once the stream is back, the page catches up: every step once, and no longer disconnected
+    expect(page.locator("#timeline li")).to_have_count(5)
+    expect(page.locator("h2 .live")).to_have_text("")
+    expect(page.locator("#run-answer")).to_contain_text("It said yo.")
+    # And it reconnected after the last step it had
+    assert opened[-1].headers.get("last-event-id") == state["ids"][1]
