@@ -360,7 +360,6 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(app.current_event)
         return describe_overview(services.get(), owner=owner, days=days)
 
-
     register_step_routes(app, services)
     register_chat_routes(app, services)
 
