@@ -13,6 +13,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
+from stepwise.config.online_evals import OnlineEvals
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -118,6 +119,8 @@ class AgentProfile(BaseModel):
     policy_mode: PolicyMode = "enforce"
     # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
     guardrails: Guardrails | None = None
+    # Checks applied to a sample of the profile's runs as they end (`stepwise.config.online_evals`).
+    online_evals: OnlineEvals | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -197,6 +200,9 @@ class StepwiseConfig(BaseModel):
             summary_model = profile.context.summary_model
             if summary_model is not None and summary_model not in self.models:
                 raise ValueError(f"profiles.{name}.context.summary_model: '{summary_model}' is not one of the models")
+            judge = profile.online_evals.judge if profile.online_evals is not None else None
+            if judge is not None and judge not in self.models:
+                raise ValueError(f"profiles.{name}.online_evals.judge: '{judge}' is not one of the models")
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")
         for index, route in enumerate(self.routes):

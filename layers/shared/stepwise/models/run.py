@@ -9,6 +9,7 @@ from stepwise.models.budget import BudgetWait
 from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_totals
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
+from stepwise.models.online_eval import OnlineEvalResult
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
 
@@ -242,6 +243,8 @@ class RunMeta(BaseModel, defer_build=True):
     trace: TraceContext | None = None
     # the latest wait at the run's budget (`on_budget: ask`), with its answer once given
     budget_wait: BudgetWait | None = None
+    # the profile's online eval of the run, written once after it ended (`stepwise.steps.online_eval`)
+    online_eval: OnlineEvalResult | None = None
 
     @property
     def is_terminal(self) -> bool:

@@ -36,6 +36,7 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
+from stepwise.store.online_evals import OnlineEvalStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -74,6 +75,8 @@ class ConversationStore:
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._db)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
+        self.online_evals = OnlineEvalStore(self._db)
+        """Runs' online eval results (`stepwise.store.online_evals`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
