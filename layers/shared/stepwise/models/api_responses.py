@@ -14,6 +14,7 @@ from pydantic import (
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.budget import BudgetWaitView
 from stepwise.models.guardrail import GuardrailNote
+from stepwise.models.online_eval import OnlineEvalResult
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
@@ -176,6 +177,12 @@ class RunView(BaseModel, defer_build=True):
         default=None,
         description="With `on_budget: ask`: the run's latest wait at its budget (while WAITING_BUDGET, the one to "
         "answer with POST /v1/runs/{run_id}/budget), and its answer once given.",
+    )
+    online_eval: OnlineEvalResult | None = Field(
+        default=None,
+        description="For a run in its profile's `online_evals` sample, once evaluated after it ended: the verdict "
+        "(`passed`, `failed`, or `error` when the eval could not run), each check's verdict and reason, and the "
+        "judge's. It never changes the run's status or outcome.",
     )
 
 

@@ -202,6 +202,17 @@ function budgetForm(runId, wait, onAnswered) {
     el("div", { class: "actions" }, amount, add, end));
 }
 
+// The profile's online eval of the ended run: the verdict, then each check (and the judge) with why it failed.
+function onlineEval(result) {
+  const line = (passed, name, reason) => el("li", { class: passed ? "eval-passed" : "eval-failed" },
+    (passed ? "✓ " : "✗ ") + name + (reason && !passed ? " — " + reason : ""));
+  const items = result.checks.map((check) => line(check.passed, check.check, check.reason));
+  if (result.judge) items.push(line(result.judge.passed, "judge " + result.judge.model, result.judge.reason));
+  if (result.error) items.push(text("li", result.error, "eval-error"));
+  return el("div", { id: "run-online-eval" },
+    text("span", result.verdict, "eval-verdict eval-" + result.verdict), el("ul", { class: "eval-checks" }, ...items));
+}
+
 function runFacts(run) {
   const facts = el("dl", { class: "facts" });
   const add = (name, value) => facts.append(text("dt", name), value instanceof Node ? el("dd", {}, value) : text("dd", value));
@@ -216,6 +227,7 @@ function runFacts(run) {
   if (run.session_id) add("Session", run.session_id);
   if (run.error) add("Error", run.error.type + ": " + run.error.message);
   if (run.cancelled_by) add("Cancelled by", run.cancelled_by);
+  if (run.online_eval) add("Online eval", onlineEval(run.online_eval));
   return facts;
 }
 

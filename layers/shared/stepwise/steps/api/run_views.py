@@ -97,4 +97,5 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
         budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
+        online_eval=meta.online_eval,
     )
