@@ -23,8 +23,6 @@ from stepwise.steps.runtime import StepRuntime
 from stepwise.store.trace import RunRecord
 from stepwise.telemetry.observability import logger, metrics
 
-_METRICS = {"passed": "OnlineEvalPassed", "failed": "OnlineEvalFailed", "error": "OnlineEvalErrors"}
-
 
 def _settings(profile: str, runtime: StepRuntime) -> OnlineEvals | None:
     found = runtime.config.profiles.get(profile)
@@ -99,6 +97,11 @@ def evaluate_run(run_id: str, runtime: StepRuntime) -> OnlineEvalResult | None:
         if not runtime.store.online_evals.record(run_id, result):
             return None
     metrics.add_dimensions(profile=meta.profile)
-    metrics.add_metric(name=_METRICS[result.verdict], unit="Count", value=1)
+    passed, failed = result.verdict == "passed", result.verdict == "failed"
+    metrics.add_metric(
+        name="OnlineEvalPassed" if passed else "OnlineEvalFailed" if failed else "OnlineEvalErrors",
+        unit="Count",
+        value=1,
+    )
     logger.info("run evaluated online", extra={"run_id": run_id, "verdict": result.verdict})
     return result
