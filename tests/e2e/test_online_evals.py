@@ -90,3 +90,39 @@ def test_a_judge_grades_the_rubric_and_its_reason_is_kept(
     assert meta.online_eval.checks[0].passed
     judge = meta.online_eval.judge
     assert judge is not None and (judge.model, judge.passed, judge.reason) == ("judge", False, "no source given")
+
+
+def test_a_judge_that_cannot_grade_is_recorded_as_an_error_and_the_run_is_unchanged(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a profile whose judge fails every call (its only scenario never matches)
+    online = {"sample": 1.0, "expect": {"answer_contains": "Paris"}, "judge": "judge", "rubric": "Cites a source."}
+    config = _with_judge(write_config(ANSWERING, online_evals=online), {"pass": True, "reason": "unused"})
+    path = config / "stepwise.yaml"
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    document["models"]["judge"]["scenarios"][0]["match"] = "^never$"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    environment, _ = local_run(config)
+    # When a run ends
+    meta, _ = environment.ask("What is the capital of France?")
+    # Then the eval is an error naming the judge's failure, with the checks it made, and the run succeeded
+    assert (meta.status, meta.outcome) == ("SUCCEEDED", "answered")
+    assert meta.online_eval is not None and meta.online_eval.verdict == "error"
+    assert meta.online_eval.error == "the judge could not grade: LLMPermanentError"
+    assert [check.passed for check in meta.online_eval.checks] == [True]
+
+
+def test_a_run_that_failed_is_evaluated_and_its_execution_still_fails(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a profile evaluated online whose model fails every call
+    failing = {"provider": "scripted", "scenarios": [{"match": "^never$", "turns": [react_answer("x")]}]}
+    config = write_config(failing, online_evals={"sample": 1.0, "expect": {"status": "SUCCEEDED"}})
+    environment, listener = local_run(config)
+    # When a run ends FAILED through FormatFailure
+    meta, _ = environment.ask("What is the capital of France?")
+    # Then its eval is recorded failed, and the execution ends in Failed as before
+    assert meta.status == "FAILED"
+    assert meta.online_eval is not None and meta.online_eval.verdict == "failed"
+    assert meta.online_eval.checks[0].reason == "the status is FAILED"
+    assert listener.entered()[-3:] == ["EvaluateOnlineAfterFailure", "OnlineEvalAfterFailure", "Failed"]

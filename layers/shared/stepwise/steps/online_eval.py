@@ -30,9 +30,10 @@ def _settings(profile: str, runtime: StepRuntime) -> OnlineEvals | None:
 
 
 def online_eval_due(meta: RunMeta, runtime: StepRuntime) -> bool:
-    """True when the run's profile evaluates runs online and this run is in its sample."""
+    """True when the run's profile evaluates runs online and this run is in its sample; never for a run that
+    was cancelled (it was stopped, not finished: there is nothing of its own to score)."""
     settings = _settings(meta.profile, runtime)
-    return settings is not None and sampled(meta.run_id, settings.sample)
+    return settings is not None and meta.status != "CANCELLED" and sampled(meta.run_id, settings.sample)
 
 
 def _seconds(meta: RunMeta) -> float:
