@@ -12,7 +12,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stepwise.evals.suite import Expect
+from stepwise.evals.expect import Expect
 
 _HASH_BYTES = 8
 

@@ -17,7 +17,7 @@ from stepwise.steps.budgets import priced_usage
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
-from stepwise.steps.online_eval import evaluate_run, online_eval_due
+from stepwise.steps.online_eval_sample import online_eval_due
 from stepwise.steps.outcome import decide_outcome, status_of
 from stepwise.steps.reply_problems import is_filtered
 from stepwise.steps.run_metrics import record_run_ended
@@ -237,6 +237,9 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry for Format, FormatFailure (an event with `error`: a failure to record) and the online
     eval of an ended run (`online_eval_of`), which shares this function's code and settings."""
     if isinstance(event, dict) and "online_eval_of" in event:
+        # loaded for an eval only: the checks and the judge are no part of recording an end
+        from stepwise.steps.online_eval import evaluate_run
+
         run_id = parse_event(OnlineEvalEvent, event).online_eval_of
         result = evaluate_run(run_id, runtime)
         return {"run_id": run_id, "verdict": result.verdict if result is not None else None}

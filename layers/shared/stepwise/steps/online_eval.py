@@ -1,8 +1,8 @@
 """Online evals: the profile's checks, and its judge's rubric, applied to a sample of its runs as they end.
 
 Format (or FormatFailure) writes the run's end first, then tells the state machine whether the run is in
-its profile's sample (`online_eval_due`); only then does the state `OnlineEval` invoke `evaluate_run` in
-an invocation of its own, so a slow or failing judge never delays nor fails the end that was recorded.
+its profile's sample (`stepwise.steps.online_eval_sample`); only then does the state `OnlineEval` invoke
+`evaluate_run` in an invocation of its own, so a slow or failing judge never delays nor fails the end that was recorded.
 The result is written once on META (`stepwise.store.online_evals`) and counted (`OnlineEvalPassed`,
 `OnlineEvalFailed`, `OnlineEvalErrors`); the run's status and outcome are never touched. An eval that
 cannot run (the judge unreachable, the profile gone from the configuration) is recorded `error`.
@@ -12,28 +12,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from stepwise.config.online_evals import OnlineEvals, sampled
+from stepwise.config.online_evals import OnlineEvals
 from stepwise.errors import StepwiseError
 from stepwise.evals.checks import check_outcome
 from stepwise.evals.judge import grade_reached
 from stepwise.evals.outcome import outcome_from_store
 from stepwise.models.online_eval import OnlineEvalCheck, OnlineEvalJudgement, OnlineEvalResult
 from stepwise.models.run import RunMeta
+from stepwise.steps.online_eval_sample import online_evals_of
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.trace import RunRecord
 from stepwise.telemetry.observability import logger, metrics
-
-
-def _settings(profile: str, runtime: StepRuntime) -> OnlineEvals | None:
-    found = runtime.config.profiles.get(profile)
-    return found.online_evals if found is not None else None
-
-
-def online_eval_due(meta: RunMeta, runtime: StepRuntime) -> bool:
-    """True when the run's profile evaluates runs online and this run is in its sample; never for a run that
-    was cancelled (it was stopped, not finished: there is nothing of its own to score)."""
-    settings = _settings(meta.profile, runtime)
-    return settings is not None and meta.status != "CANCELLED" and sampled(meta.run_id, settings.sample)
 
 
 def _seconds(meta: RunMeta) -> float:
@@ -60,7 +49,7 @@ def _judged(
 
 
 def _evaluated(meta: RunMeta, record: RunRecord, runtime: StepRuntime, now: str) -> OnlineEvalResult:
-    settings = _settings(meta.profile, runtime)
+    settings = online_evals_of(meta.profile, runtime)
     if settings is None:
         return OnlineEvalResult(verdict="error", error=f"profile {meta.profile} has no online_evals", evaluated_at=now)
     outcome = outcome_from_store(meta, record.steps, seconds=_seconds(meta))
