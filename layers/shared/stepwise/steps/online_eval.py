@@ -2,10 +2,11 @@
 
 Format (or FormatFailure) writes the run's end first, then tells the state machine whether the run is in
 its profile's sample (`stepwise.steps.online_eval_sample`); only then does the state `OnlineEval` invoke
-`evaluate_run` in an invocation of its own, so a slow or failing judge never delays nor fails the end that was recorded.
-The result is written once on META (`stepwise.store.online_evals`) and counted (`OnlineEvalPassed`,
-`OnlineEvalFailed`, `OnlineEvalErrors`); the run's status and outcome are never touched. An eval that
-cannot run (the judge unreachable, the profile gone from the configuration) is recorded `error`.
+`evaluate_run` in an invocation of its own, so a slow or failing judge never delays nor fails the end
+that was recorded. The result is written once on META (`stepwise.store.online_evals`) and counted
+(`OnlineEvalPassed`, `OnlineEvalFailed`, `OnlineEvalErrors`); the run's status and outcome are never
+touched. An eval that cannot run (the judge unreachable, the profile gone from the configuration) is
+recorded `error`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from stepwise.config.online_evals import OnlineEvals
-from stepwise.errors import StepwiseError
+from stepwise.errors import RunNotFound, StepwiseError
 from stepwise.evals.checks import check_outcome
 from stepwise.evals.judge import grade_reached
 from stepwise.evals.outcome import outcome_from_store
@@ -72,7 +73,10 @@ def evaluate_run(run_id: str, runtime: StepRuntime) -> OnlineEvalResult | None:
     """Evaluate the ended run `run_id` by its profile's `online_evals` and store the result once; None when
     there is nothing to do (the run is gone, not ended, or already evaluated). Never raises for the eval
     itself: what stopped it is recorded as an `error` result."""
-    meta, _, record = runtime.store.final_record(run_id, 0)
+    try:
+        meta, _, record = runtime.store.final_record(run_id, 0)
+    except RunNotFound:
+        return None
     now = _now_iso(runtime)
     if not meta.is_terminal or meta.online_eval is not None:
         return None
