@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from stepwise.steps.online_eval import evaluate_run
 from tests.e2e.conftest import ConfigWriter, react_answer
 from tests.support.emf_metrics import emitted, total
 
@@ -126,3 +127,17 @@ def test_a_run_that_failed_is_evaluated_and_its_execution_still_fails(
     assert meta.online_eval is not None and meta.online_eval.verdict == "failed"
     assert meta.online_eval.checks[0].reason == "the status is FAILED"
     assert listener.entered()[-3:] == ["EvaluateOnlineAfterFailure", "OnlineEvalAfterFailure", "Failed"]
+
+
+def test_a_repeated_eval_of_a_run_keeps_the_first_result(
+    write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    # Given a run that ended and was evaluated
+    config = write_config(ANSWERING, online_evals={"sample": 1.0, "expect": {"answer_contains": "Paris"}})
+    environment, _ = local_run(config)
+    meta, _ = environment.ask("What is the capital of France?")
+    # When the eval is invoked again, as a retried OnlineEval state would
+    repeated = evaluate_run(meta.run_id, environment.runtime)
+    # Then it does nothing: the stored result is the first one
+    assert repeated is None
+    assert environment.runtime.store.require_run(meta.run_id).online_eval == meta.online_eval
