@@ -92,6 +92,12 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
                 "policy": GOVERNED_POLICY,
                 "guardrails": {"tool_results": [{"pii": ["card"], "action": "redact"}]},
             },
+            # every run is checked as it ends: one check passes, one fails
+            "evaluated": {
+                "model": "gpt",
+                "strategy": "function_calling",
+                "online_evals": {"sample": 1.0, "expect": {"answer_contains": ["Done", "Paris"]}},
+            },
         },
         "default_profile": "assistant",
     }
@@ -403,6 +409,27 @@ def test_a_run_is_cancelled_from_its_page(page: Page, api: LocalApi, model: Fake
     expect(page.locator("#run-summary")).to_contain_text("CANCELLED")
     expect(page.locator("#run-summary")).to_contain_text("canceller")
     assert read_run(api, "canceller", run_id)["stop_reason"] == "cancelled"
+
+
+def test_a_runs_online_eval_is_shown_in_the_api_and_on_its_page(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run of a profile whose online eval expects "Done" and "Paris" in the answer "Done."
+    model.enqueue(body=chat_completion(content="Done."))
+    with client(api, "evaluator") as http:
+        response = http.post("/v1/runs", json={"input": "finish", "profile": "evaluated"})
+        run_id = response.json()["run_id"]
+        # When it has ended and been evaluated
+        run = poll(http, run_id, lambda body: body.get("online_eval") is not None)
+    # Then the API shows the eval failed on "Paris" while the run SUCCEEDED
+    assert (run["status"], run["online_eval"]["verdict"]) == ("SUCCEEDED", "failed")
+    assert [check["passed"] for check in run["online_eval"]["checks"]] == [True, False]
+    # and so does the run's page, with the failed check's reason
+    sign_in(page, api, "evaluator", f"#/runs/{run_id}")
+    shown = page.locator("#run-online-eval")
+    expect(shown.locator(".eval-verdict")).to_have_text("failed")
+    expect(shown.locator("li.eval-passed")).to_contain_text('answer_contains "Done"')
+    expect(shown.locator("li.eval-failed")).to_contain_text('"Done." does not contain "Paris"')
 
 
 def test_text_a_model_or_tool_wrote_as_markup_is_shown_as_text_and_runs_nothing(

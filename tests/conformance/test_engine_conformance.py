@@ -66,7 +66,7 @@ def test_an_answer_without_tools_runs_the_same_on_both_engines(
     local, moto = engines.run_both("hi")
     # Then both ran guard, model, parse and format, and succeeded with the same answer
     assert_same_run(local, moto)
-    assert local.states_entered == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "Done"]
+    assert local.states_entered == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "EvaluateOnline", "Done"]
     assert (local.status, local.stored.answer) == ("SUCCEEDED", "Hello there.")
 
 
@@ -238,7 +238,7 @@ def test_a_permanent_model_error_fails_the_same_on_both_engines(
         assert len(server.requests) == 2
     # And both caught the error into FormatFailure and failed with the same error, cause and stored error
     assert_same_run(local, moto)
-    assert local.states_entered[-2:] == ["FormatFailure", "Failed"]
+    assert local.states_entered[-3:] == ["FormatFailure", "EvaluateOnlineAfterFailure", "Failed"]
     assert (local.status, local.error) == ("FAILED", "LLMPermanentError")
     assert local.stored.error is not None and "does not exist" in local.stored.error[1]
 

@@ -140,7 +140,7 @@ def test_the_format_event_ends_the_run_with_its_final_answer(demo_environment: L
     result = invoke("FormatFunction", event("format.json"))
     # Then the run succeeded with the model's answer
     meta = demo_environment.runtime.store.require_run(RUN_ID)
-    assert result == {"run_id": RUN_ID, "status": "SUCCEEDED", "stop_reason": "final_answer"}
+    assert result == {"run_id": RUN_ID, "status": "SUCCEEDED", "stop_reason": "final_answer", "online_eval": False}
     assert meta.answer and "Paris" in meta.answer
 
 

@@ -63,7 +63,11 @@ def test_a_retried_format_keeps_the_first_outcome(demo_environment: LocalEnviron
     after_first = stored_state(demo_environment)
     second = invoke(demo_environment, "FormatFunction", payload)
     # Then the run is SUCCEEDED once, with the same answer, and nothing else changed
-    assert first == second == {"run_id": RUN_ID, "status": "SUCCEEDED", "stop_reason": "final_answer"}
+    assert (
+        first
+        == second
+        == {"run_id": RUN_ID, "status": "SUCCEEDED", "stop_reason": "final_answer", "online_eval": False}
+    )
     assert stored_state(demo_environment) == after_first
 
 

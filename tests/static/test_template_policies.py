@@ -14,7 +14,7 @@ import pytest
 
 from stepwise.errors import LLMTransientError
 from stepwise.local.template import SamTemplate
-from stepwise.models.state import StatePayload
+from stepwise.models.state import FormatResult, StatePayload
 from tests.conftest import PROJECT_ROOT
 from tests.support.cfn_render import LOG_DELIVERY_ACTIONS, rendered_definition
 
@@ -25,6 +25,9 @@ LAMBDA_SERVICE_ERRORS = {
     "Lambda.TooManyRequestsException",
 }
 FAILURE_RECORDER = "FormatFailure"
+# The online evals run after the run's end is recorded, so their failure goes where their path goes, never
+# to the failure recorder: an eval must not change how the run or its execution ended.
+AFTER_THE_END = {"OnlineEval": "Done", "OnlineEvalAfterFailure": "Failed"}
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +154,8 @@ def test_every_task_failure_is_caught_into_the_failure_recorder(definition: dict
         assert catch_all, f"{name} has no States.ALL catcher, its failure would leave the run RUNNING"
         if name == FAILURE_RECORDER:
             assert states[catch_all[0]["Next"]]["Type"] == "Fail"
+        elif name in AFTER_THE_END:
+            assert catch_all[0]["Next"] == state["Next"] == AFTER_THE_END[name], name
         else:
             assert catch_all[0]["Next"] == FAILURE_RECORDER, name
 
@@ -184,6 +189,7 @@ def test_tasks_that_pass_the_payload_on_select_every_contract_field(definition: 
     # Given the Tasks whose result replaces the payload and flows on to another state that is not the end
     states = definition["States"]
     contract = {f"{field}.$": f"$.Payload.{field}" for field in StatePayload.model_fields}
+    final_output = {f"{field}.$": f"$.Payload.{field}" for field in FormatResult.model_fields}
     feeding = [
         (name, state)
         for name, state, enclosing_map in task_states(states)
@@ -191,10 +197,12 @@ def test_tasks_that_pass_the_payload_on_select_every_contract_field(definition: 
         and state.get("ResultPath") == "$"
         and states[state["Next"]]["Type"] not in ("Succeed", "Fail")
     ]
-    # When / Then each ResultSelector keeps exactly the fields of the payload contract (StatePayload)
+    # When / Then each ResultSelector keeps exactly the fields of the payload contract (StatePayload); Format's,
+    # read by the online eval's Choice, keeps those of the machine's final output (FormatResult)
     assert "IterationGuard" in [name for name, _ in feeding]
     for name, state in feeding:
-        assert state.get("ResultSelector") == contract, name
+        expected = final_output if name == "Format" else contract
+        assert state.get("ResultSelector") == expected, name
 
 
 def test_every_result_selector_reads_each_field_from_the_lambda_payload_under_its_own_name(

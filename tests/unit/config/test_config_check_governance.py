@@ -23,6 +23,7 @@ GOVERNED = {
         "output": [{"deny": ["secret"], "label": "secrets"}, {"bedrock": {"id": "gr1a2b3c4d5e", "version": "3"}}],
     },
     "limits": {"on_budget": "ask"},
+    "online_evals": {"sample": 0.25, "expect": {"answer_contains": "done", "max_iterations": 3}},
 }
 
 
@@ -57,6 +58,8 @@ def test_the_json_report_lists_each_profiles_policy_guardrails_and_budget(tmp_pa
     }
     assert governed["on_budget"] == "ask"
     assert (plain["policy"], plain["guardrails"], plain["on_budget"]) == (None, None, "end")
+    assert governed["online_evals"] == {"sample": 0.25, "checks": ["answer_contains", "max_iterations"], "judge": None}
+    assert plain["online_evals"] is None
     # And the budget that asks with no budget is warned about, the Bedrock guardrail's grant reminded
     assert any("profiles.governed.limits.on_budget is ask" in warning for warning in report["warnings"])
     assert any("gr1a2b3c4d5e:3" in note and "BedrockGuardrailArns" in note for note in report["notes"])
@@ -71,6 +74,7 @@ def test_the_report_for_a_person_shows_the_governance_under_its_profile(tmp_path
     assert "tool policy: inline Cedar text (policy_mode: log_only)" in governed
     assert "guardrails (enforce): tool_results: pii:card,iban (redact); output: deny:secrets (block), " in governed
     assert "at its budget: ask" in governed
+    assert "online evals: 25% of runs; checks answer_contains, max_iterations" in governed
     plain = text[text.index("profile plain") :]
-    assert "tool policy" not in plain and "guardrails (" not in plain
+    assert "tool policy" not in plain and "guardrails (" not in plain and "online evals" not in plain
     assert "warning: profiles.governed.limits.on_budget is ask" in text

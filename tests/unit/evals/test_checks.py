@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.evals.checks import check_outcome
+from stepwise.evals.expect import Expect
 from stepwise.evals.judge import grade
 from stepwise.evals.outcome import RunOutcome, ToolCallMade
-from stepwise.evals.suite import Expect
 from stepwise.models.messages import ChatRequest, Completion
 
 

@@ -31,6 +31,8 @@ class ProfileGovernance:
     rules: dict[str, list[str]] = field(default_factory=dict)
     bedrock_guardrails: list[str] = field(default_factory=list)
     on_budget: str = "end"
+    # `online_evals`: the share of runs evaluated, the checks' keys, the judge (None without online evals)
+    online_evals: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         """JSON-ready data: `policy` is None without a policy, `guardrails` None without guardrails."""
@@ -40,7 +42,12 @@ class ProfileGovernance:
             if self.guardrails_mode is not None
             else None
         )
-        return {"policy": policy, "guardrails": guardrails, "on_budget": self.on_budget}
+        return {
+            "policy": policy,
+            "guardrails": guardrails,
+            "on_budget": self.on_budget,
+            "online_evals": self.online_evals,
+        }
 
     def lines(self) -> list[str]:
         """The profile's governance for a person, one fact a line (none when it has none)."""
@@ -52,6 +59,13 @@ class ProfileGovernance:
             lines.append(f"guardrails ({self.guardrails_mode}): {points or 'no rules'}")
         if self.on_budget != "end":
             lines.append(f"at its budget: {self.on_budget}")
+        if self.online_evals is not None:
+            judge = self.online_evals["judge"]
+            checks = ", ".join(self.online_evals["checks"]) or "no checks"
+            lines.append(
+                f"online evals: {self.online_evals['sample']:.0%} of runs; checks {checks}"
+                + (f"; rubric graded by {judge}" if judge else "")
+            )
         return lines
 
 
@@ -72,7 +86,16 @@ def profile_governance(profile: AgentProfile) -> ProfileGovernance:
         if guardrails is not None
         else [],
         on_budget=profile.limits.on_budget,
+        online_evals=_online_evals(profile),
     )
+
+
+def _online_evals(profile: AgentProfile) -> dict[str, Any] | None:
+    online = profile.online_evals
+    if online is None:
+        return None
+    checks = list(online.expect.model_dump(exclude_none=True))
+    return {"sample": online.sample, "checks": checks, "judge": online.judge}
 
 
 def _rules(guardrails: Guardrails) -> dict[str, list[str]]:

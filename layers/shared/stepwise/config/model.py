@@ -14,6 +14,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.intent import IntentConfig, Route
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
+from stepwise.config.online_evals import OnlineEvals
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -130,6 +131,8 @@ class AgentProfile(BaseModel):
     def agent_ref(self, name: str) -> AgentRef | None:
         """The agent this profile's model calls by the tool name `name`, if it is one."""
         return next((ref for ref in self.agent_refs if ref.profile == name), None)
+    # Checks applied to a sample of the profile's runs as they end (`stepwise.config.online_evals`).
+    online_evals: OnlineEvals | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -213,6 +216,9 @@ class StepwiseConfig(BaseModel):
             summary_model = profile.context.summary_model
             if summary_model is not None and summary_model not in self.models:
                 raise ValueError(f"profiles.{name}.context.summary_model: '{summary_model}' is not one of the models")
+            judge = profile.online_evals.judge if profile.online_evals is not None else None
+            if judge is not None and judge not in self.models:
+                raise ValueError(f"profiles.{name}.online_evals.judge: '{judge}' is not one of the models")
         self._check_agents()
         if self.intent is not None and self.intent.model is not None and self.intent.model not in self.models:
             raise ValueError(f"intent.model: '{self.intent.model}' is not one of the models")

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from stepwise.evals.expect import Expect, ToolExpectation
 from stepwise.evals.outcome import RunOutcome, ToolCallMade
-from stepwise.evals.suite import Expect, ToolExpectation
 
 _SHOWN_CHARS = 80
 

@@ -41,9 +41,15 @@ def _verdict(text: str) -> tuple[bool, str] | None:
 def grade(model: ChatModel, rubric: str, question: str, answer: str) -> CheckResult:
     """The judge's verdict on `answer`, with its reason (kept whether it passed or not)."""
     try:
-        completion = model.complete(judge_request(rubric, question, answer))
+        return grade_reached(model, rubric, question, answer)
     except StepwiseError as exc:
         return CheckResult(check="rubric", passed=False, reason=f"the judge could not grade: {type(exc).__name__}")
+
+
+def grade_reached(model: ChatModel, rubric: str, question: str, answer: str) -> CheckResult:
+    """As `grade`, but a judge that cannot be reached raises its `StepwiseError`, for callers that record
+    an eval that could not run apart from one that failed (online evals)."""
+    completion = model.complete(judge_request(rubric, question, answer))
     verdict = _verdict(completion.content)
     if verdict is None:
         return CheckResult(

@@ -9,18 +9,17 @@ reason (`stepwise eval` exits 2 with it).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stepwise.evals.expect import Expect
 from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.inputs.validation_problems import reason_of
 from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 from stepwise.models.api_requests import RUN_ID_PATTERN
-from stepwise.models.run import Outcome, RunStatus, StopReason
 
 # A case's id and the suite's name travel as run metadata, whose values are at most 256 characters.
 MAX_LABEL_CHARS = 128
@@ -65,58 +64,6 @@ class ReplayInput(_Strict):
     run_id: str = Field(pattern=RUN_ID_PATTERN)
     profile: str | None = Field(default=None, min_length=1, max_length=64)
     from_iteration: int = Field(default=0, ge=0)
-
-
-class ToolExpectation(_Strict):
-    """A tool call to find: its name, and arguments that must be among the call's (a subset)."""
-
-    name: str = Field(min_length=1)
-    arguments: dict[str, Any] = Field(default_factory=dict)
-
-
-class Expect(_Strict):
-    """The checks of a case; each one given is checked on every run of the case."""
-
-    answer_contains: str | list[str] | None = None
-    answer_not_contains: str | list[str] | None = None
-    answer_matches: str | None = Field(default=None, description="A regular expression searched in the answer.")
-    answer_equals: str | None = None
-    answer_schema: dict[str, Any] | None = Field(
-        default=None, description="A JSON schema the answer (the structured output, else the answer's JSON) matches."
-    )
-    output_equals: dict[str, Any] | None = Field(
-        default=None, description="Fields of the structured output (dotted paths) and the values they must have."
-    )
-    tool_called: str | ToolExpectation | list[str | ToolExpectation] | None = None
-    tool_not_called: str | list[str] | None = None
-    tool_order: list[str] | None = Field(
-        default=None, description="Tools called in this order (others may come between)."
-    )
-    max_iterations: int | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, ge=0)
-    max_cost_usd: float | None = Field(default=None, ge=0)
-    max_seconds: float | None = Field(default=None, gt=0)
-    stop_reason: StopReason | None = None
-    status: RunStatus | None = None
-    outcome: Outcome | None = Field(
-        default=None, description="`answered` (the model's final answer), `partial` (a limit stopped it) or `none`."
-    )
-    rubric: str | None = Field(default=None, min_length=1, description="Graded by the suite's judge model.")
-
-    @field_validator("answer_matches")
-    @classmethod
-    def _a_pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
-
-    @field_validator("answer_schema")
-    @classmethod
-    def _a_schema(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
-        return checked_json_schema(value)
 
 
 class Case(_Strict):

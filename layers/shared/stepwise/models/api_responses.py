@@ -15,6 +15,7 @@ from stepwise.models.approval import ApprovalNote
 from stepwise.models.budget import BudgetWaitView
 from stepwise.models.delegation import ChildRunLink
 from stepwise.models.guardrail import GuardrailNote
+from stepwise.models.online_eval import OnlineEvalResult
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
@@ -215,6 +216,12 @@ class RunView(BaseModel, defer_build=True):
     child_runs: list[ChildRunLink] | None = Field(
         default=None,
         description="A run whose profile delegates to agents: the child runs its agent calls started, in call order.",
+    )
+    online_eval: OnlineEvalResult | None = Field(
+        default=None,
+        description="For a run in its profile's `online_evals` sample, once evaluated after it ended: the verdict "
+        "(`passed`, `failed`, or `error` when the eval could not run), each check's verdict and reason, and the "
+        "judge's. It never changes the run's status or outcome.",
     )
 
 

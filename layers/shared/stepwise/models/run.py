@@ -10,6 +10,7 @@ from stepwise.models.counts import Cost, Count, OptionalCount, parts_within_tota
 from stepwise.models.delegation import ChildAllotment
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
+from stepwise.models.online_eval import OnlineEvalResult
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
 
@@ -263,6 +264,8 @@ class RunMeta(BaseModel, defer_build=True):
     # `LISTED_QUESTION_CHARS` characters (written with META), the tools it called (written at its end).
     question: str | None = None
     tools: list[str] = Field(default_factory=list)
+    # the profile's online eval of the run, written once after it ended (`stepwise.steps.online_eval`)
+    online_eval: OnlineEvalResult | None = None
 
     @property
     def is_terminal(self) -> bool:

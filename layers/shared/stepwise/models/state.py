@@ -307,6 +307,14 @@ class FormatResult(BaseModel, defer_build=True):
     run_id: str
     status: Literal["SUCCEEDED", "FAILED"]
     stop_reason: str | None = None
+    # the run is in its profile's online eval sample: the state machine's `OnlineEval` state evaluates it
+    online_eval: bool = False
+
+
+class OnlineEvalEvent(BaseModel, defer_build=True):
+    """The input of the `OnlineEval` states: the ended run to evaluate."""
+
+    online_eval_of: str = Field(pattern=RUN_ID_PATTERN)
 
 
 def parse_event(model: type[ModelT], event: Any) -> ModelT:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage, tools_called
-from stepwise.models.state import FailureEvent, FormatResult, StatePayload, parse_event
+from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
 from stepwise.steps.agent import agent_for
 from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
@@ -18,6 +18,7 @@ from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
+from stepwise.steps.online_eval_sample import online_eval_due
 from stepwise.steps.outcome import decide_outcome, status_of
 from stepwise.steps.reply_problems import is_filtered
 from stepwise.steps.run_metrics import record_run_ended
@@ -87,12 +88,13 @@ def _as_last_sent(
     return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
 
 
-def _ended(meta: RunMeta) -> FormatResult:
+def _ended(meta: RunMeta, runtime: StepRuntime) -> FormatResult:
     """What a retried Format or FormatFailure returns for a run whose end is already recorded."""
     return FormatResult(
         run_id=meta.run_id,
         status="SUCCEEDED" if meta.status == "SUCCEEDED" else "FAILED",
         stop_reason=meta.stop_reason,
+        online_eval=online_eval_due(meta, runtime),
     )
 
 
@@ -107,7 +109,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     # one read of the run serves the answer, the structured output and the usage
     meta, decision, record = runtime.store.final_record(payload.run_id, payload.iteration)
     if meta.is_terminal:
-        return _ended(meta)
+        return _ended(meta, runtime)
     stop_reason = _stop_reason(payload, meta)
     if payload.next == "final_answer" and _filtered_at(record, payload.iteration):
         # the provider's guardrail or content filter stopped the model's reply: its message is the answer
@@ -165,10 +167,12 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     if stop_reason is None:
         meta = runtime.store.require_run(event.run_id)
         record_failure(meta, event.error.Error, event.error.Cause, runtime, iteration=event.iteration)
-        return FormatResult(run_id=meta.run_id, status="FAILED", stop_reason="error")
+        return FormatResult(
+            run_id=meta.run_id, status="FAILED", stop_reason="error", online_eval=online_eval_due(meta, runtime)
+        )
     meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
     if meta.is_terminal:
-        return _ended(meta)
+        return _ended(meta, runtime)
     agent = agent_for(meta, runtime)
     answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
     end, checked = RunEnd(
@@ -224,11 +228,24 @@ def _record_end(
             "has_output": structured.output is not None,
         },
     )
-    return FormatResult(run_id=finished.run_id, status=status, stop_reason=finished.stop_reason)
+    return FormatResult(
+        run_id=finished.run_id,
+        status=status,
+        stop_reason=finished.stop_reason,
+        online_eval=online_eval_due(finished, runtime),
+    )
 
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
-    """Lambda entry for both Format and FormatFailure: an event with `error` is a failure to record."""
+    """Lambda entry for Format, FormatFailure (an event with `error`: a failure to record) and the online
+    eval of an ended run (`online_eval_of`), which shares this function's code and settings."""
+    if isinstance(event, dict) and "online_eval_of" in event:
+        # loaded for an eval only: the checks and the judge are no part of recording an end
+        from stepwise.steps.online_eval import evaluate_run
+
+        run_id = parse_event(OnlineEvalEvent, event).online_eval_of
+        result = evaluate_run(run_id, runtime)
+        return {"run_id": run_id, "verdict": result.verdict if result is not None else None}
     if isinstance(event, dict) and "error" in event:
         failure = parse_event(FailureEvent, event)
         with runtime.spans.step("FormatFailure", run_id=failure.run_id, trace=failure.trace):

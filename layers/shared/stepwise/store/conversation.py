@@ -38,6 +38,7 @@ from stepwise.store.history import Conversation, HistoryCache, message_projectio
 from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
 from stepwise.store.run_facts import RunFactsReader
+from stepwise.store.online_evals import OnlineEvalStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -80,6 +81,8 @@ class ConversationStore:
         """Links to the child runs a run's agent calls started, and the parent's wait (`stepwise.store.child_runs`)."""
         self.run_facts = RunFactsReader(self._db)
         """An owner's recent runs as the overview counts them (`stepwise.store.run_facts`)."""
+        self.online_evals = OnlineEvalStore(self._db)
+        """Runs' online eval results (`stepwise.store.online_evals`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")

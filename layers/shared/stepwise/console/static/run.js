@@ -175,6 +175,17 @@ function stepTokens(steps) {
   return { input_tokens: sum("input_tokens"), output_tokens: sum("output_tokens") };
 }
 
+// The profile's online eval of the ended run: the verdict, then each check (and the judge) with why it failed.
+function onlineEval(result) {
+  const line = (passed, name, reason) => el("li", { class: passed ? "eval-passed" : "eval-failed" },
+    (passed ? "✓ " : "✗ ") + name + (reason && !passed ? " — " + reason : ""));
+  const items = result.checks.map((check) => line(check.passed, check.check, check.reason));
+  if (result.judge) items.push(line(result.judge.passed, "judge " + result.judge.model, result.judge.reason));
+  if (result.error) items.push(text("li", result.error, "eval-error"));
+  return el("div", { id: "run-online-eval" },
+    text("span", result.verdict, "eval-verdict eval-" + result.verdict), el("ul", { class: "eval-checks" }, ...items));
+}
+
 // `iterations`: the highest iteration the page has seen a step of (META counts them only when the run ends)
 function runFacts(run, iterations) {
   const facts = el("dl", { class: "facts" });
@@ -195,6 +206,7 @@ function runFacts(run, iterations) {
     add("Child runs", el("span", {}, ...run.child_runs.flatMap((child, index) =>
       [index ? ", " : "", runLink(child.run_id), " (" + child.profile + ", " + child.status + ")"])));
   }
+  if (run.online_eval) add("Online eval", onlineEval(run.online_eval));
   return facts;
 }
 

@@ -106,4 +106,5 @@ def run_view(meta: RunMeta) -> RunView:
         budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
         parent_run_id=meta.parent_run_id,
         parent_call_id=meta.parent_call_id,
+        online_eval=meta.online_eval,
     )
