@@ -66,7 +66,16 @@ def test_an_answer_without_tools_runs_the_same_on_both_engines(
     local, moto = engines.run_both("hi")
     # Then both ran guard, model, parse and format, and succeeded with the same answer
     assert_same_run(local, moto)
-    assert local.states_entered == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "EvaluateOnline", "Done"]
+    assert local.states_entered == [
+        "IterationGuard",
+        "NeedsCompaction",
+        "LLMCall",
+        "Parse",
+        "Route",
+        "Format",
+        "EvaluateOnline",
+        "Done",
+    ]
     assert (local.status, local.stored.answer) == ("SUCCEEDED", "Hello there.")
 
 

@@ -55,7 +55,16 @@ def test_a_question_answered_without_tools_succeeds_in_one_iteration(
         "final_answer",
         "Hello there.",
     )
-    assert listener.entered() == ["IterationGuard", "NeedsCompaction", "LLMCall", "Parse", "Route", "Format", "EvaluateOnline", "Done"]
+    assert listener.entered() == [
+        "IterationGuard",
+        "NeedsCompaction",
+        "LLMCall",
+        "Parse",
+        "Route",
+        "Format",
+        "EvaluateOnline",
+        "Done",
+    ]
 
 
 def test_one_tool_call_reaches_the_tool_api_and_its_observation_is_stored(

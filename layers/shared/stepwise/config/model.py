@@ -131,6 +131,7 @@ class AgentProfile(BaseModel):
     def agent_ref(self, name: str) -> AgentRef | None:
         """The agent this profile's model calls by the tool name `name`, if it is one."""
         return next((ref for ref in self.agent_refs if ref.profile == name), None)
+
     # Checks applied to a sample of the profile's runs as they end (`stepwise.config.online_evals`).
     online_evals: OnlineEvals | None = None
 

@@ -37,8 +37,8 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
-from stepwise.store.run_facts import RunFactsReader
 from stepwise.store.online_evals import OnlineEvalStore
+from stepwise.store.run_facts import RunFactsReader
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
