@@ -14,6 +14,7 @@ from pydantic import (
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.budget import BudgetWaitView
 from stepwise.models.guardrail import GuardrailNote
+from stepwise.models.pause import PauseView
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
@@ -36,6 +37,16 @@ class RunAccepted(BaseModel, defer_build=True):
     intent: dict[str, str]
     session_id: str | None = None
     poll_url: str = Field(description="Where to GET the run's status and answer.")
+
+
+class MessageAccepted(BaseModel, defer_build=True):
+    """The answer to `POST /v1/runs/{run_id}/messages`: the message is stored for the run's next model call."""
+
+    run_id: str
+    message_id: str = Field(description="The message's id; its `message` step in the trace carries it as call_id.")
+    posted_at: str
+    content: str = Field(description="The message as stored (after the profile's input guardrails).")
+    status: RunStatus = Field(description="The run's status as the message was stored.")
 
 
 class ReplayAccepted(RunAccepted):
@@ -176,6 +187,11 @@ class RunView(BaseModel, defer_build=True):
         default=None,
         description="With `on_budget: ask`: the run's latest wait at its budget (while WAITING_BUDGET, the one to "
         "answer with POST /v1/runs/{run_id}/budget), and its answer once given.",
+    )
+    pause: PauseView | None = Field(
+        default=None,
+        description="A pause asked with POST /v1/runs/{run_id}/pause: who asked it and when, and while the run "
+        "waits (PAUSED) since when and until when; absent once resumed.",
     )
 
 

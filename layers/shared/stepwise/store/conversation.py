@@ -36,6 +36,7 @@ from stepwise.store.directory import RunDirectory
 from stepwise.store.history import Conversation, HistoryCache, message_projection
 from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
+from stepwise.store.steering import SteeringStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -45,7 +46,13 @@ from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
 # The statuses of a run still going, which the loop's writes to META are conditional on.
-_OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL", ":budget": "WAITING_BUDGET"}
+_OPEN = {
+    ":queued": "QUEUED",
+    ":running": "RUNNING",
+    ":waiting": "WAITING_APPROVAL",
+    ":budget": "WAITING_BUDGET",
+    ":paused": "PAUSED",
+}
 # A session entry's question and answer share its item: each is cut to fit its half.
 _SESSION_QUESTION_BYTES = MAX_ITEM_BYTES // 2
 _SESSION_ANSWER_BYTES = MAX_ITEM_BYTES - _SESSION_QUESTION_BYTES
@@ -74,6 +81,8 @@ class ConversationStore:
         """Starts of tool calls that may change something (`stepwise.store.tool_attempts`)."""
         self.summaries = SummaryStore(self._db)
         """Conversation summaries and their compaction steps (`stepwise.store.summaries`)."""
+        self.steering = SteeringStore(self._db, now_iso=self._now_iso)
+        """Messages posted to running runs, and pauses (`stepwise.store.steering`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -178,7 +187,8 @@ class ConversationStore:
         return self._update_meta(
             run_id,
             {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget) AND #iteration <= :iteration",
+            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget, :paused)"
+            " AND #iteration <= :iteration",
             _OPEN,
         )
 
@@ -306,7 +316,7 @@ class ConversationStore:
             finished = self._update_meta(
                 meta.run_id,
                 sets,
-                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget)",
+                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget, :paused)",
                 _OPEN,
                 known=meta,
             )

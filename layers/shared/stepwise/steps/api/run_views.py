@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stepwise.models.api_responses import RunView, TraceStep
 from stepwise.models.budget import BudgetWaitView
+from stepwise.models.pause import PauseView
 from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -97,4 +98,5 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
         budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
+        pause=PauseView.model_validate(meta.pause.model_dump()) if meta.pause else None,
     )
