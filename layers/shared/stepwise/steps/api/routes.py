@@ -314,6 +314,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
 
     @app.post(
         "/v1/runs/<run_id>/messages",
+        status_code=202,
         summary="Tell a running run something",
         description="Store a user message for the run's next model call (checked as a run's input: at most "
         "`max_input_chars` characters, the profile's input guardrails). The call that sees it shows it in the "
@@ -334,7 +335,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         owner = request_owner(event)
         require_json(event)
         accepted = post_message(services.get(), owner=owner, run_reference=run_id, request=body)
-        return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=accepted.model_dump_json())
+        return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=accepted)
 
     @app.post(
         "/v1/runs/<run_id>/pause",
