@@ -127,6 +127,8 @@ class SteeringStore:
     def _update_meta(self, run_id: str, expression: str, condition: str, values: dict[str, Any]) -> bool:
         names = {"#status": "status", "#pause": "pause", "#token": "token"}
         text = expression + condition
+        # DynamoDB refuses an empty map of values: an update with none sends none
+        given = {"ExpressionAttributeValues": {name: serialize_value(value) for name, value in values.items()}}
         try:
             self._db.call(
                 "update_item",
@@ -135,7 +137,7 @@ class SteeringStore:
                 UpdateExpression=expression,
                 ConditionExpression=f"attribute_exists(pk) AND {condition}",
                 ExpressionAttributeNames={name: value for name, value in names.items() if name in text},
-                ExpressionAttributeValues={name: serialize_value(value) for name, value in values.items()},
+                **(given if values else {}),
             )
         except ClientError as exc:
             if not condition_failed(exc):
