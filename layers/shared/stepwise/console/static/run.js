@@ -226,7 +226,8 @@ async function showRun(runId) {
   const budget = el("div", { id: "run-budget" });
   const timeline = new Timeline();
   const live = text("span", "", "live");
-  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
+  const tell = el("div", { id: "run-tell" });
+  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, tell, approvals, budget, answer, text("h3", "Steps"), timeline.list);
 
   let open = true;
   let shownStatus = null;
@@ -234,18 +235,10 @@ async function showRun(runId) {
     const run = await api("GET", runPath(runId, open));
     open = OPEN_STATUSES.has(run.status);
     shownStatus = run.status;
-    const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
-    cancel.addEventListener("click", async () => {
-      cancel.disabled = true;
-      try {
-        await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", {});
-        await refresh();
-      } catch (error) {
-        cancel.disabled = false;
-        failed(error);
-      }
-    });
-    summary.replaceChildren(runFacts(run), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    summary.replaceChildren(runFacts(run), open ? runControls(runId, run, refresh) : "");
+    // kept while the run is open, so a refresh does not clear what the person is typing
+    if (!open) tell.replaceChildren();
+    else if (!tell.firstChild) tell.replaceChildren(tellForm(runId));
     answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
     approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
       approvalForm(runId, pending, () => refresh().catch(failed))));
