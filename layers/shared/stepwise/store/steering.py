@@ -35,10 +35,6 @@ class RunClosed(Exception):
     """The run ended (or is not there) before the write could be recorded."""
 
 
-class PauseChanged(Exception):
-    """The run's pause is not as the caller read it: resumed, waiting under another token, or never asked."""
-
-
 def _open_values() -> dict[str, Any]:
     return {f":open{index}": serialize_value(status) for index, status in enumerate(OPEN_STATUSES)}
 
@@ -176,11 +172,12 @@ class SteeringStore:
         )
 
     def resume(self, run_id: str, token: str | None) -> bool:
-        """Take the pause off: a waiting run (`token`: its wait's) back to RUNNING, or a pause not yet reached
-        withdrawn (`token` None); False when the run is not as that says (`PauseChanged` for the caller)."""
+        """Take the pause off: a waiting run (PAUSED, `token`: its wait's) back to RUNNING, or the pause of a run
+        not waiting withdrawn (`token` None); False when the run is not as that says."""
         if token is None:
+            # a run not waiting (yet, or again after `stepwise serve` restarted it) under any token
             return self._update_meta(
-                run_id, "REMOVE #pause", "attribute_exists(#pause) AND attribute_not_exists(#pause.#token)", {}
+                run_id, "REMOVE #pause", "attribute_exists(#pause) AND #status <> :paused", {":paused": "PAUSED"}
             )
         values = {":running": "RUNNING", ":paused": "PAUSED", ":token": token, ":now": self._now_iso()}
         return self._update_meta(

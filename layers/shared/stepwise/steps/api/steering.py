@@ -108,7 +108,7 @@ def resume_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
     for _ in range(_ATTEMPTS):
         if pause is None:
             raise NotPaused(f"run {meta.run_id} is not paused", details={"run_id": meta.run_id, "status": meta.status})
-        if store.steering.resume(meta.run_id, pause.token):
+        if store.steering.resume(meta.run_id, pause.token if meta.status == "PAUSED" else None):
             break
         meta = store.require_run(meta.run_id)
         if meta.is_terminal:
@@ -117,7 +117,7 @@ def resume_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
     else:
         raise NotPaused(f"run {meta.run_id} kept changing; try again", details={"run_id": meta.run_id})
     assert pause is not None  # the loop breaks only after a resume of a pause
-    if pause.token is not None:
+    if pause.token is not None and meta.status == "PAUSED":
         try:
             services.executions.send_task_success(pause.token, {"resumed": True})
         except (TaskTokenGone, CallbackFailed) as failed:
@@ -128,5 +128,5 @@ def resume_run(services: ApiServices, *, owner: str, run_reference: str) -> RunV
                 f"run {meta.run_id} stopped waiting before the resume reached it", details={"run_id": meta.run_id}
             ) from None
     metrics.add_metric(name="RunsResumed", unit="Count", value=1)
-    logger.info("resumed", extra={"run_id": meta.run_id, "was_waiting": pause.token is not None})
+    logger.info("resumed", extra={"run_id": meta.run_id, "was_waiting": meta.status == "PAUSED"})
     return describe_run(services, owner=owner, run_reference=meta.run_id, trace=False)
