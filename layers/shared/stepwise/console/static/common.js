@@ -15,6 +15,7 @@ const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "PA
 const OPEN_RUN_REFRESH_MS = 3000;
 const KIND_NAMES = {
   llm: "model", parse: "decision", tool: "tool", format: "format", policy: "policy", guardrail: "guardrail",
+  message: "told",
 };
 // What a guardrail step's point checked, as a person reads it.
 const GUARDRAIL_POINTS = { input: "the input", tool_results: "a tool result", output: "the answer" };

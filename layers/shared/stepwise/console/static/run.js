@@ -67,6 +67,8 @@ function stepDetails(step) {
     if (step.arguments) details.push(text("p", visible(JSON.stringify(step.arguments)), "text arguments"));
     if (step.observation !== null && step.observation !== undefined) details.push(text("p", visible(step.observation), "text observation"));
   }
+  // a message a person told the run (POST /v1/runs/{id}/messages), as its next model call saw it
+  if (step.kind === "message" && step.observation) details.push(text("p", visible(step.observation), "text observation"));
   if (step.answer) details.push(text("p", visible(step.answer), "text step-answer"));
   if (step.error) details.push(text("p", visible(step.error), "text step-error"));
   if (step.note) details.push(text("p", visible(step.note), "text note"));
