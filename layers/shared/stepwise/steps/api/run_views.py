@@ -98,5 +98,6 @@ def run_view(meta: RunMeta) -> RunView:
         cancelled_at=meta.cancelled_at,
         replay=meta.replay,
         budget_wait=BudgetWaitView.model_validate(meta.budget_wait.model_dump()) if meta.budget_wait else None,
-        pause=PauseView.model_validate(meta.pause.model_dump()) if meta.pause else None,
+        # a pause asked of a run that ended before it reached an iteration boundary is no longer anything
+        pause=PauseView.model_validate(meta.pause.model_dump()) if meta.pause and not meta.is_terminal else None,
     )
