@@ -403,7 +403,11 @@ def test_a_run_is_cancelled_from_its_page(page: Page, api: LocalApi, model: Fake
     # Given a run waiting for approval, open in the console
     run_id = waiting_run(api, model, "canceller", "call_cancel_1", None)
     sign_in(page, api, "canceller", f"#/runs/{run_id}")
-    # When the person cancels it
+    # When the person cancels it, and confirms at the second click
+    page.click("#cancel-run")
+    expect(page.locator("#cancel-run")).to_have_text("Really cancel?")
+    with client(api, "canceller") as http:
+        assert http.get(f"/v1/runs/{run_id}").json()["status"] == "WAITING_APPROVAL"
     page.click("#cancel-run")
     # Then the page shows it CANCELLED, by its owner, and the API agrees
     expect(page.locator("#run-summary")).to_contain_text("CANCELLED")
@@ -430,6 +434,28 @@ def test_a_runs_online_eval_is_shown_in_the_api_and_on_its_page(
     expect(shown.locator(".eval-verdict")).to_have_text("failed")
     expect(shown.locator("li.eval-passed")).to_contain_text('answer_contains "Done"')
     expect(shown.locator("li.eval-failed")).to_contain_text('"Done." does not contain "Paris"')
+def test_a_run_is_paused_resumed_and_told_something_from_its_page(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given a run waiting for approval, open in the console
+    run_id = waiting_run(api, model, "steerer", "call_steer_1", None)
+    sign_in(page, api, "steerer", f"#/runs/{run_id}")
+    # When the person pauses it
+    page.click("#pause-run")
+    # Then the pause is asked (it takes effect at the run's next iteration boundary) and can be taken back
+    expect(page.locator("#resume-run")).to_have_text("Resume (pause asked)")
+    with client(api, "steerer") as http:
+        assert http.get(f"/v1/runs/{run_id}").json()["pause"]["requested_by"] == "steerer"
+    page.click("#resume-run")
+    expect(page.locator("#pause-run")).to_have_text("Pause")
+    # When the person tells the run something
+    page.fill("#tell-run", "Use the EU account instead.")
+    page.click("#tell-send")
+    # Then the page says it was sent, and the box is empty for the next one
+    expect(page.locator("#notice")).to_contain_text("next model call will see it")
+    expect(page.locator("#tell-run")).to_have_value("")
+    with client(api, "steerer") as http:
+        assert http.post(f"/v1/runs/{run_id}/cancel").status_code == 200
 
 
 def test_text_a_model_or_tool_wrote_as_markup_is_shown_as_text_and_runs_nothing(

@@ -148,6 +148,16 @@ def open_run_id(served_api: LocalApi) -> str:
 
 
 @pytest.fixture(scope="module")
+def steered_run_id(served_api: LocalApi) -> str:
+    """A run of the fuzzer's owner stored QUEUED and never started, asked to pause, so telling it something,
+    pausing it and resuming it (once) can answer 2xx."""
+    environment = served_api.environment
+    run_id = environment.create_run("Steer me.", owner=API_KEY).run_id
+    assert environment.runtime.store.steering.request_pause(run_id, by=API_KEY)
+    return run_id
+
+
+@pytest.fixture(scope="module")
 def budget_waiting_run_id(served_api: LocalApi) -> str:
     """A run of the fuzzer's owner waiting at its budget, so answering it can answer 200 once."""
     with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
@@ -200,12 +210,13 @@ def case_strategy(
     open_run_id: str,
     waiting_run_id: str,
     budget_waiting_run_id: str,
+    steered_run_id: str,
 ) -> st.SearchStrategy[schemathesis.Case]:
     """Cases of the operation sent with the fuzzer's key, some of them steered to where the route succeeds.
 
     Valid conversations also come with a question at their end, run ids are random or the id of the
     fuzzer's own run (one still open, for cancelling; one waiting for approval, and one at its budget, for
-    answering), and model
+    answering; one open and asked to pause, for steering), and model
     ids random or the configuration's profile.
     """
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
@@ -217,6 +228,9 @@ def case_strategy(
     if operation.path.endswith("/budget"):
         at_budget = {"run_id": budget_waiting_run_id}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=at_budget)
+    if operation.path.endswith(("/messages", "/pause", "/resume")):
+        steered = {"run_id": steered_run_id}
+        return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=steered)
     if "run_id" in operation.path:
         own_run = {"run_id": open_run_id if operation.path.endswith("/cancel") else finished_run_id}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=own_run)
@@ -235,6 +249,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
     open_run_id: str,
     waiting_run_id: str,
     budget_waiting_run_id: str,
+    steered_run_id: str,
     method: str,
     path: str,
     mode: GenerationMode,
@@ -258,6 +273,7 @@ def test_every_response_is_documented_and_none_is_a_server_error(
             open_run_id=open_run_id,
             waiting_run_id=waiting_run_id,
             budget_waiting_run_id=budget_waiting_run_id,
+            steered_run_id=steered_run_id,
         )
     )
     def send(case: schemathesis.Case) -> None:

@@ -271,6 +271,15 @@ class BudgetRequest(StrictRequest):
         return self
 
 
+class MessageRequest(StrictRequest):
+    """`POST /v1/runs/{run_id}/messages`: tell a running run something; its next model call sees it."""
+
+    # capped by the configuration (`api.max_input_chars`, checked by the route) and the body's size, as `input` is
+    content: str = Field(
+        min_length=1, description="The message, as a user message. At most the API's `max_input_chars` characters."
+    )
+
+
 class ApprovalRequest(StrictRequest):
     """`POST /v1/runs/{run_id}/approvals/{call_id}`: approve or deny one tool call paused for approval."""
 

@@ -16,6 +16,7 @@ from stepwise.models.budget import BudgetWaitView
 from stepwise.models.delegation import ChildRunLink
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.online_eval import OnlineEvalResult
+from stepwise.models.pause import PauseView
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import (
     CompactionNote,
@@ -38,6 +39,16 @@ class RunAccepted(BaseModel, defer_build=True):
     intent: dict[str, str]
     session_id: str | None = None
     poll_url: str = Field(description="Where to GET the run's status and answer.")
+
+
+class MessageAccepted(BaseModel, defer_build=True):
+    """The answer to `POST /v1/runs/{run_id}/messages`: the message is stored for the run's next model call."""
+
+    run_id: str
+    message_id: str = Field(description="The message's id; its `message` step in the trace carries it as call_id.")
+    posted_at: str
+    content: str = Field(description="The message as stored (after the profile's input guardrails).")
+    status: RunStatus = Field(description="The run's status as the message was stored.")
 
 
 class ReplayAccepted(RunAccepted):
@@ -222,6 +233,11 @@ class RunView(BaseModel, defer_build=True):
         description="For a run in its profile's `online_evals` sample, once evaluated after it ended: the verdict "
         "(`passed`, `failed`, or `error` when the eval could not run), each check's verdict and reason, and the "
         "judge's. It never changes the run's status or outcome.",
+    )
+    pause: PauseView | None = Field(
+        default=None,
+        description="A pause asked with POST /v1/runs/{run_id}/pause: who asked it and when, and while the run "
+        "waits (PAUSED) since when and until when; absent once resumed.",
     )
 
 

@@ -11,17 +11,28 @@ from stepwise.models.delegation import ChildAllotment
 from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.messages import ChatMessage, SamplingOptions, ToolSpec
 from stepwise.models.online_eval import OnlineEvalResult
+from stepwise.models.pause import PauseState
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.trace_context import TraceContext
 
 # WAITING_APPROVAL: a tool call is paused until someone approves or denies it; the run is still open.
 # WAITING_BUDGET: the run reached its token or cost budget under `on_budget: ask`, and waits for a person to
 # raise the budget or end it; the run is still open.
+# PAUSED: a person paused the run (`POST /v1/runs/{id}/pause`); it waits at an iteration boundary, without
+# compute, until resumed, cancelled or its deadline; the run is still open.
 RunStatus = Literal[
-    "QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"
+    "QUEUED",
+    "RUNNING",
+    "WAITING_APPROVAL",
+    "WAITING_BUDGET",
+    "PAUSED",
+    "SUCCEEDED",
+    "FAILED",
+    "TIMED_OUT",
+    "CANCELLED",
 ]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
-OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET")
+OPEN_STATUSES: tuple[str, ...] = ("QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "PAUSED")
 # What a run does when it reaches its token or cost budget: `end` gives the model a final round (the
 # default), `ask` waits in WAITING_BUDGET until a person raises the budget or ends the run.
 OnBudget = Literal["end", "ask"]
@@ -266,6 +277,8 @@ class RunMeta(BaseModel, defer_build=True):
     tools: list[str] = Field(default_factory=list)
     # the profile's online eval of the run, written once after it ended (`stepwise.steps.online_eval`)
     online_eval: OnlineEvalResult | None = None
+    # a pause asked through the API: Parse carries it into the payload, IterationGuard waits (status PAUSED)
+    pause: PauseState | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -308,7 +321,7 @@ def tools_called(steps: "list[StepRecord]") -> list[str]:
 
 
 # `reasoning`: what the model thought before its reply, read from its message (never stored as a step).
-StepKind = Literal["llm", "reasoning", "parse", "policy", "tool", "format", "compaction", "guardrail"]
+StepKind = Literal["llm", "reasoning", "parse", "policy", "tool", "format", "compaction", "guardrail", "message"]
 # The order of the steps of one iteration; a compaction comes before its iteration's model call.
 # A `policy` step shares its decision's place (after it, by `n`), so the cursors handed out keep their meaning.
 STEP_KIND_ORDER: dict[str, int] = {
@@ -321,6 +334,8 @@ STEP_KIND_ORDER: dict[str, int] = {
     "format": 4,
     # after what it checked: the input (iteration 0), the iteration's tool results (by `n`) or the answer
     "guardrail": 5,
+    # a message a person told the run (`POST /v1/runs/{id}/messages`): after its iteration, seen by the next call
+    "message": 6,
 }
 
 

@@ -24,7 +24,15 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 # `await_budget`: IterationGuard found the run at its budget under `on_budget: ask`; the run waits for a person.
 NextStep = Literal[
-    "start", "continue", "final_round", "tool_calls", "final_answer", "parse_error", "limit_hit", "await_budget"
+    "start",
+    "continue",
+    "final_round",
+    "tool_calls",
+    "final_answer",
+    "parse_error",
+    "limit_hit",
+    "await_budget",
+    "await_resume",
 ]
 
 
@@ -155,6 +163,10 @@ class ContextState(BaseModel, defer_build=True):
     compact_at: int | None = Field(default=None, ge=1)
     # the most tokens one tool result can add (the profile's max_observation_chars, estimated)
     observation_tokens: OptionalCount = None
+    # Parse's flag from META: a person asked the run to pause, so IterationGuard waits (AwaitResume) for at
+    # most `pause_seconds` (what is left before the deadline) before the next iteration starts
+    pause: bool = False
+    pause_seconds: int | None = Field(default=None, ge=1)
 
     @property
     def summary(self) -> SummaryRef | None:
@@ -205,6 +217,19 @@ class BudgetWaitEvent(BaseModel, defer_build=True):
     run_id: str = Field(pattern=RUN_ID_PATTERN)
     iteration: int = Field(ge=0, le=10_000)
     run: RunContext
+    task_token: str = Field(min_length=1, max_length=2048)
+
+
+class PauseWaitEvent(BaseModel, defer_build=True):
+    """The wait of a paused run (AwaitResume, a mode of IterationGuard's function): the run, the iteration it
+    waits after, and the task token that resumes it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    pause: bool
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
+    iteration: int = Field(ge=0, le=10_000)
+    seconds: int = Field(ge=1)
     task_token: str = Field(min_length=1, max_length=2048)
 
 

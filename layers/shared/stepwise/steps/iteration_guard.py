@@ -7,16 +7,19 @@ import time
 from typing import Any
 
 from stepwise.models.run import FinalRoundReason
-from stepwise.models.state import BudgetWaitEvent, RunContext, StatePayload, parse_event
+from stepwise.models.state import BudgetWaitEvent, PauseWaitEvent, RunContext, StatePayload, parse_event
 from stepwise.steps.budget_waits import after_wait, await_budget, wait_seconds
 from stepwise.steps.budgets import budget_reached
 from stepwise.steps.child_ends import with_children_spend
 from stepwise.steps.context_state import next_request_may_pass_threshold
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.steering import after_pause, await_resume, cleared, pause_seconds
 from stepwise.telemetry.observability import logger, metrics
 
 
-def iteration_guard(payload: StatePayload, runtime: StepRuntime, *, budget: Any = None) -> StatePayload:
+def iteration_guard(
+    payload: StatePayload, runtime: StepRuntime, *, budget: Any = None, resume: Any = None
+) -> StatePayload:
     """Start the next iteration; on the last allowed one set `final_round` so the model must answer now.
 
     Only the first iteration talks to DynamoDB: it marks the run RUNNING and copies what the loop needs of
@@ -49,11 +52,21 @@ def iteration_guard(payload: StatePayload, runtime: StepRuntime, *, budget: Any 
                 return _ended_at_budget(payload, run, waited.ended)
             # Express: no wait was possible, so the run ends as `on_budget: end` makes it
             run = run.model_copy(update={"budget_wait_seconds": None}) if waited.final_round else run
+        if resume is not None:
+            payload = payload.model_copy(update={"context": cleared(payload.context)})
+            if after_pause(payload.run_id, resume, runtime):
+                return _ended_at_budget(payload, run, "deadline")
+        elif payload.context.pause:
+            # no iteration starts: the guard runs again once the wait ends, with the same payload
+            seconds = pause_seconds(run, runtime.clock())
+            context = payload.context.model_copy(update={"compact": False, "pause_seconds": seconds})
+            return payload.model_copy(update={"next": "await_resume", "run": run, "context": context})
         return _guarded(payload, runtime, iteration, run, reason)
 
 
 def _ended_at_budget(payload: StatePayload, run: RunContext, reason: FinalRoundReason) -> StatePayload:
-    """The run ends now with its best answer (`limit_hit` routes to Format), at the iteration it stopped at."""
+    """The run ends now (after a wait at its budget, or a pause that lasted until its deadline) with its best
+    answer (`limit_hit` routes to Format), at the iteration it stopped at."""
     return payload.model_copy(
         update={
             "final_round": True,
@@ -112,10 +125,14 @@ def _guarded(
 
 def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     """Lambda entry: validate the state event, run the step, return the next payload; an event with a task
-    token is the wait at the budget (AwaitBudget)."""
+    token is the wait at the budget (AwaitBudget) or of a paused run (AwaitResume, `pause: true`)."""
     if isinstance(event, dict) and "task_token" in event:
+        if "pause" in event:
+            return await_resume(parse_event(PauseWaitEvent, event), runtime)
         return await_budget(parse_event(BudgetWaitEvent, event), runtime)
-    # after a wait at the budget, AwaitBudget's ResultPath put what it ended with beside the payload
+    # after a wait, AwaitBudget's or AwaitResume's ResultPath put what it ended with beside the payload
+    waited = ("budget", "resume")
     budget = event.get("budget") if isinstance(event, dict) else None
-    payload = {key: value for key, value in event.items() if key != "budget"} if isinstance(event, dict) else event
-    return iteration_guard(parse_event(StatePayload, payload), runtime, budget=budget).model_dump()
+    resume = event.get("resume") if isinstance(event, dict) else None
+    payload = {key: value for key, value in event.items() if key not in waited} if isinstance(event, dict) else event
+    return iteration_guard(parse_event(StatePayload, payload), runtime, budget=budget, resume=resume).model_dump()

@@ -38,6 +38,7 @@ from stepwise.steps.learned_window import (
 from stepwise.steps.model_call import call_within_deadline
 from stepwise.steps.model_request import ModelTurn, model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.steering import deliver_posted
 from stepwise.steps.usage_estimate import EstimatedUsage, estimated_usage_note
 from stepwise.store.keys import ASSISTANT_SLOT
 from stepwise.telemetry.observability import logger, metrics
@@ -79,6 +80,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         stored = runtime.store.stored_message(payload.run_id, payload.iteration, ASSISTANT_SLOT)
         step = stored[1] if stored else None
         return _after_call(payload, run, step, run_limits(runtime, run), runtime)
+    # messages posted to the run since the last call: this call is the one that sees them
+    conversation = deliver_posted(payload.run_id, payload.iteration, run, conversation, runtime)
+    history = conversation.messages
     turn = model_turn(payload, run, conversation, runtime)
     model = runtime.chat_model(turn.agent.profile.model, profile=run.profile)
     if turn.limits.window is None:

@@ -41,11 +41,14 @@ def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, 
         if next_step == "tool_calls"
         else []
     )
+    # META is read here every iteration anyway: a pause asked through the API reaches the loop from here
+    pause = meta.pause is not None and not meta.is_terminal
     return payload.model_copy(
         update={
             "next": next_step,
             "calls": calls,
             "parse_errors": record.parse_errors or 0,
+            "context": payload.context.model_copy(update={"pause": pause}),
         }
     )
 

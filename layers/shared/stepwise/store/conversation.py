@@ -39,6 +39,7 @@ from stepwise.store.item_limit import MAX_ITEM_BYTES
 from stepwise.store.items import message_item, meta_item, step_item, to_message, to_meta
 from stepwise.store.online_evals import OnlineEvalStore
 from stepwise.store.run_facts import RunFactsReader
+from stepwise.store.steering import SteeringStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
@@ -48,7 +49,13 @@ from stepwise.store.views import IterationItems, RunRef, SessionTurn
 
 ReadT = TypeVar("ReadT")
 # The statuses of a run still going, which the loop's writes to META are conditional on.
-_OPEN = {":queued": "QUEUED", ":running": "RUNNING", ":waiting": "WAITING_APPROVAL", ":budget": "WAITING_BUDGET"}
+_OPEN = {
+    ":queued": "QUEUED",
+    ":running": "RUNNING",
+    ":waiting": "WAITING_APPROVAL",
+    ":budget": "WAITING_BUDGET",
+    ":paused": "PAUSED",
+}
 # A session entry's question and answer share its item: each is cut to fit its half.
 _SESSION_QUESTION_BYTES = MAX_ITEM_BYTES // 2
 _SESSION_ANSWER_BYTES = MAX_ITEM_BYTES - _SESSION_QUESTION_BYTES
@@ -83,6 +90,8 @@ class ConversationStore:
         """An owner's recent runs as the overview counts them (`stepwise.store.run_facts`)."""
         self.online_evals = OnlineEvalStore(self._db)
         """Runs' online eval results (`stepwise.store.online_evals`)."""
+        self.steering = SteeringStore(self._db, now_iso=self._now_iso)
+        """Messages posted to running runs, and pauses (`stepwise.store.steering`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -187,7 +196,8 @@ class ConversationStore:
         return self._update_meta(
             run_id,
             {"iteration": iteration, "status": "RUNNING", "updated_at": self._now_iso()},
-            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget) AND #iteration <= :iteration",
+            "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget, :paused)"
+            " AND #iteration <= :iteration",
             _OPEN,
         )
 
@@ -317,7 +327,7 @@ class ConversationStore:
             finished = self._update_meta(
                 meta.run_id,
                 sets,
-                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget)",
+                "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget, :paused)",
                 _OPEN,
                 known=meta,
             )

@@ -28,10 +28,12 @@ MESSAGE_ATTRIBUTES = ("sk", "role", "content", "tool_calls", "tool_call_id", "na
 """What a model request needs of a message item: not its trace, partition key or expiry (the reasoning goes
 back to providers that require it)."""
 
-_CONVERSATION_ATTRIBUTES = (*MESSAGE_ATTRIBUTES, "options")
+# `options` is META's; `posted_by`/`posted_at`/`message_id` are those of a posted message still waiting
+_CONVERSATION_ATTRIBUTES = (*MESSAGE_ATTRIBUTES, "options", "posted_by", "posted_at", "message_id")
 
-# every message key starts with "MSG#"; "$" is the character after "#", so this bounds them all
-_END_OF_MESSAGES = "MSG$"
+# every message key starts with "MSG#", and the messages posted to the run and not yet delivered with
+# "MSG$" ("$" is the character after "#", "%" the one after "$"): this bounds them all
+_END_OF_MESSAGES = "MSG%"
 
 QueryPages = Callable[[dict[str, Any]], Iterator[dict[str, Any]]]
 """Runs one Query (its parameters besides the table) and yields its items, deserialized, across pages."""
@@ -55,12 +57,43 @@ def messages_from(pk: str, first_sk: str) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class PostedMessage:
+    """A message a person posted to the run that no model call has seen yet (its item's sort key, text,
+    author and time)."""
+
+    sk: str
+    message_id: str
+    content: str
+    posted_by: str
+    posted_at: str
+
+
 @dataclass
 class Conversation:
-    """A run's messages in order, and the request options its META holds (JSON text), if any."""
+    """A run's messages in order, the request options its META holds (JSON text), if any, and the messages
+    posted to it that wait for its next model call."""
 
     messages: list[StoredMessage] = field(default_factory=list)
     options: str | None = None
+    posted: list[PostedMessage] = field(default_factory=list)
+
+
+def _split_posted(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[PostedMessage]]:
+    """The conversation's items, and the posted messages that sort after them (never cached: they move)."""
+    kept = [item for item in items if not item["sk"].startswith(keys.INBOX_PREFIX)]
+    posted = [
+        PostedMessage(
+            sk=item["sk"],
+            message_id=item.get("message_id", ""),
+            content=item.get("content", ""),
+            posted_by=item.get("posted_by", ""),
+            posted_at=item.get("posted_at", ""),
+        )
+        for item in items
+        if item["sk"].startswith(keys.INBOX_PREFIX)
+    ]
+    return kept, posted
 
 
 @dataclass
@@ -85,15 +118,16 @@ class HistoryCache:
         with self._lock:
             cached = self._runs.pop(run_id, None)
         pk = keys.run_pk(run_id)
+        posted: list[PostedMessage] = []
         if cached is not None:
-            items = list(self._query(messages_from(pk, cached.last_item["sk"])))
+            items, posted = _split_posted(list(self._query(messages_from(pk, cached.last_item["sk"]))))
             if items and items[0] == cached.last_item:
                 cached.messages.extend(to_message(item) for item in items[1:])
                 cached.last_item = items[-1]
             else:
                 cached = None
         if cached is None:
-            items = list(self._query(messages_from(pk, keys.META_SK)))
+            items, posted = _split_posted(list(self._query(messages_from(pk, keys.META_SK))))
             if not items or items[0]["sk"] != keys.META_SK:
                 raise RunNotFound(f"run {run_id} not found")
             cached = _CachedConversation(
@@ -105,4 +139,4 @@ class HistoryCache:
             self._runs[run_id] = cached
             while len(self._runs) > self._max_runs:
                 self._runs.popitem(last=False)
-        return Conversation(list(cached.messages), cached.options)
+        return Conversation(list(cached.messages), cached.options, posted)

@@ -8,6 +8,9 @@ from __future__ import annotations
 META_SK = "META"
 MESSAGE_PREFIX = "MSG#"
 STEP_PREFIX = "STEP#"
+INBOX_PREFIX = "MSG$"
+"""Messages posted to a running run, not yet seen by a model call: they sort after every `MSG#` key and
+inside the range LLMCall's conversation Query reads anyway, so checking for one costs no request."""
 
 
 def run_pk(run_id: str) -> str:
@@ -87,3 +90,13 @@ LAST_SLOT = 999
 def observation_slot(call_index: int) -> int:
     """Slot of the observation of the `call_index`-th tool call (or the corrective note) of an iteration."""
     return call_index + 1
+
+
+STEER_FIRST_SLOT = 900
+"""The first slot of the messages a person told the run after an iteration (`POST /v1/runs/{id}/messages`):
+after every observation of that iteration (a reply's calls are capped far below), before the next one's."""
+
+
+def inbox_sk(posted_at: str, message_id: str) -> str:
+    """Sort key of a posted message waiting for the run's next model call, in the order they were posted."""
+    return f"{INBOX_PREFIX}{posted_at}#{message_id}"

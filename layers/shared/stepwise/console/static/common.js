@@ -9,12 +9,13 @@
 "use strict";
 
 const KEY_STORAGE = "stepwise.apiKey";
-const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET"]);
-const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
+const OPEN_STATUSES = new Set(["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "PAUSED"]);
+const STATUSES = ["QUEUED", "RUNNING", "WAITING_APPROVAL", "WAITING_BUDGET", "PAUSED", "SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"];
 // How often the page of an open run reads its status: a wait at the budget begins with no new step to announce it.
 const OPEN_RUN_REFRESH_MS = 3000;
 const KIND_NAMES = {
   llm: "model", parse: "decision", tool: "tool", format: "format", policy: "policy", guardrail: "guardrail",
+  message: "told",
 };
 // What a guardrail step's point checked, as a person reads it.
 const GUARDRAIL_POINTS = { input: "the input", tool_results: "a tool result", output: "the answer" };

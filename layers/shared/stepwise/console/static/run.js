@@ -69,6 +69,8 @@ function stepDetails(runId, step) {
     if (step.observation !== null && step.observation !== undefined) details.push(...observationDetails(runId, step));
     if (step.child_run_id) details.push(childRunRow(step));
   }
+  // a message a person told the run (POST /v1/runs/{id}/messages), as its next model call saw it
+  if (step.kind === "message" && step.observation) details.push(text("p", visible(step.observation), "text observation"));
   if (step.answer) details.push(...collapsible(step.answer, "step-answer"));
   if (step.error) details.push(text("p", visible(step.error), "text step-error"));
   if (step.note) details.push(text("p", visible(step.note), "text note"));
@@ -218,7 +220,8 @@ async function showRun(runId) {
   const timeline = new Timeline(runId);
   const stream = new RunStream(runId);
   const live = text("span", "", "live");
-  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, approvals, budget, answer, text("h3", "Steps"), timeline.list);
+  const tell = el("div", { id: "run-tell" });
+  show(el("h2", {}, "Run ", text("code", runId), " ", live), summary, tell, approvals, budget, answer, text("h3", "Steps"), timeline.list);
 
   let open = true;
   let shownStatus = null;
@@ -226,19 +229,11 @@ async function showRun(runId) {
     const run = await api("GET", runPath(runId, open));
     open = OPEN_STATUSES.has(run.status);
     shownStatus = run.status;
-    const cancel = el("button", { type: "button", class: "secondary", id: "cancel-run" }, "Cancel run");
-    cancel.addEventListener("click", async () => {
-      cancel.disabled = true;
-      try {
-        await api("POST", "/v1/runs/" + encodeURIComponent(runId) + "/cancel", {});
-        await refresh();
-      } catch (error) {
-        cancel.disabled = false;
-        failed(error);
-      }
-    });
-    summary.replaceChildren(runFacts(run, stream.iterations), OPEN_STATUSES.has(run.status) ? el("p", {}, cancel) : "");
+    summary.replaceChildren(runFacts(run, stream.iterations), open ? runControls(runId, run, refresh) : "");
     summary.append(runTools(run));
+    // kept while the run is open, so a refresh does not clear what the person is typing
+    if (!open) tell.replaceChildren();
+    else if (!tell.firstChild) tell.replaceChildren(tellForm(runId));
     answer.replaceChildren(text("h3", "Answer"), text("p", run.answer || (OPEN_STATUSES.has(run.status) ? "(not yet)" : "(none)"), "answer"));
     approvals.replaceChildren(...(run.pending_approvals || []).map((pending) =>
       approvalForm(runId, pending, () => refresh().catch(failed))));

@@ -25,19 +25,21 @@ from google.protobuf.json_format import ParseDict
 from google.protobuf.struct_pb2 import Struct
 
 # A run waiting for a person to approve a tool call is waiting for an authorization, not for more of the
-# question; a run waiting at its budget waits for the caller to say whether to spend more (its input).
+# question; a run waiting at its budget waits for the caller to say whether to spend more (its input); a paused
+# run waits for the caller to resume it (its input too).
 STATES: dict[str, TaskState] = {
     "QUEUED": TaskState.TASK_STATE_WORKING,
     "RUNNING": TaskState.TASK_STATE_WORKING,
     "WAITING_APPROVAL": TaskState.TASK_STATE_AUTH_REQUIRED,
     "WAITING_BUDGET": TaskState.TASK_STATE_INPUT_REQUIRED,
+    "PAUSED": TaskState.TASK_STATE_INPUT_REQUIRED,
     "SUCCEEDED": TaskState.TASK_STATE_COMPLETED,
     "FAILED": TaskState.TASK_STATE_FAILED,
     "TIMED_OUT": TaskState.TASK_STATE_FAILED,
     "CANCELLED": TaskState.TASK_STATE_CANCELED,
 }
 ENDED = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
-WAITING = frozenset({"WAITING_APPROVAL", "WAITING_BUDGET"})
+WAITING = frozenset({"WAITING_APPROVAL", "WAITING_BUDGET", "PAUSED"})
 # The states a blocking send returns at: the run ended, or waits for a person.
 SETTLED = frozenset(
     {
@@ -56,6 +58,7 @@ _WAITING_TEXT = {
     "of the HTTP API (or the console) answers it.",
     "WAITING_BUDGET": "The run waits at its budget: POST /v1/runs/{run_id}/budget of the HTTP API raises it or "
     "ends the run.",
+    "PAUSED": "The run was paused: POST /v1/runs/{run_id}/resume of the HTTP API (or the console) resumes it.",
 }
 
 

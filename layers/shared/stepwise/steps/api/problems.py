@@ -103,6 +103,20 @@ class NotWaitingBudget(ApiError):
     type = "not_waiting_budget"
 
 
+class CannotPause(ApiError):
+    """The run cannot pause: it runs on an Express workflow, which cannot wait for a callback."""
+
+    status = 409
+    type = "cannot_pause"
+
+
+class NotPaused(ApiError):
+    """The run is not paused, nor asked to pause: there is nothing to resume."""
+
+    status = 409
+    type = "not_paused"
+
+
 class PayloadTooLarge(ApiError):
     """The body is over the configured limit."""
 

@@ -20,10 +20,19 @@ from stepwise.models.api_requests import (
     SESSION_ID_PATTERN,
     ApprovalRequest,
     BudgetRequest,
+    MessageRequest,
     ReplayRequest,
     RunRequest,
 )
-from stepwise.models.api_responses import ApprovalList, ReplayAccepted, RunAccepted, RunEvents, RunList, RunView
+from stepwise.models.api_responses import (
+    ApprovalList,
+    MessageAccepted,
+    ReplayAccepted,
+    RunAccepted,
+    RunEvents,
+    RunList,
+    RunView,
+)
 from stepwise.models.overview import DEFAULT_DAYS, MAX_DAYS, MAX_RUNS, Overview
 from stepwise.models.run import RunStatus
 from stepwise.steps.api.chat_routes import register_chat_routes
@@ -361,6 +370,65 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
         return describe_overview(services.get(), owner=owner, days=days)
 
     register_step_routes(app, services)
+
+    @app.post(
+        "/v1/runs/<run_id>/messages",
+        status_code=202,
+        summary="Tell a running run something",
+        description="Store a user message for the run's next model call (checked as a run's input: at most "
+        "`max_input_chars` characters, the profile's input guardrails). The call that sees it shows it in the "
+        "trace as a `message` step. 409 when the run ended.",
+        responses={
+            **success_response(202, "The message, stored for the run's next model call.", MessageAccepted),
+            **error_responses(400, 401, 404, 409, 413, 415, 422, 503),
+        },
+        tags=["runs"],
+    )
+    def post_message(
+        run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")],
+        body: MessageRequest,
+    ) -> Response[MessageAccepted]:
+        from stepwise.steps.api.steering import post_message
+
+        event = app.current_event
+        owner = request_owner(event)
+        require_json(event)
+        accepted = post_message(services.get(), owner=owner, run_reference=run_id, request=body)
+        return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=accepted)
+
+    @app.post(
+        "/v1/runs/<run_id>/pause",
+        summary="Pause a run at its next iteration boundary",
+        description="The run waits (status PAUSED), without compute, before its next iteration, until resumed, "
+        "cancelled or its deadline (then it ends with its best answer, stop_reason `deadline`). Asking again "
+        "is harmless. 409 when the run ended, or runs on an Express workflow (`cannot_pause`).",
+        responses={
+            **success_response(200, "The run, with its `pause`.", RunView),
+            **error_responses(401, 404, 409, 503),
+        },
+        tags=["runs"],
+    )
+    def post_pause(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
+        from stepwise.steps.api.steering import pause_run
+
+        return pause_run(services.get(), owner=request_owner(app.current_event), run_reference=run_id)
+
+    @app.post(
+        "/v1/runs/<run_id>/resume",
+        summary="Resume a paused run",
+        description="A run waiting (PAUSED) goes on; a pause not reached yet is withdrawn. 409 when the run ended "
+        "or is not paused (`not_paused`); 503 when Step Functions could not be told (the run stays PAUSED).",
+        responses={
+            **success_response(200, "The run, going on.", RunView),
+            **error_responses(401, 404, 409, 503),
+        },
+        tags=["runs"],
+    )
+    def post_resume(run_id: Annotated[str, Path(pattern=RUN_ID_PATTERN, description="The run's id.")]) -> RunView:
+        from stepwise.steps.api.steering import resume_run
+
+        return resume_run(services.get(), owner=request_owner(app.current_event), run_reference=run_id)
+
     register_chat_routes(app, services)
 
     @app.get(

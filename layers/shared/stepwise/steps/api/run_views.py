@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from stepwise.models.api_responses import RunView, TraceStep
 from stepwise.models.budget import BudgetWaitView
+from stepwise.models.pause import PauseView
 from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
 from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
@@ -107,4 +108,6 @@ def run_view(meta: RunMeta) -> RunView:
         parent_run_id=meta.parent_run_id,
         parent_call_id=meta.parent_call_id,
         online_eval=meta.online_eval,
+        # a pause asked of a run that ended before it reached an iteration boundary is no longer anything
+        pause=PauseView.model_validate(meta.pause.model_dump()) if meta.pause and not meta.is_terminal else None,
     )
