@@ -434,6 +434,8 @@ def test_a_runs_online_eval_is_shown_in_the_api_and_on_its_page(
     expect(shown.locator(".eval-verdict")).to_have_text("failed")
     expect(shown.locator("li.eval-passed")).to_contain_text('answer_contains "Done"')
     expect(shown.locator("li.eval-failed")).to_contain_text('"Done." does not contain "Paris"')
+
+
 def test_a_run_is_paused_resumed_and_told_something_from_its_page(
     page: Page, api: LocalApi, model: FakeOpenAIServer
 ) -> None:
