@@ -203,12 +203,12 @@ def test_the_metadata_address_is_refused_as_an_mcp_server() -> None:
 
 
 def test_a_call_slower_than_the_timeout_becomes_a_timed_out_observation(mcp_server: LoopbackMcpServer) -> None:
-    # Given a server with a 0.5 s timeout
-    invoker = ToolInvoker(build({"url": mcp_server.url, "internal": True, "timeoutSeconds": 0.5}))
-    # When a tool that takes 3 s is called
-    observation = invoker.invoke(call("slow", seconds=3))
+    # Given a server with a 2 s timeout (its tools' listing must fit it too, on a busy machine)
+    invoker = ToolInvoker(build({"url": mcp_server.url, "internal": True, "timeoutSeconds": 2}))
+    # When a tool that takes 6 s is called
+    observation = invoker.invoke(call("slow", seconds=6))
     # Then the observation says it timed out
-    assert observation.error == "timed out after 0.5 s"
+    assert observation.error == "timed out after 2.0 s"
 
 
 def test_an_oversized_answer_is_truncated_with_a_marker(mcp_server: LoopbackMcpServer) -> None:
