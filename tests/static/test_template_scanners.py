@@ -46,7 +46,7 @@ def checkov_report() -> dict[str, Any]:
         [*command, "--skip-download", "--output", "json"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,  # a bound against a hang only: on a busy machine checkov took over 120 s
         check=False,
     )
     # checkov exits 1 when a check fails; the report says which, so the exit code alone is not asserted.
