@@ -127,7 +127,8 @@ class Redactor:
         self._whole_values: frozenset[str] = frozenset()
         for secret in secrets:
             self.add(secret)
-        _LIVE_REDACTORS.add(self)
+        with _LIVE_LOCK:
+            _LIVE_REDACTORS.add(self)
 
     def add(self, secret: str) -> None:
         """Remember a secret value so that `redact` scrubs it from now on.
@@ -229,11 +230,16 @@ def _redact(text: str, redactors: Iterable[Redactor], *, cut_at_end: bool = Fals
 
 
 _LIVE_REDACTORS: weakref.WeakSet[Redactor] = weakref.WeakSet()
+# `stepwise serve` builds redactors (a handler instance starting) while other threads redact: a WeakSet read
+# while another thread adds to it raises "Set changed size during iteration"
+_LIVE_LOCK = threading.Lock()
 
 
 def redact_known_secrets(text: str) -> str:
     """`text` with the secrets of every redactor alive in this process replaced (the text decoded once)."""
-    return _redact(text, list(_LIVE_REDACTORS))
+    with _LIVE_LOCK:
+        live = list(_LIVE_REDACTORS)
+    return _redact(text, live)
 
 
 def redact_strings(value: Any) -> Any:
