@@ -114,8 +114,10 @@ static: $(PY_STAMP) $(STATIC_STAMP)
 # the end-to-end tests spend much of their time waiting (model latencies, polls), and two left the CPUs a
 # third idle (9:08 against 7:40 for the whole suite, measured 2026-11-25). Work stealing: a worker that
 # runs out takes half of another's queue, so the slow end-to-end modules do not finish alone at the end.
+# Four workers since 2026-11-27: issues 31-33 added servers, browsers and protocol clients that mostly wait.
+# The slowest tests are printed, so a CI log says where the time goes.
 unit: setup setup-browser $(STATIC_STAMP)
-	$(BIN)/pytest -q -n 3 --dist worksteal -p tests.faults.report -p tests.fuzz.pipeline_report
+	$(BIN)/pytest -q -n 4 --dist worksteal --durations=25 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 # checkov and cfn-lint run as tests (tests/static), so `test` installs checkov without running `static`'s
 # copies of them. lint, validate and build run side by side before the tests: mypy works on one core, and
