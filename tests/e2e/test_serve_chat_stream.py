@@ -17,7 +17,7 @@ from openai import OpenAI
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import native_assistant_config, script_tool_then_slow_answer, serve
-from tests.support.openai_server import FakeOpenAIServer
+from tests.support.openai_server import FakeOpenAIServer, chat_completion
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
 
@@ -39,8 +39,10 @@ def sse_data(line: str) -> dict[str, Any] | None:
 def test_the_first_step_chunk_arrives_while_the_run_is_still_running(
     api: LocalApi, model_server: FakeOpenAIServer
 ) -> None:
-    # Given a run whose model answers slowly on its second call
-    script_tool_then_slow_answer(model_server, "It is noon.")
+    # Given a run whose model answers slowly on its second call: slowly enough that, however busy the
+    # machine, the first step's chunk (polled every 0.2 s) arrives before the run ends (2 s was not, once)
+    model_server.enqueue(body=chat_completion(tool_calls=[{"name": "current_time", "arguments": {}}]))
+    model_server.enqueue(body=chat_completion(content="It is noon."), delay_seconds=6)
     headers = {"authorization": "Bearer sk-streamer"}
     with httpx.Client(base_url=api.url, headers=headers, timeout=30) as client:
         body = {"model": "assistant", "messages": [{"role": "user", "content": "Time?"}], "stream": True}

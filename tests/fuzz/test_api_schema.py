@@ -366,7 +366,7 @@ def test_sequences_of_calls_following_the_documents_links_never_get_a_server_err
     # When sequences of calls are generated along those links / Then none is answered with a 5xx
     ServedApiMachine.run(
         settings=settings(
-            max_examples=max(5, EXAMPLES_PER_OPERATION // 5),
+            max_examples=max(10, EXAMPLES_PER_OPERATION // 5),
             stateful_step_count=4,
             derandomize=True,
             database=None,
