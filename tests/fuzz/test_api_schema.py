@@ -4,7 +4,7 @@ Every operation is sent generated requests, valid ones and invalid ones; every r
 status the document lists (never a 5xx), with the content type and body it describes, and an invalid
 request must be refused. The stateful phase sends sequences of calls along the links schemathesis
 infers (a run started by POST is read back and cancelled with the id it returned). The run is
-deterministic and bounded for CI: `STEPWISE_FUZZ_EXAMPLES` examples per operation and mode (15 by
+deterministic and bounded for CI: `STEPWISE_FUZZ_EXAMPLES` examples per operation and mode (25 by
 default; `make fuzz` sends 500), a fifth of that many call sequences.
 
 Schemathesis' own pytest parametrisation (`from_fixture`) relies on a pytest internal that pytest 9.2
@@ -41,7 +41,7 @@ from stepwise.local.server import LocalApi
 from stepwise.steps.api import ROUTES
 from tests.e2e.conftest import serve
 
-EXAMPLES_PER_OPERATION = int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "15"))
+EXAMPLES_PER_OPERATION = int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "25"))
 API_KEY = "fuzzer"
 REQUEST_TIMEOUT_SECONDS = 30
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
