@@ -39,8 +39,11 @@ FOLLOWERS = 200
 CHATS = 50
 SETTLE_SECONDS = 5.0
 # Small pools, filled by a first round of streams, so the thread count they settle at is the baseline; stream
-# limits small enough to fill in a test; a read timeout a trickled body passes in a second.
-LIMITS = FrontLimits(workers=2, waiting_workers=2, max_streams=6, max_streams_per_owner=3, read_timeout_seconds=1.0)
+# limits small enough to fill in a test. The read timeout runs from a connection's opening to its whole head:
+# at 1 s, a busy machine once let a second pass between the server accepting one of 250 connections and this
+# process's client writing its head, and the server rightly closed it unanswered. 4 s is past any such wait
+# and still well short of the 10 s a trickled body takes.
+LIMITS = FrontLimits(workers=2, waiting_workers=2, max_streams=6, max_streams_per_owner=3, read_timeout_seconds=4.0)
 CONFIG: dict[str, Any] = {
     "models": {"answers": scripted_model(react_answer("Hi."))},
     "profiles": {"quick": {"model": "answers", "strategy": "react", "protocol": "react_json"}},
