@@ -16,14 +16,14 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
-from stepwise.config.control_chars import without_control_characters
 from stepwise.config.http_api import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_RESPONSE_BYTES_LIMIT,
     TOOL_NAME_PATTERN,
     ApiKeyConfig,
 )
-from stepwise.config.tool_call_rules import HEADER_NAME, RESERVED_HEADERS, TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
+from stepwise.config.remote_headers import checked_remote_headers, key_outside_url
+from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
 from stepwise.config.url_checks import validated_http_url
 
 DEFAULT_A2A_TIMEOUT_SECONDS = 30.0
@@ -80,21 +80,12 @@ class A2aAgentConfig(ApprovalRule, EffectRule):
     @field_validator("headers")
     @classmethod
     def _plain_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        for name, value in headers.items():
-            if not HEADER_NAME.fullmatch(name):
-                raise ValueError(f"headers: {name!r} is not a valid HTTP header name")
-            if name.lower() in RESERVED_HEADERS or name.lower() == "a2a-version":
-                raise ValueError(f"headers: the {name} header is set by the A2A client")
-            without_control_characters(value, what=f"headers: the value of {name}")
-        return headers
+        return checked_remote_headers(headers, client="A2A", client_owns=lambda name: name == "a2a-version")
 
     @field_validator("api_key")
     @classmethod
     def _key_not_in_url(cls, key: ApiKeyConfig | None) -> ApiKeyConfig | None:
-        if key is not None and key.location == "query":
-            # Request URLs are logged by HTTP clients; a key there would reach the logs.
-            raise ValueError("apiKey.in must be 'header' or 'bearer' for an A2A agent")
-        return key
+        return key_outside_url(key, source="an A2A agent")
 
     @model_validator(mode="after")
     def _prefix_fits(self) -> "A2aAgentConfig":

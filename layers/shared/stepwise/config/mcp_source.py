@@ -15,14 +15,14 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from stepwise.config.control_chars import without_control_characters
 from stepwise.config.http_api import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_RESPONSE_BYTES_LIMIT,
     TOOL_NAME_PATTERN,
     ApiKeyConfig,
 )
-from stepwise.config.tool_call_rules import HEADER_NAME, RESERVED_HEADERS, TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
+from stepwise.config.remote_headers import checked_remote_headers, key_outside_url
+from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
 from stepwise.config.url_checks import validated_http_url
 
 DEFAULT_MCP_TIMEOUT_SECONDS = 30.0
@@ -132,18 +132,9 @@ class McpServerConfig(ApprovalRule, EffectRule):
     @field_validator("headers")
     @classmethod
     def _plain_headers(cls, headers: dict[str, str]) -> dict[str, str]:
-        for name, value in headers.items():
-            if not HEADER_NAME.fullmatch(name):
-                raise ValueError(f"headers: {name!r} is not a valid HTTP header name")
-            if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-"):
-                raise ValueError(f"headers: the {name} header is set by the MCP client")
-            without_control_characters(value, what=f"headers: the value of {name}")
-        return headers
+        return checked_remote_headers(headers, client="MCP", client_owns=lambda name: name.startswith("mcp-"))
 
     @field_validator("api_key")
     @classmethod
     def _key_not_in_url(cls, key: ApiKeyConfig | None) -> ApiKeyConfig | None:
-        if key is not None and key.location == "query":
-            # The MCP client logs request URLs; a key there would reach the logs.
-            raise ValueError("apiKey.in must be 'header' or 'bearer' for an MCP server")
-        return key
+        return key_outside_url(key, source="an MCP server")

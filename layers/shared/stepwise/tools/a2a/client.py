@@ -26,8 +26,7 @@ import httpx
 from google.protobuf.json_format import MessageToDict
 
 from stepwise.config.a2a_source import A2aAgentConfig
-from stepwise.config.credentials import SecretResolver, SecretUnavailable
-from stepwise.config.redaction import Redactor
+from stepwise.config.credentials import SecretResolver
 from stepwise.errors import ToolError
 from stepwise.tools.a2a.card import SPOKEN_BINDINGS, CardSummary
 from stepwise.tools.a2a.outcome import RemoteMessage, RemoteTask, message_result, read_remote, task_result
@@ -35,6 +34,7 @@ from stepwise.tools.a2a.transport import GuardedTransport
 from stepwise.tools.base import ToolResult
 from stepwise.tools.guards import AddressPolicy, HostResolver, Origin, refusal_reason, system_resolver
 from stepwise.tools.own_loop import innermost, run_in_own_loop
+from stepwise.tools.remote_source import RemoteSourceClient
 
 if TYPE_CHECKING:
     from a2a.client import Client
@@ -46,7 +46,6 @@ FIRST_POLL_SECONDS = 0.1
 LONGEST_POLL_SECONDS = 2.0
 # How long a task that outlived its call is given to accept being canceled, after the call's own bound.
 CANCEL_SECONDS = 2.0
-_USER_AGENT = "stepwise-tools/0.1"
 # Each agent's card, by its configuration: read once per process (per Lambda container).
 _CARDS: dict[str, LoadedCard] = {}
 _CARDS_LOCK = threading.Lock()
@@ -67,8 +66,10 @@ class _Progress:
     task: RemoteTask | None = None
 
 
-class A2aAgentClient:
+class A2aAgentClient(RemoteSourceClient[A2aAgentConfig]):
     """Reads the card of one remote agent and sends it messages; failures raise `ToolError` saying what failed."""
+
+    source = "A2A agent"
 
     def __init__(
         self,
@@ -78,16 +79,10 @@ class A2aAgentClient:
         host_resolver: HostResolver = system_resolver,
         address_policy: AddressPolicy = refusal_reason,
     ) -> None:
-        self.config = config
-        self._secrets = secret_resolver
-        self._host_resolver = host_resolver
-        self._address_policy = address_policy
+        super().__init__(
+            config, secret_resolver=secret_resolver, host_resolver=host_resolver, address_policy=address_policy
+        )
         self._origin = Origin.of(httpx.URL(config.url))
-
-    @property
-    def redactor(self) -> Redactor:
-        """The redactor that knows this agent's credential."""
-        return self._secrets.redactor
 
     def card(self) -> LoadedCard:
         """The agent's card, read once per process and kept; `ToolError` when it cannot be read or used."""
@@ -241,27 +236,12 @@ class A2aAgentClient:
             address_policy=self._address_policy,
         )
         return httpx.AsyncClient(
-            headers=self._headers(),
+            headers=self._headers(("Accept-Encoding", "identity")),
             timeout=httpx.Timeout(self.config.timeout_seconds),
             transport=transport,
             follow_redirects=False,
             trust_env=False,
         )
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": _USER_AGENT, "Accept-Encoding": "identity", **self.config.headers}
-        key = self.config.api_key
-        if key is None:
-            return headers
-        try:
-            secret = self._secrets.resolve(key.value)
-        except SecretUnavailable as exc:
-            raise ToolError(f"the credential of this A2A agent is unavailable: {exc}") from None
-        if key.location == "bearer":
-            headers["Authorization"] = f"Bearer {secret}"
-        elif key.name is not None:
-            headers[key.name] = secret
-        return headers
 
     def _run(self, operation: Callable[[], Awaitable[Result]]) -> Result:
         try:

@@ -30,20 +30,16 @@ import anyio
 import httpx
 
 from stepwise.config.configured_secrets import is_secret_env_value
-from stepwise.config.credentials import SecretResolver, SecretUnavailable
-from stepwise.config.redaction import Redactor
+from stepwise.config.credentials import SecretUnavailable
 from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
-    AddressPolicy,
-    HostResolver,
     Origin,
     checked_addresses,
-    refusal_reason,
-    system_resolver,
 )
 from stepwise.tools.mcp.stdio_servers import STDIO_SERVERS
 from stepwise.tools.own_loop import innermost, run_in_own_loop
+from stepwise.tools.remote_source import RemoteSourceClient
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -59,29 +55,12 @@ IDEMPOTENCY_META_KEY = "idempotencyKey"
 # Each server's tool listing, by its configuration: read once per process (per Lambda container).
 _LISTINGS: dict[str, list[RemoteTool]] = {}
 _LISTINGS_LOCK = threading.Lock()
-_USER_AGENT = "stepwise-tools/0.1"
 
 
-class McpClient:
+class McpClient(RemoteSourceClient[McpServerConfig]):
     """Lists and calls the tools of one MCP server; failures raise `ToolError` saying what failed."""
 
-    def __init__(
-        self,
-        config: McpServerConfig,
-        *,
-        secret_resolver: SecretResolver,
-        host_resolver: HostResolver = system_resolver,
-        address_policy: AddressPolicy = refusal_reason,
-    ) -> None:
-        self.config = config
-        self._secrets = secret_resolver
-        self._host_resolver = host_resolver
-        self._address_policy = address_policy
-
-    @property
-    def redactor(self) -> Redactor:
-        """The redactor that knows this server's credential."""
-        return self._secrets.redactor
+    source = "MCP server"
 
     def list_tools(self) -> list[RemoteTool]:
         """Every tool the server offers, all pages of the listing; read once per process and kept."""
@@ -200,21 +179,6 @@ class McpClient:
             return
         origin = Origin.of(httpx.URL(self.config.url or ""))
         checked_addresses(origin.host, origin.port, resolver=self._host_resolver, policy=self._address_policy)
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"User-Agent": _USER_AGENT, **self.config.headers}
-        key = self.config.api_key
-        if key is None:
-            return headers
-        try:
-            secret = self._secrets.resolve(key.value)
-        except SecretUnavailable as exc:
-            raise ToolError(f"the credential of this MCP server is unavailable: {exc}") from None
-        if key.location == "bearer":
-            headers["Authorization"] = f"Bearer {secret}"
-        elif key.name is not None:
-            headers[key.name] = secret
-        return headers
 
     def _as_tool_error(self, failure: BaseException, statuses: list[int], server_stderr: str) -> BaseException:
         if isinstance(failure, ToolError):
