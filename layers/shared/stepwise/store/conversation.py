@@ -43,6 +43,7 @@ from stepwise.store.steering import SteeringStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
+from stepwise.store.tool_outputs import ToolOutputStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
 from stepwise.store.transient import condition_failed
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
@@ -92,6 +93,8 @@ class ConversationStore:
         """Runs' online eval results (`stepwise.store.online_evals`)."""
         self.steering = SteeringStore(self._db, now_iso=self._now_iso)
         """Messages posted to running runs, and pauses (`stepwise.store.steering`)."""
+        self.tool_outputs = ToolOutputStore(self._db)
+        """Whole tool results longer than what the model received (`stepwise.store.tool_outputs`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
