@@ -5,6 +5,7 @@ back whole by the step endpoint."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from stepwise.models.run import StepRecord
 from stepwise.steps import iteration_guard, llm_call, parse, tool_invoke
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.api.services import ApiServices
-from stepwise.steps.api.step_views import step_observation
+from stepwise.steps.api.step_views import fit_answer, step_observation
 from stepwise.steps.executions import StepFunctionsExecutions
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
@@ -64,21 +65,35 @@ def runtime_for(table: tuple[Any, str], tmp_path: Path, **limits: Any) -> StepRu
             },
             "tools": {"python": [{"module": "floods"}]},
             "profiles": {
-                "default": {"model": "m", "strategy": "function_calling", "limits": {"max_observation_chars": CAP} | limits}
+                "default": {
+                    "model": "m",
+                    "strategy": "function_calling",
+                    "limits": {"max_observation_chars": CAP} | limits,
+                }
             },
         },
         environ={},
     )
     model = QueuedModel(Completion(tool_calls=[ToolCall(id="call_f", name="flood", arguments={"size": MILLION})]))
     client, table_name = table
-    return StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table_name), chat_models={"m": model})
+    return StepRuntime(
+        config=config, config_dir=tmp_path, store=ConversationStore(client, table_name), chat_models={"m": model}
+    )
 
 
 def run_to_the_tool_call(runtime: StepRuntime) -> tuple[str, dict[str, Any]]:
     """A run through its first model call; its id and the ToolInvoke Map item of the call."""
     meta = create_run(runtime, messages=[ChatMessage(role="user", content="flood me")], owner="o", profile="default")
-    payload = parse.handle(llm_call.handle(iteration_guard.handle(execution_input(meta.run_id), runtime), runtime), runtime)
-    item = {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": payload["calls"][0], "trace": payload["run"]["trace"]}
+    payload = parse.handle(
+        llm_call.handle(iteration_guard.handle(execution_input(meta.run_id), runtime), runtime), runtime
+    )
+    item = {
+        "run_id": meta.run_id,
+        "iteration": 1,
+        "index": 0,
+        "call": payload["calls"][0],
+        "trace": payload["run"]["trace"],
+    }
     return meta.run_id, item
 
 
@@ -102,7 +117,10 @@ def api_services(runtime: StepRuntime, table: tuple[Any, str]) -> ApiServices:
     client, table_name = table
     return ApiServices(
         runtime=runtime,
-        executions=StepFunctionsExecutions(boto3.client("stepfunctions", region_name="us-east-1"), "arn:aws:states:us-east-1:123456789012:stateMachine:agent"),
+        executions=StepFunctionsExecutions(
+            boto3.client("stepfunctions", region_name="us-east-1"),
+            "arn:aws:states:us-east-1:123456789012:stateMachine:agent",
+        ),
         idempotency=IdempotentStarts(client, table_name),
     )
 
@@ -130,8 +148,15 @@ def test_a_1mb_result_is_kept_whole_in_parts_scrubbed_and_written_again_to_the_s
     # Then the same items are written again, none added
     assert stored_items(dynamodb_table, run_id, "TOOLOUT#") == parts
     # And the step endpoint answers the whole result, saying so, beside the size the model received
-    whole = step_observation(api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f")
-    assert (whole.observation == WHOLE, whole.observation_chars, whole.source, whole.whole) == (True, MILLION, "stored_output", True)
+    whole = step_observation(
+        api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
+    )
+    assert (whole.observation == WHOLE, whole.observation_chars, whole.source, whole.whole) == (
+        True,
+        MILLION,
+        "stored_output",
+        True,
+    )
     assert (whole.received_chars, whole.output_chars, whole.observation_bytes) == (CAP, MILLION, len(WHOLE.encode()))
 
 
@@ -150,7 +175,9 @@ def test_a_result_past_the_stored_limit_is_kept_cut_with_the_marker_and_the_step
     # And the step says it was cut, and the step endpoint that it is not the whole result
     step = tool_step(runtime, run_id)
     assert (step.stored_output_chars, step.stored_output_cut) == (300_000, True)
-    whole = step_observation(api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f")
+    whole = step_observation(
+        api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
+    )
     assert (whole.observation == kept, whole.source, whole.whole) == (True, "stored_output", False)
 
 
@@ -158,5 +185,19 @@ def test_a_stored_limit_below_what_the_model_receives_is_refused_naming_both() -
     # Given a profile keeping less of a result than its model receives
     profile = {"model": "m", "limits": {"max_observation_chars": 5000, "max_stored_output_chars": 4000}}
     # When the configuration is read, then it is refused, naming both limits
-    with pytest.raises((ConfigError, ValueError), match="max_stored_output_chars=4000 is below max_observation_chars=5000"):
-        StepwiseConfig.from_mapping({"models": {"m": {"provider": "scripted", "scenarios": []}}, "profiles": {"default": profile}})
+    with pytest.raises(
+        (ConfigError, ValueError), match="max_stored_output_chars=4000 is below max_observation_chars=5000"
+    ):
+        StepwiseConfig.from_mapping(
+            {"models": {"m": {"provider": "scripted", "scenarios": []}}, "profiles": {"default": profile}}
+        )
+
+
+def test_a_text_too_long_for_one_lambda_response_is_cut_to_fit_with_the_marker() -> None:
+    # Given text that JSON escapes six times over (control characters), and a text that needs no escape
+    escaped, plain = "\u0001" * 10_000, "x" * 10_000
+    # When each is fitted to an answer of 20,000 bytes
+    cut, whole = fit_answer(escaped, limit=20_000)
+    # Then the first is cut, with the marker, to what fits; the second is left whole
+    assert (whole, "…[truncated" in cut, len(json.dumps(json.dumps(cut))) <= 20_000) == (False, True, True)
+    assert fit_answer(plain, limit=20_000) == (plain, True)

@@ -21,7 +21,6 @@ from stepwise.store.codec import serialize_item
 from stepwise.store.table import Table
 from stepwise.store.views import RunRef
 
-
 PART_BYTES = 300_000
 """The most UTF-8 bytes of text one part holds: with its key and expiry, far from the item limit."""
 

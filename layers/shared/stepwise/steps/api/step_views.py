@@ -77,10 +77,10 @@ def fit_answer(text: str, limit: int = MAX_ANSWER_TEXT_BYTES) -> tuple[str, bool
     size = _payload_bytes(text)
     if size <= limit:
         return text, True
-    keep = len(text)
-    while size > limit:
+    keep, cut = len(text), text
+    while size > limit and keep > 0:
         # shrink by what the text is over, in proportion, until the cut text fits
-        keep = min(keep - 1, int(keep * limit / size * 0.98))
+        keep = max(0, min(keep - 1, int(keep * limit / size * 0.98)))
         cut, _ = truncate_text(text, keep)
         size = _payload_bytes(cut)
     return cut, False
