@@ -45,13 +45,29 @@ def flood(size: int) -> str:
     """
     half = size // 2
     return "é" * half + "{SECRET}" + "x" * (size - half - {len(MARK)} - 4) + "tail"
+
+
+@tool
+def mail(size: int) -> str:
+    """Answer `size` characters, then an email address.
+
+    Args:
+        size: How many before it.
+    """
+    return "x" * size + " jo@example.com"
 '''
 WHOLE = "é" * (MILLION // 2) + MARK + "x" * (MILLION - MILLION // 2 - len(MARK) - 4) + "tail"
 
 
-def runtime_for(table: tuple[Any, str], tmp_path: Path, **limits: Any) -> StepRuntime:
-    """A runtime whose model calls `flood` for 1,000,000 characters, then answers; its api key is a secret."""
-    (tmp_path / "floods.py").write_text(TOOLS, encoding="utf-8")
+FLOOD = ToolCall(id="call_f", name="flood", arguments={"size": MILLION})
+
+
+def runtime_for(
+    table: tuple[Any, str], tmp_path: Path, *, call: ToolCall = FLOOD, guardrails: Any = None, **limits: Any
+) -> StepRuntime:
+    """A runtime whose model calls `call` (`flood` for 1,000,000 characters); its api key is a secret."""
+    (tmp_path / "whole_floods.py").write_text(TOOLS, encoding="utf-8")
+    profile = {"model": "m", "strategy": "function_calling", "limits": {"max_observation_chars": CAP} | limits}
     config = StepwiseConfig.from_mapping(
         {
             "models": {
@@ -63,18 +79,12 @@ def runtime_for(table: tuple[Any, str], tmp_path: Path, **limits: Any) -> StepRu
                     "capabilities": {"native_tools": True},
                 }
             },
-            "tools": {"python": [{"module": "floods"}]},
-            "profiles": {
-                "default": {
-                    "model": "m",
-                    "strategy": "function_calling",
-                    "limits": {"max_observation_chars": CAP} | limits,
-                }
-            },
+            "tools": {"python": [{"module": "whole_floods"}]},
+            "profiles": {"default": profile | ({"guardrails": guardrails} if guardrails else {})},
         },
         environ={},
     )
-    model = QueuedModel(Completion(tool_calls=[ToolCall(id="call_f", name="flood", arguments={"size": MILLION})]))
+    model = QueuedModel(Completion(tool_calls=[call]))
     client, table_name = table
     return StepRuntime(
         config=config, config_dir=tmp_path, store=ConversationStore(client, table_name), chat_models={"m": model}
@@ -179,6 +189,43 @@ def test_a_result_past_the_stored_limit_is_kept_cut_with_the_marker_and_the_step
         api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
     )
     assert (whole.observation == kept, whole.source, whole.whole) == (True, "stored_output", False)
+
+
+MAIL = ToolCall(id="call_m", name="mail", arguments={"size": 2 * CAP})
+
+
+def test_the_whole_result_passes_the_tool_result_guardrails_as_the_models_copy_does(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile whose tool-result rules redact email addresses, and a tool whose address is past the cut
+    runtime = runtime_for(dynamodb_table, tmp_path, call=MAIL, guardrails={"tool_results": [{"pii": ["email"]}]})
+    run_id, item = run_to_the_tool_call(runtime)
+    # When ToolInvoke runs the call
+    tool_invoke.handle(item, runtime)
+    # Then the whole result is kept with the address redacted
+    kept = "".join(part["text"]["S"] for part in stored_items(dynamodb_table, run_id, "TOOLOUT#"))
+    assert kept == "x" * 2 * CAP + " [email]"
+
+
+def test_a_whole_result_a_guardrail_blocks_is_not_kept_and_the_step_endpoint_answers_the_models_copy(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile whose tool-result rules block results naming an address, past the cut of the model's copy
+    guardrails = {"tool_results": [{"deny": ["jo@example"]}]}
+    runtime = runtime_for(dynamodb_table, tmp_path, call=MAIL, guardrails=guardrails)
+    run_id, item = run_to_the_tool_call(runtime)
+    # When ToolInvoke runs the call
+    tool_invoke.handle(item, runtime)
+    # Then nothing of the whole result is stored, and the step endpoint answers what the model received
+    assert stored_items(dynamodb_table, run_id, "TOOLOUT#") == []
+    services = api_services(runtime, dynamodb_table)
+    shown = step_observation(services, owner="o", run_reference=run_id, iteration=1, call_id="call_m")
+    assert (shown.source, shown.whole, shown.observation_chars, "jo@example" in shown.observation) == (
+        "message",
+        False,
+        CAP,
+        False,
+    )
 
 
 def test_a_stored_limit_below_what_the_model_receives_is_refused_naming_both() -> None:
