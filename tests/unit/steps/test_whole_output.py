@@ -248,3 +248,22 @@ def test_a_text_too_long_for_one_lambda_response_is_cut_to_fit_with_the_marker()
     # Then the first is cut, with the marker, to what fits; the second is left whole
     assert (whole, "…[truncated" in cut, len(json.dumps(json.dumps(cut))) <= 20_000) == (False, True, True)
     assert fit_answer(plain, limit=20_000) == (plain, True)
+
+
+def test_a_replay_copies_the_whole_results_of_the_iterations_it_keeps(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run whose first iteration kept a whole result
+    runtime = runtime_for(dynamodb_table, tmp_path, call=MAIL)
+    run_id, item = run_to_the_tool_call(runtime)
+    tool_invoke.handle(item, runtime)
+    original = runtime.store.require_run(run_id)
+    # When a replay keeping that iteration is stored
+    replay = original.model_copy(update={"run_id": "replay-of-mail"})
+    assert runtime.store.create_replay_run(replay, run_id, 1)
+    # Then the replay holds the same parts under its own key
+    copied = stored_items(dynamodb_table, "replay-of-mail", "TOOLOUT#")
+    assert [part["text"] for part in copied] == [
+        part["text"] for part in stored_items(dynamodb_table, run_id, "TOOLOUT#")
+    ]
+    assert copied
