@@ -180,7 +180,7 @@ class ToolInvoker:
             content = f"Error: {detail}"
         note = f"\n{replacement_note(replaced)}" if replaced else ""
         output_chars = len(content)
-        whole = content + note
+        whole = content
         content, shortened = truncate_text(content, self._max_observation_chars - len(note))
         content += note
         if error is not None:
@@ -195,5 +195,5 @@ class ToolInvoker:
             latency_ms=latency_ms,
             truncated=result.truncated or shortened,
             output_chars=output_chars if shortened else None,
-            whole_content=whole if shortened else None,
+            whole_content=whole + note if shortened else None,
         )
