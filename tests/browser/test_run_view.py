@@ -1,6 +1,6 @@
 """All of a run, in headless Chromium against `stepwise serve` on loopback: a 1,000,000-character tool result
-said by its size and shown whole on demand (the step endpoint), and a run followed through a broken event
-stream, which the page says and recovers from."""
+(a secret in it redacted) said by its size and shown whole on demand (the step endpoint), and a run followed
+through a broken event stream, which the page says and recovers from."""
 
 from __future__ import annotations
 
@@ -24,6 +24,11 @@ MILLION = 1_000_000
 CAP = 200_000
 OWNER = "owner-1mb"
 RECEIVED: dict[str, str] = {}
+# the model's api key, a secret the tool's answer holds past what the model receives
+SECRET = "sk-provider"
+MARK = "***"
+# what the tool answers once the secret in it is redacted: 1,000,000 characters
+WHOLE = "x" * (MILLION // 2) + MARK + "x" * (MILLION - MILLION // 2 - len(MARK) - 4) + "tail"
 TOOLS = '''
 from stepwise.tools import tool
 
@@ -35,7 +40,8 @@ def flood(size: int) -> str:
     Args:
         size: How many.
     """
-    return "x" * (size - 4) + "tail"
+    half = size // 2
+    return "x" * half + "SECRET" + "x" * (size - half - 3 - 4) + "tail"
 
 
 @tool
@@ -46,7 +52,7 @@ def echo(text: str) -> str:
         text: What to say.
     """
     return text
-'''
+'''.replace('"SECRET"', repr(SECRET))
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +72,7 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
                 "provider": "openai",
                 "base_url": model.base_url,
                 "model": "gpt-fake",
-                "api_key": "sk-provider",
+                "api_key": SECRET,
                 "timeout_seconds": 10,
                 "capabilities": {"native_tools": True, "parallel_tools": True},
             }
@@ -113,7 +119,8 @@ def received_by_the_model(model: FakeOpenAIServer, call_id: str) -> str:
 def test_a_1mb_tool_result_is_read_whole_from_the_step_endpoint_and_only_by_its_owner(
     api: LocalApi, flooded: str
 ) -> None:
-    # Given a run whose tool answered 1,000,000 characters under a profile capping observations at 200,000
+    # Given a run whose tool answered 1,000,000 characters (a secret among them) under a profile capping
+    # observations at 200,000
     run_id = flooded
     with client(api, OWNER) as http:
         # When its trace is read, then the step keeps a preview ending in "…" and the sizes
@@ -124,14 +131,22 @@ def test_a_1mb_tool_result_is_read_whole_from_the_step_endpoint_and_only_by_its_
         assert all(began <= s["started_at"] <= ended for s in run["trace"]), run["trace"]
         assert (step["observation"][-1], len(step["observation"]), step["observation_chars"]) == ("…", 501, CAP)
         # (the marker "…[truncated N chars]" that ends it has one 3-byte character)
-        assert (step["observation_bytes"], step["output_chars"]) == (CAP + 2, MILLION)
+        assert (step["observation_bytes"], step["output_chars"], step["stored_output_chars"]) == (
+            CAP + 2,
+            MILLION,
+            MILLION,
+        )
         # When the step endpoint is read
         whole = http.get(f"/v1/runs/{run_id}/steps/1/call_flood")
-        # Then it is the observation exactly as the model received it, with its size and the tool's
+        # Then it is the tool's whole result, all 1,000,000 characters, the secret redacted, saying so
         assert whole.status_code == 200, whole.text
+        assert SECRET not in whole.text
         body = whole.json()
-        assert body["observation"] == RECEIVED["call_flood"]
-        assert (body["observation_chars"], body["output_chars"], body["tool"]) == (CAP, MILLION, "flood")
+        assert (body["observation"] == WHOLE, body["source"], body["whole"]) == (True, "stored_output", True)
+        assert (body["observation_chars"], body["output_chars"], body["tool"]) == (MILLION, MILLION, "flood")
+        # And beside it, the size of what the model received, which is its start
+        assert body["received_chars"] == len(RECEIVED["call_flood"]) == CAP
+        assert WHOLE.startswith(RECEIVED["call_flood"].rsplit("…", 1)[0])
         # And a call the run did not make is 404, and a malformed iteration is 422 naming it
         assert http.get(f"/v1/runs/{run_id}/steps/1/call_other").status_code == 404
         refused = http.get(f"/v1/runs/{run_id}/steps/first/call_flood")
@@ -154,15 +169,15 @@ def test_a_long_observation_says_its_size_and_is_shown_whole_on_demand_beside_it
     expect(tools.nth(0)).to_contain_text("lane 1 of 2")
     expect(tools.nth(1)).to_contain_text("lane 2 of 2")
     expect(page.locator("#timeline .step-when").first).to_contain_text("+")
-    # And the long observation is collapsed, saying its size and the tool's
+    # And the long observation is collapsed, saying the size of the tool's whole result and what the model got
     flood = tools.nth(0)
-    expect(flood.locator(".show-all")).to_have_text("200,000 characters — show all")
-    expect(flood.locator(".output-size")).to_contain_text("1,000,000 characters")
-    # When they ask for all of it, then the whole observation the model received is shown
+    expect(flood.locator(".show-all")).to_have_text("1,000,000 characters — show all")
+    expect(flood.locator(".output-size")).to_contain_text("the model received the first 200,000 characters")
+    # When they ask for all of it, then the whole result is shown, as text, in a box that scrolls
     flood.locator(".show-all").click()
     expect(flood.locator(".shown-whole")).to_be_visible()
-    shown = flood.locator(".observation").evaluate("node => node.textContent")
-    assert shown == RECEIVED["call_flood"]
+    shown = flood.locator("pre.observation").evaluate("node => node.textContent")
+    assert shown == WHOLE
     expect(page.locator("#run-summary .iterations")).to_have_text("2")
 
 

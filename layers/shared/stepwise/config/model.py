@@ -44,6 +44,19 @@ class ProfileLimits(RunLimits):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_observation_chars: int = Field(default=4000, ge=200, le=200_000)
+    # a tool result longer than `max_observation_chars` is kept whole apart from the model's copy, up to this
+    # (0: not kept); at most what one step endpoint answer carries well within Lambda's 6 MB response
+    max_stored_output_chars: int = Field(default=2_000_000, ge=0, le=2_000_000)
+
+    @model_validator(mode="after")
+    def _stores_at_least_what_the_model_reads(self) -> "ProfileLimits":
+        if 0 < self.max_stored_output_chars < self.max_observation_chars:
+            raise ValueError(
+                f"max_stored_output_chars={self.max_stored_output_chars} is below max_observation_chars="
+                f"{self.max_observation_chars}: the whole result kept must be at least what the model receives "
+                "(or 0, to keep only what the model receives)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _fits_the_execution_history(self) -> "ProfileLimits":

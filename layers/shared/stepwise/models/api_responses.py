@@ -2,7 +2,7 @@
 OpenAPI document is generated from these models (the requests are in `stepwise.models.api_requests`).
 """
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -136,6 +136,16 @@ class TraceStep(BaseModel, defer_build=True):
         default=None,
         description="A tool step whose result the profile's `max_observation_chars` cut: the length of what the "
         "tool answered (the model received the first `observation_chars`, ending with a marker saying so).",
+    )
+    stored_output_chars: int | None = Field(
+        default=None,
+        description="Such a step's whole result as kept apart (`GET /v1/runs/{run_id}/steps/{iteration}/{call_id}` "
+        "returns it): its length (redacted as the observation is).",
+    )
+    stored_output_cut: bool | None = Field(
+        default=None,
+        description="True when the profile's `max_stored_output_chars` cut that kept result too (it ends with "
+        "`…[truncated N chars]`).",
     )
 
 
@@ -350,4 +360,19 @@ class StepObservation(BaseModel, defer_build=True):
     observation_bytes: int = Field(description="Its size in UTF-8 bytes.")
     output_chars: int | None = Field(
         default=None, description="When `max_observation_chars` cut it: the length of what the tool answered."
+    )
+    source: Literal["message", "stored_output"] = Field(
+        default="message",
+        description="`message`: `observation` is what the model received (the call's message); `stored_output`: "
+        "it is the tool's result as kept apart when the model received only its start (up to the profile's "
+        "`max_stored_output_chars`).",
+    )
+    whole: bool = Field(
+        default=True,
+        description="True when `observation` is all the tool answered (redacted); false when it ends with "
+        "`…[truncated N chars]`: cut for the model and not kept whole, or cut at `max_stored_output_chars`, or "
+        "cut to fit one answer (at most about 5 MB once encoded).",
+    )
+    received_chars: int | None = Field(
+        default=None, description="The length of the observation the model received (the call's message)."
     )

@@ -418,6 +418,11 @@ class StepRecord(BaseModel, defer_build=True):
     observation_bytes: int | None = None
     # a tool step whose result `max_observation_chars` cut: how long the tool's answer was
     output_chars: int | None = None
+    # ...and the whole result kept apart (`stepwise.store.tool_outputs`): its length, the number of items it
+    # takes, and True when `max_stored_output_chars` cut it too
+    stored_output_chars: int | None = None
+    stored_output_parts: int | None = None
+    stored_output_cut: bool | None = None
 
     @model_validator(mode="after")
     def _parts_within_totals(self) -> "StepRecord":

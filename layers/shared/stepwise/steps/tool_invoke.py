@@ -24,6 +24,7 @@ from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_attempts import SentCall, send_at_most_once
 from stepwise.steps.tool_offer import finder_for
+from stepwise.steps.whole_output import KeptOutput, keep_whole_output
 from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
@@ -37,7 +38,8 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     Requests: one BatchGetItem of META (the run's profile, and whether it was cancelled), the decision
     (which holds the call's arguments) and the observation (stored if this is a retry), then the
     conditional put of the observation with its trace. A call that may change something outside has its
-    start put before it is sent (`stepwise.steps.tool_attempts`): one more request.
+    start put before it is sent (`stepwise.steps.tool_attempts`): one more request; so has a result longer
+    than what the model receives, kept whole apart (`stepwise.steps.whole_output`).
     """
     stored = runtime.store.read_iteration(
         event.run_id, event.iteration, meta=True, decision=True, observation_slot=observation_slot(event.index)
@@ -105,6 +107,10 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
     content, error = guard_observation(
         runtime, stored.meta, event.iteration, event.index, observation.content, observation.error
     )
+    # before the message, its commit record: once that is stored, so is the whole result
+    kept = keep_whole_output(
+        runtime, stored.meta, event.iteration, event.index, observation.whole_content, model_copy=content
+    )
     _store_observation(
         event,
         stored.meta,
@@ -119,6 +125,7 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         approval=approval,
         started_at=started_at,
         output_chars=observation.output_chars,
+        kept=kept,
     )
     # Each ToolInvoke handles one call: its metrics are also published per tool.
     metrics.add_dimensions(tool=call.name)
@@ -235,9 +242,11 @@ def _store_observation(
     child_usage: RunUsage | None = None,
     started_at: float | None = None,
     output_chars: int | None = None,
+    kept: KeptOutput | None = None,
 ) -> None:
     """Commit the call's observation message, with its trace step (and how its approval was answered), in
-    the call's slot. The step keeps a preview of the observation and its size; the message holds it whole."""
+    the call's slot. The step keeps a preview of the observation and its size; the message holds it whole, and
+    the step counts the parts of the tool's whole result when it was `kept` apart."""
     message = ChatMessage(role="tool", content=content, tool_call_id=call.id, name=call.name)
     step = StepRecord(
         iteration=event.iteration,
@@ -250,6 +259,9 @@ def _store_observation(
         observation_chars=len(content),
         observation_bytes=utf8_bytes(content),
         output_chars=output_chars,
+        stored_output_chars=kept.chars if kept is not None else None,
+        stored_output_parts=kept.parts if kept is not None else None,
+        stored_output_cut=True if kept is not None and kept.cut else None,
         started_at=runtime.clock() if started_at is None else started_at,
         ok=ok,
         latency_ms=latency_ms,

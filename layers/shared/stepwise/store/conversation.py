@@ -43,6 +43,7 @@ from stepwise.store.steering import SteeringStore
 from stepwise.store.summaries import SummaryStore
 from stepwise.store.table import Table
 from stepwise.store.tool_attempts import ToolAttemptStore
+from stepwise.store.tool_outputs import ToolOutputStore
 from stepwise.store.trace import RunRecord, TraceReader, items_between
 from stepwise.store.transient import condition_failed
 from stepwise.store.views import IterationItems, RunRef, SessionTurn
@@ -92,6 +93,8 @@ class ConversationStore:
         """Runs' online eval results (`stepwise.store.online_evals`)."""
         self.steering = SteeringStore(self._db, now_iso=self._now_iso)
         """Messages posted to running runs, and pauses (`stepwise.store.steering`)."""
+        self.tool_outputs = ToolOutputStore(self._db)
+        """Whole tool results longer than what the model received (`stepwise.store.tool_outputs`)."""
 
     def _now_iso(self) -> str:
         return self._clock().isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -126,9 +129,9 @@ class ConversationStore:
 
     def create_replay_run(self, meta: RunMeta, original_run_id: str, through_iteration: int) -> bool:
         """Store a replay of `original_run_id`: the original's messages of iterations 0 to
-        `through_iteration` (its opening messages, then the kept iterations with their trace) and its
-        decisions of those iterations, copied as stored, under the new run's key and expiry; then its
-        META. False if the new id is taken.
+        `through_iteration` (its opening messages, then the kept iterations with their trace), its
+        decisions of those iterations and the whole tool results they kept, copied as stored, under the
+        new run's key and expiry; then its META. False if the new id is taken.
 
         As in `create_run`, META is put last: a writer that dies half-way leaves only unreachable items.
         """
@@ -136,6 +139,8 @@ class ConversationStore:
         ranges = [
             (keys.message_sk(0, 0), keys.message_sk(through_iteration, keys.LAST_SLOT)),
             (keys.step_prefix(1), f"{keys.step_prefix(through_iteration)}~"),
+            # the whole results of those iterations' tool calls, which their copied steps count
+            (f"{keys.TOOL_OUTPUT_PREFIX}{1:04d}#", f"{keys.TOOL_OUTPUT_PREFIX}{through_iteration:04d}#~"),
         ]
         for first, last in ranges:
             if first > last:

@@ -11,6 +11,9 @@ STEP_PREFIX = "STEP#"
 INBOX_PREFIX = "MSG$"
 """Messages posted to a running run, not yet seen by a model call: they sort after every `MSG#` key and
 inside the range LLMCall's conversation Query reads anyway, so checking for one costs no request."""
+TOOL_OUTPUT_PREFIX = "TOOLOUT#"
+"""A tool's whole result, kept apart from its message (`stepwise.store.tool_outputs`): after every other kind of
+a run's items, so the Query that reads a run's partition ends before them."""
 
 
 def run_pk(run_id: str) -> str:

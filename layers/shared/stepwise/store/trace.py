@@ -143,11 +143,15 @@ class TraceReader:
         return _ordered(message_items, step_items)
 
     def partition(self, run_id: str) -> RunPartition:
-        """Every item of the run, in one Query (no projection: META and the messages are read whole)."""
+        """Every item of the run, in one Query (no projection: META and the messages are read whole), but the
+        whole tool results kept apart (`stepwise.store.tool_outputs`), whose keys sort after all the others."""
         parameters = {
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": "pk"},
-            "ExpressionAttributeValues": {":pk": serialize_value(keys.run_pk(run_id))},
+            "KeyConditionExpression": "#pk = :pk AND #sk < :outputs",
+            "ExpressionAttributeNames": {"#pk": "pk", "#sk": "sk"},
+            "ExpressionAttributeValues": {
+                ":pk": serialize_value(keys.run_pk(run_id)),
+                ":outputs": serialize_value(keys.TOOL_OUTPUT_PREFIX),
+            },
             "ConsistentRead": True,
         }
         meta: dict[str, Any] | None = None

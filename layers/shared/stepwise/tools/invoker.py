@@ -64,7 +64,8 @@ class ToolInvoker:
     Every failure — unknown tool, invalid arguments, an HTTP error, a timeout, a refused target, an
     exception inside a Python tool — becomes an observation with ``ok=False`` that says what happened,
     so the model can react and the run goes on. Content and errors are scrubbed of known secrets, then
-    cut to ``max_observation_chars``. Each call runs in its own thread, held to ``max_call_seconds``
+    cut to ``max_observation_chars`` (the whole text, scrubbed the same way, rides along as ``whole_content``
+    for ToolInvoke to keep apart). Each call runs in its own thread, held to ``max_call_seconds``
     overall, so even a Python tool that never returns cannot hold the step past that. With
     ``strict_nulls`` (the model is sent its tools in strict mode), a null for an optional argument whose
     schema takes no null is read as the argument left out, as strict mode makes the model write it.
@@ -179,6 +180,7 @@ class ToolInvoker:
             content = f"Error: {detail}"
         note = f"\n{replacement_note(replaced)}" if replaced else ""
         output_chars = len(content)
+        whole = content
         content, shortened = truncate_text(content, self._max_observation_chars - len(note))
         content += note
         if error is not None:
@@ -193,4 +195,5 @@ class ToolInvoker:
             latency_ms=latency_ms,
             truncated=result.truncated or shortened,
             output_chars=output_chars if shortened else None,
+            whole_content=whole + note if shortened else None,
         )

@@ -22,6 +22,8 @@ class ToolObservation(BaseModel):
     truncated: bool = False
     # the length of what the tool answered, when `max_observation_chars` cut it (None when it was not cut here)
     output_chars: int | None = None
+    # the whole content (redacted as `content` is) when `max_observation_chars` cut it, to be kept apart
+    whole_content: str | None = None
 
 
 def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:

@@ -9,7 +9,8 @@ function characters(count) {
 }
 
 // `value` shown in a <p class="text `className`">, collapsed past COLLAPSED_CHARS: "N characters — show all".
-// `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the whole text.
+// `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the whole text,
+// which is shown in a box of its own that scrolls (a tool's result may be millions of characters), as text.
 function collapsible(value, className, whole, load) {
   const shown = visible(value);
   const total = whole === undefined || whole === null ? shown.length : whole;
@@ -20,7 +21,13 @@ function collapsible(value, className, whole, load) {
   more.addEventListener("click", async () => {
     more.disabled = true;
     try {
-      paragraph.textContent = load ? visible(await load()) : shown;
+      if (load) {
+        const box = text("pre", visible(await load()), "text whole-text " + className);
+        box.tabIndex = 0; // a box that scrolls is reached by keyboard too
+        paragraph.replaceWith(box);
+      } else {
+        paragraph.textContent = shown;
+      }
       more.replaceWith(text("span", characters(total) + ", shown whole", "measure shown-whole"));
     } catch (error) {
       more.disabled = false;
@@ -38,12 +45,17 @@ function loadObservation(runId, step) {
   };
 }
 
+// A tool step's observation: its preview, and "show all" for the whole of it, which is the tool's whole result
+// when the model received only its start and the result was kept apart (`stored_output_chars`).
 function observationDetails(runId, step) {
-  const details = collapsible(step.observation, "observation", step.observation_chars,
-    step.call_id ? loadObservation(runId, step) : null);
+  const whole = step.stored_output_chars || step.observation_chars;
+  const details = collapsible(step.observation, "observation", whole, step.call_id ? loadObservation(runId, step) : null);
   if (step.output_chars) {
-    details.unshift(text("p", "The tool answered " + characters(step.output_chars) + "; the model received the first " +
-      characters(step.observation_chars) + " (max_observation_chars).", "measure output-size"));
+    let size = "The tool answered " + characters(step.output_chars) + "; the model received the first " +
+      characters(step.observation_chars) + " (max_observation_chars)";
+    if (step.stored_output_cut) size += "; the first " + characters(step.stored_output_chars) + " are kept (max_stored_output_chars)";
+    else if (!step.stored_output_chars) size += "; the rest was not kept";
+    details.unshift(text("p", size + ".", "measure output-size"));
   }
   return details;
 }

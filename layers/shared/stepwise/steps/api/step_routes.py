@@ -22,9 +22,13 @@ def register_step_routes(app: APIGatewayRestResolver, services: LazyServices) ->
     @app.get(
         "/v1/runs/<run_id>/steps/<iteration>/<call_id>",
         summary="Read one tool call's whole observation",
-        description="The observation of tool call `call_id` of `iteration` as the model received it (the trace "
-        "keeps its first 500 characters and its size): capped at the profile's `max_observation_chars`, and "
-        "redacted as the trace is. 404 unless the caller owns the run and the call is stored.",
+        description="The observation of tool call `call_id` of `iteration` (the trace keeps its first 500 "
+        "characters and its size), redacted as the trace is. When the tool answered more than the profile's "
+        "`max_observation_chars`, the model received only the start, and this returns the whole result kept apart "
+        "(up to `max_stored_output_chars`, 2,000,000 characters by default; `source: stored_output`), else what the "
+        "model received (`source: message`); `whole` says whether nothing was left out. One answer carries at "
+        "most about 5 MB of encoded text (within Lambda's 6 MB response). 404 unless the caller owns the run and "
+        "the call is stored.",
         responses={
             **success_response(200, "The call's whole observation and its size.", StepObservation),
             **error_responses(400, 401, 404, 422),
