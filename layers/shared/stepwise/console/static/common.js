@@ -80,9 +80,16 @@ function notice(message) {
   document.getElementById("notice").textContent = message || "";
 }
 
-function runLink(runId) {
+// Where a list shows many ids, each is cut to its first characters (a run id has 32, a child run's 72, and
+// whole ones pushed the list's other columns off a laptop's screen); the whole id is its title and name.
+const SHORT_RUN_ID_CHARS = 8;
+
+function runLink(runId, options = {}) {
   // run ids are [A-Za-z0-9_-] (the API refuses others); encoded all the same
-  return el("a", { href: "#/runs/" + encodeURIComponent(runId), class: "run-link" }, runId);
+  const cut = options.short && runId.length > SHORT_RUN_ID_CHARS + 1;
+  const label = cut ? runId.slice(0, SHORT_RUN_ID_CHARS) + "…" : runId;
+  const attributes = { href: "#/runs/" + encodeURIComponent(runId), class: "run-link" };
+  return el("a", cut ? { ...attributes, title: runId, "aria-label": runId } : attributes, label);
 }
 
 function statusBadge(status) {

@@ -47,7 +47,7 @@ function runFilterForm(query) {
 function runRow(run) {
   const question = visible(run.question || "");
   return el("tr", { "data-run-id": run.run_id },
-    el("td", {}, runLink(run.run_id)),
+    el("td", {}, runLink(run.run_id, { short: true })),
     el("td", { class: "question", title: question }, question || "—"),
     text("td", run.profile),
     el("td", {}, statusBadge(run.status)),
