@@ -155,10 +155,10 @@ def test_the_runs_list_shows_the_callers_runs_and_filters_them_by_status(
     # When the person opens the console with their key
     sign_in(page, api, "lister")
     # Then both of their runs are listed with status, outcome, profile and tokens, and the other key's run is not;
-    # each run's link shows the first characters of its id and names it whole
+    # each run's link shows the first characters of its id, the whole id in its title
     link = page.locator(f'#runs tr[data-run-id="{done}"] .run-link')
     expect(link).to_have_text(done[:8] + "…")
-    expect(link).to_have_attribute("aria-label", done)
+    expect(link).to_have_attribute("title", done)
     expect(page.locator(f'#runs tr[data-run-id="{done}"]')).to_contain_text("SUCCEEDED")
     expect(page.locator(f'#runs tr[data-run-id="{paused}"]')).to_contain_text("WAITING_APPROVAL")
     expect(page.locator(f'#runs tr[data-run-id="{done}"] .outcome')).to_have_text("answered")
