@@ -26,13 +26,12 @@ import httpx
 from google.protobuf.json_format import MessageToDict
 
 from stepwise.config.a2a_source import A2aAgentConfig
-from stepwise.config.credentials import SecretResolver
 from stepwise.errors import ToolError
 from stepwise.tools.a2a.card import SPOKEN_BINDINGS, CardSummary
 from stepwise.tools.a2a.outcome import RemoteMessage, RemoteTask, message_result, read_remote, task_result
 from stepwise.tools.a2a.transport import GuardedTransport
 from stepwise.tools.base import ToolResult
-from stepwise.tools.guards import AddressPolicy, HostResolver, Origin, refusal_reason, system_resolver
+from stepwise.tools.guards import Origin
 from stepwise.tools.own_loop import innermost, run_in_own_loop
 from stepwise.tools.remote_source import RemoteSourceClient
 
@@ -71,18 +70,10 @@ class A2aAgentClient(RemoteSourceClient[A2aAgentConfig]):
 
     source = "A2A agent"
 
-    def __init__(
-        self,
-        config: A2aAgentConfig,
-        *,
-        secret_resolver: SecretResolver,
-        host_resolver: HostResolver = system_resolver,
-        address_policy: AddressPolicy = refusal_reason,
-    ) -> None:
-        super().__init__(
-            config, secret_resolver=secret_resolver, host_resolver=host_resolver, address_policy=address_policy
-        )
-        self._origin = Origin.of(httpx.URL(config.url))
+    @property
+    def _origin(self) -> Origin:
+        """The agent's origin, where its card and every request go."""
+        return Origin.of(httpx.URL(self.config.url))
 
     def card(self) -> LoadedCard:
         """The agent's card, read once per process and kept; `ToolError` when it cannot be read or used."""
