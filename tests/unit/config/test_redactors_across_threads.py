@@ -39,3 +39,14 @@ def test_redacting_while_other_threads_build_redactors_never_fails() -> None:
     assert errors == []
     assert all(text == f"key {REDACTION_MARK}" for text in seen)
     assert keeper is not None
+
+
+def test_a_redactor_that_learns_its_first_secret_later_is_applied_from_then_on() -> None:
+    # Given a redactor built knowing no secret (as a handler's runtime is, before its configuration is read)
+    late = Redactor()
+    text = "key sk-late-9876543210fedcba"
+    before = redact_known_secrets(text)
+    # When it learns a secret
+    late.add("sk-late-9876543210fedcba")
+    # Then every store write and answer redacts that secret from then on
+    assert (before, redact_known_secrets(text)) == (text, f"key {REDACTION_MARK}")

@@ -147,6 +147,8 @@ class LocalEnvironment:
             name=machine.logical_id,
             retry_interval_scale=self._retry_interval_scale,
             listener=self._listener,
+            # both of `invoke`'s ways send the payload through JSON
+            invoker_copies=True,
         )
         if self._child_runs is not None:
             self._child_runs.attach(self.state_machine, on_end=self.execution_ended)

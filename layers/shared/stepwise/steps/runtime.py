@@ -55,6 +55,7 @@ def dynamodb_client(settings: Settings) -> Any:
     import boto3  # deferred: keeps the handler module's import (cold start) light
     import botocore
     import botocore.session
+    from botocore import UNSIGNED
     from botocore.config import Config
 
     config = Config(
@@ -66,6 +67,10 @@ def dynamodb_client(settings: Settings) -> Any:
         # The store builds every request from models pydantic has checked; botocore's second check of each
         # request cost 5% of that CPU. A malformed one is still refused, by DynamoDB (ValidationException).
         parameter_validation=False,
+        # Locally the client's identity is the placeholder, which no service would accept, and the loopback
+        # engines (DynamoDB Local, moto) read a request's key id and Region but never check its signature:
+        # signing was 12% of a Lambda worker's CPU in a `stepwise serve` burst (docs/performance.md).
+        **({"signature_version": UNSIGNED} if settings.local_endpoints else {}),
     )
     # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
     # botocore's own: boto3 adds nothing to a DynamoDB client (only to its resources), and would add its data
@@ -73,7 +78,7 @@ def dynamodb_client(settings: Settings) -> Any:
     session = botocore.session.Session()
     session.register_component("data_loader", _data_loader())
     identity = settings.emulated_service_identity()
-    return session.create_client(
+    client = session.create_client(
         "dynamodb",
         endpoint_url=settings.dynamodb_endpoint_url,
         config=config,
@@ -81,6 +86,21 @@ def dynamodb_client(settings: Settings) -> Any:
         aws_access_key_id=identity.aws_access_key_id,
         aws_secret_access_key=identity.aws_secret_access_key,
     )
+    if settings.local_endpoints:
+        authorization = _placeholder_authorization(identity.aws_access_key_id or "", identity.region_name)
+        client.meta.events.register("before-sign.dynamodb", functools.partial(_authorize, authorization))
+    return client
+
+
+def _placeholder_authorization(key_id: str, region: str) -> str:
+    """A SigV4 `Authorization` header naming `key_id` and `region`, its signature left out: what DynamoDB
+    Local needs to see (it refuses a request without one, and reads only the key id and Region from it)."""
+    scope = f"{key_id}/20000101/{region}/dynamodb/aws4_request"
+    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host;x-amz-date, Signature={'0' * 64}"
+
+
+def _authorize(authorization: str, request: Any, **_: Any) -> None:
+    request.headers["Authorization"] = authorization
 
 
 class StepRuntime:

@@ -70,6 +70,7 @@ class _Runtime:
     listener: Callable[[StateEvent], None] | None
     max_workers: int
     rng: random.Random
+    invoker_copies: bool = False
 
     def now(self) -> datetime:
         moment = self.clock()
@@ -98,7 +99,11 @@ class LocalStateMachine:
         region: str = "us-east-1",
         account_id: str = "000000000000",
         rng: random.Random | None = None,
+        invoker_copies: bool = False,
     ) -> None:
+        """`invoker_copies`: the invoker hands each handler a payload of its own (as Lambda does, through JSON),
+        so a Task's payload need not be copied before it is sent; otherwise the engine copies it, so that no
+        invoker can change the execution's data."""
         if not _NAME.fullmatch(name):
             raise ValueError(f"state machine name {name!r} is not a valid Step Functions name")
         if retry_interval_scale < 0 or max_workers < 1:
@@ -110,7 +115,7 @@ class LocalStateMachine:
         self.task_tokens = TaskTokens()
         """The tokens of callback tasks waiting for SendTaskSuccess or SendTaskFailure."""
         self._runtime = _Runtime(
-            invoker, retry_interval_scale, sleep, clock, listener, max_workers, rng or random.Random()
+            invoker, retry_interval_scale, sleep, clock, listener, max_workers, rng or random.Random(), invoker_copies
         )
 
     def execution_arn(self, name: str) -> str:

@@ -31,6 +31,11 @@ class _TaskRuntime(Protocol):
         """The functions of the template, by name."""
         ...
 
+    @property
+    def invoker_copies(self) -> bool:
+        """True when the invoker hands each handler a payload of its own."""
+        ...
+
     def now(self) -> datetime:
         """The current time, timezone-aware."""
         ...
@@ -70,10 +75,13 @@ class TaskRunner:
             function_name = parameters.get("FunctionName")
             if not isinstance(function_name, str):
                 raise RuntimeFailure(f"FunctionName must be a string, got {function_name!r}")
+            payload = parameters.get("Payload", {})
             failure: StatesFailure | None = None
             try:
                 returned = call_function(
-                    self.runtime.invoker, function_name, copy.deepcopy(parameters.get("Payload", {}))
+                    self.runtime.invoker,
+                    function_name,
+                    payload if self.runtime.invoker_copies else copy.deepcopy(payload),
                 )
             except StatesFailure as exc:
                 failure = exc
