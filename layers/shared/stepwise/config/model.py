@@ -3,24 +3,33 @@
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.config.agents import DEFAULT_MAX_AGENT_DEPTH, MAX_AGENT_DEPTH, AgentRef, agent_graph_problem, agent_refs
 from stepwise.config.context import ContextLimits, ContextSettings
-from stepwise.config.guardrails import Guardrails
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
-from stepwise.config.intent import IntentConfig, Route
+from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
-from stepwise.config.online_evals import OnlineEvals
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.policy import PolicyMode
 from stepwise.models.run import RunLimits
+
+if TYPE_CHECKING:
+    from stepwise.config.guardrails import Guardrails
+    from stepwise.config.intent import IntentConfig, Route
+    from stepwise.config.online_evals import OnlineEvals
+else:
+    # sections most files leave out: their models load with the first file that has them (lazy_section)
+    Guardrails = lazy_section("stepwise.config.guardrails", "Guardrails")
+    IntentConfig = lazy_section("stepwise.config.intent", "IntentConfig")
+    Route = lazy_section("stepwise.config.intent", "Route")
+    OnlineEvals = lazy_section("stepwise.config.online_evals", "OnlineEvals")
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -185,7 +194,8 @@ class StepwiseConfig(BaseModel):
 
     # literal API keys may sit in the file: never echo input values in validation errors. Built at import,
     # since every function but IterationGuard validates its file on its first invocation; the sections'
-    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone.
+    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone,
+    # but for the optional sections declared with `lazy_section`, validated by their own model when present.
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     models: dict[str, ModelConfig]

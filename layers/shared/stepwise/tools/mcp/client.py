@@ -31,8 +31,8 @@ import httpx
 
 from stepwise.config.configured_secrets import is_secret_env_value
 from stepwise.config.credentials import SecretResolver, SecretUnavailable
+from stepwise.config.mcp_source import McpServerConfig
 from stepwise.config.redaction import Redactor
-from stepwise.config.tool_sources import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
     AddressPolicy,
