@@ -24,12 +24,17 @@ if TYPE_CHECKING:
     from stepwise.config.guardrails import Guardrails
     from stepwise.config.intent import IntentConfig, Route
     from stepwise.config.online_evals import OnlineEvals
+
+    _Guardrails = Guardrails
+    _Intent = IntentConfig
+    _Route = Route
+    _OnlineEvals = OnlineEvals
 else:
     # sections most files leave out: their models load with the first file that has them (lazy_section)
-    Guardrails = lazy_section("stepwise.config.guardrails", "Guardrails")
-    IntentConfig = lazy_section("stepwise.config.intent", "IntentConfig")
-    Route = lazy_section("stepwise.config.intent", "Route")
-    OnlineEvals = lazy_section("stepwise.config.online_evals", "OnlineEvals")
+    _Guardrails = lazy_section("stepwise.config.guardrails", "Guardrails")
+    _Intent = lazy_section("stepwise.config.intent", "IntentConfig")
+    _Route = lazy_section("stepwise.config.intent", "Route")
+    _OnlineEvals = lazy_section("stepwise.config.online_evals", "OnlineEvals")
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -128,7 +133,7 @@ class AgentProfile(BaseModel):
     policy: str | None = Field(default=None, min_length=1)
     policy_mode: PolicyMode = "enforce"
     # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
-    guardrails: Guardrails | None = None
+    guardrails: _Guardrails | None = None
     # The profiles this one may delegate to, each offered to its model as a tool (`stepwise.config.agents`).
     agents: list[str | AgentRef] = Field(default_factory=list, max_length=32)
 
@@ -142,7 +147,7 @@ class AgentProfile(BaseModel):
         return next((ref for ref in self.agent_refs if ref.profile == name), None)
 
     # Checks applied to a sample of the profile's runs as they end (`stepwise.config.online_evals`).
-    online_evals: OnlineEvals | None = None
+    online_evals: _OnlineEvals | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -202,8 +207,8 @@ class StepwiseConfig(BaseModel):
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     profiles: dict[str, AgentProfile]
     default_profile: str = "default"
-    intent: IntentConfig | None = None
-    routes: list[Route] = Field(default_factory=list)
+    intent: _Intent | None = None
+    routes: list[_Route] = Field(default_factory=list)
     api: ApiLimits = Field(default_factory=ApiLimits)
     # Entries tried before the packaged catalog's (stepwise/config/model_catalog.yaml).
     model_catalog: list[ModelFacts] = Field(default_factory=list)

@@ -52,13 +52,18 @@ if TYPE_CHECKING:
     from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
     from stepwise.config.mcp_source import McpServerConfig
     from stepwise.config.openapi_source import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig, OperationFilter
+
+    _Api = ApiConfig
+    _OpenApiSource = OpenApiSourceConfig
+    _McpServer = McpServerConfig
+    _A2aAgent = A2aAgentConfig
 else:
     # Each source's model loads with the first file that lists such a source (`lazy_section`): a file of
     # built-in tools, the default, loads none of them (cold start).
-    ApiConfig = lazy_section("stepwise.config.http_api", "ApiConfig")
-    OpenApiSourceConfig = lazy_section("stepwise.config.openapi_source", "OpenApiSourceConfig")
-    McpServerConfig = lazy_section("stepwise.config.mcp_source", "McpServerConfig")
-    A2aAgentConfig = lazy_section("stepwise.config.a2a_source", "A2aAgentConfig")
+    _Api = lazy_section("stepwise.config.http_api", "ApiConfig")
+    _OpenApiSource = lazy_section("stepwise.config.openapi_source", "OpenApiSourceConfig")
+    _McpServer = lazy_section("stepwise.config.mcp_source", "McpServerConfig")
+    _A2aAgent = lazy_section("stepwise.config.a2a_source", "A2aAgentConfig")
 
 __all__ = [
     "DEFAULT_MAX_DOCUMENT_BYTES",
@@ -127,10 +132,10 @@ class ToolsConfig(BaseModel):
 
     model_config = TOOL_MODEL_CONFIG
 
-    apis: list[ApiConfig] = Field(default_factory=list)
-    openapi: list[OpenApiSourceConfig] = Field(default_factory=list)
-    mcp: list[McpServerConfig] = Field(default_factory=list)
-    a2a: list[A2aAgentConfig] = Field(default_factory=list)
+    apis: list[_Api] = Field(default_factory=list)
+    openapi: list[_OpenApiSource] = Field(default_factory=list)
+    mcp: list[_McpServer] = Field(default_factory=list)
+    a2a: list[_A2aAgent] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
     python: list[str | PythonModuleConfig] = Field(default_factory=list)
     max_schema_bytes: int = Field(
