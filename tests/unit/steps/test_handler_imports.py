@@ -36,13 +36,28 @@ HEAVY = (
     "stepwise.tools.openapi",
     "stepwise.intent.classifier",
     "aws_lambda_powertools.event_handler.openapi.models",
+    # the configuration's optional sections (`stepwise.config.lazy_section`), absent from config/stepwise.yaml,
+    # the Higress converter (a file without `models:`), and the text protocols (its profile calls tools natively)
+    "stepwise.config.intent",
+    "stepwise.config.guardrails",
+    "stepwise.config.online_evals",
+    "stepwise.config.http_api",
+    "stepwise.config.openapi_source",
+    "stepwise.config.mcp_source",
+    "stepwise.config.a2a_source",
+    "stepwise.config.higress",
+    "stepwise.protocols.react_json",
+    "stepwise.protocols.react_text",
+    "stepwise.protocols.xml_tags",
+    "stepwise.protocols.markers",
 )
 STATE_HANDLERS = ("format", "iteration_guard", "llm_call", "parse", "tool_invoke")
 
 # Imports a handler as Lambda does and prints, as a fresh interpreter's import leaves them, the watched
 # modules loaded and the project's pydantic models whose validator the import built; then (the "first-use"
 # stage) builds what its first invocation builds from the configuration (the tool list: LLMCall, Parse and
-# Format resolve the run's agent with it, ToolInvoke calls from it) and prints the watched modules loaded.
+# Format resolve the run's agent with it, its protocol included; ToolInvoke calls from it) and prints the
+# watched modules loaded.
 # One interpreter per handler answers every test about that handler: each test reads its own part.
 _PROBE = """
 import importlib.util, json, sys
@@ -68,6 +83,10 @@ elif hasattr(app, "runtime"):
     runtime = app.runtime.get()
     runtime.config
     runtime.tools()
+    if "stepwise.steps.agent" in sys.modules:
+        from types import SimpleNamespace
+        from stepwise.steps.agent import agent_for
+        agent_for(SimpleNamespace(profile=runtime.config.default_profile, options=None), runtime)
 loaded["first-use"] = sorted(name for name in watched if name in sys.modules)
 print(json.dumps({"loaded": loaded, "built": sorted(built)}))
 """

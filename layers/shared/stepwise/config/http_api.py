@@ -38,19 +38,19 @@ from stepwise.config.tool_call_rules import (
     ApprovalRule,
     EffectRule,
 )
+from stepwise.config.tool_limits import (
+    DEFAULT_MAX_EXECUTION_MS,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_EXECUTION_MS_LIMIT,
+    MAX_RESPONSE_BYTES_LIMIT,
+    TOOL_NAME_PATTERN,
+)
 from stepwise.config.url_checks import validated_http_url
 
 # httpx and jsonschema are imported where a URL or a tool schema is checked, not here: every handler
 # imports these models, and a configuration without HTTP tools or URLs needs neither (cold start).
 
-TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 PATH_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-PYTHON_MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-
-DEFAULT_MAX_EXECUTION_MS = 5000
-MAX_EXECUTION_MS_LIMIT = 60_000
-DEFAULT_MAX_RESPONSE_BYTES = 65_536
-MAX_RESPONSE_BYTES_LIMIT = 10 * 1024 * 1024
 
 
 HttpMethod = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]

@@ -9,14 +9,6 @@ from typing import Any, Literal
 
 import yaml
 
-from stepwise.config.higress import (
-    higress_agent_fragment,
-    higress_fragment_explanation,
-    higress_intent_placement,
-    higress_to_stepwise,
-    is_higress_agent_config,
-    is_higress_intent_config,
-)
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.json_limits import MAX_JSON_DEPTH, JsonLimitExceeded, check_depth, value_depth
@@ -65,6 +57,19 @@ def read_config_file(path: Path, *, environ: Mapping[str, str] | None = None) ->
         at = f" at line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}: not valid YAML{at}") from None
     raw, notes = _repaired(raw)
+    if isinstance(raw, Mapping) and "models" in raw:
+        # a Stepwise file (it names its models): no Higress shape has `models:`, so the Higress converter and
+        # its models are loaded only for a file that may be one
+        return LoadedConfig(StepwiseConfig.from_mapping(raw, source=str(path), environ=environ), notes=notes)
+    from stepwise.config.higress import (
+        higress_agent_fragment,
+        higress_fragment_explanation,
+        higress_intent_placement,
+        higress_to_stepwise,
+        is_higress_agent_config,
+        is_higress_intent_config,
+    )
+
     if is_higress_intent_config(raw):
         raise ConfigError(higress_intent_placement(raw, source=str(path)))
     fragment = higress_agent_fragment(raw)

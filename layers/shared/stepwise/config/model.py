@@ -3,24 +3,38 @@
 import os
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stepwise.config.agents import DEFAULT_MAX_AGENT_DEPTH, MAX_AGENT_DEPTH, AgentRef, agent_graph_problem, agent_refs
 from stepwise.config.context import ContextLimits, ContextSettings
-from stepwise.config.guardrails import Guardrails
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
-from stepwise.config.intent import IntentConfig, Route
+from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
-from stepwise.config.online_evals import OnlineEvals
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.policy import PolicyMode
 from stepwise.models.run import RunLimits
+
+if TYPE_CHECKING:
+    from stepwise.config.guardrails import Guardrails
+    from stepwise.config.intent import IntentConfig, Route
+    from stepwise.config.online_evals import OnlineEvals
+
+    _Guardrails = Guardrails
+    _Intent = IntentConfig
+    _Route = Route
+    _OnlineEvals = OnlineEvals
+else:
+    # sections most files leave out: their models load with the first file that has them (lazy_section)
+    _Guardrails = lazy_section("stepwise.config.guardrails", "Guardrails")
+    _Intent = lazy_section("stepwise.config.intent", "IntentConfig")
+    _Route = lazy_section("stepwise.config.intent", "Route")
+    _OnlineEvals = lazy_section("stepwise.config.online_evals", "OnlineEvals")
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -132,7 +146,7 @@ class AgentProfile(BaseModel):
     policy: str | None = Field(default=None, min_length=1)
     policy_mode: PolicyMode = "enforce"
     # Checks of the input, each tool result and the answer (`stepwise.config.guardrails`); none when absent.
-    guardrails: Guardrails | None = None
+    guardrails: _Guardrails | None = None
     # The profiles this one may delegate to, each offered to its model as a tool (`stepwise.config.agents`).
     agents: list[str | AgentRef] = Field(default_factory=list, max_length=32)
 
@@ -146,7 +160,7 @@ class AgentProfile(BaseModel):
         return next((ref for ref in self.agent_refs if ref.profile == name), None)
 
     # Checks applied to a sample of the profile's runs as they end (`stepwise.config.online_evals`).
-    online_evals: OnlineEvals | None = None
+    online_evals: _OnlineEvals | None = None
 
     @field_validator("tool_choice")
     @classmethod
@@ -198,15 +212,16 @@ class StepwiseConfig(BaseModel):
 
     # literal API keys may sit in the file: never echo input values in validation errors. Built at import,
     # since every function but IterationGuard validates its file on its first invocation; the sections'
-    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone.
+    # models (`defer_build`) are part of this schema and build no validator of their own unless used alone,
+    # but for the optional sections declared with `lazy_section`, validated by their own model when present.
     model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     models: dict[str, ModelConfig]
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     profiles: dict[str, AgentProfile]
     default_profile: str = "default"
-    intent: IntentConfig | None = None
-    routes: list[Route] = Field(default_factory=list)
+    intent: _Intent | None = None
+    routes: list[_Route] = Field(default_factory=list)
     api: ApiLimits = Field(default_factory=ApiLimits)
     # Entries tried before the packaged catalog's (stepwise/config/model_catalog.yaml).
     model_catalog: list[ModelFacts] = Field(default_factory=list)

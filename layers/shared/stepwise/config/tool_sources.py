@@ -31,31 +31,42 @@ URL, OpenAPI source, MCP or A2A URL), the tool and the field. Inputs are hidden 
 (pydantic applies the outermost model's setting).
 """
 
+import importlib
 import re
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
-from stepwise.config.a2a_source import A2aAgentConfig
-from stepwise.config.http_api import (
+from stepwise.config.lazy_section import lazy_section
+from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
+from stepwise.config.tool_limits import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_EXECUTION_MS_LIMIT,
-    MAX_RESPONSE_BYTES_LIMIT,
-    PATH_PLACEHOLDER,
     PYTHON_MODULE_NAME,
     TOOL_NAME_PATTERN,
-    ApiConfig,
-    ApiKeyConfig,
-    ArgumentBinding,
-    HttpToolConfig,
 )
-from stepwise.config.mcp_source import McpServerConfig
-from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
-from stepwise.config.url_checks import validated_http_url
 from stepwise.errors import ConfigError
 
+if TYPE_CHECKING:
+    from stepwise.config.a2a_source import A2aAgentConfig
+    from stepwise.config.http_api import PATH_PLACEHOLDER, ApiConfig, ApiKeyConfig, ArgumentBinding, HttpToolConfig
+    from stepwise.config.mcp_source import McpServerConfig
+    from stepwise.config.openapi_source import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig, OperationFilter
+
+    _Api = ApiConfig
+    _OpenApiSource = OpenApiSourceConfig
+    _McpServer = McpServerConfig
+    _A2aAgent = A2aAgentConfig
+else:
+    # Each source's model loads with the first file that lists such a source (`lazy_section`): a file of
+    # built-in tools, the default, loads none of them (cold start).
+    _Api = lazy_section("stepwise.config.http_api", "ApiConfig")
+    _OpenApiSource = lazy_section("stepwise.config.openapi_source", "OpenApiSourceConfig")
+    _McpServer = lazy_section("stepwise.config.mcp_source", "McpServerConfig")
+    _A2aAgent = lazy_section("stepwise.config.a2a_source", "A2aAgentConfig")
+
 __all__ = [
+    "DEFAULT_MAX_DOCUMENT_BYTES",
     "DEFAULT_MAX_EXECUTION_MS",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "PATH_PLACEHOLDER",
@@ -74,90 +85,32 @@ __all__ = [
     "parse_tools_config",
 ]
 
-# The same cap for a file, an S3 object and a URL: above GitHub's REST description (13 MB), the largest
-# public one Stepwise is tested with; the limit keeps a hostile source from exhausting a Lambda's memory.
-DEFAULT_MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
-MAX_DOCUMENT_BYTES_LIMIT = 256 * 1024 * 1024
+# The sources' models, still importable from here: each from its own module, when first asked for.
+_SOURCE_MODULES = {
+    "A2aAgentConfig": "a2a_source",
+    "ApiConfig": "http_api",
+    "ApiKeyConfig": "http_api",
+    "ArgumentBinding": "http_api",
+    "HttpToolConfig": "http_api",
+    "PATH_PLACEHOLDER": "http_api",
+    "McpServerConfig": "mcp_source",
+    "DEFAULT_MAX_DOCUMENT_BYTES": "openapi_source",
+    "OpenApiSourceConfig": "openapi_source",
+    "OperationFilter": "openapi_source",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _SOURCE_MODULES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"stepwise.config.{_SOURCE_MODULES[name]}"), name)
+
+
 # A tool's spec (name, description, parameters as compact JSON) above this is trimmed, or left out
 # (stepwise.tools.tool_budget). 16 KB is about 4,000 tokens, sent with every model call.
 DEFAULT_MAX_SCHEMA_BYTES = 16 * 1024
 MIN_SCHEMA_BYTES = 1024
 MAX_SCHEMA_BYTES_LIMIT = 1024 * 1024
-_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-class OperationFilter(BaseModel):
-    """OpenAPI operations chosen by tag or by operationId (or, without one, by the generated tool name)."""
-
-    model_config = TOOL_MODEL_CONFIG
-
-    tags: list[str] = Field(default_factory=list)
-    operations: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _names_something(self) -> "OperationFilter":
-        if not self.tags and not self.operations:
-            raise ValueError("name at least one tag or operation")
-        return self
-
-
-class OpenApiSourceConfig(ApprovalRule, EffectRule):
-    """An OpenAPI 3.0/3.1 document whose operations become tools.
-
-    ``source`` is a file in the config directory, ``s3://bucket/key`` or an ``https://`` URL (``http://``
-    only for an ``internal`` source); ``document`` is the document inline (what a Higress ai-agent
-    configuration carries). Exactly one of the two is given. ``name`` labels an inline document in
-    messages. ``maxDocumentBytes`` caps the document whatever its source. ``onUnsupported`` says what an
-    operation the importer cannot offer does: ``skip`` (the default) leaves it out and reports why,
-    ``fail`` refuses the whole document.
-    """
-
-    model_config = TOOL_MODEL_CONFIG
-
-    source: str | None = Field(default=None, min_length=1)
-    document: dict[str, Any] | None = Field(default=None, repr=False)
-    name: str | None = Field(default=None, min_length=1, max_length=200)
-    base_url: str | None = Field(default=None, alias="baseUrl")
-    include: OperationFilter | None = None
-    exclude: OperationFilter | None = None
-    api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
-    internal: bool = False
-    max_execution_time: int = Field(
-        default=DEFAULT_MAX_EXECUTION_MS, alias="maxExecutionTime", gt=0, le=MAX_EXECUTION_MS_LIMIT
-    )
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
-    )
-    max_document_bytes: int = Field(
-        default=DEFAULT_MAX_DOCUMENT_BYTES, alias="maxDocumentBytes", gt=0, le=MAX_DOCUMENT_BYTES_LIMIT
-    )
-    on_unsupported: Literal["skip", "fail"] = Field(default="skip", alias="onUnsupported")
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_base_url(cls, url: str | None) -> str | None:
-        return None if url is None else validated_http_url(url, what="baseUrl")
-
-    @model_validator(mode="after")
-    def _one_known_source(self) -> "OpenApiSourceConfig":
-        if (self.source is None) == (self.document is None):
-            raise ValueError("give exactly one of 'source' (a file, s3:// or https:// URL) or 'document' (inline)")
-        source = self.source or ""
-        if source.startswith("s3://"):
-            bucket, _, key = source.removeprefix("s3://").partition("/")
-            if not bucket or not key:
-                raise ValueError(f"source {source!r} must be s3://bucket/key")
-        elif source.startswith("http://") and not self.internal:
-            raise ValueError(f"source {source!r}: only an internal source may be fetched over plain http")
-        elif source.startswith(("http://", "https://")):
-            validated_http_url(source, what="source")
-        elif _URL_SCHEME.match(source):
-            raise ValueError(f"source {source!r} must be a file in the config directory, s3:// or https://")
-        return self
-
-    def describe(self) -> str:
-        """The source as configured (a file, an S3 object or a URL), else its name or ``inline document``."""
-        return self.source or self.name or "inline document"
 
 
 class PythonModuleConfig(ApprovalRule, EffectRule):
@@ -179,10 +132,10 @@ class ToolsConfig(BaseModel):
 
     model_config = TOOL_MODEL_CONFIG
 
-    apis: list[ApiConfig] = Field(default_factory=list)
-    openapi: list[OpenApiSourceConfig] = Field(default_factory=list)
-    mcp: list[McpServerConfig] = Field(default_factory=list)
-    a2a: list[A2aAgentConfig] = Field(default_factory=list)
+    apis: list[_Api] = Field(default_factory=list)
+    openapi: list[_OpenApiSource] = Field(default_factory=list)
+    mcp: list[_McpServer] = Field(default_factory=list)
+    a2a: list[_A2aAgent] = Field(default_factory=list)
     builtin: list[str] = Field(default_factory=list)
     python: list[str | PythonModuleConfig] = Field(default_factory=list)
     max_schema_bytes: int = Field(

@@ -4,13 +4,33 @@
 builds the `ChatRequest` for a model call and parses the `Completion` into tool calls, a final answer or
 a parse error. ``parse_completion`` reads any completion (text, `Completion`, provider response dict),
 detecting the protocol when asked to, and never raises.
+
+The names below are imported from their modules when first used: importing one module of the package
+(a Lambda handler's `think_blocks`, say) does not load every protocol's parser.
 """
 
-from stepwise.protocols.base import TEXT_PROTOCOLS, Protocol, ProtocolName
-from stepwise.protocols.lenient_json import load_lenient
-from stepwise.protocols.parse import detect_protocol, parse_completion
-from stepwise.protocols.provider_responses import completion_from_response
-from stepwise.protocols.registry import Strategy, get_protocol, resolve_protocol
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepwise.protocols.base import TEXT_PROTOCOLS, Protocol, ProtocolName
+    from stepwise.protocols.lenient_json import load_lenient
+    from stepwise.protocols.parse import detect_protocol, parse_completion
+    from stepwise.protocols.provider_responses import completion_from_response
+    from stepwise.protocols.registry import Strategy, get_protocol, resolve_protocol
+
+_EXPORTS = {
+    "TEXT_PROTOCOLS": "base",
+    "Protocol": "base",
+    "ProtocolName": "base",
+    "Strategy": "registry",
+    "completion_from_response": "provider_responses",
+    "detect_protocol": "parse",
+    "get_protocol": "registry",
+    "load_lenient": "lenient_json",
+    "parse_completion": "parse",
+    "resolve_protocol": "registry",
+}
 
 __all__ = [
     "TEXT_PROTOCOLS",
@@ -24,3 +44,9 @@ __all__ = [
     "parse_completion",
     "resolve_protocol",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)

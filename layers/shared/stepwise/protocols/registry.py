@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 from typing import Literal
 
 from stepwise.protocols.base import TEXT_PROTOCOLS, Protocol, ProtocolName
-from stepwise.protocols.function_calling import FunctionCallingProtocol
-from stepwise.protocols.markers import MarkersProtocol
-from stepwise.protocols.react_json import ReactJsonProtocol
-from stepwise.protocols.react_text import ReactTextProtocol
-from stepwise.protocols.xml_tags import XmlTagsProtocol
 
 Strategy = Literal["function_calling", "react", "auto"]
 DEFAULT_TEXT_PROTOCOL: ProtocolName = "react_json"
 
-# Protocols hold no state, so one instance of each serves every call.
-_PROTOCOLS: dict[str, Protocol] = {
-    protocol.name: protocol
-    for protocol in (
-        FunctionCallingProtocol(),
-        ReactJsonProtocol(),
-        ReactTextProtocol(),
-        XmlTagsProtocol(),
-        MarkersProtocol(),
-    )
+# Each protocol's module and class. A function imports only the protocols its runs use (a profile of native
+# tool calls never loads a text parser), each when first asked for; protocols hold no state, so one instance
+# of each serves every call.
+_PROTOCOL_CLASSES: dict[str, tuple[str, str]] = {
+    "function_calling": ("stepwise.protocols.function_calling", "FunctionCallingProtocol"),
+    "react_json": ("stepwise.protocols.react_json", "ReactJsonProtocol"),
+    "react_text": ("stepwise.protocols.react_text", "ReactTextProtocol"),
+    "xml": ("stepwise.protocols.xml_tags", "XmlTagsProtocol"),
+    "markers": ("stepwise.protocols.markers", "MarkersProtocol"),
 }
+
+
+@functools.cache
+def _instance(name: str) -> Protocol:
+    module, cls = _PROTOCOL_CLASSES[name]
+    protocol: Protocol = getattr(importlib.import_module(module), cls)()
+    return protocol
 
 
 def resolve_protocol(strategy: Strategy, protocol: ProtocolName | None, supports_native_tools: bool) -> ProtocolName:
@@ -52,12 +55,11 @@ def resolve_protocol(strategy: Strategy, protocol: ProtocolName | None, supports
 
 def get_protocol(name: ProtocolName) -> Protocol:
     """The protocol called `name`; raises ValueError for an unknown name."""
-    try:
-        return _PROTOCOLS[name]
-    except KeyError:
-        raise ValueError(f"unknown protocol {name!r}: expected one of {', '.join(_PROTOCOLS)}") from None
+    if name not in _PROTOCOL_CLASSES:
+        raise ValueError(f"unknown protocol {name!r}: expected one of {', '.join(_PROTOCOL_CLASSES)}")
+    return _instance(name)
 
 
 def find_protocol(name: str) -> Protocol | None:
     """The protocol called `name`, or None when there is none."""
-    return _PROTOCOLS.get(name)
+    return _instance(name) if name in _PROTOCOL_CLASSES else None

@@ -13,7 +13,7 @@ from stepwise.config.model import Language
 from stepwise.models.decision import FinalAnswer
 from stepwise.models.messages import Completion
 from stepwise.models.run import StoredMessage
-from stepwise.protocols import Protocol, detect_protocol
+from stepwise.protocols.base import Protocol
 from stepwise.protocols.keywords import find_keywords
 from stepwise.protocols.prompts import sentences_for
 
@@ -46,6 +46,9 @@ def final_answer_text(message: StoredMessage, protocol: Protocol) -> str | None:
         return decision.text
     if message.tool_calls or not message.content.strip():
         return None
+    # detecting a protocol loads every protocol's parser: only prose the run's protocol did not read needs it
+    from stepwise.protocols.parse import detect_protocol
+
     if detect_protocol(completion) is None and not find_keywords(message.content):
         return message.content.strip()
     return None

@@ -14,8 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from stepwise.config.guardrails import GuardrailPoint, Guardrails, PiiKind, PiiRule
-from stepwise.models.api_responses import TraceStep
 from stepwise.models.guardrail import GuardrailAction, GuardrailNote
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunError, RunMeta, RunUsage, StepRecord
@@ -26,8 +24,11 @@ from stepwise.telemetry.observability import logger, metrics
 
 if TYPE_CHECKING:
     # The checks (their detectors and the Bedrock call) are loaded when a profile first has a rule to apply:
-    # ToolInvoke, Format and the API import this module whether or not any profile has guardrails.
+    # ToolInvoke, Format and the API import this module whether or not any profile has guardrails. Likewise
+    # the guardrails' configuration (`lazy_section`), and the API's view of a step, which only the API shows.
+    from stepwise.config.guardrails import GuardrailPoint, Guardrails, PiiKind
     from stepwise.guardrails import Checked
+    from stepwise.models.api_responses import TraceStep
 
 # What the conversation keeps of a user message a guardrail blocked: never its text.
 BLOCKED_INPUT = "[withheld: blocked by a guardrail]"
@@ -38,7 +39,7 @@ WITHHELD_ERROR = "the tool's error was withheld by a guardrail"
 
 # A step as the API shows it or as it is stored (what `stepwise run` prints): both carry the model's text
 # under the same names.
-ShownStep = TypeVar("ShownStep", TraceStep, StepRecord)
+ShownStep = TypeVar("ShownStep", "TraceStep", StepRecord)
 
 
 def profile_guardrails(runtime: StepRuntime, profile: str) -> Guardrails | None:
@@ -220,6 +221,8 @@ def model_text_redactor(guardrails: Guardrails | None) -> Callable[[str], str] |
     such rule, or `mode: log_only`). `deny` and `bedrock` rules are not applied: they act on the answer."""
     if guardrails is None or guardrails.mode != "enforce":
         return None
+    from stepwise.config.guardrails import PiiRule
+
     kinds: list[PiiKind] = [kind for rule in guardrails.output if isinstance(rule, PiiRule) for kind in rule.pii]
     if not kinds:
         return None

@@ -6,9 +6,14 @@ configuration and the run id alone.
 
 from __future__ import annotations
 
-from stepwise.config.online_evals import OnlineEvals, sampled
+from typing import TYPE_CHECKING
+
 from stepwise.models.run import RunMeta
 from stepwise.steps.runtime import StepRuntime
+
+if TYPE_CHECKING:
+    # loaded with the first profile that has online evals (`stepwise.config.lazy_section`)
+    from stepwise.config.online_evals import OnlineEvals
 
 
 def online_evals_of(profile: str, runtime: StepRuntime) -> OnlineEvals | None:
@@ -21,4 +26,8 @@ def online_eval_due(meta: RunMeta, runtime: StepRuntime) -> bool:
     """True when the run's profile evaluates runs online and this run is in its sample; never for a run that
     was cancelled (it was stopped, not finished: there is nothing of its own to score)."""
     settings = online_evals_of(meta.profile, runtime)
-    return settings is not None and meta.status != "CANCELLED" and sampled(meta.run_id, settings.sample)
+    if settings is None or meta.status == "CANCELLED":
+        return False
+    from stepwise.config.online_evals import sampled
+
+    return sampled(meta.run_id, settings.sample)

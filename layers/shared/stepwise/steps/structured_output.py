@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel, Field
 
 from stepwise.config.llm import ModelCapabilities
 from stepwise.config.model import Language
@@ -41,13 +40,15 @@ FIRST_ATTEMPT_INDEX = 64
 _MAX_PROBLEM_CHARS = 500
 
 
-class StructuredOutput(BaseModel):
+@dataclass(frozen=True)
+class StructuredOutput:
     """The validated JSON output, or why there is none; never both. `calls` are the trace steps of the
-    formatting calls this attempt stored, whose usage the run's usage adds."""
+    formatting calls this attempt stored, whose usage the run's usage adds. A plain value between two of
+    Format's functions, so no validator is built for it (its steps were validated as they were stored)."""
 
     output: dict[str, Any] | list[Any] | None = None
     error: str | None = None
-    calls: list[StepRecord] = Field(default_factory=list)
+    calls: list[StepRecord] = field(default_factory=list)
 
 
 def split_formatting_replies(

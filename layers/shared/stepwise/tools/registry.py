@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stepwise.config.credentials import SecretResolver
-from stepwise.config.http_api import SAFE_METHODS
 from stepwise.config.redaction import Redactor, redact_known_secrets
+from stepwise.config.tool_call_rules import SAFE_METHODS
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ToolSpec

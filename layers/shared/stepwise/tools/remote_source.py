@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from stepwise.config.credentials import SecretResolver, SecretUnavailable
-from stepwise.config.http_api import ApiKeyConfig
 from stepwise.config.redaction import Redactor
 from stepwise.errors import ToolError
 from stepwise.tools.guards import AddressPolicy, HostResolver, refusal_reason, system_resolver
+
+if TYPE_CHECKING:
+    from stepwise.config.http_api import ApiKeyConfig
 
 USER_AGENT = "stepwise-tools/0.1"
 

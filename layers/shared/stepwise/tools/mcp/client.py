@@ -31,7 +31,7 @@ import httpx
 
 from stepwise.config.configured_secrets import is_secret_env_value
 from stepwise.config.credentials import SecretUnavailable
-from stepwise.config.tool_sources import McpServerConfig
+from stepwise.config.mcp_source import McpServerConfig
 from stepwise.errors import ToolError
 from stepwise.tools.guards import (
     Origin,

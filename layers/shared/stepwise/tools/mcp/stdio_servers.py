@@ -33,7 +33,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
-from stepwise.config.tool_sources import McpServerConfig
+from stepwise.config.mcp_source import McpServerConfig
 
 if TYPE_CHECKING:
     from mcp import Client

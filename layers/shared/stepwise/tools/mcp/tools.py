@@ -9,7 +9,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from stepwise.config.credentials import SecretResolver
-from stepwise.config.tool_sources import McpServerConfig
+from stepwise.config.mcp_source import McpServerConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolSpec

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from stepwise.config.credentials import SecretResolver
 from stepwise.config.http_api import SCHEMAS_CHECKED, ApiConfig, ApiKeyConfig, HttpToolConfig
-from stepwise.config.tool_sources import OpenApiSourceConfig
+from stepwise.config.openapi_source import OpenApiSourceConfig
 from stepwise.config.url_checks import validated_http_url
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of

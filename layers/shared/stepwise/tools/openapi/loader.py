@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import yaml
 
-from stepwise.config.tool_sources import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
+from stepwise.config.openapi_source import DEFAULT_MAX_DOCUMENT_BYTES, OpenApiSourceConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.inputs.json_limits import JsonLimitExceeded, check_depth, load_json, value_depth
 from stepwise.inputs.text_policy import clean_value

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.config.http_api import PATH_PLACEHOLDER, STYLES_BY_LOCATION, ApiKeyConfig, ArgumentBinding, HttpToolConfig
+from stepwise.config.openapi_source import OperationFilter
 from stepwise.config.tool_call_rules import RESERVED_HEADERS
-from stepwise.config.tool_sources import OperationFilter
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import reasons_of
 from stepwise.tools.openapi.names import free_argument_name, numbered, tool_name_for
