@@ -80,7 +80,8 @@ def wire(amount: int) -> str:
     """
     return f"wired {amount}"
 '''
-WAITING_CALL_ID = "call_1_0"
+FIRST_CALL_ID = "call_1_0"
+WAITING_CALL_ID = FIRST_CALL_ID
 CONFIG = {
     "models": {
         "m": {
@@ -222,6 +223,11 @@ def case_strategy(
     generated = operation.as_strategy(mode, headers={"x-api-key": API_KEY})
     if mode is not GenerationMode.POSITIVE:
         return generated
+    if "/steps/" in operation.path:
+        # the finished run's first iteration called the calculator: its step is there to read, whichever
+        # worker runs this case and whatever the approval cases did before it
+        tool_step = {"run_id": finished_run_id, "iteration": 1, "call_id": FIRST_CALL_ID}
+        return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=tool_step)
     if "call_id" in operation.path:
         waiting = {"run_id": waiting_run_id, "call_id": WAITING_CALL_ID}
         return generated | operation.as_strategy(mode, headers={"x-api-key": API_KEY}, path_parameters=waiting)
