@@ -12,8 +12,9 @@ import pytest
 
 from tests.e2e.conftest import serve
 
-# long enough for a loaded machine to run a one-iteration execution, short enough to wait past
-SYNC_TIMEOUT_SECONDS = 3
+# long enough for a loaded machine to run a one-iteration execution (3 s was not, once, with two CPU-bound
+# processes beside the suite), short enough to wait past
+SYNC_TIMEOUT_SECONDS = 10
 
 
 def answer(text: str, **turn: Any) -> dict[str, Any]:
@@ -26,7 +27,7 @@ CONFIG = {
         "m": {
             "provider": "scripted",
             "scenarios": [
-                {"match": "slow", "turns": [answer("Done, slowly.", latency_ms=4500)]},
+                {"match": "slow", "turns": [answer("Done, slowly.", latency_ms=12_000)]},
                 {"turns": [answer("Hello from an Express run.")]},
             ],
         }
