@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
@@ -135,6 +135,7 @@ fence_layouts = st.sampled_from(
     body=model_like_text,
     protocol=st.sampled_from(PROTOCOL_CHOICES),
 )
+@example(lang="json", layout="Action: ```{lang} {body}```", body="()", protocol="auto")  # once read as a call to `json`
 def test_a_fence_language_tag_is_never_read_as_a_tool_name(lang: str, layout: str, body: str, protocol: str) -> None:
     # Given a fenced block whose language tag sits where a tool name could be, around any model-like text
     text = layout.format(lang=lang, body=body)

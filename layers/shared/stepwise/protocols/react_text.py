@@ -29,6 +29,7 @@ from stepwise.protocols.sections import ignored_notes
 from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput, broken_block_error, json_problem
 
 # The original ReAct paper's style: ``Search[Paris]``, and ``Finish[answer]`` for its answer.
+_FENCE_LANGUAGE = re.compile(r"^```[A-Za-z][\w+.-]*[ \t]+(?=\S)")
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
@@ -169,8 +170,9 @@ def _action(
 ) -> Decision:
     """The decision for an ``Action:`` line: a tool call, or a final answer given as an action."""
     if action_text.startswith("```") and "{" not in action_text:
-        # The tool's name in a fence of its own.
-        action_text = strip_code_fence(action_text).strip()
+        # The tool's name in a fence of its own. A word right after the opening backticks with more text after
+        # it on the line is the fence's language ("```json ()```"), never the tool's name.
+        action_text = strip_code_fence(_FENCE_LANGUAGE.sub("```", action_text, count=1)).strip()
     if action_text.startswith(("```", "{")):
         # LangChain's structured chat: the action is a JSON block, fenced or not, under "Action:".
         return _action_block(action_text, tools, call_id, thought, notes)
