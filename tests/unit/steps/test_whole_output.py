@@ -16,16 +16,16 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import StepRecord
-from stepwise.steps import iteration_guard, llm_call, parse, tool_invoke
+from stepwise.steps import tool_invoke
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.api.step_views import fit_answer, step_observation
 from stepwise.steps.executions import StepFunctionsExecutions
-from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
 from stepwise.store.item_limit import MAX_ITEM_BYTES, item_size
-from tests.unit.steps.span_runtime import QueuedModel
+from tests.unit.steps.span_runtime import LOOPBACK_MODEL, QueuedModel, to_the_first_tool_call
 
 MILLION = 1_000_000
 CAP = 4000
@@ -70,15 +70,7 @@ def runtime_for(
     profile = {"model": "m", "strategy": "function_calling", "limits": {"max_observation_chars": CAP} | limits}
     config = StepwiseConfig.from_mapping(
         {
-            "models": {
-                "m": {
-                    "provider": "openai",
-                    "base_url": "http://127.0.0.1:9/v1",
-                    "model": "gpt-4o-mini",
-                    "api_key": SECRET,
-                    "capabilities": {"native_tools": True},
-                }
-            },
+            "models": {"m": LOOPBACK_MODEL | {"api_key": SECRET}},
             "tools": {"python": [{"module": "whole_floods"}]},
             "profiles": {"default": profile | ({"guardrails": guardrails} if guardrails else {})},
         },
@@ -94,17 +86,7 @@ def runtime_for(
 def run_to_the_tool_call(runtime: StepRuntime) -> tuple[str, dict[str, Any]]:
     """A run through its first model call; its id and the ToolInvoke Map item of the call."""
     meta = create_run(runtime, messages=[ChatMessage(role="user", content="flood me")], owner="o", profile="default")
-    payload = parse.handle(
-        llm_call.handle(iteration_guard.handle(execution_input(meta.run_id), runtime), runtime), runtime
-    )
-    item = {
-        "run_id": meta.run_id,
-        "iteration": 1,
-        "index": 0,
-        "call": payload["calls"][0],
-        "trace": payload["run"]["trace"],
-    }
-    return meta.run_id, item
+    return meta.run_id, to_the_first_tool_call(runtime, meta.run_id)[1]
 
 
 def stored_items(table: tuple[Any, str], run_id: str, prefix: str) -> list[dict[str, Any]]:
