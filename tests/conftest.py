@@ -81,3 +81,23 @@ def unique_table_name() -> str:
     import uuid
 
     return f"test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def dynamodb_local_table(dynamodb_local: str, unique_table_name: str) -> tuple[Any, str]:
+    """A client of the session's DynamoDB Local and a conversation table of this test's own, created from
+    template.yaml: for what moto does not check as the real engine does (item sizes, expressions)."""
+    import boto3
+
+    from stepwise.local.embedded_dynamodb import create_table_from_template
+    from stepwise.local.template import SamTemplate
+
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_local,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
+    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), unique_table_name)
+    return client, unique_table_name

@@ -17,19 +17,12 @@ from stepwise.config.settings import Settings
 from stepwise.local.asl import LocalStateMachine
 from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
 from stepwise.steps.executions import ExecutionStartFailed, StepFunctionsExecutions, SyncExecutionTimedOut
+from tests.support.asl_machines import lambda_task
 
 # One Task: the test's function decides when it returns (it waits for `released`).
 WAITING_MACHINE = {
     "StartAt": "Work",
-    "States": {
-        "Work": {
-            "Type": "Task",
-            "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
-            "OutputPath": "$.Payload",
-            "End": True,
-        }
-    },
+    "States": {"Work": lambda_task("work", OutputPath="$.Payload", End=True)},
 }
 FAILING_MACHINE = {"StartAt": "Boom", "States": {"Boom": {"Type": "Fail", "Error": "Boom", "Cause": "on purpose"}}}
 
@@ -185,20 +178,8 @@ def test_the_api_reports_a_refused_start_as_a_failure_to_start(serve: Serve) -> 
 TWO_TASK_MACHINE = {
     "StartAt": "First",
     "States": {
-        "First": {
-            "Type": "Task",
-            "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
-            "ResultSelector": {"n.$": "$.Payload.doubled"},
-            "Next": "Second",
-        },
-        "Second": {
-            "Type": "Task",
-            "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
-            "OutputPath": "$.Payload",
-            "End": True,
-        },
+        "First": lambda_task("work", ResultSelector={"n.$": "$.Payload.doubled"}, Next="Second"),
+        "Second": lambda_task("work", OutputPath="$.Payload", End=True),
     },
 }
 

@@ -8,17 +8,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-import boto3
 import pytest
 
-from stepwise.local.embedded_dynamodb import create_table_from_template
-from stepwise.local.template import SamTemplate
 from stepwise.models.run import RunMeta, RunStatus, RunUsage
 from stepwise.store import ConversationStore
 from stepwise.store.run_filters import RunFilter
 from stepwise.store.run_listing import RunLister
 from stepwise.store.table import Table
-from tests.conftest import PROJECT_ROOT
 
 OWNER = "alice"
 
@@ -30,17 +26,9 @@ def store(dynamodb_table: tuple[Any, str]) -> ConversationStore:
 
 
 @pytest.fixture
-def local_store(dynamodb_local: str, unique_table_name: str) -> ConversationStore:
+def local_store(dynamodb_local_table: tuple[Any, str]) -> ConversationStore:
     """The store on AWS's DynamoDB Local, with the table template.yaml declares."""
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=dynamodb_local,
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
-    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), unique_table_name)
-    return ConversationStore(client, unique_table_name)
+    return ConversationStore(*dynamodb_local_table)
 
 
 def stored_run(

@@ -30,15 +30,7 @@ def engine(request: pytest.FixtureRequest) -> tuple[Any, str]:
     if request.param == "moto":
         client, table = request.getfixturevalue("dynamodb_table")
         return client, table
-    table = request.getfixturevalue("unique_table_name")
-    client = boto3.client(
-        "dynamodb",
-        endpoint_url=request.getfixturevalue("dynamodb_local"),
-        region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
-    )
-    create_table_from_template(client, SamTemplate.load(PROJECT_ROOT / "template.yaml"), table)
+    client, table = request.getfixturevalue("dynamodb_local_table")
     return client, table
 
 

@@ -5,20 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.local.asl import LocalStateMachine
+from tests.support.asl_machines import lambda_task
 from tests.unit.local.support import ScriptedInvoker
 
 # The Task's payload is the execution's input itself ("Payload.$": "$"), and its result is kept beside it.
 MACHINE = {
     "StartAt": "Work",
     "States": {
-        "Work": {
-            "Type": "Task",
-            "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": "work", "Payload.$": "$"},
-            "ResultSelector": {"done.$": "$.Payload.done"},
-            "ResultPath": "$.result",
-            "End": True,
-        }
+        "Work": lambda_task("work", ResultSelector={"done.$": "$.Payload.done"}, ResultPath="$.result", End=True)
     },
 }
 

@@ -1,5 +1,5 @@
-"""A step runtime whose spans are recorded by the OpenTelemetry SDK's in-memory exporter, and a model
-that plays queued replies: what the span tests build on."""
+"""A step runtime whose spans are recorded by the OpenTelemetry SDK's in-memory exporter, a model that plays
+queued replies, and a run taken to its first tool call: what the span and step tests build on."""
 
 from __future__ import annotations
 
@@ -12,9 +12,19 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.models.messages import ChatRequest, Completion
+from stepwise.steps import iteration_guard, llm_call, parse
+from stepwise.steps.runs import execution_input
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
 from stepwise.telemetry.otel_spans import OtelSpans
+
+LOOPBACK_MODEL: dict[str, Any] = {
+    "provider": "openai",
+    "base_url": "http://127.0.0.1:9/v1",
+    "model": "gpt-4o-mini",
+    "capabilities": {"native_tools": True},
+}
+"""A model entry no request reaches: the runtime is given a `QueuedModel` in its place."""
 
 
 class QueuedModel:
@@ -35,14 +45,7 @@ def runtime_with(
 ) -> StepRuntime:
     config = StepwiseConfig.from_mapping(
         {
-            "models": {
-                "m": {
-                    "provider": "openai",
-                    "base_url": "http://127.0.0.1:9/v1",
-                    "model": "gpt-4o-mini",
-                    "capabilities": {"native_tools": True},
-                }
-            },
+            "models": {"m": LOOPBACK_MODEL},
             "tools": {"builtin": ["current_time"]},
             "profiles": {
                 "default": {"model": "m", "strategy": "function_calling", "tools": ["current_time"], "max_tokens": 300}
@@ -61,3 +64,17 @@ def runtime_with(
         chat_models={"m": model},
         spans=OtelSpans(provider),
     )
+
+
+def to_the_first_tool_call(runtime: StepRuntime, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run `run_id`'s first iteration through Parse, as the state machine does: the state payload, and the
+    ToolInvoke Map item of the first call the model asked for."""
+    payload = parse.handle(llm_call.handle(iteration_guard.handle(execution_input(run_id), runtime), runtime), runtime)
+    item = {
+        "run_id": run_id,
+        "iteration": 1,
+        "index": 0,
+        "call": payload["calls"][0],
+        "trace": payload["run"]["trace"],
+    }
+    return payload, item

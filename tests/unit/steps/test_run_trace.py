@@ -15,7 +15,7 @@ from stepwise.steps import format as format_step
 from stepwise.steps import iteration_guard, llm_call, parse, tool_invoke
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
-from tests.unit.steps.span_runtime import QueuedModel, runtime_with
+from tests.unit.steps.span_runtime import QueuedModel, runtime_with, to_the_first_tool_call
 
 CLIENT_TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -33,15 +33,7 @@ def run_through_every_step(runtime: StepRuntime) -> str:
             session_id="session-7",
         )
         request.responded(202)
-    payload: dict[str, Any] = execution_input(meta.run_id)
-    payload = parse.handle(llm_call.handle(iteration_guard.handle(payload, runtime), runtime), runtime)
-    item = {
-        "run_id": meta.run_id,
-        "iteration": 1,
-        "index": 0,
-        "call": payload["calls"][0],
-        "trace": payload["run"]["trace"],
-    }
+    payload, item = to_the_first_tool_call(runtime, meta.run_id)
     tool_invoke.handle(item, runtime)
     payload = parse.handle(llm_call.handle(iteration_guard.handle(payload, runtime), runtime), runtime)
     format_step.handle(payload, runtime)

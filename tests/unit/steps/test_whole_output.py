@@ -16,16 +16,18 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import StepRecord
-from stepwise.steps import iteration_guard, llm_call, parse, tool_invoke
+from stepwise.steps import tool_invoke
 from stepwise.steps.api.idempotency import IdempotentStarts
+from stepwise.steps.api.overview import describe_overview
+from stepwise.steps.api.run_views import describe_run
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.api.step_views import fit_answer, step_observation
 from stepwise.steps.executions import StepFunctionsExecutions
-from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
 from stepwise.store.item_limit import MAX_ITEM_BYTES, item_size
-from tests.unit.steps.span_runtime import QueuedModel
+from tests.unit.steps.span_runtime import LOOPBACK_MODEL, QueuedModel, to_the_first_tool_call
 
 MILLION = 1_000_000
 CAP = 4000
@@ -70,15 +72,7 @@ def runtime_for(
     profile = {"model": "m", "strategy": "function_calling", "limits": {"max_observation_chars": CAP} | limits}
     config = StepwiseConfig.from_mapping(
         {
-            "models": {
-                "m": {
-                    "provider": "openai",
-                    "base_url": "http://127.0.0.1:9/v1",
-                    "model": "gpt-4o-mini",
-                    "api_key": SECRET,
-                    "capabilities": {"native_tools": True},
-                }
-            },
+            "models": {"m": LOOPBACK_MODEL | {"api_key": SECRET}},
             "tools": {"python": [{"module": "whole_floods"}]},
             "profiles": {"default": profile | ({"guardrails": guardrails} if guardrails else {})},
         },
@@ -94,17 +88,14 @@ def runtime_for(
 def run_to_the_tool_call(runtime: StepRuntime) -> tuple[str, dict[str, Any]]:
     """A run through its first model call; its id and the ToolInvoke Map item of the call."""
     meta = create_run(runtime, messages=[ChatMessage(role="user", content="flood me")], owner="o", profile="default")
-    payload = parse.handle(
-        llm_call.handle(iteration_guard.handle(execution_input(meta.run_id), runtime), runtime), runtime
-    )
-    item = {
-        "run_id": meta.run_id,
-        "iteration": 1,
-        "index": 0,
-        "call": payload["calls"][0],
-        "trace": payload["run"]["trace"],
-    }
-    return meta.run_id, item
+    return meta.run_id, to_the_first_tool_call(runtime, meta.run_id)[1]
+
+
+def run_past_the_tool_call(runtime: StepRuntime) -> str:
+    """A run through its first model call and the ToolInvoke of the call it asked for; its id."""
+    run_id, item = run_to_the_tool_call(runtime)
+    tool_invoke.handle(item, runtime)
+    return run_id
 
 
 def stored_items(table: tuple[Any, str], run_id: str, prefix: str) -> list[dict[str, Any]]:
@@ -255,8 +246,7 @@ def test_a_replay_copies_the_whole_results_of_the_iterations_it_keeps(
 ) -> None:
     # Given a run whose first iteration kept a whole result
     runtime = runtime_for(dynamodb_table, tmp_path, call=MAIL)
-    run_id, item = run_to_the_tool_call(runtime)
-    tool_invoke.handle(item, runtime)
+    run_id = run_past_the_tool_call(runtime)
     original = runtime.store.require_run(run_id)
     # When a replay keeping that iteration is stored
     replay = original.model_copy(update={"run_id": "replay-of-mail"})
@@ -267,3 +257,20 @@ def test_a_replay_copies_the_whole_results_of_the_iterations_it_keeps(
         part["text"] for part in stored_items(dynamodb_table, run_id, "TOOLOUT#")
     ]
     assert copied
+
+
+def test_the_run_and_overview_answers_of_a_run_with_a_1mb_result_stay_small_and_say_how_long_it_was(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run whose tool answered 1,000,000 characters, kept whole apart
+    runtime = runtime_for(dynamodb_table, tmp_path)
+    run_id = run_past_the_tool_call(runtime)
+    services = api_services(runtime, dynamodb_table)
+    # When the console's run and compare views read the run with its trace (GET /v1/runs/{id}?trace=true)
+    view = describe_run(services, owner="o", run_reference=run_id, trace=True)
+    # Then the answer carries the step's start, not the whole result, and says how long the result was
+    [step] = [step for step in view.trace or [] if step.kind == "tool"]
+    assert len(view.model_dump_json()) < 20_000
+    assert (step.observation is not None and step.observation.startswith("éé"), step.output_chars) == (True, MILLION)
+    # And the overview (GET /v1/overview) counts the run as any other
+    assert describe_overview(services, owner="o", days=1).totals.runs == 1

@@ -18,9 +18,9 @@ from pydantic import Field, field_validator, model_validator
 
 from stepwise.config.http_api import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_RESPONSE_BYTES_LIMIT,
     TOOL_NAME_PATTERN,
     ApiKeyConfig,
+    MaxResponseBytes,
 )
 from stepwise.config.remote_headers import checked_remote_headers, key_outside_url
 from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
@@ -60,9 +60,7 @@ class A2aAgentConfig(ApprovalRule, EffectRule):
     timeout_seconds: float = Field(
         default=DEFAULT_A2A_TIMEOUT_SECONDS, alias="timeoutSeconds", gt=0, le=MAX_A2A_TIMEOUT_SECONDS
     )
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
-    )
+    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
 
     @field_validator("url")
     @classmethod

@@ -41,9 +41,9 @@ from stepwise.config.tool_call_rules import (
 from stepwise.config.tool_limits import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_EXECUTION_MS_LIMIT,
-    MAX_RESPONSE_BYTES_LIMIT,
     TOOL_NAME_PATTERN,
+    MaxExecutionMs,
+    MaxResponseBytes,
 )
 from stepwise.config.url_checks import validated_http_url
 
@@ -253,13 +253,9 @@ class ApiConfig(ApprovalRule, EffectRule):
 
     url: str
     api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
-    max_execution_time: int = Field(
-        default=DEFAULT_MAX_EXECUTION_MS, alias="maxExecutionTime", gt=0, le=MAX_EXECUTION_MS_LIMIT
-    )
+    max_execution_time: MaxExecutionMs = DEFAULT_MAX_EXECUTION_MS
     internal: bool = False
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
-    )
+    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
     tools: list[HttpToolConfig] = Field(min_length=1)
 
     @field_validator("url")

@@ -17,9 +17,9 @@ from pydantic import Field, field_validator, model_validator
 
 from stepwise.config.http_api import (
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_RESPONSE_BYTES_LIMIT,
     TOOL_NAME_PATTERN,
     ApiKeyConfig,
+    MaxResponseBytes,
 )
 from stepwise.config.remote_headers import checked_remote_headers, key_outside_url
 from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, EffectRule
@@ -68,9 +68,7 @@ class McpServerConfig(ApprovalRule, EffectRule):
     include: list[str] | None = Field(default=None, min_length=1)
     prefix: str | None = Field(default=None, pattern=TOOL_PREFIX_PATTERN)
     rename: dict[str, str] = Field(default_factory=dict)
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
-    )
+    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
     # A stdio server's process is kept between calls; unused this long, it is stopped (started again on use).
     idle_timeout_seconds: float = Field(
         default=DEFAULT_MCP_IDLE_SECONDS, alias="idleTimeoutSeconds", gt=0, le=MAX_MCP_IDLE_SECONDS

@@ -11,8 +11,8 @@ from stepwise.config.tool_call_rules import TOOL_MODEL_CONFIG, ApprovalRule, Eff
 from stepwise.config.tool_limits import (
     DEFAULT_MAX_EXECUTION_MS,
     DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_EXECUTION_MS_LIMIT,
-    MAX_RESPONSE_BYTES_LIMIT,
+    MaxExecutionMs,
+    MaxResponseBytes,
 )
 from stepwise.config.url_checks import validated_http_url
 
@@ -59,12 +59,8 @@ class OpenApiSourceConfig(ApprovalRule, EffectRule):
     exclude: OperationFilter | None = None
     api_key: ApiKeyConfig | None = Field(default=None, alias="apiKey")
     internal: bool = False
-    max_execution_time: int = Field(
-        default=DEFAULT_MAX_EXECUTION_MS, alias="maxExecutionTime", gt=0, le=MAX_EXECUTION_MS_LIMIT
-    )
-    max_response_bytes: int = Field(
-        default=DEFAULT_MAX_RESPONSE_BYTES, alias="maxResponseBytes", gt=0, le=MAX_RESPONSE_BYTES_LIMIT
-    )
+    max_execution_time: MaxExecutionMs = DEFAULT_MAX_EXECUTION_MS
+    max_response_bytes: MaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES
     max_document_bytes: int = Field(
         default=DEFAULT_MAX_DOCUMENT_BYTES, alias="maxDocumentBytes", gt=0, le=MAX_DOCUMENT_BYTES_LIMIT
     )
