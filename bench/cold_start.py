@@ -29,7 +29,7 @@ from pathlib import Path
 from stepwise.local.defaults import LOCAL_ENVIRONMENT, PROJECT_ROOT
 
 REPEATS = 5
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.25
 BUILD_DIR = PROJECT_ROOT / ".aws-sam" / "build"
 HOST_LAYER_CACHE = PROJECT_ROOT / ".aws-sam" / "bench-host-layer"
 

@@ -8,11 +8,14 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from stepwise.local.ast_guard import serialise_ast_parsing
+
+if TYPE_CHECKING:
+    from stepwise.local.dynamodb_local import DynamoDBLocal
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,12 +70,18 @@ def dynamodb_table() -> Iterator[tuple[Any, str]]:
 
 
 @pytest.fixture(scope="session")
-def dynamodb_local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """AWS's DynamoDB Local on disk, started once per test session (per xdist worker); its endpoint URL."""
+def dynamodb_local_engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DynamoDBLocal]:
+    """AWS's DynamoDB Local on disk, started once per test session (per xdist worker)."""
     from stepwise.local.dynamodb_local import DynamoDBLocal
 
     with DynamoDBLocal(tmp_path_factory.mktemp("dynamodb-local")) as engine:
-        yield engine.endpoint_url
+        yield engine
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local(dynamodb_local_engine: DynamoDBLocal) -> str:
+    """The endpoint URL of the session's DynamoDB Local."""
+    return dynamodb_local_engine.endpoint_url
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ records its end in `last-use`; every tick the supervisor takes the gate, counts 
 none is left for the idle timeout the last command asked for, stops the engine and exits.
 The engine cannot outlive the supervisor either: on Linux it is killed when the supervisor ends, even by
 `kill -9`, and the next command ends one left behind elsewhere. SIGTERM stops it at once
-(`stepwise store stop` sends it when no command uses the engine).
+(`stepwise store stop` sends it when no command uses the engine). Its tick also empties the engine's
+write-ahead log once it has grown large, which the engine never does (`checkpoint_write_ahead_log`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from pathlib import Path
 from subprocess import Popen
 from typing import IO
 
-from stepwise.local.engine_process import LocalStoreUnavailable, end_engine, engine_version, find_jar, start_engine
+from stepwise.local.engine_process import (
+    DATABASE_FILE,
+    LocalStoreUnavailable,
+    checkpoint_write_ahead_log,
+    end_engine,
+    engine_version,
+    find_jar,
+    start_engine,
+)
 from stepwise.local.engine_record import EngineRecord, remove_record, take_engine_lock, write_record
 from stepwise.local.store_locks import Gate, clear_stop_request, last_use, live_clients, stop_requested
 
@@ -65,6 +74,7 @@ class Watchdog:
                     return
                 if not self._data_dir.is_dir() or self._idle_over():
                     return
+                checkpoint_write_ahead_log(self._data_dir / DATABASE_FILE)
         finally:
             self.shutdown()
 
