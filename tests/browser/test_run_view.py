@@ -23,6 +23,7 @@ MILLION = 1_000_000
 # the most a profile lets a tool's result into the conversation (config/model.py's bound)
 CAP = 200_000
 OWNER = "owner-1mb"
+WIDE_OWNER = "owner-wide"
 RECEIVED: dict[str, str] = {}
 # the model's api key, a secret the tool's answer holds past what the model receives
 SECRET = "sk-provider"
@@ -43,6 +44,16 @@ def flood(size: int) -> str:
     """
     half = size // 2
     return "x" * half + "SECRET" + "x" * (size - half - 3 - 4) + "tail"
+
+
+@tool
+def flood_wide(size: int) -> str:
+    """Answer `size` characters of three UTF-8 bytes each.
+
+    Args:
+        size: How many.
+    """
+    return "\u6f22" * size
 
 
 @tool
@@ -181,6 +192,31 @@ def test_a_long_observation_says_its_size_and_is_shown_whole_on_demand_beside_it
     shown = flood.locator("pre.observation").evaluate("node => node.textContent")
     assert shown == WHOLE
     expect(page.locator("#run-summary .iterations")).to_have_text("2")
+
+
+def test_a_result_one_answer_cannot_carry_says_how_much_of_it_is_shown(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given an ended run whose tool answered 1,000,000 characters of "漢", kept whole (3 MB), which the step
+    # endpoint's answer cannot carry (7 MB escaped, over its 5 MB)
+    model.enqueue(
+        body=chat_completion(tool_calls=[{"id": "call_wide", "name": "flood_wide", "arguments": {"size": MILLION}}])
+    )
+    model.enqueue(body=chat_completion(content="Done."))
+    with client(api, WIDE_OWNER) as http:
+        run_id = start(http, "flood me wide")
+        assert finished(http, run_id)["status"] == "SUCCEEDED"
+    sign_in(page, api, WIDE_OWNER, f"#/runs/{run_id}")
+    wide = page.locator('#timeline li[data-kind="tool"]')
+    expect(wide).to_have_count(1)
+    # When the person asks for all of it
+    wide.locator(".show-all").click()
+    # Then the page shows the answer's start and says it is not the whole result, instead of "shown whole"
+    said = wide.locator(".shown-whole")
+    expect(said).to_contain_text("of 1,000,000 characters: one answer cannot carry more", timeout=WHOLE_SHOWN_WITHIN_MS)
+    shown = wide.locator("pre.observation").evaluate("node => node.textContent")
+    assert shown.startswith("\u6f22" * 1000)
+    assert "truncated" in shown[-40:]
 
 
 def test_a_broken_event_stream_shows_disconnected_and_the_page_catches_up_without_duplicates(

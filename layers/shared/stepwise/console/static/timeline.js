@@ -9,8 +9,9 @@ function characters(count) {
 }
 
 // `value` shown in a <p class="text `className`">, collapsed past COLLAPSED_CHARS: "N characters — show all".
-// `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the whole text,
-// which is shown in a box of its own that scrolls (a tool's result may be millions of characters), as text.
+// `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the text as
+// {text, whole}, shown in a box of its own that scrolls (a tool's result may be millions of characters), as
+// text; `whole` false when the answer could not carry all of it.
 function collapsible(value, className, whole, load) {
   const shown = visible(value);
   const total = whole === undefined || whole === null ? shown.length : whole;
@@ -21,14 +22,17 @@ function collapsible(value, className, whole, load) {
   more.addEventListener("click", async () => {
     more.disabled = true;
     try {
+      let said = characters(total) + ", shown whole";
       if (load) {
-        const box = text("pre", visible(await load()), "text whole-text " + className);
+        const loaded = await load();
+        const box = text("pre", visible(loaded.text), "text whole-text " + className);
         box.tabIndex = 0; // a box that scrolls is reached by keyboard too
         paragraph.replaceWith(box);
+        if (!loaded.whole) said = "the first " + characters(loaded.text.length) + " of " + characters(total) + ": one answer cannot carry more";
       } else {
         paragraph.textContent = shown;
       }
-      more.replaceWith(text("span", characters(total) + ", shown whole", "measure shown-whole"));
+      more.replaceWith(text("span", said, "measure shown-whole"));
     } catch (error) {
       more.disabled = false;
       failed(error);
@@ -37,11 +41,12 @@ function collapsible(value, className, whole, load) {
   return [paragraph, el("p", {}, more)];
 }
 
-// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}
+// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}: {text, whole}
 function loadObservation(runId, step) {
   return async () => {
     const path = "/v1/runs/" + encodeURIComponent(runId) + "/steps/" + step.iteration + "/" + encodeURIComponent(step.call_id);
-    return (await api("GET", path)).observation;
+    const answer = await api("GET", path);
+    return { text: answer.observation, whole: answer.whole !== false };
   };
 }
 
