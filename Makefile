@@ -32,9 +32,11 @@ $(UV):
 	$(VENV)/uv/bin/pip install -q uv==$(UV_VERSION) 2>&1 | grep -v "^WARNING: Location" || true
 	$(UV) --version
 
-$(PY_STAMP): pyproject.toml requirements/dev.txt | $(UV)
+$(PY_STAMP): pyproject.toml requirements/dev.txt requirements/overrides.txt | $(UV)
 	test -x $(BIN)/python || $(UV) venv -q --allow-existing --python $(PYTHON) --seed $(VENV)
-	$(UV) pip install -q --python $(BIN)/python --require-hashes -r requirements/dev.txt
+	# --no-deps: the lock is complete, and resolved with requirements/overrides.txt, whose versions a dependency
+	# declares it does not take (installing with resolution would refuse them again)
+	$(UV) pip install -q --python $(BIN)/python --require-hashes --no-deps -r requirements/dev.txt
 	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
 	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
 	touch $@
@@ -56,7 +58,8 @@ $(STATIC_STAMP): requirements/static.txt | $(UV)
 # installed with --require-hashes: each file's hash is checked, so a version re-uploaded or served by another
 # index cannot slip in. The layer's pins carry no hashes: `sam build` runs its own pip over them.
 lock: | $(UV)
-	$(UV) pip compile -q --python $(PYTHON) --generate-hashes --custom-compile-command "make lock" pyproject.toml --extra dev -o requirements/dev.txt
+	$(UV) pip compile -q --python $(PYTHON) --generate-hashes --custom-compile-command "make lock" \
+		--override requirements/overrides.txt pyproject.toml --extra dev -o requirements/dev.txt
 	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['static']))" \
 		| $(UV) pip compile -q --python $(PYTHON) --generate-hashes --custom-compile-command "make lock" - -o requirements/static.txt
 	$(UV) pip compile -q --python-version 3.13 --python-platform aarch64-manylinux_2_28 -c requirements/dev.txt \
