@@ -38,6 +38,9 @@ $(PY_STAMP): pyproject.toml requirements/dev.txt requirements/overrides.txt | $(
 	# declares it does not take (installing with resolution would refuse them again)
 	$(UV) pip install -q --python $(BIN)/python --require-hashes --no-deps -r requirements/dev.txt
 	$(UV) pip install -q --python $(BIN)/python --no-deps -e .
+	# nothing resolved what was installed: a dependency the lock lacks, or a conflict overrides.txt does not name,
+	# fails here (`uv pip check`, less the overridden conflicts)
+	$(BIN)/python requirements/check_installed.py $(UV) $(BIN)/python
 	$(BIN)/python -c "import stepwise, moto, aws_lambda_powertools, samcli"
 	touch $@
 

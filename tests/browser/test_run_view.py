@@ -217,6 +217,9 @@ def test_a_result_one_answer_cannot_carry_says_how_much_of_it_is_shown(
     shown = wide.locator("pre.observation").evaluate("node => node.textContent")
     assert shown.startswith("\u6f22" * 1000)
     assert "truncated" in shown[-40:]
+    # And the count it gives is of the result's characters shown, not of the truncation marker after them
+    carried = shown.count("\u6f22")
+    expect(said).to_have_text(f"the first {carried:,} characters of 1,000,000 characters: one answer cannot carry more")
 
 
 def test_a_broken_event_stream_shows_disconnected_and_the_page_catches_up_without_duplicates(

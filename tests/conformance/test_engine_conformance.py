@@ -23,14 +23,14 @@ neither history shows.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from stepwise.local.example_api import ExampleToolApi
-from stepwise.local.template import SamTemplate
+from tests.conformance.definition import map_item_states
 from tests.conformance.engines import EnginePair, EngineRun
-from tests.conftest import PROJECT_ROOT
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, react_action, react_answer, scripted_model
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
 from tests.support.tool_server import Hang, Json, ScriptableToolServer, Status
@@ -50,37 +50,14 @@ def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
     }
 
 
-def _map_item_states() -> frozenset[str]:
-    """The states of the definition's Map items (ToolInvoke's parallel calls)."""
-    template = SamTemplate.load(PROJECT_ROOT / "template.yaml")
-    definition = template.render_definition(template.state_machine(), lambda _: "0")
-    names: set[str] = set()
-    pending = [definition["States"]]
-    while pending:
-        for state in pending.pop().values():
-            for key in ("ItemProcessor", "Iterator"):
-                if key in state:
-                    names.update(state[key]["States"])
-                    pending.append(state[key]["States"])
-    return frozenset(names)
-
-
-MAP_ITEM_STATES = _map_item_states()
-
-
 def in_defined_order(states: list[str]) -> list[str]:
     """`states` with each stretch of Map item states sorted: parallel items interleave their states in an order
     neither engine defines (a slow machine showed InvokeTool of one item before NeedsApproval of the other)."""
+    item_states = map_item_states()
     ordered: list[str] = []
-    stretch: list[str] = []
-    for state in [*states, ""]:
-        if state in MAP_ITEM_STATES:
-            stretch.append(state)
-            continue
-        ordered.extend(sorted(stretch))
-        stretch = []
-        if state:
-            ordered.append(state)
+    for in_map_item, group in itertools.groupby(states, key=item_states.__contains__):
+        stretch = list(group)
+        ordered.extend(sorted(stretch) if in_map_item else stretch)
     return ordered
 
 

@@ -173,13 +173,14 @@ def test_a_result_past_the_stored_limit_is_kept_cut_with_the_marker_and_the_step
     kept = "".join(part["text"]["S"] for part in stored_items(dynamodb_table, run_id, "TOOLOUT#"))
     dropped = MILLION - len(kept) + len(kept.rsplit("…", 1)[1]) + 1
     assert (len(kept), kept.endswith(f"…[truncated {dropped} chars]")) == (300_000, True)
-    # And the step says it was cut, and the step endpoint that it is not the whole result
+    # And the step says it was cut, and the step endpoint that it is not the whole result, and how much of it it is
     step = tool_step(runtime, run_id)
     assert (step.stored_output_chars, step.stored_output_cut) == (300_000, True)
     whole = step_observation(
         api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
     )
     assert (whole.observation == kept, whole.source, whole.whole) == (True, "stored_output", False)
+    assert whole.result_chars == MILLION - dropped
 
 
 MAIL = ToolCall(id="call_m", name="mail", arguments={"size": 2 * CAP})

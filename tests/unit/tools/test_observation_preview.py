@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from stepwise.tools import ToolInvoker, ToolRegistry, tool
-from stepwise.tools.observation import PREVIEW_CHARS, PREVIEW_MARKER, preview_text, utf8_bytes
+from stepwise.tools.observation import (
+    PREVIEW_CHARS,
+    PREVIEW_MARKER,
+    carried_chars,
+    preview_text,
+    truncate_text,
+    utf8_bytes,
+)
 from tests.unit.tools.config_builders import call
 
 MILLION = 1_000_000
@@ -49,3 +56,11 @@ def test_a_result_within_the_cap_has_no_answer_length_of_its_own() -> None:
     # Given a tool answering within the cap, when it is called, then nothing was cut and no other length is kept
     observation = ToolInvoker(ToolRegistry([flood]), max_observation_chars=200_000).invoke(call("flood", size=10))
     assert (observation.content, observation.truncated, observation.output_chars) == ("x" * 10, False, None)
+
+
+def test_a_cut_text_carries_its_length_without_the_marker() -> None:
+    # Given a 1,000,000-character text cut to 5,000 characters, and a text short enough to stay whole
+    cut, _ = truncate_text("z" * MILLION, 5_000)
+    whole, _ = truncate_text("z" * 10, 5_000)
+    # When the characters each carries of its text are counted, then the marker is not one of them
+    assert (carried_chars(cut), carried_chars(whole)) == (cut.count("z"), 10)

@@ -68,6 +68,11 @@ class DynamoDBLocal:
         """The engine's process id while it runs (the benchmarks read its CPU time)."""
         return self._process.pid if self._process is not None else None
 
+    @property
+    def process(self) -> Popen[bytes] | None:
+        """The engine's process while it runs (a supervisor's watchdog watches one in the tests)."""
+        return self._process
+
     def start(self) -> DynamoDBLocal:
         """Start the engine and wait until it answers; `endpoint_url` is then set."""
         self.data_dir.mkdir(parents=True, exist_ok=True)

@@ -192,7 +192,10 @@ def checkpoint_write_ahead_log(database: Path, *, above_bytes: int = LOG_CHECKPO
     log grows for as long as it serves, and every read walks a larger log index. SQLite lets another
     process checkpoint a log it shares. A passive checkpoint first copies the log without holding the
     engine's writers back; the truncating one that follows copies what came in meanwhile and empties the
-    file, waiting at most a quarter of a second for the engine's writers (busy: it is tried again later).
+    file, waiting at most a quarter of a second for the engine's writers (busy: it is tried again later). The
+    engine's writers do not wait for it (the engine sets SQLite no busy timeout): a write arriving during the
+    truncation is answered InternalFailure (500), which botocore's default retries, kept by the store's client,
+    send again (tests/integration/test_engine_log_checkpoint.py).
     """
     log = database.with_name(database.name + "-wal")
     try:

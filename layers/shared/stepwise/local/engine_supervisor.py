@@ -32,6 +32,7 @@ from typing import IO
 
 from stepwise.local.engine_process import (
     DATABASE_FILE,
+    LOG_CHECKPOINT_BYTES,
     LocalStoreUnavailable,
     checkpoint_write_ahead_log,
     end_engine,
@@ -48,13 +49,23 @@ _MIN_TICK_SECONDS = 0.2
 
 
 class Watchdog:
-    """Stops the engine once no command has used it for the idle timeout, or when told to."""
+    """Stops the engine once no command has used it for the idle timeout, or when told to; meanwhile empties its
+    write-ahead log once the log has grown past `log_checkpoint_bytes`."""
 
-    def __init__(self, data_dir: Path, process: Popen[bytes], engine_lock: IO[str], idle_timeout: float) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        process: Popen[bytes],
+        engine_lock: IO[str],
+        idle_timeout: float,
+        *,
+        log_checkpoint_bytes: int = LOG_CHECKPOINT_BYTES,
+    ) -> None:
         self._data_dir = data_dir
         self._process = process
         self._engine_lock = engine_lock
         self._default_timeout = idle_timeout
+        self._log_checkpoint_bytes = log_checkpoint_bytes
         self._busy_at = time.time()
         self.stopping = threading.Event()
 
@@ -69,14 +80,21 @@ class Watchdog:
         """Tick until the engine should stop (or ended by itself), then stop it."""
         try:
             while not self.stopping.wait(min(_MAX_TICK_SECONDS, max(_MIN_TICK_SECONDS, self.idle_timeout() / 5))):
-                if self._process.poll() is not None:
-                    print(f"the engine exited with code {self._process.returncode}", file=sys.stderr, flush=True)
+                if not self.tick():
                     return
-                if not self._data_dir.is_dir() or self._idle_over():
-                    return
-                checkpoint_write_ahead_log(self._data_dir / DATABASE_FILE)
         finally:
             self.shutdown()
+
+    def tick(self) -> bool:
+        """One check of the engine: False once it should stop (it ended by itself, its folder is gone, or no
+        command has used it for the idle timeout); otherwise its log is emptied if it has grown too large."""
+        if self._process.poll() is not None:
+            print(f"the engine exited with code {self._process.returncode}", file=sys.stderr, flush=True)
+            return False
+        if not self._data_dir.is_dir() or self._idle_over():
+            return False
+        checkpoint_write_ahead_log(self._data_dir / DATABASE_FILE, above_bytes=self._log_checkpoint_bytes)
+        return True
 
     def _idle_over(self) -> bool:
         gate = Gate(self._data_dir)

@@ -373,6 +373,10 @@ class StepObservation(BaseModel, defer_build=True):
         "`…[truncated N chars]`: cut for the model and not kept whole, or cut at `max_stored_output_chars`, or "
         "cut to fit one answer (at most about 5 MB once encoded).",
     )
+    result_chars: int = Field(
+        description="How many characters of the result `observation` carries: `observation_chars` when `whole`, "
+        "else its length without the `…[truncated N chars]` marker it ends with."
+    )
     received_chars: int | None = Field(
         default=None, description="The length of the observation the model received (the call's message)."
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, Field
 
 
@@ -44,6 +46,16 @@ def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:
 
 def _truncation_marker(dropped_chars: int) -> str:
     return f"…[truncated {dropped_chars} chars]"
+
+
+_TRUNCATION_MARKER_AT_END = re.compile(r"…\[truncated \d+ chars\]\Z")
+
+
+def carried_chars(cut_text: str) -> int:
+    """How many characters of the text it was cut from ``cut_text`` (a result of `truncate_text`) carries: its
+    length without the marker it ends with."""
+    marker = _TRUNCATION_MARKER_AT_END.search(cut_text)
+    return marker.start() if marker is not None else len(cut_text)
 
 
 PREVIEW_CHARS = 500

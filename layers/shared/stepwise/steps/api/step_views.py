@@ -16,7 +16,7 @@ from stepwise.steps.api.problems import NotFound
 from stepwise.steps.api.services import ApiServices
 from stepwise.steps.guardrail_points import model_text_redactor, shown_guardrails
 from stepwise.store.keys import observation_slot
-from stepwise.tools.observation import truncate_text, utf8_bytes
+from stepwise.tools.observation import carried_chars, truncate_text, utf8_bytes
 
 MAX_ANSWER_TEXT_BYTES = 5_000_000
 """The most an observation takes in the Lambda response that answers it: below Lambda's 6 MB response limit
@@ -66,6 +66,7 @@ def step_observation(
         output_chars=step.output_chars,
         source="message" if kept is None else "stored_output",
         whole=whole,
+        result_chars=len(shown) if whole else carried_chars(shown),
         received_chars=len(received),
     )
 
