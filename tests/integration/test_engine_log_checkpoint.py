@@ -1,5 +1,6 @@
-"""DynamoDB Local's write-ahead log, which the engine never empties itself, is emptied by the supervisor's
-checkpoint once it has grown past its limit, without losing a write (against the real engine, on disk)."""
+"""DynamoDB Local's write-ahead log, which the engine never checkpoints itself, is kept from growing by the
+supervisor's checkpoint on every tick, and emptied once it has grown past its limit, without losing a write
+(against the real engine, on disk)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from stepwise.local.dynamodb_local import DynamoDBLocal
@@ -59,21 +62,40 @@ def test_a_log_past_its_limit_is_emptied_and_every_write_still_reads_back(
     assert "Item" in client.get_item(TableName=table, Key={"pk": {"S": "RUN#after"}, "sk": {"S": "META"}})
 
 
-def test_a_log_under_its_limit_is_left_as_it_is(
+def test_a_log_checkpointed_after_each_round_of_writes_stops_growing_and_no_write_is_refused(
     dynamodb_local_engine: DynamoDBLocal, dynamodb_local_table: tuple[Any, str]
 ) -> None:
-    # Given an engine whose log holds a write
-    client, table = dynamodb_local_table
-    client.put_item(TableName=table, Item={"pk": {"S": "RUN#1"}, "sk": {"S": "META"}})
+    # Given a client that never retries, so that a write refused while the log is checkpointed would show
+    _, table = dynamodb_local_table
+    client = boto3.client(
+        "dynamodb",
+        endpoint_url=dynamodb_local_engine.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=Config(retries={"mode": "standard", "max_attempts": 1}),
+    )
+    database = dynamodb_local_engine.data_dir / DATABASE_FILE
     log = dynamodb_local_engine.data_dir / f"{DATABASE_FILE}-wal"
-    size = log.stat().st_size
+    checkpoint_write_ahead_log(database)
+    _fill(client, table, 1)
+    start = log.stat().st_size
 
-    # When the checkpoint runs with the default limit (64 MB)
-    emptied = checkpoint_write_ahead_log(dynamodb_local_engine.data_dir / DATABASE_FILE)
+    # When four rounds of 100 writes each are followed by a checkpoint under the default limit (64 MB)
+    grown = []
+    for round_ in range(4):
+        for index in range(100):
+            client.put_item(TableName=table, Item=_item(f"{round_}-{index}"))
+        grown.append(log.stat().st_size - start)
+        emptied = checkpoint_write_ahead_log(database)
+        assert not emptied
 
-    # Then nothing is done
-    assert not emptied
-    assert log.stat().st_size == size
+    # Then the log file stops growing after the first round (the engine starts it over), every write was
+    # taken at the first attempt, and every item reads back
+    assert grown[0] > 500_000
+    assert max(grown[1:]) <= grown[0] * 1.2
+    written = [f"{round_}-{index}" for round_ in range(4) for index in range(100)]
+    assert _stored(client, table, written) == 400
 
 
 @pytest.fixture

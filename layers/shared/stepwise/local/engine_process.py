@@ -177,32 +177,37 @@ def use_write_ahead_log(database: Path) -> bool:
     return bool(mode) and str(mode[0]).lower() == "wal"
 
 
-# The log size past which the supervisor folds the log back into the database file (about 4,000 PutItems).
+# The log size past which the supervisor empties the log file, holding the engine's writers back (about 4,000
+# PutItems): a backstop, since the passive checkpoint of every tick keeps the log far smaller.
 LOG_CHECKPOINT_BYTES = 64 * 1024 * 1024
-# How long the final, truncating checkpoint may hold the engine's writers back, at most.
+# How long the truncating checkpoint may wait for the engine's writers, at most.
 _CHECKPOINT_WAIT_SECONDS = 0.25
 
 
 def checkpoint_write_ahead_log(database: Path, *, above_bytes: int = LOG_CHECKPOINT_BYTES) -> bool:
-    """Copy DynamoDB Local's write-ahead log into its database file and empty it, once the log has grown past
+    """Copy DynamoDB Local's write-ahead log into its database file, and empty the file once it has grown past
     `above_bytes`; True if it was emptied.
 
     The engine's connections never checkpoint the log themselves (measured: 15 KB of log per PutItem of a
     500-byte item, 228 MB after a few thousand runs, the database file still empty), so a long-lived engine's
     log grows for as long as it serves, and every read walks a larger log index. SQLite lets another
-    process checkpoint a log it shares. A passive checkpoint first copies the log without holding the
-    engine's writers back; the truncating one that follows copies what came in meanwhile and empties the
-    file, waiting at most a quarter of a second for the engine's writers (busy: it is tried again later). The
-    engine's writers do not wait for it (the engine sets SQLite no busy timeout): a write arriving during the
-    truncation is answered InternalFailure (500), which botocore's default retries, kept by the store's client,
-    send again (tests/integration/test_engine_log_checkpoint.py).
+    process checkpoint a log it shares. The passive checkpoint, run whenever the log holds anything, copies
+    the log without holding any writer back; once all of it is in the database file, the engine's next write
+    starts the log over from its beginning, so the file stops growing (it keeps its size). Only a log past
+    `above_bytes` is also truncated: the engine sets SQLite no busy timeout, so a write arriving during the
+    truncation is answered InternalFailure (500), which botocore's default retries, kept by the store's
+    client, send again (tests/integration/test_engine_log_checkpoint.py). The truncation waits at most a
+    quarter of a second for the engine's writers (busy: it is tried again later).
     """
     log = database.with_name(database.name + "-wal")
     try:
-        if log.stat().st_size <= above_bytes:
+        size = log.stat().st_size
+        if size == 0:
             return False
         with contextlib.closing(sqlite3.connect(database, timeout=_CHECKPOINT_WAIT_SECONDS)) as connection:
             connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if size <= above_bytes:
+                return False
             busy = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
     except (OSError, sqlite3.Error):
         return False

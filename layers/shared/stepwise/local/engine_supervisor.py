@@ -12,8 +12,9 @@ records its end in `last-use`; every tick the supervisor takes the gate, counts 
 none is left for the idle timeout the last command asked for, stops the engine and exits.
 The engine cannot outlive the supervisor either: on Linux it is killed when the supervisor ends, even by
 `kill -9`, and the next command ends one left behind elsewhere. SIGTERM stops it at once
-(`stepwise store stop` sends it when no command uses the engine). Its tick also empties the engine's
-write-ahead log once it has grown large, which the engine never does (`checkpoint_write_ahead_log`).
+(`stepwise store stop` sends it when no command uses the engine). Its tick also checkpoints the engine's
+write-ahead log, which the engine never does, and empties it once it has grown large
+(`checkpoint_write_ahead_log`).
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ _MIN_TICK_SECONDS = 0.2
 
 
 class Watchdog:
-    """Stops the engine once no command has used it for the idle timeout, or when told to; meanwhile empties its
-    write-ahead log once the log has grown past `log_checkpoint_bytes`."""
+    """Stops the engine once no command has used it for the idle timeout, or when told to; meanwhile checkpoints its
+    write-ahead log on every tick, and empties it once it has grown past `log_checkpoint_bytes`."""
 
     def __init__(
         self,
@@ -87,7 +88,8 @@ class Watchdog:
 
     def tick(self) -> bool:
         """One check of the engine: False once it should stop (it ended by itself, its folder is gone, or no
-        command has used it for the idle timeout); otherwise its log is emptied if it has grown too large."""
+        command has used it for the idle timeout); otherwise its log is checkpointed, and emptied if it has grown
+        too large."""
         if self._process.poll() is not None:
             print(f"the engine exited with code {self._process.returncode}", file=sys.stderr, flush=True)
             return False
