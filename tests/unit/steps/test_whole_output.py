@@ -152,11 +152,12 @@ def test_a_1mb_result_is_kept_whole_in_parts_scrubbed_and_written_again_to_the_s
     whole = step_observation(
         api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
     )
-    assert (whole.observation == WHOLE, whole.observation_chars, whole.source, whole.whole) == (
+    assert (whole.observation == WHOLE, whole.observation_chars, whole.source, whole.whole, whole.cut) == (
         True,
         MILLION,
         "stored_output",
         True,
+        None,
     )
     assert (whole.received_chars, whole.output_chars, whole.observation_bytes) == (CAP, MILLION, len(WHOLE.encode()))
 
@@ -179,7 +180,12 @@ def test_a_result_past_the_stored_limit_is_kept_cut_with_the_marker_and_the_step
     whole = step_observation(
         api_services(runtime, dynamodb_table), owner="o", run_reference=run_id, iteration=1, call_id="call_f"
     )
-    assert (whole.observation == kept, whole.source, whole.whole) == (True, "stored_output", False)
+    assert (whole.observation == kept, whole.source, whole.whole, whole.cut) == (
+        True,
+        "stored_output",
+        False,
+        "stored_limit",
+    )
     assert whole.result_chars == MILLION - dropped
 
 
@@ -212,9 +218,10 @@ def test_a_whole_result_a_guardrail_blocks_is_not_kept_and_the_step_endpoint_ans
     assert stored_items(dynamodb_table, run_id, "TOOLOUT#") == []
     services = api_services(runtime, dynamodb_table)
     shown = step_observation(services, owner="o", run_reference=run_id, iteration=1, call_id="call_m")
-    assert (shown.source, shown.whole, shown.observation_chars, "jo@example" in shown.observation) == (
+    assert (shown.source, shown.whole, shown.cut, shown.observation_chars, "jo@example" in shown.observation) == (
         "message",
         False,
+        "not_kept",
         CAP,
         False,
     )

@@ -341,6 +341,11 @@ class ErrorResponse(BaseModel, defer_build=True):
     error: ErrorBody
 
 
+# Why a step's observation is not the whole result: the model received its start and the rest was not kept, it
+# was kept up to `max_stored_output_chars`, or it was cut to fit one answer.
+ObservationCut = Literal["not_kept", "stored_limit", "answer_size"]
+
+
 class StepObservation(BaseModel, defer_build=True):
     """`GET /v1/runs/{run_id}/steps/{iteration}/{call_id}`: one tool call's whole observation, as the model
     received it (the trace keeps a preview)."""
@@ -372,6 +377,12 @@ class StepObservation(BaseModel, defer_build=True):
         description="True when `observation` is all the tool answered (redacted); false when it ends with "
         "`…[truncated N chars]`: cut for the model and not kept whole, or cut at `max_stored_output_chars`, or "
         "cut to fit one answer (at most about 5 MB once encoded).",
+    )
+    cut: ObservationCut | None = Field(
+        default=None,
+        description="Why `observation` is not the whole result (null when `whole`): `not_kept` (the model received "
+        "its start and the rest was not kept), `stored_limit` (kept up to `max_stored_output_chars`), "
+        "`answer_size` (cut to fit one answer).",
     )
     result_chars: int = Field(
         description="How many characters of the result `observation` carries: `observation_chars` when `whole`, "

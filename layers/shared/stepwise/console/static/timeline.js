@@ -10,9 +10,9 @@ function characters(count) {
 
 // `value` shown in a <p class="text `className`">, collapsed past COLLAPSED_CHARS: "N characters — show all".
 // `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the text as
-// {text, whole, carried}, shown in a box of its own that scrolls (a tool's result may be millions of
-// characters), as text; `whole` false when the answer could not carry all of it, `carried` how many of the
-// text's characters it did (the truncation marker the text then ends with is not one of them).
+// {text, whole, carried, cut}, shown in a box of its own that scrolls (a tool's result may be millions of
+// characters), as text; `whole` false when the text is not all of the result, `carried` how many of the
+// result's characters it holds (the truncation marker the text then ends with is not one of them), `cut` why.
 function collapsible(value, className, whole, load) {
   const shown = visible(value);
   const total = whole === undefined || whole === null ? shown.length : whole;
@@ -29,7 +29,7 @@ function collapsible(value, className, whole, load) {
         const box = text("pre", visible(loaded.text), "text whole-text " + className);
         box.tabIndex = 0; // a box that scrolls is reached by keyboard too
         paragraph.replaceWith(box);
-        if (!loaded.whole) said = "the first " + characters(loaded.carried) + " of " + characters(total) + ": one answer cannot carry more";
+        if (!loaded.whole) said = "the first " + characters(loaded.carried) + " of " + characters(total) + ": " + (CUT_REASONS[loaded.cut] || CUT_REASONS.answer_size);
       } else {
         paragraph.textContent = shown;
       }
@@ -42,12 +42,19 @@ function collapsible(value, className, whole, load) {
   return [paragraph, el("p", {}, more)];
 }
 
-// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}: {text, whole, carried}
+// why a step's observation is not the whole result, by the step endpoint's `cut`
+const CUT_REASONS = {
+  not_kept: "the model received these, and the rest was not kept",
+  stored_limit: "the rest was not kept (the profile's max_stored_output_chars)",
+  answer_size: "one answer cannot carry more",
+};
+
+// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}: {text, whole, carried, cut}
 function loadObservation(runId, step) {
   return async () => {
     const path = "/v1/runs/" + encodeURIComponent(runId) + "/steps/" + step.iteration + "/" + encodeURIComponent(step.call_id);
     const answer = await api("GET", path);
-    return { text: answer.observation, whole: answer.whole !== false, carried: answer.result_chars };
+    return { text: answer.observation, whole: answer.whole !== false, carried: answer.result_chars, cut: answer.cut };
   };
 }
 

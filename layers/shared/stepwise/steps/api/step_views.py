@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from stepwise.models.api_responses import StepObservation
+from stepwise.models.api_responses import ObservationCut, StepObservation
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import NotFound
 from stepwise.steps.api.services import ApiServices
@@ -52,7 +52,14 @@ def step_observation(
     content = received if kept is None else kept
     redact = model_text_redactor(shown_guardrails(services.runtime, meta.profile))
     shown, fits = fit_answer(redact(content) if redact is not None and content else content)
-    whole = fits and (step.output_chars is None or (kept is not None and not step.stored_output_cut))
+    cut: ObservationCut | None = None
+    if not fits:
+        cut = "answer_size"
+    elif step.output_chars is not None and kept is None:
+        cut = "not_kept"
+    elif step.output_chars is not None and step.stored_output_cut:
+        cut = "stored_limit"
+    whole = cut is None
     return StepObservation(
         run_id=run_id,
         iteration=iteration,
@@ -66,6 +73,7 @@ def step_observation(
         output_chars=step.output_chars,
         source="message" if kept is None else "stored_output",
         whole=whole,
+        cut=cut,
         result_chars=len(shown) if whole else carried_chars(shown),
         received_chars=len(received),
     )
