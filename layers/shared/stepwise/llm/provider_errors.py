@@ -29,17 +29,32 @@ BEDROCK_TRANSIENT_CODES = frozenset(
     }
 )
 
-# Provider wordings of a request longer than the context window (OpenAI, vLLM, Anthropic, Bedrock, Ollama,
-# Mistral, Moonshot, llama.cpp's server).
+# Provider wordings of a request longer than the context window, a family a line (the sources of each are
+# named where the window it states is read, `stepwise.steps.refusal_wording`, and in the tests).
 _CONTEXT_OVERFLOW = re.compile(
-    r"context[ _-]?length|context window|maximum context|prompt is too long|input is too long"
-    r"|too many (input )?tokens|exceed(s|ed)? (the )?context|input length and `?max_tokens`? exceed"
-    r"|maximum model length|model token limit|available context size",
+    "|".join(
+        (
+            r"context[ _-]?(length|window|size)",  # OpenAI, vLLM, SGLang, LM Studio, Ollama, llama.cpp, z.ai
+            r"maximum context|maximum model length|greater than max_(model_len|total_tokens)",  # vLLM, Mistral
+            r"prompt is too long|input is too long|too many total text bytes",  # Anthropic, Bedrock
+            r"too many (input )?tokens",  # Cohere ("too many tokens: size limit exceeded by ...")
+            r"exceed(s|ed)? (the )?context",  # Anthropic ("exceed context limit"), llama.cpp
+            r"input length and `?max_tokens`? exceed",  # Anthropic
+            r"model token limit",  # Moonshot/Kimi
+            r"maximum prompt length",  # xAI
+            r"maximum number of tokens allowed|input token count",  # Gemini
+            r"inputs`? tokens \+ `?max_new_tokens|inputs`? must have less than",  # Hugging Face TGI
+            r"input length should be \[",  # DashScope/Qwen
+            r"maximum allowed input length|prompt exceeds (the )?max(imum)? length",
+            r"token count of \d[\d,]* exceeds the limit",  # GitHub Copilot's API
+            r"reduce the length of the messages",  # Groq, OpenAI
+        )
+    ),
     re.IGNORECASE,
 )
 
-# Error codes of an overflow: OpenAI's `error.code`, llama.cpp's server's `error.type`.
-_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+# Error codes of an overflow: OpenAI's `error.code`, llama.cpp's server's `error.type`, z.ai's.
+_OVERFLOW_CODES = frozenset({"context_length_exceeded", "exceed_context_size_error", "model_context_window_exceeded"})
 
 # (pattern on the message, the fix to print) for Bedrock errors a new account or an old model id meets.
 _BEDROCK_FIXES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
