@@ -68,25 +68,21 @@ OLLAMA_SHOW = {
     },
 }
 # llama.cpp's server (tools/server/README.md): its listing states the trained size only, /props a slot's window
-LLAMA_CPP_MODELS = {
-    "object": "list",
-    "data": [
-        {
-            "id": "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
-            "object": "model",
-            "created": 1735142223,
-            "owned_by": "llamacpp",
-            "meta": {
-                "vocab_type": 2,
-                "n_vocab": 128256,
-                "n_ctx_train": 131072,
-                "n_embd": 4096,
-                "n_params": 8030261312,
-                "size": 4912898304,
-            },
-        }
-    ],
+LLAMA_CPP_MODEL: dict[str, Any] = {
+    "id": "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+    "object": "model",
+    "created": 1735142223,
+    "owned_by": "llamacpp",
+    "meta": {
+        "vocab_type": 2,
+        "n_vocab": 128256,
+        "n_ctx_train": 131072,
+        "n_embd": 4096,
+        "n_params": 8030261312,
+        "size": 4912898304,
+    },
 }
+LLAMA_CPP_MODELS = {"object": "list", "data": [LLAMA_CPP_MODEL]}
 LLAMA_CPP_PROPS = {
     "default_generation_settings": {"id": 0, "id_task": -1, "n_ctx": 8192, "speculative": False, "params": {}},
     "total_slots": 1,
@@ -217,10 +213,10 @@ def test_llama_cpp_tgi_and_a_loaded_ollama_model_state_the_window_they_serve() -
 
 def test_a_trained_size_in_a_llama_cpp_listing_is_not_the_window_served() -> None:
     # Given llama.cpp's /v1/models, which states the model's trained size (meta.n_ctx_train) only
-    model = LLAMA_CPP_MODELS["data"][0]["id"]
+    model = LLAMA_CPP_MODEL["id"]
     # When it is read / Then no window is taken from it; a build that lists meta.n_ctx gives that one
     assert vllm_window(LLAMA_CPP_MODELS, model) is None
-    listing = {"data": [{**LLAMA_CPP_MODELS["data"][0], "meta": {"n_ctx": 8192, "n_ctx_train": 131072}}]}
+    listing = {"data": [{**LLAMA_CPP_MODEL, "meta": {"n_ctx": 8192, "n_ctx_train": 131072}}]}
     assert vllm_window(listing, model) == 8192
 
 
@@ -235,7 +231,7 @@ def llama_cpp() -> Iterator[ScriptableToolServer]:
 
 def test_a_llama_cpp_server_is_asked_for_its_props_right_after_its_listing(llama_cpp: ScriptableToolServer) -> None:
     # Given a llama.cpp server, reached at its OpenAI-compatible /v1
-    model = LLAMA_CPP_MODELS["data"][0]["id"]
+    model = LLAMA_CPP_MODEL["id"]
     with httpx.Client() as client:
         # When the window of its model is asked for
         window = listed_window(client, f"{llama_cpp.url}/v1", model, {})

@@ -22,6 +22,21 @@ REFUSALS = [
         4294,
         id="openai",
     ),
+    # AstrBotDevs/AstrBot#1 (OpenAI's completions wording)
+    pytest.param(
+        "This model's maximum context length is 4097 tokens, however you requested 4569 tokens (3545 in your "
+        "prompt; 1024 for the completion). Please reduce your prompt; or completion length.",
+        4097,
+        3545,
+        id="openai-completions",
+    ),
+    # Niek/chatgpt-web#525
+    pytest.param(
+        "This model's maximum context length has been exceeded. Please reduce the length of the messages.",
+        None,
+        None,
+        id="openai-no-numbers",
+    ),
     # Azure OpenAI with functions, as client test suites quote it
     pytest.param(
         "This model's maximum context length is 300000 tokens. However, your messages resulted in 350564 tokens "
@@ -150,9 +165,19 @@ REFUSALS = [
         "length of only 4096 tokens, which is not enough. Try to load the model with a larger context length, or "
         "provide a shorter input",
         4096,
-        None,
+        6269,
         id="lm-studio",
     ),
+    # openclaude issue 353 (Gitlawb/openclaude, LM Studio 0.4)
+    pytest.param(
+        "The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= "
+        "n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input.",
+        4096,
+        13055,
+        id="lm-studio-n-ctx",
+    ),
+    # anomalyco/opencode#11141 (LM Studio 0.4.6)
+    pytest.param("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)", 7424, 15028, id="lm-studio-n-keep"),
     pytest.param(
         "The number of tokens to keep from the initial prompt is greater than the context length.",
         None,
@@ -212,24 +237,41 @@ REFUSALS = [
         33796,
         id="mistral",
     ),
-    # xAI
+    # cline/cline#3120 (xAI)
     pytest.param(
-        "This model's maximum prompt length is 131072 but the request contains 537812 tokens.",
+        "This model's maximum prompt length is 131072 but the request contains 136973 tokens.",
         131072,
-        537812,
+        136973,
         id="xai",
     ),
-    # Groq (its body's code is context_length_exceeded; the message alone is read too)
+    # OpenHands/OpenHands#1902 (Groq; its body's code is context_length_exceeded, the message alone is read too)
     pytest.param("Please reduce the length of the messages or completion.", None, None, id="groq"),
-    # OpenRouter
+    # Aider-AI/aider#3721 (OpenRouter)
     pytest.param(
-        "This endpoint's maximum context length is 131072 tokens. However, you requested about 150000 tokens "
-        '(140000 of text input, 10000 in the output). Please reduce the length of either one, or use the "middle-out"'
+        "This endpoint's maximum context length is 131072 tokens. However, you requested about 141607 tokens "
+        '(10535 of text input, 131072 in the output). Please reduce the length of either one, or use the "middle-out"'
         " transform to compress your prompt automatically.",
         131072,
-        None,
+        10535,
         id="openrouter",
     ),
+    # cline/cline#5140 (Cerebras)
+    pytest.param(
+        "Please reduce the length of the messages or completion. Current length is 42328 while limit is 40000",
+        40000,
+        42328,
+        id="cerebras",
+    ),
+    # BerriAI/litellm#4934 (Together's TGI-served models)
+    pytest.param(
+        "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4097. Given: 80125 `inputs` tokens "
+        "and 4096 `max_new_tokens`",
+        4097,
+        80125,
+        id="together-tgi",
+    ),
+    # MoonshotAI/MoonshotAI-Cookbook#18 (moonshot-v1-8k)
+    pytest.param("model max length exceeded, max length:8192", 8192, None, id="moonshot-v1"),
     # Cohere (a real reply through Hugging Face's router); "size limit exceeded by" counts the excess
     pytest.param(
         "too many tokens: size limit exceeded by 105000 tokens. Try using shorter or fewer inputs. The limit for "
@@ -254,7 +296,7 @@ REFUSALS = [
         4292,
         id="cohere-older",
     ),
-    # Moonshot/Kimi
+    # MoonshotAI/kimi-cli#2011 (Moonshot/Kimi)
     pytest.param(
         "Invalid request: Your request exceeded model token limit: 262144 (requested: 291351)",
         262144,
@@ -295,8 +337,19 @@ def test_a_real_refusal_is_an_overflow_and_its_window_and_prompt_size_are_read(
         "Range of max_tokens should be [1, 8192]",
         # TGI's output cap
         "Input validation error: `max_new_tokens` must be <= 4096. Given: 5000",
+        # Groq's output cap (Alishahryar1/free-claude-code#955)
+        "max_completion_tokens must be less than or equal to 40960, the maximum value for max_completion_tokens is "
+        "less than the context_window for this model",
+        # Ollama's cloud models' output cap (DaviRain-Su/hyper-grok-build#44)
+        "max_tokens (384000) exceeds model's maximum output tokens (65536) for model deepseek-v4-flash:0731",
     ],
-    ids=["groq-tokens-per-minute", "dashscope-max-tokens", "tgi-max-new-tokens"],
+    ids=[
+        "groq-tokens-per-minute",
+        "dashscope-max-tokens",
+        "tgi-max-new-tokens",
+        "groq-max-tokens",
+        "ollama-max-tokens",
+    ],
 )
 def test_a_limit_that_is_not_the_window_is_neither_an_overflow_nor_a_window(message: str) -> None:
     # Given a refusal for another limit, with numbers in it / When it is read / Then no overflow and no window

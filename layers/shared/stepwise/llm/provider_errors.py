@@ -34,7 +34,9 @@ BEDROCK_TRANSIENT_CODES = frozenset(
 _CONTEXT_OVERFLOW = re.compile(
     "|".join(
         (
-            r"context[ _-]?(length|window|size)",  # OpenAI, vLLM, SGLang, LM Studio, Ollama, llama.cpp, z.ai
+            # not "context_window": Groq's "max_completion_tokens must be less than or equal to 40960, the maximum
+            # value for max_completion_tokens is less than the context_window for this model" is an output cap
+            r"context[ _-]?(length|size)|context window",  # OpenAI, vLLM, SGLang, LM Studio, Ollama, llama.cpp
             r"maximum context|maximum model length|greater than max_(model_len|total_tokens)",  # vLLM, Mistral
             r"prompt is too long|input is too long|too many total text bytes",  # Anthropic, Bedrock
             r"too many (input )?tokens",  # Cohere ("too many tokens: size limit exceeded by ...")
@@ -47,7 +49,9 @@ _CONTEXT_OVERFLOW = re.compile(
             r"input length should be \[",  # DashScope/Qwen
             r"maximum allowed input length|prompt exceeds (the )?max(imum)? length",
             r"token count of \d[\d,]* exceeds the limit",  # GitHub Copilot's API
-            r"reduce the length of the messages",  # Groq, OpenAI
+            r"reduce the length of the messages",  # Groq, OpenAI, Cerebras
+            r"cannot truncate prompt with n_keep",  # llama.cpp under LM Studio ("n_keep (15028) >= n_ctx (7424)")
+            r"max length exceeded",  # Moonshot's older models ("model max length exceeded, max length:8192")
         )
     ),
     re.IGNORECASE,

@@ -61,6 +61,10 @@ _WINDOW_WORDINGS = tuple(
         rf"input length should be \[\d+,\s*{_N}\]",
         # "prompt token count of 93854 exceeds the limit of 90000" (GitHub Copilot's API)
         rf"token count of \d[\d,]* exceeds the limit of {_N}",
+        # "Current length is 42328 while limit is 40000" (Cerebras)
+        rf"current length is \d[\d,]* while limit is {_N}",
+        # "model max length exceeded, max length:8192" (Moonshot's older models)
+        rf"max length exceeded, max length:\s*{_N}",
     )
 )
 
@@ -69,7 +73,8 @@ _PROMPT_WORDINGS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
         rf"resulted in {_N} tokens",  # OpenAI, Azure OpenAI
-        rf"\({_N} in the messages",  # OpenAI, DeepSeek, older vLLM ("(7691 in the messages, 512 in ...)")
+        rf"\({_N} in (?:the messages|your prompt)",  # OpenAI, DeepSeek, older vLLM ("(7691 in the messages, ...")
+        rf"\({_N} of text input",  # OpenRouter
         rf"prompt is too long: {_N}",  # Anthropic ("210000 tokens > ..."), Fireworks ("140000, model ...")
         rf"request has {_N} input tokens",  # vLLM 0.10-0.17
         rf"prompt contains (?:at least )?{_N} (?:input )?tokens",  # vLLM 0.18+, Mistral
@@ -85,6 +90,10 @@ _PROMPT_WORDINGS = tuple(
         rf"prompt token count of {_N}",  # GitHub Copilot's API
         rf"input length \(?{_N}\)? exceeds",  # "Input length (265330) exceeds model's maximum context length"
         rf"cannot exceed \d[\d,]* - received {_N}",  # Cohere's older models
+        rf"current length is {_N}",  # Cerebras
+        # LM Studio keeps the whole prompt: "Trying to keep the first 6269 tokens", "n_keep: 13055>= n_ctx: 4096"
+        rf"keep the first {_N} tokens",
+        rf"\bn_keep\b\W{{1,4}}{_N}",
     )
 )
 # A stated window below this is a misreading (a status code, a count of something else), not a window.
