@@ -268,3 +268,38 @@ def test_a_server_without_an_openai_style_window_is_asked_each_servers_own_way(o
         ("POST", "/api/show"),
     ]
     assert ollama.requests[-1].json() == {"model": "llama3.2"}
+
+
+# The /v1/models entries of LM Studio ("owned_by": "organization_owner") and Ollama (openai/openai.go: the
+# model's namespace, "library" for Ollama's own models)
+LM_STUDIO_LISTING = {
+    "object": "list",
+    "data": [{"id": "qwen2-vl-7b-instruct", "object": "model", "owned_by": "organization_owner"}],
+}
+OLLAMA_LISTING = {
+    "object": "list",
+    "data": [{"id": "llama3.2:latest", "object": "model", "created": 1, "owned_by": "library"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("listing", "path", "answer", "model", "window"),
+    [
+        (LM_STUDIO_LISTING, "/api/v0/models/qwen2-vl-7b-instruct", LM_STUDIO_MODEL, "qwen2-vl-7b-instruct", 32768),
+        (OLLAMA_LISTING, "/api/ps", OLLAMA_PS, "llama3.2", 32768),
+    ],
+    ids=["lm-studio", "ollama"],
+)
+def test_the_server_a_listing_names_is_asked_its_own_way_first(
+    listing: dict[str, Any], path: str, answer: dict[str, Any], model: str, window: int
+) -> None:
+    # Given LM Studio or Ollama (its model loaded), whose /v1/models names the server but states no window
+    with ScriptableToolServer(default=Status(404, "not found")) as server:
+        server.on("/v1/models", Json(listing))
+        server.on(path, Json(answer))
+        with httpx.Client() as client:
+            # When the window of its model is asked for
+            found = listed_window(client, f"{server.url}/v1", model, {})
+        requests = [(r.method, r.path) for r in server.requests]
+    # Then that server's own endpoint was asked second, and answered
+    assert (found, requests) == (window, [("GET", "/v1/models"), ("GET", path)])

@@ -18,7 +18,10 @@ learned_window`), in this order, each a documented endpoint of one server, until
   its smallest since (0.16 chooses 4k, 32k or 256k by the GPU's memory, and `OLLAMA_CONTEXT_LENGTH` may
   set more): a window read too small only compacts sooner.
 
-A llama.cpp listing (`owned_by: llamacpp`, or a `meta` object) sends the next question to `/props` at once.
+What `/v1/models` answered orders the rest: llama.cpp's listing (`owned_by: llamacpp`, a `meta` object) is
+followed by `/props` only; LM Studio's (`owned_by: organization_owner`), Ollama's (`library`) and TGI's (the
+model id) by that server's endpoints first. A vLLM or SGLang server answers in one request, llama.cpp's in
+two, LM Studio's, TGI's and a loaded Ollama model's in two or three.
 `origin` is `base_url` without its `/v1`. Nothing here raises: a server that answers none of these (or
 slowly, or with anything unreadable) gives None.
 """
@@ -48,19 +51,39 @@ def listed_window(client: httpx.Client, base_url: str, model: str, headers: dict
     window = vllm_window(listing, model)
     if window is not None:
         return window
-    props: _Ask = ("GET", f"{origin}/props", {"model": model}, llama_cpp_window)
-    others: tuple[_Ask, ...] = (
-        ("GET", f"{origin}/info", None, tgi_window),
-        ("GET", f"{origin}/api/v0/models/{model}", None, lm_studio_window),
-        ("GET", f"{origin}/api/ps", None, lambda body: ollama_loaded_window(body, model)),
-        ("POST", f"{origin}/api/show", {"model": model}, ollama_window),
-    )
-    asks = (props,) if _is_llama_cpp(listing) else (props, *others)
-    for method, url, question, read in asks:
-        window = read(_ask(client, method, url, question, headers))
-        if window is not None:
-            return window
+    asks: dict[str, tuple[_Ask, ...]] = {
+        "llama.cpp": (("GET", f"{origin}/props", {"model": model}, llama_cpp_window),),
+        "tgi": (("GET", f"{origin}/info", None, tgi_window),),
+        "lm-studio": (("GET", f"{origin}/api/v0/models/{model}", None, lm_studio_window),),
+        "ollama": (
+            ("GET", f"{origin}/api/ps", None, lambda body: ollama_loaded_window(body, model)),
+            ("POST", f"{origin}/api/show", {"model": model}, ollama_window),
+        ),
+    }
+    for kind in _kinds_to_ask(listing):
+        for method, url, question, read in asks[kind]:
+            window = read(_ask(client, method, url, question, headers))
+            if window is not None:
+                return window
     return None
+
+
+def _kinds_to_ask(listing: Any) -> tuple[str, ...]:
+    """Which servers' own endpoints to ask, in order: only llama.cpp's for llama.cpp's listing (its entries are
+    `owned_by: llamacpp`, with a `meta` object); else the server the listing's `owned_by` names first (LM
+    Studio's `organization_owner`, Ollama's `library` namespace, TGI's model id), then the others."""
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    entries = [entry for entry in (entries if isinstance(entries, list) else []) if isinstance(entry, dict)]
+    if any(entry.get("owned_by") == "llamacpp" or isinstance(entry.get("meta"), dict) for entry in entries):
+        return ("llama.cpp",)
+    owners = {entry.get("owned_by") for entry in entries}
+    hints = (
+        ("lm-studio", "organization_owner" in owners),
+        ("ollama", "library" in owners),
+        ("tgi", any(entry.get("owned_by") == entry.get("id") for entry in entries)),
+    )
+    first = next((kind for kind, hinted in hints if hinted), "llama.cpp")
+    return (first, *(kind for kind in ("llama.cpp", "tgi", "lm-studio", "ollama") if kind != first))
 
 
 def _ask(client: httpx.Client, method: str, url: str, question: dict[str, Any] | None, headers: dict[str, str]) -> Any:
@@ -74,16 +97,6 @@ def _ask(client: httpx.Client, method: str, url: str, question: dict[str, Any] |
         return load_json(response.content, what="a model listing") if response.is_success else None
     except (httpx.HTTPError, ValueError):
         return None
-
-
-def _is_llama_cpp(listing: Any) -> bool:
-    """True when an OpenAI-style listing is llama.cpp's server's (its entries are `owned_by: llamacpp`, with a
-    `meta` object)."""
-    entries = listing.get("data") if isinstance(listing, dict) else None
-    return any(
-        isinstance(entry, dict) and (entry.get("owned_by") == "llamacpp" or isinstance(entry.get("meta"), dict))
-        for entry in (entries if isinstance(entries, list) else [])
-    )
 
 
 # The window's name in an OpenAI-style listing's entry: vLLM's (and SGLang's), OpenRouter's and Together's,
