@@ -24,8 +24,9 @@ _WINDOW_WORDINGS = tuple(
         rf"maximum context length(?: is| of|:)?\s*\(?{_N}",
         # "too large for model with 32768 maximum context length" (Mistral)
         rf"{_N} maximum context length",
-        # "the model's context length is only 8192 tokens" (vLLM's renderer), "loaded with context length of
-        # only 4096 tokens" (LM Studio), "longer than the model's context length (200000 tokens)" (SGLang)
+        # "the model's context length is only 8192 tokens" (vLLM's renderer), "too long to fit into the model
+        # (context length 4096)" (vLLM), "loaded with context length of only 4096 tokens", "exceeds context length
+        # 1500" (LM Studio), "longer than the model's context length (200000 tokens)" (SGLang)
         rf"context length (?:is |of )?(?:only )?\(?{_N}",
         # "longer than the maximum model length of 8192" (vLLM's input processor)
         rf"maximum model length of {_N}",
@@ -63,6 +64,8 @@ _WINDOW_WORDINGS = tuple(
         rf"token count of \d[\d,]* exceeds the limit of {_N}",
         # "Current length is 42328 while limit is 40000" (Cerebras)
         rf"current length is \d[\d,]* while limit is {_N}",
+        # "Requested tokens (9000) exceed context window of 8192" (llama-cpp-python's server)
+        rf"context window of {_N}",
         # "model max length exceeded, max length:8192" (Moonshot's older models)
         rf"max length exceeded, max length:\s*{_N}",
     )
@@ -85,7 +88,8 @@ _PROMPT_WORDINGS = tuple(
         rf"input token count \({_N}\)",  # Gemini
         rf"request contains {_N} tokens",  # xAI
         rf"context limit: {_N} \+",  # Anthropic
-        rf"prompt \(length {_N}\)",  # vLLM's input processor
+        rf"prompt \((?:total )?length {_N}\)",  # vLLM's input processor
+        rf"requested tokens \({_N}\)",  # llama-cpp-python's server
         rf"\bn_prompt_tokens\b\W{{1,4}}{_N}",  # llama.cpp's `n_prompt_tokens` field
         rf"prompt token count of {_N}",  # GitHub Copilot's API
         rf"input length \(?{_N}\)? exceeds",  # "Input length (265330) exceeds model's maximum context length"
