@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from stepwise.llm.provider_errors import is_context_overflow
+from stepwise.errors import ContextWindowExceeded
+from stepwise.llm.provider_errors import bedrock_error, is_context_overflow
 from stepwise.steps.context_window import overflow_safety, stated_window
 
 # (message, window it states, prompt tokens it states)
@@ -396,3 +397,33 @@ def test_a_limit_that_is_not_the_window_is_neither_an_overflow_nor_a_window(mess
 def test_a_number_that_is_not_the_window_is_never_read_as_one(message: str) -> None:
     # Given a refusal whose numbers are a status, a code, an output cap or a trained size / Then no window
     assert stated_window(message) is None
+
+
+@pytest.mark.parametrize(
+    ("message", "window"),
+    [
+        # Titan and Mistral through InvokeModel (their error text as client suites and eval logs record it)
+        (
+            "400 Bad Request: Too many input tokens. Max input tokens: 4096, request input token count: 7262",
+            4096,
+        ),
+        # strands-agents/harness-sdk#3969: models Bedrock serves through Mantle answer in vLLM's words
+        (
+            "Mantle streaming error for requestId 1: \"This model's maximum context length is 202752 tokens. However, "
+            "you requested 65536 output tokens and your prompt contains at least 137217 input tokens, for a total of "
+            "at least 202753 tokens. Please reduce the length of the input prompt or the number of requested output "
+            'tokens. (parameter=input_tokens, value=137217)"',
+            202752,
+        ),
+        # strands-agents/harness-sdk#1663 (Claude Opus 4.6 through ConverseStream)
+        ("The model returned the following errors: prompt is too long: 903884 tokens > 200000 maximum", 200000),
+    ],
+    ids=["titan", "mantle", "claude"],
+)
+def test_bedrocks_validation_exception_for_a_long_prompt_is_an_overflow_stating_its_window(
+    message: str, window: int
+) -> None:
+    # Given Bedrock's ValidationException for a prompt past the window / When it is classified
+    error = bedrock_error("m", 400, "ValidationException", message)
+    # Then it is a context overflow whose text states the window
+    assert isinstance(error, ContextWindowExceeded) and stated_window(str(error)) == window

@@ -64,6 +64,9 @@ _WINDOW_WORDINGS = tuple(
         rf"token count of \d[\d,]* exceeds the limit of {_N}",
         # "Current length is 42328 while limit is 40000" (Cerebras)
         rf"current length is \d[\d,]* while limit is {_N}",
+        # "Too many input tokens. Max input tokens: 8192, request input token count: 9279" (Bedrock: Titan,
+        # Mistral)
+        rf"max input tokens: {_N}",
         # "Requested tokens (9000) exceed context window of 8192" (llama-cpp-python's server)
         rf"context window of {_N}",
         # "model max length exceeded, max length:8192" (Moonshot's older models)
@@ -90,6 +93,7 @@ _PROMPT_WORDINGS = tuple(
         rf"context limit: {_N} \+",  # Anthropic
         rf"prompt \((?:total )?length {_N}\)",  # vLLM's input processor
         rf"requested tokens \({_N}\)",  # llama-cpp-python's server
+        rf"request input token count: {_N}",  # Bedrock (Titan, Mistral)
         rf"\bn_prompt_tokens\b\W{{1,4}}{_N}",  # llama.cpp's `n_prompt_tokens` field
         rf"prompt token count of {_N}",  # GitHub Copilot's API
         rf"input length \(?{_N}\)? exceeds",  # "Input length (265330) exceeds model's maximum context length"
