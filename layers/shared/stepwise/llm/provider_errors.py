@@ -1,9 +1,11 @@
 """What a provider's refusal means: retry it, hand it to context management, or end the run — and how to fix it.
 
 Both providers read their errors here, from the status, the provider's error code and its message as real
-servers send them (tests/fixtures/providers/ keeps recorded bodies with their sources): OpenAI's
-`context_length_exceeded`, vLLM's and Anthropic's "maximum context length" / "prompt is too long" wording,
-Bedrock's `ValidationException` "Input is too long", and the account set-up errors of a fresh AWS account
+servers send them (tests/fixtures/providers/ keeps recorded bodies with their sources): every server's wording
+of a request past the context window (OpenAI's `context_length_exceeded`, llama.cpp's
+`exceed_context_size_error`, vLLM's, SGLang's, TGI's, Anthropic's, Gemini's, ... a family a line below; the
+window they state is read in `stepwise.steps.refusal_wording`), Bedrock's `ValidationException` "Input is too
+long", and the account set-up errors of a fresh AWS account
 (no Marketplace subscription, no Anthropic use-case form, a model that needs an inference profile or has
 reached its end of life), each with the one-line fix a user needs.
 """

@@ -19,8 +19,8 @@ _WINDOW_WORDINGS = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
         # "maximum context length is 10000 tokens" (OpenAI, Azure OpenAI, DeepSeek, vLLM, OpenRouter's
-        # "This endpoint's ..."), "... length of 8192 tokens" (SGLang), "... length: 131072" (Fireworks,
-        # Ollama's cloud models), "... length (262144)"
+        # "This endpoint's ..."), "... length of 8192 tokens" (SGLang), "... length: 131072" (Ollama's cloud
+        # models), "... length (262144)"
         rf"maximum context length(?: is| of|:)?\s*\(?{_N}",
         # "too large for model with 32768 maximum context length" (Mistral)
         rf"{_N} maximum context length",
