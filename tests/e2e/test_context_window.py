@@ -168,6 +168,26 @@ def test_a_window_listed_by_a_vllm_server_is_used_from_the_first_call(
     assert model.largest_prompt <= 10_000
 
 
+@pytest.mark.parametrize(("props", "refusals"), [(True, 0), (False, 1)], ids=["props", "refusal-only"])
+def test_a_llama_cpp_server_teaches_its_window_by_its_props_or_its_refusal(
+    props: bool, refusals: int, pages: ScriptableToolServer, write_config: ConfigWriter, local_run: Callable[..., Any]
+) -> None:
+    with WindowedModelServer(window=10_000, responder=PageReader(12), flavor="llama.cpp", props=props) as model:
+        # Given the 10,000-token model on a fake llama.cpp server (its listing states only the trained 131,072;
+        # /props states a slot's window, or is not answered; a prompt too long refused with llama.cpp's body),
+        # and no window in the configuration or the catalog
+        profile = reader_profile(pages, max_iterations=20)
+        environment, _ = local_run(write_config(unlisted_window_model(model), **profile))
+        # When the run executes
+        meta, execution = environment.ask("How many parcels are there?")
+    # Then it succeeded, summarized on the way, refused never (the window read from /props) or once (from
+    # the refusal), and no prompt past the window was sent after that
+    assert (execution.status, meta.status, meta.answer) == ("SUCCEEDED", "SUCCEEDED", "I read 12 pages.")
+    assert [exchange.refused for exchange in model.exchanges].count(True) == refusals
+    assert [step for step in environment.runtime.store.list_steps(meta.run_id) if step.compaction]
+    assert max(exchange.prompt_tokens for exchange in model.exchanges if not exchange.refused) < 10_000
+
+
 # Long enough for the conversation to be summarized several times (6 KB pages in a 16,000-token window are
 # summarized every few iterations): a payload that kept anything per iteration or per summary would differ.
 LONG_RUN_PAGES = 39

@@ -19,6 +19,9 @@ def _recorded() -> dict[str, Any]:
 
 def _filled(value: Any, values: dict[str, Any]) -> Any:
     if isinstance(value, str):
+        # a field that is one placeholder takes the value as it is (llama.cpp's numbers are JSON numbers)
+        if value.startswith("{") and value.endswith("}") and value[1:-1] in values:
+            return values[value[1:-1]]
         return value.format(**values) if values else value
     if isinstance(value, dict):
         return {key: _filled(item, values) for key, item in value.items()}

@@ -17,6 +17,13 @@ previous request, from 1,024 tokens on, in steps of 128).
 With `listed_model`, the server also answers `GET /v1/models` as vLLM does, that model's entry stating
 the window as `max_model_len`; any other GET is a 404, as a server without such a listing answers.
 
+With `flavor="llama.cpp"` it is llama.cpp's server (tools/server): a prompt of `window` tokens or more is
+refused (`max_tokens` is not counted, the reply stops at the window instead) with its error body
+(`exceed_context_size_error`, the message stating both counts, the `n_prompt_tokens` and `n_ctx` fields);
+`GET /v1/models` lists the model as llama.cpp does (`owned_by: llamacpp`, only the trained size `n_ctx_train`,
+here 131,072, in `meta`), and with `props` `GET /props` states a slot's window (`default_generation_settings
+.n_ctx`).
+
 Kept small, to be folded into the provider fakes of `tests/support` once they enforce windows.
 """
 
@@ -28,7 +35,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Literal
 
 from tests.support.loopback_http import LoopbackHttpServer
 from tests.support.openai_server import CHAT_COMPLETIONS_PATH
@@ -86,9 +93,13 @@ class WindowedModelServer(LoopbackHttpServer):
         prompt_cache: bool = False,
         report_usage: bool = True,
         listed_model: str | None = None,
+        flavor: Literal["openai", "llama.cpp"] = "openai",
+        props: bool = False,
     ) -> None:
         self.window = window
         self.listed_model = listed_model
+        self.flavor = flavor
+        self.props = props
         self._report_usage = report_usage
         self._responder = responder
         self._tokenizer = tokenizer
@@ -144,12 +155,15 @@ class WindowedModelServer(LoopbackHttpServer):
         """The status and body the server sends for `body`."""
         prompt = self.prompt_tokens(body)
         completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
-        refused = prompt + completion > self.window
+        llama_cpp = self.flavor == "llama.cpp"
+        refused = prompt >= self.window if llama_cpp else prompt + completion > self.window
         cached = self._cached_tokens(body) if self._prompt_cache and not refused else 0
         with self._lock:
             self._exchanges.append(Exchange(body, prompt, refused, cached))
         if refused:
-            return 400, _overflow_body(self.window, prompt, completion)
+            return 400, _llama_cpp_overflow(self.window, prompt) if llama_cpp else _overflow_body(
+                self.window, prompt, completion
+            )
         reply = self._responder(body)
         if not self._report_usage:
             # some local servers send no usage at all
@@ -184,14 +198,44 @@ def _overflow_body(window: int, prompt: int, completion: int) -> dict[str, Any]:
     }
 
 
+def _llama_cpp_overflow(window: int, prompt: int) -> dict[str, Any]:
+    message = f"request ({prompt} tokens) exceeds the available context size ({window} tokens), try increasing it"
+    return {
+        "error": {
+            "code": 400,
+            "message": message,
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": prompt,
+            "n_ctx": window,
+        }
+    }
+
+
+def _listing(server: WindowedModelServer, path: str) -> dict[str, Any] | None:
+    """What the server answers a GET of `path` with (None: a 404)."""
+    if server.flavor == "llama.cpp":
+        if path.split("?")[0] == "/props" and server.props:
+            settings = {"id": 0, "id_task": -1, "n_ctx": server.window, "speculative": False, "is_processing": False}
+            return {"default_generation_settings": settings, "total_slots": 1, "model_path": "windowed-model.gguf"}
+        if path == "/v1/models":
+            meta = {"vocab_type": 2, "n_vocab": 128256, "n_ctx_train": 131072, "n_embd": 4096}
+            entry = {"id": "windowed-model", "object": "model", "created": 0, "owned_by": "llamacpp", "meta": meta}
+            return {"object": "list", "data": [entry]}
+        return None
+    if path != "/v1/models" or server.listed_model is None:
+        return None
+    entry = {"id": server.listed_model, "object": "model", "owned_by": "vllm", "max_model_len": server.window}
+    return {"object": "list", "data": [entry]}
+
+
 def _handler_for(server: WindowedModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            if self.path != "/v1/models" or server.listed_model is None:
+            listing = _listing(server, self.path)
+            if listing is None:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            entry = {"id": server.listed_model, "object": "model", "owned_by": "vllm", "max_model_len": server.window}
-            self._send(200, {"object": "list", "data": [entry]})
+            self._send(200, listing)
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))

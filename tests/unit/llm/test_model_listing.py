@@ -4,7 +4,9 @@ Bodies are the servers' documented shapes: vLLM's OpenAI-compatible `/v1/models`
 `max_model_len`), OpenRouter's `/api/v1/models` (`context_length`) and Groq's `/openai/v1/models`
 (`context_window`), cut to the fields read, LM Studio's REST API `GET /api/v0/models/{model}`
 (lmstudio.ai/docs/app/api/endpoints/rest), Ollama's `POST /api/show` (github.com/ollama/ollama docs/api.md,
-"Show Model Information").
+"Show Model Information") and `GET /api/ps` (api/types.go ProcessModelResponse, `context_length` since 0.10),
+llama.cpp's server's `GET /v1/models` and `GET /props` (tools/server/README.md), TGI's `GET /info`
+(router/src/lib.rs `Info`, docs/openapi.json).
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import Any
 import httpx
 import pytest
 
-from stepwise.llm.model_listing import listed_window, lm_studio_window, ollama_window, vllm_window
+from stepwise.llm.model_listing import (
+    listed_window,
+    llama_cpp_window,
+    lm_studio_window,
+    ollama_loaded_window,
+    ollama_window,
+    tgi_window,
+    vllm_window,
+)
 from stepwise.llm.provider_errors import is_context_overflow
 from stepwise.steps.context_window import stated_window
 from tests.support.tool_server import Json, ScriptableToolServer, Status
@@ -56,6 +66,58 @@ OLLAMA_SHOW = {
         "general.parameter_count": 3212749888,
         "llama.context_length": 131072,
     },
+}
+# llama.cpp's server (tools/server/README.md): its listing states the trained size only, /props a slot's window
+LLAMA_CPP_MODEL: dict[str, Any] = {
+    "id": "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+    "object": "model",
+    "created": 1735142223,
+    "owned_by": "llamacpp",
+    "meta": {
+        "vocab_type": 2,
+        "n_vocab": 128256,
+        "n_ctx_train": 131072,
+        "n_embd": 4096,
+        "n_params": 8030261312,
+        "size": 4912898304,
+    },
+}
+LLAMA_CPP_MODELS = {"object": "list", "data": [LLAMA_CPP_MODEL]}
+LLAMA_CPP_PROPS = {
+    "default_generation_settings": {"id": 0, "id_task": -1, "n_ctx": 8192, "speculative": False, "params": {}},
+    "total_slots": 1,
+    "model_path": "../models/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+    "build_info": "b(build number)-(build commit hash)",
+}
+# TGI's GET /info (router/src/lib.rs `Info`, the schema's examples)
+TGI_INFO = {
+    "model_id": "bigscience/blomm-560m",
+    "model_sha": "e985a63cdc139290c5f700ff1929f0b5942cced2",
+    "model_pipeline_tag": "text-generation",
+    "max_concurrent_requests": 128,
+    "max_best_of": 2,
+    "max_stop_sequences": 4,
+    "max_input_tokens": 1024,
+    "max_total_tokens": 2048,
+    "validation_workers": 2,
+    "max_client_batch_size": 32,
+    "router": "text-generation-router",
+    "version": "0.5.0",
+}
+# Ollama's GET /api/ps (docs/api.md "List Running Models", with api/types.go's context_length)
+OLLAMA_PS = {
+    "models": [
+        {
+            "name": "llama3.2:latest",
+            "model": "llama3.2:latest",
+            "size": 5137025024,
+            "digest": "2ae6f6dd7a3dd734790bbbf58b8909a606e0e7e97e94b7604e0aa7ae4490e6d8",
+            "details": {"format": "gguf", "family": "llama", "parameter_size": "3.2B", "quantization_level": "Q4_0"},
+            "expires_at": "2024-06-04T14:38:31.83753-07:00",
+            "size_vram": 5137025024,
+            "context_length": 32768,
+        }
+    ]
 }
 
 
@@ -138,24 +200,106 @@ def test_vllm_and_lm_studio_listings_name_the_window_they_serve() -> None:
     assert (lm_studio_window(LM_STUDIO_MODEL), lm_studio_window(loaded)) == (32768, 8192)
 
 
+def test_llama_cpp_tgi_and_a_loaded_ollama_model_state_the_window_they_serve() -> None:
+    # Given llama.cpp's /props, TGI's /info and Ollama's /api/ps / When they are read
+    # Then each gives the window served: a slot's n_ctx, prompt and reply together, the loaded context_length
+    assert (llama_cpp_window(LLAMA_CPP_PROPS), tgi_window(TGI_INFO)) == (8192, 2048)
+    assert [ollama_loaded_window(OLLAMA_PS, name) for name in ("llama3.2", "llama3.2:latest", "qwen3")] == [
+        32768,
+        32768,
+        None,
+    ]
+
+
+def test_a_trained_size_in_a_llama_cpp_listing_is_not_the_window_served() -> None:
+    # Given llama.cpp's /v1/models, which states the model's trained size (meta.n_ctx_train) only
+    model = LLAMA_CPP_MODEL["id"]
+    # When it is read / Then no window is taken from it; a build that lists meta.n_ctx gives that one
+    assert vllm_window(LLAMA_CPP_MODELS, model) is None
+    listing = {"data": [{**LLAMA_CPP_MODEL, "meta": {"n_ctx": 8192, "n_ctx_train": 131072}}]}
+    assert vllm_window(listing, model) == 8192
+
+
+@pytest.fixture
+def llama_cpp() -> Iterator[ScriptableToolServer]:
+    """A server answering llama.cpp's /v1/models and /props."""
+    with ScriptableToolServer(default=Status(404, "File Not Found")) as server:
+        server.on("/v1/models", Json(LLAMA_CPP_MODELS))
+        server.on("/props", Json(LLAMA_CPP_PROPS))
+        yield server
+
+
+def test_a_llama_cpp_server_is_asked_for_its_props_right_after_its_listing(llama_cpp: ScriptableToolServer) -> None:
+    # Given a llama.cpp server, reached at its OpenAI-compatible /v1
+    model = LLAMA_CPP_MODEL["id"]
+    with httpx.Client() as client:
+        # When the window of its model is asked for
+        window = listed_window(client, f"{llama_cpp.url}/v1", model, {})
+    # Then its slot's window is read from /props, the second and last request
+    assert window == 8192
+    assert [(r.method, r.path) for r in llama_cpp.requests] == [("GET", "/v1/models"), ("GET", "/props")]
+    # And /props was asked for the model by name, as a router-mode server routes it
+    assert llama_cpp.requests[1].query == {"model": [model]}
+
+
 @pytest.fixture
 def ollama() -> Iterator[ScriptableToolServer]:
-    """A server answering only Ollama's /api/show."""
+    """A server answering only Ollama's /api/ps (another model loaded) and /api/show."""
     with ScriptableToolServer(default=Status(404, "404 page not found")) as server:
+        server.on("/api/ps", Json({"models": [{**OLLAMA_PS["models"][0], "name": "qwen3:8b", "model": "qwen3:8b"}]}))
         server.on("/api/show", Json({**OLLAMA_SHOW, "parameters": "num_ctx 8192"}))
         yield server
 
 
-def test_a_server_without_vllms_listing_is_asked_as_lm_studio_then_ollama(ollama: ScriptableToolServer) -> None:
-    # Given an Ollama server, reached at its OpenAI-compatible /v1
+def test_a_server_without_an_openai_style_window_is_asked_each_servers_own_way(ollama: ScriptableToolServer) -> None:
+    # Given an Ollama server whose model is not loaded, reached at its OpenAI-compatible /v1
     with httpx.Client() as client:
         # When the window of one of its models is asked for
         window = listed_window(client, f"{ollama.url}/v1", "llama3.2", {"Authorization": "Bearer ollama"})
-    # Then vLLM's and LM Studio's listings were tried, then Ollama's answered
+    # Then llama.cpp's, TGI's and LM Studio's ways were tried, then Ollama's loaded models, then its model's
+    # parameters answered
     assert window == 8192
     assert [(r.method, r.path) for r in ollama.requests] == [
         ("GET", "/v1/models"),
+        ("GET", "/props"),
+        ("GET", "/info"),
         ("GET", "/api/v0/models/llama3.2"),
+        ("GET", "/api/ps"),
         ("POST", "/api/show"),
     ]
     assert ollama.requests[-1].json() == {"model": "llama3.2"}
+
+
+# The /v1/models entries of LM Studio ("owned_by": "organization_owner") and Ollama (openai/openai.go: the
+# model's namespace, "library" for Ollama's own models)
+LM_STUDIO_LISTING = {
+    "object": "list",
+    "data": [{"id": "qwen2-vl-7b-instruct", "object": "model", "owned_by": "organization_owner"}],
+}
+OLLAMA_LISTING = {
+    "object": "list",
+    "data": [{"id": "llama3.2:latest", "object": "model", "created": 1, "owned_by": "library"}],
+}
+
+
+@pytest.mark.parametrize(
+    ("listing", "path", "answer", "model", "window"),
+    [
+        (LM_STUDIO_LISTING, "/api/v0/models/qwen2-vl-7b-instruct", LM_STUDIO_MODEL, "qwen2-vl-7b-instruct", 32768),
+        (OLLAMA_LISTING, "/api/ps", OLLAMA_PS, "llama3.2", 32768),
+    ],
+    ids=["lm-studio", "ollama"],
+)
+def test_the_server_a_listing_names_is_asked_its_own_way_first(
+    listing: dict[str, Any], path: str, answer: dict[str, Any], model: str, window: int
+) -> None:
+    # Given LM Studio or Ollama (its model loaded), whose /v1/models names the server but states no window
+    with ScriptableToolServer(default=Status(404, "not found")) as server:
+        server.on("/v1/models", Json(listing))
+        server.on(path, Json(answer))
+        with httpx.Client() as client:
+            # When the window of its model is asked for
+            found = listed_window(client, f"{server.url}/v1", model, {})
+        requests = [(r.method, r.path) for r in server.requests]
+    # Then that server's own endpoint was asked second, and answered
+    assert (found, requests) == (window, [("GET", "/v1/models"), ("GET", path)])

@@ -7,9 +7,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stepwise.models.messages import Completion
-from stepwise.models.state import CompactEvent
+from stepwise.config.model import StepwiseConfig
+from stepwise.errors import ContextWindowExceeded
+from stepwise.models.messages import ChatMessage, ChatRequest, Completion
+from stepwise.models.state import CompactEvent, RunContext, StatePayload
 from stepwise.steps.compaction import compact
+from stepwise.steps.iteration_guard import iteration_guard
+from stepwise.steps.llm_call import llm_call
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.token_estimate import request_tokens
+from stepwise.store import ConversationStore
+from stepwise.store.keys import ASSISTANT_SLOT
 from tests.unit.steps.test_format_step import QueuedModel, run_to_format, runtime_with
 
 REFUSAL = (
@@ -31,3 +40,61 @@ def test_compact_learns_the_window_the_caught_refusal_states(dynamodb_table: tup
     compacted = compact(event, runtime)
     # Then the payload's run context carries the window, for every later step of the run
     assert compacted.run is not None and compacted.run.learned_window == 10_000
+
+
+class LoadedSmallerModel:
+    """A model LM Studio loaded with an 8,192-token window: a longer request is refused in LM Studio's words."""
+
+    def __init__(self) -> None:
+        self.requests: list[ChatRequest] = []
+
+    def complete(self, request: ChatRequest) -> Completion:
+        self.requests.append(request)
+        tokens = request_tokens(request)
+        if tokens > 8192:
+            raise ContextWindowExceeded(
+                f"model m: HTTP 400: Trying to keep the first {tokens} tokens when context the overflows. However, "
+                "the model is loaded with context length of only 8192 tokens, which is not enough. Try to load the "
+                "model with a larger context length, or provide a shorter input"
+            )
+        return Completion(content="Rainy.")
+
+
+def test_a_refusal_stating_a_smaller_window_than_the_listing_is_believed_and_the_call_fits_it(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a model whose window its listing gave as 32,768 (LM Studio's largest for it) but which is loaded
+    # with 8,192, and a first question of about 20,000 tokens (nothing to summarize yet)
+    model = LoadedSmallerModel()
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {
+                "m": {
+                    "provider": "openai",
+                    # never called over HTTP (the model is given below); a server of this test only, so the
+                    # window learned here is not another test's
+                    "base_url": "http://127.0.0.1:9/smaller-than-listed/v1",
+                    "model": "qwen2-vl-7b-instruct",
+                    "api_key": "lm-studio",
+                }
+            },
+            "profiles": {"default": {"model": "m", "strategy": "function_calling"}},
+        },
+        environ={},
+    )
+    client, table_name = dynamodb_table
+    runtime = StepRuntime(
+        config=config, config_dir=tmp_path, store=ConversationStore(client, table_name), chat_models={"m": model}
+    )
+    question = "Weather in Paris? " + "The forecast archive says it rained. " * 1700
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content=question)], owner="a", profile="default")
+    payload = iteration_guard(StatePayload.model_validate(execution_input(meta.run_id)), runtime)
+    run = payload.run or RunContext.from_meta(runtime.store.require_run(meta.run_id))
+    payload = payload.model_copy(update={"run": run.model_copy(update={"learned_window": 32768})})
+    # When LLMCall calls it
+    called = llm_call(payload, runtime)
+    # Then the refusal's window replaced the listed one, the question was cut to fit it, and the call went through
+    assert called.run is not None and called.run.learned_window == 8192
+    assert [request_tokens(request) > 8192 for request in model.requests] == [True, False]
+    stored = runtime.store.stored_message(meta.run_id, 1, ASSISTANT_SLOT)
+    assert stored is not None and stored[0].content == "Rainy."

@@ -1,17 +1,27 @@
-"""A local server's own word on a model's context window, read from its model listing.
+"""A server's own word on a model's context window, read from what it lists about the model.
 
 Asked only for a model whose window neither the configuration nor the catalog knows (`stepwise.steps.
-learned_window`), in this order, each a documented endpoint of one server:
+learned_window`), in this order, each a documented endpoint of one server, until one answers:
 
-- vLLM (and SGLang): `GET {base_url}/models`, the model's entry's `max_model_len` (the window it serves,
-  `--max-model-len`, not the model's trained one); hosted gateways list theirs there too (OpenRouter's and
-  Together's `context_length`, Groq's `context_window`, Mistral's `max_context_length`);
+- `GET {base_url}/models`, the model's entry: vLLM's and SGLang's `max_model_len` (the window served,
+  `--max-model-len`, not the model's trained one); a hosted gateway's own field (OpenRouter's and Together's
+  `context_length`, Groq's `context_window`, Mistral's `max_context_length`); llama.cpp's `meta.n_ctx` where
+  a build lists it (never `meta.n_ctx_train`, the trained size, which the server may not serve);
+- llama.cpp's server: `GET {origin}/props?model=...`, `default_generation_settings.n_ctx` (a slot's window,
+  what one request must fit; the `model` parameter routes it in router mode);
+- Hugging Face TGI: `GET {origin}/info`, `max_total_tokens` (prompt and reply together);
 - LM Studio: `GET {origin}/api/v0/models/{model}`, `loaded_context_length` (what the loaded model was given)
   else `max_context_length`;
-- Ollama: `POST {origin}/api/show`: the `num_ctx` its parameters set, else Ollama's documented default of
-  4,096 tokens, never more than the model's trained `<architecture>.context_length` (`model_info`). Ollama
-  does not refuse a longer prompt, it drops its beginning; a smaller window only compacts sooner.
+- Ollama (0.10 and later): `GET {origin}/api/ps`, the `context_length` the model is loaded with, when it is;
+- Ollama: `POST {origin}/api/show`: the `num_ctx` its parameters set, else 4,096 tokens, never more than the
+  model's trained `<architecture>.context_length` (`model_info`). 4,096 is Ollama's default up to 0.15 and
+  its smallest since (0.16 chooses 4k, 32k or 256k by the GPU's memory, and `OLLAMA_CONTEXT_LENGTH` may
+  set more): a window read too small only compacts sooner.
 
+What `/v1/models` answered orders the rest: llama.cpp's listing (`owned_by: llamacpp`, a `meta` object) is
+followed by `/props` only; LM Studio's (`owned_by: organization_owner`), Ollama's (`library`) and TGI's (the
+model id) by that server's endpoints first. A vLLM or SGLang server answers in one request, llama.cpp's in
+two, LM Studio's, TGI's and a loaded Ollama model's in two or three.
 `origin` is `base_url` without its `/v1`. Nothing here raises: a server that answers none of these (or
 slowly, or with anything unreadable) gives None.
 """
@@ -25,29 +35,68 @@ import httpx
 
 from stepwise.inputs.json_limits import load_json
 
-# Ollama's context window when neither the model nor the server is told otherwise (its FAQ).
+# Ollama's context window when neither the model nor the server is told otherwise (its FAQ; the smallest of
+# its VRAM-based defaults since 0.16).
 OLLAMA_DEFAULT_CONTEXT = 4096
 # A listing is a small local answer; a server that takes longer is treated as having none.
 LISTING_TIMEOUT_SECONDS = 3.0
+
+_Ask = tuple[str, str, dict[str, Any] | None, Callable[[Any], int | None]]
 
 
 def listed_window(client: httpx.Client, base_url: str, model: str, headers: dict[str, str]) -> int | None:
     """The window the server at `base_url` lists for `model`, or None when it lists none."""
     origin = base_url.removesuffix("/").removesuffix("/v1")
-    asks: tuple[tuple[str, str, dict[str, str] | None, Callable[[Any], int | None]], ...] = (
-        ("GET", f"{base_url}/models", None, lambda body: vllm_window(body, model)),
-        ("GET", f"{origin}/api/v0/models/{model}", None, lm_studio_window),
-        ("POST", f"{origin}/api/show", {"model": model}, ollama_window),
-    )
-    for method, url, question, read in asks:
-        try:
-            response = client.request(method, url, json=question, headers=headers, timeout=LISTING_TIMEOUT_SECONDS)
-            window = read(load_json(response.content, what="a model listing")) if response.is_success else None
-        except (httpx.HTTPError, ValueError):
-            continue
-        if window is not None:
-            return window
+    listing = _ask(client, "GET", f"{base_url}/models", None, headers)
+    window = vllm_window(listing, model)
+    if window is not None:
+        return window
+    asks: dict[str, tuple[_Ask, ...]] = {
+        "llama.cpp": (("GET", f"{origin}/props", {"model": model}, llama_cpp_window),),
+        "tgi": (("GET", f"{origin}/info", None, tgi_window),),
+        "lm-studio": (("GET", f"{origin}/api/v0/models/{model}", None, lm_studio_window),),
+        "ollama": (
+            ("GET", f"{origin}/api/ps", None, lambda body: ollama_loaded_window(body, model)),
+            ("POST", f"{origin}/api/show", {"model": model}, ollama_window),
+        ),
+    }
+    for kind in _kinds_to_ask(listing):
+        for method, url, question, read in asks[kind]:
+            window = read(_ask(client, method, url, question, headers))
+            if window is not None:
+                return window
     return None
+
+
+def _kinds_to_ask(listing: Any) -> tuple[str, ...]:
+    """Which servers' own endpoints to ask, in order: only llama.cpp's for llama.cpp's listing (its entries are
+    `owned_by: llamacpp`, with a `meta` object); else the server the listing's `owned_by` names first (LM
+    Studio's `organization_owner`, Ollama's `library` namespace, TGI's model id), then the others."""
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    entries = [entry for entry in (entries if isinstance(entries, list) else []) if isinstance(entry, dict)]
+    if any(entry.get("owned_by") == "llamacpp" or isinstance(entry.get("meta"), dict) for entry in entries):
+        return ("llama.cpp",)
+    owners = {entry.get("owned_by") for entry in entries}
+    hints = (
+        ("lm-studio", "organization_owner" in owners),
+        ("ollama", "library" in owners),
+        ("tgi", any(entry.get("owned_by") == entry.get("id") for entry in entries)),
+    )
+    first = next((kind for kind, hinted in hints if hinted), "llama.cpp")
+    return (first, *(kind for kind in ("llama.cpp", "tgi", "lm-studio", "ollama") if kind != first))
+
+
+def _ask(client: httpx.Client, method: str, url: str, question: dict[str, Any] | None, headers: dict[str, str]) -> Any:
+    """The JSON a server answers `method url` with (a GET's `question` as its query, a POST's as its body), or
+    None when it answers with an error, slowly, or not at all."""
+    query, body = (question, None) if method == "GET" else (None, question)
+    try:
+        response = client.request(
+            method, url, params=query, json=body, headers=headers, timeout=LISTING_TIMEOUT_SECONDS
+        )
+        return load_json(response.content, what="a model listing") if response.is_success else None
+    except (httpx.HTTPError, ValueError):
+        return None
 
 
 # The window's name in an OpenAI-style listing's entry: vLLM's (and SGLang's), OpenRouter's and Together's,
@@ -57,14 +106,38 @@ _LISTED_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "m
 
 def vllm_window(body: Any, model: str) -> int | None:
     """The window of `model`'s entry in an OpenAI-style `{"data": [...]}` listing: vLLM's `max_model_len`, or
-    the field a hosted gateway names it by (`_LISTED_WINDOW_FIELDS`)."""
+    the field a hosted gateway names it by (`_LISTED_WINDOW_FIELDS`), else llama.cpp's `meta.n_ctx`."""
     entries = body.get("data") if isinstance(body, dict) else None
     for entry in entries if isinstance(entries, list) else []:
         if isinstance(entry, dict) and entry.get("id") == model:
-            return next(
+            listed = next(
                 (window for name in _LISTED_WINDOW_FIELDS if (window := _positive(entry.get(name))) is not None),
                 None,
             )
+            meta = entry.get("meta")
+            return listed or (_positive(meta.get("n_ctx")) if isinstance(meta, dict) else None)
+    return None
+
+
+def llama_cpp_window(body: Any) -> int | None:
+    """The window of a llama.cpp server's slot, from its `/props` answer (`default_generation_settings.n_ctx`)."""
+    settings = body.get("default_generation_settings") if isinstance(body, dict) else None
+    return _positive(settings.get("n_ctx")) if isinstance(settings, dict) else None
+
+
+def tgi_window(body: Any) -> int | None:
+    """The window a TGI server serves, from its `/info` answer: `max_total_tokens`, prompt and reply together."""
+    return _positive(body.get("max_total_tokens")) if isinstance(body, dict) else None
+
+
+def ollama_loaded_window(body: Any, model: str) -> int | None:
+    """The `context_length` Ollama's `/api/ps` lists for `model` when it is loaded (a name without a tag is
+    the `latest` one, as Ollama reads it)."""
+    names = {model, f"{model}:latest"}
+    entries = body.get("models") if isinstance(body, dict) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and (entry.get("name") in names or entry.get("model") in names):
+            return _positive(entry.get("context_length"))
     return None
 
 

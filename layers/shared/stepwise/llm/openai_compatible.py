@@ -22,6 +22,8 @@ from stepwise.models.messages import ChatMessage, ChatRequest, Completion, Reaso
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
+# Numbers an error body names as fields beside its message: llama.cpp's server's window and prompt size.
+_NUMBER_FIELDS = ("n_ctx", "n_prompt_tokens")
 
 
 class OpenAICompatibleChatModel:
@@ -130,9 +132,12 @@ class OpenAICompatibleChatModel:
         return payload
 
     def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
-        message, code = _provider_message(response)
-        # Scrubbed before it is shortened, so a key cut in half cannot slip through.
+        message, code, fields = _provider_message(response)
+        # Scrubbed before it is shortened, so a key cut in half cannot slip through; the error's own numbers
+        # after it, so shortening never drops the window they state.
         provider_message = self._scrub(message)[:_MAX_PROVIDER_MESSAGE].strip()
+        if fields:
+            provider_message = f"{provider_message} ({fields})"
         wait = retry_after_seconds(response.headers, now=time.time())
         return openai_error(self._config.model, response.status_code, code, provider_message, retry_after=wait)
 
@@ -203,20 +208,25 @@ def _wire_tool_choice(choice: str) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": choice}}
 
 
-def _provider_message(response: httpx.Response) -> tuple[str, str | None]:
-    """The error text a provider put in its response (`error.message`, `error`, `message` or `detail`) and
-    its error code (`error.code`, else `error.type`), when it names one."""
+def _provider_message(response: httpx.Response) -> tuple[str, str | None, str]:
+    """The error text a provider put in its response (`error.message`, `error`, `message` or `detail`), its
+    error code (`error.code`, else `error.type`: the first that is a string) and the numbers its error names
+    as fields (llama.cpp's `n_ctx` and `n_prompt_tokens`, as `n_ctx: 8192`; "" when none), which the text
+    may not state. A body that is a list of one error (Gemini's OpenAI-compatible endpoint) is that error."""
     try:
         body = load_json(response.content, what="the provider's error body")
     except ValueError:
-        return response.text.strip(), None
+        return response.text.strip(), None, ""
+    if isinstance(body, list) and len(body) == 1:
+        body = body[0]
     candidate: Any = body
     code: str | None = None
+    fields = ""
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict):
-            named = error.get("code") or error.get("type")
-            code = named if isinstance(named, str) else None
+            code = next((named for named in (error.get("code"), error.get("type")) if isinstance(named, str)), None)
+            fields = ", ".join(f"{name}: {error[name]}" for name in _NUMBER_FIELDS if type(error.get(name)) is int)
         if isinstance(error, dict) and error.get("message"):
             candidate = error["message"]
         elif error:
@@ -226,4 +236,4 @@ def _provider_message(response: httpx.Response) -> tuple[str, str | None]:
         elif body.get("detail"):
             candidate = body["detail"]
     text = candidate if isinstance(candidate, str) else json.dumps(candidate)
-    return text.strip(), code
+    return text.strip(), code, fields

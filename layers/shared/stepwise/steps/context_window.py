@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,6 +23,8 @@ from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import context_wording
+from stepwise.steps.refusal_wording import reported_prompt
+from stepwise.steps.refusal_wording import stated_window as stated_window  # LLMCall and Compact read it here
 from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
 
@@ -32,42 +33,6 @@ _KEPT_CHARS = 400
 _MAX_CUT_ROUNDS = 8
 # After the provider said a request was too long although the estimate fitted, estimates are raised by this.
 OVERFLOW_SAFETY = 1.25
-# How providers say how long the refused request was: OpenAI ("your messages resulted in 10921 tokens"),
-# vLLM ("(3000 in the messages, 2000 in the completion)"), Anthropic ("prompt is too long: 210000 tokens").
-_REPORTED_PROMPT = re.compile(
-    r"resulted in (\d[\d,]*) tokens|\((\d[\d,]*) in the messages|prompt is too long: (\d[\d,]*) tokens", re.IGNORECASE
-)
-
-
-# How providers state the window when they refuse a request over it: OpenAI, DeepSeek and vLLM ("maximum
-# context length is 10000 tokens"), older vLLM ("longer than the maximum model length of 10000"), Anthropic
-# ("prompt is too long: 210000 tokens > 200000 maximum"), Together ("longer than the model's context length
-# (131072 tokens)"), Mistral ("too large for model with 32768 maximum context length"), LM Studio ("loaded
-# with context length of only 4096 tokens"), Moonshot ("exceeded model token limit: 8192"), llama.cpp's server
-# ("exceeds the available context size (8192 tokens)").
-_STATED_WINDOW = re.compile(
-    r"maximum context length is (?P<a>\d[\d,]*) tokens"
-    r"|longer than the maximum model length of (?P<b>\d[\d,]*)"
-    r"|tokens > (?P<c>\d[\d,]*) maximum"
-    r"|longer than the model's context length (?:\(|of )(?P<d>\d[\d,]*)"
-    r"|model with (?P<e>\d[\d,]*) maximum context length"
-    r"|loaded with context length of only (?P<f>\d[\d,]*) tokens"
-    r"|model token limit: (?P<g>\d[\d,]*)"
-    r"|available context size \((?P<h>\d[\d,]*) tokens\)",
-    re.IGNORECASE,
-)
-# A stated window below this is a misreading (a status code, a count of something else), not a window.
-_SMALLEST_WINDOW = 256
-
-
-def stated_window(provider_message: str) -> int | None:
-    """The context window a provider's refusal states, or None when it states none (Bedrock's "Input is
-    too long for requested model" does not)."""
-    found = _STATED_WINDOW.search(provider_message)
-    if found is None:
-        return None
-    window = int(next(group for group in found.groups() if group).replace(",", ""))
-    return window if window >= _SMALLEST_WINDOW else None
 
 
 @dataclass(frozen=True)
@@ -130,10 +95,9 @@ class RequestSize:
 def overflow_safety(provider_message: str, estimated_tokens: int, at_least: float) -> float:
     """How much to raise estimates after the provider refused a request estimated at `estimated_tokens`:
     by what it says it counted, when its message says, and at least `at_least`."""
-    found = _REPORTED_PROMPT.search(provider_message)
-    if found is None or estimated_tokens <= 0:
+    counted = reported_prompt(provider_message)
+    if counted is None or estimated_tokens <= 0:
         return at_least
-    counted = int(next(group for group in found.groups() if group).replace(",", ""))
     return max(at_least, counted / estimated_tokens * 1.05)
 
 

@@ -131,14 +131,16 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         try:
             completion = call(request)
         except ContextWindowExceeded as exc:
-            if limits.window is None:
-                # the refusal may state the window: from now on the run knows it (Compact reads it there too)
-                learned = stated_window(str(exc))
-                if learned is None:
-                    # nothing to fit it to: the run ends with its best answer (stop reason context_window)
-                    raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
-                remember_window(model_key(runtime, profile.model), learned)
-                run = with_learned_window(run, learned)
+            # the refusal may state the window: from now on the run knows it (Compact reads it there too); it
+            # wins over a window a listing gave (LM Studio lists a model's largest, and may load it smaller)
+            stated = stated_window(str(exc))
+            if limits.window is None and stated is None:
+                # nothing to fit it to: the run ends with its best answer (stop reason context_window)
+                raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
+            learnable = runtime.config.context_limits(run.profile).window is None
+            if stated is not None and stated != limits.window and learnable:
+                remember_window(model_key(runtime, profile.model), stated)
+                run = with_learned_window(run, stated)
                 turn = model_turn(payload, run, conversation, runtime)
                 limits = turn.limits
             if can_compact(payload, limits):
