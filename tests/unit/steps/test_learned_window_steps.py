@@ -4,12 +4,22 @@ provider refused, reads it from the caught error and puts it in the payload's ru
 from __future__ import annotations
 
 import json
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
-from stepwise.models.messages import Completion
-from stepwise.models.state import CompactEvent
+from stepwise.config.model import StepwiseConfig
+from stepwise.models.messages import ChatMessage, Completion
+from stepwise.models.state import CompactEvent, StatePayload
 from stepwise.steps.compaction import compact
+from stepwise.steps.iteration_guard import iteration_guard
+from stepwise.steps.llm_call import llm_call
+from stepwise.steps.runs import create_run, execution_input
+from stepwise.steps.runtime import StepRuntime
+from stepwise.store import ConversationStore
+from tests.support.openai_server import chat_completion
+from tests.support.windowed_model import WindowedModelServer
 from tests.unit.steps.test_format_step import QueuedModel, run_to_format, runtime_with
 
 REFUSAL = (
@@ -31,3 +41,54 @@ def test_compact_learns_the_window_the_caught_refusal_states(dynamodb_table: tup
     compacted = compact(event, runtime)
     # Then the payload's run context carries the window, for every later step of the run
     assert compacted.run is not None and compacted.run.learned_window == 10_000
+
+
+RUNS_AT_ONCE = 4
+
+
+def test_runs_making_their_first_model_call_at_once_all_carry_the_window_the_server_lists(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a local model whose window nothing configures, its server listing it slowly (answered once the other
+    # runs' first calls have come, had they gone on without it, or after a moment), and four runs queued
+    others_called = threading.Event()
+    calls: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            calls.append(body)
+            if len(calls) == RUNS_AT_ONCE - 1:
+                others_called.set()
+        return chat_completion("Rainy.")
+
+    # a model name of its own: what is learned is remembered for the process, by server and model
+    listed = f"listed-{uuid.uuid4().hex[:8]}"
+    with WindowedModelServer(
+        window=32_000, responder=answer, listed_model=listed, listing_gate=others_called
+    ) as server:
+        model = {"provider": "openai", "base_url": server.base_url, "model": listed, "api_key": "sk-listed-window"}
+        config = StepwiseConfig.from_mapping(
+            {"models": {"m": model}, "profiles": {"default": {"model": "m", "strategy": "react"}}}, environ={}
+        )
+        client, table = dynamodb_table
+        runtime = StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table))
+        question = [ChatMessage(role="user", content="Rain?")]
+        runs = [create_run(runtime, messages=question, owner="o", profile="default") for _ in range(RUNS_AT_ONCE)]
+        queued = [iteration_guard(StatePayload.model_validate(execution_input(run.run_id)), runtime) for run in runs]
+        # When the runs make their first model call at once
+        start = threading.Barrier(RUNS_AT_ONCE)
+        called: list[StatePayload] = []
+
+        def first_call(payload: StatePayload) -> None:
+            start.wait()
+            called.append(llm_call(payload, runtime))
+
+        threads = [threading.Thread(target=first_call, args=(payload,)) for payload in queued]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    # Then the server was asked for its listing once, and every run carries the window it lists
+    assert server.listings == 1
+    assert [payload.run.learned_window if payload.run else None for payload in called] == [32_000] * RUNS_AT_ONCE
