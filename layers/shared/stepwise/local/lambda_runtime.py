@@ -136,7 +136,9 @@ def unload_handlers(module_prefix: str) -> None:
         for cache in (_handlers, _loaded):
             for key in [key for key in cache if key[2].startswith(module_prefix)]:
                 del cache[key]
-        for name in [name for name in sys.modules if name.startswith(module_prefix)]:
+        # `list` copies sys.modules in one step: iterating it, another thread's import (a step's first use of a
+        # deferred import) changed its size midway
+        for name in [name for name in list(sys.modules) if name.startswith(module_prefix)]:
             del sys.modules[name]
 
 
