@@ -15,7 +15,8 @@ the cached part in `usage.prompt_tokens_details
 previous request, from 1,024 tokens on, in steps of 128).
 
 With `listed_model`, the server also answers `GET /v1/models` as vLLM does, that model's entry stating
-the window as `max_model_len`; any other GET is a 404, as a server without such a listing answers.
+the window as `max_model_len`; any other GET is a 404, as a server without such a listing answers. With
+`listing_gate`, the listing is answered once the gate is set (or after `LISTING_HOLD_SECONDS`): a slow listing.
 
 With `flavor="llama.cpp"` it is llama.cpp's server (tools/server): a prompt of `window` tokens or more is
 refused (`max_tokens` is not counted, the reply stops at the window instead) with its error body
@@ -48,6 +49,8 @@ _PER_MESSAGE = 3
 _PER_REQUEST = 3
 _CACHE_MINIMUM = 1024
 _CACHE_STEP = 128
+# The longest a gated listing waits for its gate: well within the client's timeout for a listing.
+LISTING_HOLD_SECONDS = 0.5
 
 
 def english_tokens(text: str) -> int:
@@ -95,11 +98,14 @@ class WindowedModelServer(LoopbackHttpServer):
         listed_model: str | None = None,
         flavor: Literal["openai", "llama.cpp"] = "openai",
         props: bool = False,
+        listing_gate: threading.Event | None = None,
     ) -> None:
         self.window = window
         self.listed_model = listed_model
         self.flavor = flavor
         self.props = props
+        self.listing_gate = listing_gate
+        self.listings = 0
         self._report_usage = report_usage
         self._responder = responder
         self._tokenizer = tokenizer
@@ -124,6 +130,13 @@ class WindowedModelServer(LoopbackHttpServer):
     def largest_prompt(self) -> int:
         """The most prompt tokens any request carried (refused ones included)."""
         return max((exchange.prompt_tokens for exchange in self.exchanges), default=0)
+
+    def hold_listing(self) -> None:
+        """Count a listing asked for, and hold it until the gate (if any) is set."""
+        with self._lock:
+            self.listings += 1
+        if self.listing_gate is not None:
+            self.listing_gate.wait(LISTING_HOLD_SECONDS)
 
     def prompt_tokens(self, body: dict[str, Any]) -> int:
         """The request's prompt tokens as this server counts them."""
@@ -235,6 +248,7 @@ def _handler_for(server: WindowedModelServer) -> type[BaseHTTPRequestHandler]:
             if listing is None:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            server.hold_listing()
             self._send(200, listing)
 
         def do_POST(self) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
+import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -171,3 +174,36 @@ def test_a_closed_invoker_leaves_none_of_its_handler_modules_loaded() -> None:
     closing.invoke("EchoFunction", {})
     assert sys.modules[first["module"]] is not loaded
     closing.close()
+
+
+IMPORTED_MEANWHILE = 300
+
+
+def test_an_invoker_closed_while_another_thread_imports_forgets_its_modules(tmp_path: Path) -> None:
+    # Given a thread importing module after module (as a step's first use of a deferred import does), switching
+    # threads as often as it can
+    names = [f"imported_meanwhile_{tmp_path.name}_{n}" for n in range(IMPORTED_MEANWHILE)]
+    for name in names:
+        (tmp_path / f"{name}.py").write_text("VALUE = 1\n")
+    sys.path.insert(0, str(tmp_path))
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    importing = threading.Thread(target=lambda: [importlib.import_module(name) for name in names])
+    closed = 0
+    try:
+        importing.start()
+        # When invokers that loaded a handler are closed meanwhile
+        while importing.is_alive():
+            invoker = LocalLambdaInvoker(SamTemplate.load(FIXTURES / "template.yaml"), module_prefix="closing_")
+            invoker.invoke("EchoFunction", {})
+            invoker.close()
+            closed += 1
+    finally:
+        importing.join()
+        sys.setswitchinterval(interval)
+        sys.path.remove(str(tmp_path))
+        for name in names:
+            sys.modules.pop(name, None)
+    # Then each closed, and none of their handler modules stayed loaded
+    assert closed > 0
+    assert [name for name in list(sys.modules) if name.startswith("closing_")] == []

@@ -4,6 +4,8 @@ provider refused, reads it from the caught error and puts it in the payload's ru
 from __future__ import annotations
 
 import json
+import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,8 @@ from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.token_estimate import request_tokens
 from stepwise.store import ConversationStore
 from stepwise.store.keys import ASSISTANT_SLOT
+from tests.support.openai_server import chat_completion
+from tests.support.windowed_model import WindowedModelServer
 from tests.unit.steps.test_format_step import QueuedModel, run_to_format, runtime_with
 
 REFUSAL = (
@@ -98,3 +102,54 @@ def test_a_refusal_stating_a_smaller_window_than_the_listing_is_believed_and_the
     assert [request_tokens(request) > 8192 for request in model.requests] == [True, False]
     stored = runtime.store.stored_message(meta.run_id, 1, ASSISTANT_SLOT)
     assert stored is not None and stored[0].content == "Rainy."
+
+
+RUNS_AT_ONCE = 4
+
+
+def test_runs_making_their_first_model_call_at_once_all_carry_the_window_the_server_lists(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a local model whose window nothing configures, its server listing it slowly (answered once the other
+    # runs' first calls have come, had they gone on without it, or after a moment), and four runs queued
+    others_called = threading.Event()
+    calls: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        with lock:
+            calls.append(body)
+            if len(calls) == RUNS_AT_ONCE - 1:
+                others_called.set()
+        return chat_completion("Rainy.")
+
+    # a model name of its own: what is learned is remembered for the process, by server and model
+    listed = f"listed-{uuid.uuid4().hex[:8]}"
+    with WindowedModelServer(
+        window=32_000, responder=answer, listed_model=listed, listing_gate=others_called
+    ) as server:
+        model = {"provider": "openai", "base_url": server.base_url, "model": listed, "api_key": "sk-listed-window"}
+        config = StepwiseConfig.from_mapping(
+            {"models": {"m": model}, "profiles": {"default": {"model": "m", "strategy": "react"}}}, environ={}
+        )
+        client, table = dynamodb_table
+        runtime = StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table))
+        question = [ChatMessage(role="user", content="Rain?")]
+        runs = [create_run(runtime, messages=question, owner="o", profile="default") for _ in range(RUNS_AT_ONCE)]
+        queued = [iteration_guard(StatePayload.model_validate(execution_input(run.run_id)), runtime) for run in runs]
+        # When the runs make their first model call at once
+        start = threading.Barrier(RUNS_AT_ONCE)
+        called: list[StatePayload] = []
+
+        def first_call(payload: StatePayload) -> None:
+            start.wait()
+            called.append(llm_call(payload, runtime))
+
+        threads = [threading.Thread(target=first_call, args=(payload,)) for payload in queued]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    # Then the server was asked for its listing once, and every run carries the window it lists
+    assert server.listings == 1
+    assert [payload.run.learned_window if payload.run else None for payload in called] == [32_000] * RUNS_AT_ONCE

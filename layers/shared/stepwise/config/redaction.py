@@ -137,18 +137,22 @@ class Redactor:
         """
         if not secret:
             return
+        # Counted among the live redactors before the lock is let go: a thread whose `add` of the same secret
+        # returns once it can take the lock finds it redacted everywhere.
         if len(secret) < MIN_REDACTED_LENGTH:
             with self._lock:
                 self._whole_values |= {secret}
-            _know(self)
+                _know(self)
             _warn_once_too_short(secret)
             return
         with self._lock:
             if secret in self._secrets:
                 return
-            self._secrets |= {secret}
-            self._search = _Search.of(self._secrets)
-        _know(self)
+            secrets = self._secrets | {secret}
+            # the search first: `known` (which `_redact` tells redactors apart by) never names a secret it misses
+            self._search = _Search.of(secrets)
+            self._secrets = secrets
+            _know(self)
 
     def matches(self, normal: Normalized, *, cut_at_end: bool = False) -> list[tuple[int, int]]:
         """The spans of the original text where a known secret was found in its normal form."""

@@ -16,7 +16,6 @@ from urllib.parse import unquote, urlsplit
 
 from stepwise.steps.api.caller_key import presented_api_key
 from stepwise.streaming.proxy_event import proxy_event
-from stepwise.telemetry.observability import metrics
 
 DEFAULT_MAX_API_INSTANCES = 8
 LOCAL_STAGE = "local"
@@ -93,9 +92,6 @@ class FunctionInstances:
         try:
             return instance.invoke(self._logical_id, event)
         finally:
-            # Powertools keeps metrics until 100 pile up and then prints them, though they are disabled
-            # locally; an invocation's are dropped when it ends, as a Lambda flush would.
-            metrics.clear_metrics()
             with self._available:
                 self._idle.append(instance)
                 self._available.notify()

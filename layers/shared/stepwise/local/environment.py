@@ -182,7 +182,8 @@ class LocalEnvironment:
             return self.invoker(function_name, payload)
         finally:
             # With metrics disabled (the local default) Powertools keeps them until 100 pile up and then
-            # prints them anyway; an invocation's metrics are dropped when it ends, as a Lambda flush would.
+            # prints them anyway. An invocation's own are dropped when it ends (`invocation_metrics`); this drops
+            # those the engine's own code added outside any (a cancellation's).
             metrics.clear_metrics()
 
     def execution_ended(self, result: ExecutionResult, input_text: str) -> None:

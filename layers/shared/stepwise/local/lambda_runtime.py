@@ -22,6 +22,7 @@ from typing import Any
 
 from stepwise.local.asl.errors import TaskError
 from stepwise.local.template import SamTemplate
+from stepwise.telemetry.metric_scopes import invocation_metrics
 
 DEFAULT_FUNCTION_ARN_PREFIX = "arn:aws:lambda:us-east-1:000000000000:function:"
 _DEFAULT_TIMEOUT_SECONDS = 3  # Lambda's own defaults when the template sets none
@@ -136,7 +137,9 @@ def unload_handlers(module_prefix: str) -> None:
         for cache in (_handlers, _loaded):
             for key in [key for key in cache if key[2].startswith(module_prefix)]:
                 del cache[key]
-        for name in [name for name in sys.modules if name.startswith(module_prefix)]:
+        # `list` copies sys.modules in one step: iterating it, another thread's import (a step's first use of a
+        # deferred import) changed its size midway
+        for name in [name for name in list(sys.modules) if name.startswith(module_prefix)]:
             del sys.modules[name]
 
 
@@ -201,7 +204,9 @@ class LocalLambdaInvoker:
             memory_limit_in_mb=function.memory_size or _DEFAULT_MEMORY_MB,
             timeout_seconds=function.timeout or _DEFAULT_TIMEOUT_SECONDS,
         )
-        result = handler(event_copy, context)
+        # invocations run side by side here, where Lambda runs one a process: each has its own metrics
+        with invocation_metrics():
+            result = handler(event_copy, context)
         try:
             return json.loads(json.dumps(result, default=lambda_json))
         except (TypeError, ValueError) as exc:

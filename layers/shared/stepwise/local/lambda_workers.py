@@ -206,7 +206,6 @@ class LambdaWorkers:
 def _serve(invoker: Any, request: dict[str, Any]) -> bytes:
     """One invocation in the worker: the reply, with the result or the function error."""
     from stepwise.local.asl.lambda_integration import function_error
-    from stepwise.telemetry.observability import metrics
 
     try:
         result = invoker.invoke(request["function"], request["event"])
@@ -214,9 +213,6 @@ def _serve(invoker: Any, request: dict[str, Any]) -> bytes:
     except Exception as exc:
         failure = function_error(exc)
         reply = {"id": request["id"], "error": failure.error, "cause": failure.cause}
-    finally:
-        # Powertools keeps metrics until 100 pile up, then prints them; an invocation's are dropped at its end.
-        metrics.clear_metrics()
     return json.dumps(reply).encode()
 
 

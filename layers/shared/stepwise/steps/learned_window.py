@@ -13,6 +13,7 @@ compacted past the threshold, cut to fit.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from stepwise.models.state import RunContext
@@ -26,6 +27,8 @@ _LOCK = threading.Lock()
 _LEARNED: dict[str, int] = {}
 # model keys whose listing was asked for already (found or not): asked once a process
 _LISTING_ASKED: set[str] = set()
+# model key -> held while its listing is asked: runs starting together wait for the one asking
+_ASKING: dict[str, threading.Lock] = {}
 
 
 def model_key(runtime: StepRuntime, model: str) -> str:
@@ -47,13 +50,27 @@ def remembered_window(key: str) -> int | None:
         return _LEARNED.get(key)
 
 
-def first_listing_ask(key: str) -> bool:
-    """True the first time this process asks for the listing of the model `key` names."""
+def listed_window(key: str, ask: Callable[[], int | None]) -> int | None:
+    """The window the server of the model `key` names lists, `ask`ed once a process (found or not).
+
+    A thread that comes while another asks waits for its answer (the listing's own timeouts bound the wait):
+    `stepwise serve` starts several runs of a model at once, and a run that went on without the window would
+    send its first request unfitted, where one started a moment later fits it.
+    """
     with _LOCK:
-        if key in _LISTING_ASKED:
-            return False
-        _LISTING_ASKED.add(key)
-        return True
+        asking = _ASKING.setdefault(key, threading.Lock())
+    with asking:
+        with _LOCK:
+            if key in _LISTING_ASKED:
+                return _LEARNED.get(key)
+        try:
+            window = ask()
+        finally:
+            with _LOCK:
+                _LISTING_ASKED.add(key)
+        if window is not None:
+            remember_window(key, window)
+        return window
 
 
 def run_limits(runtime: StepRuntime, run: RunContext) -> ContextLimits:

@@ -28,7 +28,7 @@ from stepwise.steps.context_window import (
     stated_window,
 )
 from stepwise.steps.learned_window import (
-    first_listing_ask,
+    listed_window,
     model_key,
     remember_window,
     remembered_window,
@@ -220,11 +220,16 @@ def _listed_window(run: RunContext, model_name: str, model: ChatModel, runtime: 
     """`run` with the window its model's server lists (asked once a process per model; `learned_window`)."""
     key = model_key(runtime, model_name)
     window = remembered_window(key)
-    if window is None and isinstance(model, EstimatedUsage) and first_listing_ask(key):
-        window = model.listed_window()
-        if window is not None:
-            logger.info("context window listed by the model's server", extra={"model": model_name, "window": window})
-            remember_window(key, window)
+    if window is None and isinstance(model, EstimatedUsage):
+
+        def ask() -> int | None:
+            listed = model.listed_window()
+            if listed is not None:
+                logged = {"model": model_name, "window": listed}
+                logger.info("context window listed by the model's server", extra=logged)
+            return listed
+
+        window = listed_window(key, ask)
     return with_learned_window(run, window)
 
 
