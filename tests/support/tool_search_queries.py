@@ -1,7 +1,9 @@
 """The queries `find_tools` is measured on, and recall@k over them.
 
 tests/fixtures/tool_search/queries.yaml (GitHub, Stripe) is the set the ranking was tuned on;
-held_out.yaml (Discord, Shopify) was never used to tune it, so it measures how the search generalises.
+held_out.yaml (Discord, Shopify) was never used to tune it, so it measures how the search generalises;
+held_out_unseen.yaml (Slack, Google Calendar, Google Drive) was written before any search over its APIs
+was run, and measured only before and after a change, never looked at while making it.
 
 Used by tests/unit/tools/test_find_tools.py (which asserts the recall) and bench/tool_search.py (which
 prints it).
@@ -22,6 +24,7 @@ from stepwise.tools.find_tools import ToolIndex
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 QUERIES = FIXTURES / "tool_search" / "queries.yaml"
 HELD_OUT = FIXTURES / "tool_search" / "held_out.yaml"
+UNSEEN = FIXTURES / "tool_search" / "held_out_unseen.yaml"
 REAL_DOCUMENTS = FIXTURES / "openapi" / "real"
 
 

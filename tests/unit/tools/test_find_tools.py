@@ -67,6 +67,27 @@ def test_the_tool_a_task_needs_comes_first_among_stripes_351(stripe: ToolIndex, 
     assert names(stripe, query)[0] == first
 
 
+def test_among_tools_that_match_alike_the_one_that_does_the_operation_comes_first(stripe: ToolIndex) -> None:
+    # Given Stripe's tools, where updating a PaymentIntent and confirming one share every word but the verb
+    # When the model asks to confirm a payment
+    # Then the confirm comes first
+    assert names(stripe, "confirm a payment")[0] == "PostPaymentIntentsIntentConfirm"
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("refund an order", "create_orders_param_order_id_refunds"),
+        ("recent activity in the store", "get_events"),
+    ],
+)
+def test_the_operation_asked_for_comes_before_its_neighbours(shopify: ToolIndex, query: str, first: str) -> None:
+    # Given Shopify's tools, where each thing has a list, a get of one, a count and a create
+    # When the model asks for a create it implies and for many things
+    # Then the create, and the list, come before the get of one
+    assert names(shopify, query)[0] == first
+
+
 def test_refunds_of_a_charge_are_found_together(stripe: ToolIndex) -> None:
     # Given Stripe's tools
     # When the model searches for refunding a charge
@@ -139,7 +160,7 @@ def test_the_observation_lists_each_found_tool_with_its_purpose(stripe: ToolInde
     assert observation.content.splitlines() == [
         "Found 2 tools; you can call them from now on:",
         "- PostPaymentIntents: Creates a PaymentIntent object.",
-        "- GetPaymentIntentsIntent: Retrieves the details of a PaymentIntent that has previously been created.",
+        "- PostPaymentIntentsIntent: Updates properties on a PaymentIntent object without confirming.",
     ]
 
 

@@ -18,14 +18,20 @@ forms together. A tool's score is then scaled by the share of the query's words 
 answers every part of the query comes before one that matches a single rare word, and raised by half when
 the query states every word of its summary. A query that names its operation without its verb
 ("comment on an issue", "which themes ...": `implied_verb`) raises the tools it found that do that
-operation. A tool whose name, summary or OpenAPI flag says it is deprecated scores half, and one that
-says what a better-ranked tool says (an API's copy of an operation for another version) comes after
-all the others. Ties keep configuration order. No model, no randomness: the same query over the same
-tools always finds the same tools, which is what lets LLMCall re-derive what a run has found (see
-`stepwise.steps.tool_offer`).
+operation. Three factors then order tools that match alike by what they do: a tool whose operation
+agrees with the query's (`stepwise.tools.search_operations`: "confirm a payment" is a confirm, not an
+update) scores half more; a list tool, when the query asks for many things ("the branches of a repo"),
+0.4 more; and a tool up to 0.8 more by the share of its name the query says, each name word counted by
+its idf among the tools' names (so an API's common prefix counts for nothing, and "issue a gift card"
+is ``create_gift_cards`` before ``create_gift_cards_param_gift_card_id_disable``). A tool whose name,
+summary or OpenAPI flag says it is deprecated scores half, and one that says what a better-ranked tool
+says (an API's copy of an operation for another version) comes after all the others. Ties keep
+configuration order. No model, no randomness: the same query over the same tools always finds the same
+tools, which is what lets LLMCall re-derive what a run has found (see `stepwise.steps.tool_offer`).
 
-The weights were measured: recall@5 over the queries of tests/fixtures/tool_search/queries.yaml, and
-checked on held_out.yaml, which was never used to choose them (`make bench`, bench/tool_search.py).
+The weights were measured: recall@5 and recall@1 over the queries of tests/fixtures/tool_search/queries.yaml
+(and, for the three factors above, held_out.yaml too); held_out_unseen.yaml, over three other APIs, was
+never looked at while choosing them (`make bench`, bench/tool_search.py).
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ import bisect
 import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from stepwise.errors import ToolError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
+from stepwise.tools.search_operations import LIST, asks_for_many, query_verbs, tool_verbs
 from stepwise.tools.search_words import SYNONYMS, implied_verb, phrasal_compounds, without_markup, words
 from stepwise.tools.tool_budget import shorten_description
 
@@ -60,11 +68,28 @@ _IMPLIED_WEIGHT = 1.0
 # A tool whose whole summary the query states ("list pull requests" for "List pull requests") scores
 # this much more: what the query says is exactly what the tool does.
 _SUMMARY_STATED_BONUS = 0.5
+# A tool whose operation agrees with the query's (`stepwise.tools.search_operations`) scores this much more.
+_VERB_BONUS = 0.5
+# A list tool scores this much more when the query asks for many things.
+_MANY_BONUS = 0.4
+# A tool scores up to this much more by the share of its name the query says (each word by its idf
+# among the names): "issue a gift card" is create_gift_cards more than create_gift_cards_param_gift_card_id_disable.
+_NAME_SHARE_BONUS = 0.8
 _MAX_QUERY_CHARS = 500
 _MAX_ENUM_VALUES = 20
 _DEPRECATED_FLAG = "(deprecated) "
 # The reduced tools find_tools' description names (a long list would cost every request more than it says).
 _MAX_NAMED_REDUCED = 10
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    """What a query asks for: its words, every form they matched, its operation, and whether it asks for many."""
+
+    said: set[str]
+    forms: set[str]
+    verbs: frozenset[str]
+    many: bool
 
 
 class ToolIndex:
@@ -88,6 +113,10 @@ class ToolIndex:
                     postings[position] = postings.get(position, 0.0) + weight * count / norm
         self._vocabulary = sorted(self._postings)
         self._summaries = [frozenset(document["summary"]) for document in documents]
+        self._verbs = [tool_verbs(document["summary"], document["name"]) for document in documents]
+        self._names = [frozenset(document["name"]) for document in documents]
+        named = Counter(word for name in self._names for word in name)
+        self._name_idf = {word: math.log(len(documents) / count) for word, count in named.items()}
         # what a tool says, URLs left out (a version's copy of an operation links its own version's page)
         self._texts = [(*document["summary"], *document["description"]) for document in documents]
         self._deprecated = [
@@ -105,9 +134,11 @@ class ToolIndex:
         total = len(self.specs)
         scores: dict[int, float] = {}
         matched: Counter[int] = Counter()
+        forms: set[str] = set()
         for word in asked:
             combined: dict[int, float] = {}
             for form, weight in self._forms(word, compounds.get(word), asked):
+                forms.add(form)
                 for position, count in self._postings.get(form, {}).items():
                     combined[position] = combined.get(position, 0.0) + weight * count
             frequency = len(combined)
@@ -121,9 +152,10 @@ class ToolIndex:
             for position, count in self._postings.get(implied, {}).items():
                 if position in scores:
                     scores[position] += _IMPLIED_WEIGHT * count * (_K1 + 1) / (_K1 + count)
-        said = set(asked)
+        verbs = query_verbs(query, asked)
+        wanted = _Wanted(said=set(asked), forms=forms, verbs=verbs, many=asks_for_many(query, verbs))
         ranked = sorted(
-            (-self._final(position, score, matched[position] / len(asked), said), position)
+            (-self._final(position, score, matched[position] / len(asked), wanted), position)
             for position, score in scores.items()
         )
         return [self.specs[position] for position in self._distinct_first([position for _, position in ranked])][:limit]
@@ -143,11 +175,21 @@ class ToolIndex:
             seen.add(key)
         return first + copies
 
-    def _final(self, position: int, score: float, coverage: float, said: set[str]) -> float:
-        """The score scaled by the share of the query the tool matches, and raised when the query states its summary."""
+    def _final(self, position: int, score: float, coverage: float, wanted: _Wanted) -> float:
+        """The score scaled by the share of the query the tool matches, and raised when the query states its
+        summary, asks for its operation, says most of its name, or asks for many things of a list tool."""
         summary = self._summaries[position]
-        stated = 1.0 if summary and summary <= said else 0.0
+        stated = 1.0 if summary and summary <= wanted.said else 0.0
         score *= coverage * (1 + _SUMMARY_STATED_BONUS * stated)
+        verbs = self._verbs[position]
+        if wanted.verbs & verbs:
+            score *= 1 + _VERB_BONUS
+        if wanted.many and LIST in verbs:
+            score *= 1 + _MANY_BONUS
+        name = self._names[position]
+        weight = sum(self._name_idf[word] for word in name)
+        if weight:
+            score *= 1 + _NAME_SHARE_BONUS * sum(self._name_idf[word] for word in name & wanted.forms) / weight
         return score * _DEPRECATED_FACTOR if self._deprecated[position] else score
 
     def _forms(self, word: str, compound: str | None, asked: list[str]) -> Iterator[tuple[str, float]]:

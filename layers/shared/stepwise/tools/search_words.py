@@ -3,15 +3,20 @@
 - Names split at every separator operation ids use (``/``, ``-``, ``_``, ``.``), at case changes and at
   digits: ``issues/list-for-repo`` and ``PostCustomersCustomerTaxIds`` are words like any other text.
 - Words are lower-cased and reduced by inflection only (`stem`): ``issues``/``issue``,
-  ``listing``/``list``, ``starred``/``star``, ``created``/``creates``/``create`` meet; derivations
+  ``listing``/``list``, ``starred``/``star``, ``created``/``creates``/``create``,
+  ``notified``/``notifies``/``notify`` meet; derivations
   (``follower``/``follow``) are left to the index, which relates words of the tools' own vocabulary
   that share most of their letters (see `stepwise.tools.find_tools`).
 - Abbreviations APIs and people use interchangeably are spelt out: ``repo`` → repository, ``org`` →
-  organization, ``PR`` → pull request, ``DM`` → direct message, ``config`` → configuration; "how many"
-  is a count; ``my``, ``me`` and ``mine`` are one word, `SYNONYMS` of the authenticated or current user.
+  organization, ``PR`` → pull request, ``DM`` → direct message, ``config`` → configuration; ``my``, ``me``
+  and ``mine`` are one word, `SYNONYMS` of the authenticated or current user. Phrases that stand for one
+  word of API vocabulary are that word: "how many" is a count, "logged in as" the authenticated user, "who
+  am I" me, "money back" a refund, "turn off" disable and "turn on" enable.
 - Other English function words (``the``, ``does``...), HTML tags, entities and URLs are no words.
-- `SYNONYMS`: the verbs people use for the same operation (``remove`` for delete, ``make`` for create),
-  matched at a lower weight than the word itself, so a tool that says the query's own word still wins.
+- `SYNONYMS`: the verbs people use for the same operation (``remove`` and ``kick`` for delete, ``make``
+  for create), matched at a lower weight than the word itself, so a tool that says the query's own word
+  still wins; and a few one way only: asking to be notified asks for a webhook or a watch, but a webhook
+  is no notification.
 - `implied_verb`: the operation a request asks for without naming its verb ("refund an order" to create
   a refund, "which themes ..." for a list).
 
@@ -32,7 +37,18 @@ _MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouy]")
 # Phrases people ask with for what APIs name in one word: "how many products" is a count of products.
-_PHRASES = {"how many": "count", "number of": "count"}
+_PHRASES = {
+    "how many": "count",
+    "number of": "count",
+    "logged in as": "authenticated",
+    "signed in as": "authenticated",
+    "who am i": "me user",
+    "money back": "refund",
+    "turn off": "disable",
+    "switch off": "disable",
+    "turn on": "enable",
+    "switch on": "enable",
+}
 _PHRASE = re.compile(r"\b(" + "|".join(_PHRASES) + r")\b", re.IGNORECASE)
 _FUNCTION_WORDS = (
     "a about also am an and any are as at be been being by can could did do does doing done for from had has "
@@ -41,7 +57,7 @@ _FUNCTION_WORDS = (
     "the their theirs them then there these they this those to too up us very want was we were what when "
     "where which why will with would you your yours"
 )
-_STOP_WORDS = frozenset(_FUNCTION_WORDS.split())
+STOP_WORDS = frozenset(_FUNCTION_WORDS.split())
 _ABBREVIATIONS = {
     "repo": ("repository",),
     "org": ("organization",),
@@ -69,7 +85,7 @@ _SYNONYM_GROUPS = (
     ("create", "add", "make", "new", "post", "open", "give", "grant", "upload", "register", "write", "submit"),
     ("get", "retrieve", "fetch", "show", "read", "look", "view", "lookup"),
     ("list", "show"),
-    ("delete", "remove", "destroy", "erase"),
+    ("delete", "remove", "destroy", "erase", "kick"),
     ("update", "edit", "modify", "change", "patch", "rename", "replace"),
     ("search", "find", "query", "lookup"),
     ("cancel", "stop", "abort"),
@@ -78,9 +94,15 @@ _SYNONYM_GROUPS = (
     ("who", "people", "person", "member"),
     ("request", "ask"),
     ("bulk", "batch", "many", "multiple", "several"),
-    ("me", "authenticated", "current", "self"),
+    ("me", "authenticated", "current"),
     ("event", "happen", "activity", "history"),
 )
+# Words whose synonyms do not have them as synonyms in turn: asking to be notified is asking for a webhook or
+# a watch, but a webhook is no notification (an API's notifications are often an inbox of their own).
+_ONE_WAY = {
+    "notify": ("webhook", "watch", "subscribe"),
+    "notification": ("webhook", "watch", "subscribe"),
+}
 
 
 # Past forms of common verbs that no suffix rule undoes ("when was I paid out"). Not those of the verbs of
@@ -113,10 +135,10 @@ _IRREGULAR = {
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    """``word`` (lower case) without its inflection: plural, ``-ing``, ``-ed``, a final ``e``, and the past
-    forms of common irregular verbs."""
+    """``word`` (lower case) without its inflection: plural, ``-ing``, ``-ed`` (``-ies`` and ``-ied`` to
+    ``-y``), a final ``e``, and the past forms of common irregular verbs."""
     word = _IRREGULAR.get(word, word)
-    if len(word) > 4 and word.endswith("ies"):
+    if len(word) > 4 and word.endswith(("ies", "ied")):
         word = word[:-3] + "y"
     elif len(word) > 4 and word.endswith(("sses", "ches", "shes", "xes")):
         word = word[:-2]
@@ -159,7 +181,7 @@ def _search_forms(raw: str) -> tuple[str, ...]:
     Cached: a description of thousands of words has a few hundred distinct ones.
     """
     word = raw.lower()
-    if word in _STOP_WORDS:
+    if word in STOP_WORDS:
         return ()
     spelt_out = _ABBREVIATIONS.get(word) or _ABBREVIATIONS.get(word.removesuffix("s"))
     return tuple(stem(each) for each in spelt_out) if spelt_out else (stem(word),)
@@ -199,6 +221,8 @@ def _synonyms() -> dict[str, tuple[str, ...]]:
         stems = [stem(word) for word in group]
         for each in stems:
             related.setdefault(each, set()).update(other for other in stems if other != each)
+    for word, others in _ONE_WAY.items():
+        related.setdefault(stem(word), set()).update(stem(other) for other in others)
     return {word: tuple(sorted(others)) for word, others in related.items()}
 
 
