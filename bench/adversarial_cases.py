@@ -38,7 +38,7 @@ from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
 from stepwise.steps.api.chat import stream_pieces
-from stepwise.tools import http_response
+from stepwise.tools import http_response, search_words
 from stepwise.tools.openapi.names import model_safe_name
 
 TOOLS = [
@@ -284,6 +284,10 @@ def _cases() -> list[Case]:
         Case("http_response.describe_body", 'unterminated "\\"…', _describe_body, repeated('\\"', prefix='{"a": "')),
         Case("http_response.describe_body", "[[[…", _describe_body, repeated("[")),
         Case("openapi.names.model_safe_name", "characters no tool name has", model_safe_name, repeated("é/")),
+        # tools: a tool's description as an API or MCP server writes it, and a query as the model asks find_tools
+        Case("search_words.words", "< never closed", search_words.words, repeated("<")),
+        Case("search_words.words", "phrases and tags", search_words.words, repeated("who am I logged in as <b>")),
+        Case("search_words.implied_verb", "question words", search_words.implied_verb, repeated("which who ")),
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
         Case("chat.stream_pieces", "words", stream_pieces, repeated("word ")),

@@ -16,8 +16,9 @@ react_text.parse_react_text and read_input_text, xml_tags.parse_xml, markers.par
 sections.find_sections under both), call_syntax.parse_call, keywords.find_keywords and clean_thought,
 arguments.decode_arguments and clean_tool_name, provider_responses.completion_from_response,
 parse.detect_protocol, shapes.has_action_key, the intent answer's reading (intent.parsing) and
-option_search.find_option and search_text, http_response.describe_body, openapi.names.model_safe_name
-and the chat answer's stream pieces.
+option_search.find_option and search_text, http_response.describe_body, openapi.names.model_safe_name,
+search_words.words and implied_verb (find_tools' reading of descriptions and queries) and the chat answer's
+stream pieces.
 """
 
 from __future__ import annotations

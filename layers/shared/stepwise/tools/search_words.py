@@ -32,7 +32,8 @@ import itertools
 import re
 from functools import lru_cache
 
-_MARKUP = re.compile(r"<[^>]*>|https?://\S+|&[a-z]+;")
+# a tag holds no "<": a run of "<" never closed is then read in one pass, not rescanned from each one
+_MARKUP = re.compile(r"<[^<>]*>|https?://\S+|&[a-z]+;")
 # A capitalised or lower-case run, an upper-case run (an acronym), or digits.
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile(r"[aeiouy]")
