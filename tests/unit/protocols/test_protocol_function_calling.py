@@ -10,6 +10,7 @@ import pytest
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols import TEXT_PROTOCOLS, ProtocolName, get_protocol, parse_completion
+from stepwise.protocols.provider_responses import completion_from_response
 
 Response = Callable[[str], dict[str, Any]]
 
@@ -182,3 +183,43 @@ def test_an_unknown_response_shape_is_a_parse_error() -> None:
     # Given a dict that is no provider response / When parsed / Then it is a parse error
     decision = parse_completion({"status": "ok"}, "function_calling")
     assert decision == ParseError(message="The response is not in a known provider format.")
+
+
+def test_a_responses_api_function_call_is_a_call_named_by_its_call_id() -> None:
+    # Given an OpenAI Responses API response: a reasoning item, then a function_call item
+    response = {
+        "object": "response",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Weather tool."}]},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "get_weather",
+                "arguments": '{"city": "Lyon"}',
+            },
+        ],
+    }
+    # When parsed / Then the call keeps the id its result must answer, and the reasoning is no thought of the reply
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [call.model_dump() for call in decision.calls] == [
+        {"id": "call_1", "name": "get_weather", "arguments": {"city": "Lyon"}}
+    ]
+    assert decision.thought == ""
+
+
+def test_responses_api_messages_are_the_answer_and_server_tool_items_are_recorded() -> None:
+    # Given a Responses API response: a web search OpenAI ran, then two messages
+    response = {
+        "object": "response",
+        "output": [
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is sunny."}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Take a hat."}]},
+        ],
+    }
+    # When read / Then the messages are the answer, a paragraph apart, and the search is recorded, not called
+    read = completion_from_response(response)
+    assert isinstance(read, Completion)
+    assert (read.content, read.tool_calls, read.server_tools) == ("It is sunny.\n\nTake a hat.", [], ["web_search"])

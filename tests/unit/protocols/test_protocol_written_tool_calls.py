@@ -61,3 +61,76 @@ def test_prose_that_names_the_markup_is_still_the_answer() -> None:
     # Given an answer that only talks about the tag / When it is parsed / Then it is the answer
     decision = parse_completion("Qwen wraps calls in <tool_call> tags.", "function_calling", TOOLS)
     assert decision == FinalAnswer(text="Qwen wraps calls in <tool_call> tags.")
+
+
+# DeepSeek's special tokens: full-width bars around words joined by U+2581.
+DS = {
+    word: "<\uff5c" + word.replace(" ", "\u2581") + "\uff5c>"
+    for word in ("tool calls begin", "tool call begin", "tool sep", "tool call end", "tool calls end")
+}
+# One call per family of markup, written the way each family's chat template writes it (see tool_call_markup).
+FAMILIES = {
+    "glm": "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>",
+    "kimi": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 "
+    '<|tool_call_argument_begin|>{"city": "Lyon"}<|tool_call_end|><|tool_calls_section_end|>',
+    "deepseek_v3": f"{DS['tool calls begin']}{DS['tool call begin']}function{DS['tool sep']}get_weather\n```json\n"
+    f'{{"city": "Lyon"}}\n```{DS["tool call end"]}{DS["tool calls end"]}',
+    "deepseek_v31": f'{DS["tool calls begin"]}{DS["tool call begin"]}get_weather{DS["tool sep"]}{{"city": "Lyon"}}'
+    f"{DS['tool call end']}{DS['tool calls end']}",
+    "harmony": '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Lyon"}<|call|>',
+    "llama3_json": '{"name": "get_weather", "parameters": {"city": "Lyon"}}',
+    "llama3_python_tag": '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Lyon"}}',
+    "pythonic": "[get_weather(city='Lyon')]",
+    "llama4": '<|python_start|>[get_weather(city="Lyon")]<|python_end|>',
+    "granite": '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
+    "json_list_in_tag": '<tool_call>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</tool_call>',
+    "internlm": '<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Lyon"}}<|action_end|>',
+    "jamba": '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</tool_calls>',
+    "minimax": '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n</tool_calls>',
+    "minimax_m2": '<minimax:tool_call><invoke name="get_weather"><parameter name="city">Lyon</parameter></invoke>'
+    "</minimax:tool_call>",
+    "seed_oss": "<seed:tool_call><function=get_weather><parameter=city>Lyon</parameter></function></seed:tool_call>",
+    "mistral_v11": '[TOOL_CALLS]get_weather[ARGS]{"city": "Lyon"}',
+    "phi4_mini": 'functools[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
+    "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
+}
+
+
+@pytest.mark.parametrize("markup", FAMILIES.values(), ids=FAMILIES.keys())
+def test_each_familys_markup_is_read_as_its_call(markup: str) -> None:
+    # Given a remark, then a call in one model family's markup / When the native reply is parsed
+    decision = parse_completion("I will look it up.\n" + markup, "function_calling", TOOLS)
+    # Then it is that call, the remark its thought
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+    assert decision.thought == "I will look it up."
+
+
+def test_a_harmony_call_beside_a_final_channel_is_still_the_call() -> None:
+    # Given gpt-oss served raw: thinking, a call on the commentary channel, then a final-channel message
+    text = (
+        "<|channel|>analysis<|message|>Use the weather tool.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Lyon"}<|call|>'
+        "<|start|>assistant<|channel|>final<|message|>Checking the weather.<|return|>"
+    )
+    # When it is parsed / Then the call is what the model decided, not the final channel's text
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"name": "Ada Lovelace", "born": 1815}',
+        "[Smith (2019), Jones (2021)]",
+        "Phi-4-mini writes functools before its calls.",
+        "The GLM tag <tool_call> opens a call.",
+        "Call it as get_weather(city='Lyon') when you need it.",
+    ],
+)
+def test_answers_that_only_look_like_calls_stay_answers(answer: str) -> None:
+    # Given an answer holding JSON with a name, a bracketed list, a family's tag word, or a call in prose
+    decision = parse_completion(answer, "function_calling", TOOLS)
+    # When it is parsed / Then it is the answer
+    assert decision == FinalAnswer(text=answer)

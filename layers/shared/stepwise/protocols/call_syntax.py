@@ -59,13 +59,19 @@ def keyword_arguments(text: str, tool: ToolSpec | None) -> dict[str, Any] | None
 
 def parse_call(text: str) -> ParsedCall | None:
     """Read ``name(args)`` at the start of a text; None when it is not a call."""
-    head = _HEAD.match(text)
+    read = parse_call_at(text, 0)
+    return read[0] if read is not None else None
+
+
+def parse_call_at(text: str, position: int) -> tuple[ParsedCall, int] | None:
+    """Read ``name(args)`` at `position`: the call and the index just past its closing parenthesis."""
+    head = _HEAD.match(text, position)
     if head is None:
         return None
     return _read_arguments(text, head.end(), head.group("name"))
 
 
-def _read_arguments(text: str, position: int, name: str) -> ParsedCall | None:
+def _read_arguments(text: str, position: int, name: str) -> tuple[ParsedCall, int] | None:
     """Read the comma-separated arguments after the opening parenthesis, up to the closing one."""
     positional: list[Any] = []
     named: dict[str, Any] = {}
@@ -74,7 +80,7 @@ def _read_arguments(text: str, position: int, name: str) -> ParsedCall | None:
         if position >= len(text):
             return None
         if text[position] == ")":
-            return ParsedCall(name, positional, named)
+            return ParsedCall(name, positional, named), position + 1
         keyword = _KEYWORD.match(text, position)
         key = keyword.group("key") if keyword else None
         if keyword is not None:

@@ -1,6 +1,7 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
-Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
+Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
+``output`` list of items), Bedrock Converse responses,
 Anthropic messages, Gemini's, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
 `reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
 malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
@@ -31,6 +32,8 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         if not isinstance(message, dict):
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
+    if isinstance(response.get("output"), list):
+        return _from_response_items(response["output"], call_id_prefix)
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
     if isinstance(response.get("candidates"), list):
@@ -68,6 +71,44 @@ def _from_gemini(candidates: list[Any], call_id_prefix: str) -> Completion | Par
             else:
                 texts.append(part["text"])
     return _completion("".join(texts), calls, call_id_prefix, thoughts)
+
+
+# Responses API items for tools OpenAI runs itself: their results are in the response, nothing to call.
+_SERVER_ITEMS = ("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call")
+
+
+def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | ParseError:
+    """The OpenAI Responses API's ``output`` items: ``message`` (its text parts, else its refusal), ``function_call``
+    and ``custom_tool_call`` (calls to make, named by their ``call_id``), ``reasoning`` (its summary and text)
+    and the items of tools OpenAI ran itself (recorded, not called). Messages apart are paragraphs apart."""
+    texts: list[str] = []
+    calls: list[_RawCall] = []
+    thoughts: list[ReasoningBlock] = []
+    server_tools: list[str] = []
+    for item in [item for item in items if isinstance(item, dict)]:
+        kind = item.get("type")
+        call_id = item.get("call_id") or item.get("id")
+        if kind == "message":
+            texts.append(openai_text(item.get("content")) or openai_refusal(item) or "")
+        elif kind == "function_call":
+            calls.append((call_id, item.get("name"), item.get("arguments")))
+        elif kind == "custom_tool_call":
+            calls.append((call_id, item.get("name"), custom_arguments(item.get("input"))))
+        elif kind == "reasoning":
+            thought = "\n\n".join(_part_texts(item.get("summary")) + _part_texts(item.get("content")))
+            thoughts.extend([ReasoningBlock(text=thought)] if thought else [])
+        elif kind in _SERVER_ITEMS:
+            server_tools.append(str(kind).removesuffix("_call"))
+    completion = _completion("\n\n".join(text for text in texts if text), calls, call_id_prefix, thoughts)
+    if isinstance(completion, Completion):
+        return completion.model_copy(update={"server_tools": server_tools})
+    return completion
+
+
+def _part_texts(parts: Any) -> list[str]:
+    """The texts of a list of ``{"type": ..., "text": ...}`` parts (reasoning summaries and contents)."""
+    found = [part.get("text") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
+    return [text for text in found if isinstance(text, str) and text.strip()]
 
 
 def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
@@ -115,10 +156,14 @@ def custom_call(call: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
     custom = call.get("custom")
     if call.get("type") != "custom" or not isinstance(custom, dict):
         return None
-    text = custom.get("input")
-    text = text if isinstance(text, str) else ""
+    return custom.get("name"), custom_arguments(custom.get("input"))
+
+
+def custom_arguments(raw: Any) -> dict[str, Any]:
+    """A custom tool's input (a string) as arguments: a JSON object written there, else ``{"input": text}``."""
+    text = raw if isinstance(raw, str) else ""
     decoded = decode_arguments(text) if text.strip().startswith("{") else None
-    return custom.get("name"), decoded if isinstance(decoded, dict) else {"input": text}
+    return decoded if isinstance(decoded, dict) else {"input": text}
 
 
 def openai_text(content: Any) -> str:

@@ -48,6 +48,8 @@ _HARMONY_ANALYSIS = re.compile(
 )
 _HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
 _HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
+# A message addressed to a tool (`to=functions.get_weather`): a call, part of the reply beside the final channel.
+_HARMONY_CALL = re.compile(r"\bto=[^\s<]++[^<]*+(?:<\|constrain\|>[^<]*+)?<\|message\|>")
 
 
 class SplitReply(NamedTuple):
@@ -150,7 +152,10 @@ def _split_harmony(text: str) -> SplitReply | None:
         return None
     thoughts = _joined([match.group("text").strip() for match in analyses])
     if final is not None:
-        return SplitReply(thoughts, _HARMONY_END.sub("", text[final.end() :]))
+        answer = _HARMONY_END.sub("", text[final.end() :])
+        # Calls made before the final channel stay in the reply: they are what the model decided to do.
+        calls = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text[: final.start()])).strip()
+        return SplitReply(thoughts, f"{calls}\n\n{answer}" if _HARMONY_CALL.search(calls) else answer)
     # No final channel: what is left (a commentary-channel call, or nothing when the reply was cut off
     # while thinking) is the reply.
     rest = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text)).strip()
