@@ -37,7 +37,8 @@ _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*
 _INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
 # A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
 _INLINE_LABEL = re.compile(
-    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
+    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))"
+    r"(?=(?:Final Answer|Action Input|Action|Tool Input|Tool|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
 )
 
 
