@@ -93,6 +93,13 @@ FAMILIES = {
     "mistral_v11": '[TOOL_CALLS]get_weather[ARGS]{"city": "Lyon"}',
     "phi4_mini": 'functools[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
     "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
+    "lfm2": "<|tool_call_start|>[get_weather(city='Lyon')]<|tool_call_end|>",
+    "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
+    "cohere": '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Lyon"}}]'
+    "<|END_ACTION|>",
+    "olmo3": "<function_calls>get_weather(city='Lyon')</function_calls>",
+    "step3": '<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c><steptml:invoke name="get_weather">'
+    '<steptml:parameter name="city">Lyon</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>',
 }
 
 
@@ -134,3 +141,24 @@ def test_answers_that_only_look_like_calls_stay_answers(answer: str) -> None:
     decision = parse_completion(answer, "function_calling", TOOLS)
     # When it is parsed / Then it is the answer
     assert decision == FinalAnswer(text=answer)
+
+
+def test_spaces_inside_a_tagged_string_value_are_kept() -> None:
+    # Given a call in tag markup whose string value starts with indentation (an edit tool's old text)
+    text = (
+        '<minimax:tool_call><invoke name="edit"><parameter name="old">    if x:</parameter>'
+        '<parameter name="count"> 2 </parameter></invoke></minimax:tool_call>'
+    )
+    # When it is parsed / Then the string keeps its spaces, and the number is read as one
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"old": "    if x:", "count": 2}
+
+
+def test_a_quoted_argument_holding_its_own_quote_runs_to_the_quote_that_ends_it() -> None:
+    # Given a pythonic call whose shell command holds the quote that delimits it, unescaped
+    text = "[bash(command='sed -n '1,5p' notes.txt', timeout=10)]"
+    # When it is parsed / Then the command is whole
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"command": "sed -n '1,5p' notes.txt", "timeout": 10}

@@ -3,9 +3,9 @@
 Reasoning models served raw (Ollama, vLLM or llama.cpp without a reasoning parser, a gateway passing text
 through) write their thinking into the content, between tags the chat template defines: `<think>` (DeepSeek-R1,
 Qwen3, QwQ, GLM, MiniMax, Nemotron...), `<thinking>`, `<seed:think>` (Seed-OSS), `[THINK]` (Magistral),
-`◁think▷` (Kimi), `<|START_THINKING|>` (Command A), or Granite's "Here is my thought process:" lines. What
-they think mentions actions, JSON blocks, tags and answers they then decide against, so it is never read
-as the reply.
+`◁think▷` (Kimi), `<|START_THINKING|>` (Command A, whose reply then comes in `<|START_RESPONSE|>`), or
+Granite's "Here is my thought process:" lines. What they think mentions actions, JSON blocks, tags and answers
+they then decide against, so it is never read as the reply.
 
 The block is found the way reasoning parsers find it (vLLM's, llama.cpp's): at the start of the reply,
 closed or not (a reply cut off while thinking is all reasoning); with only its closing tag, when the chat
@@ -48,6 +48,10 @@ _HARMONY_ANALYSIS = re.compile(
 )
 _HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
 _HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
+# Cohere Command's reply wrapper and its inline citations.
+_COHERE_RESPONSE = "<|START_RESPONSE|>"
+_COHERE_END = "<|END_RESPONSE|>"
+_COHERE_CITATION = re.compile(r"<co>(?P<text>[^<]*+)</co:[^>]*+>")
 # A message addressed to a tool (`to=functions.get_weather`): a call, part of the reply beside the final channel.
 _HARMONY_CALL = re.compile(r"\bto=[^\s<]++[^<]*+(?:<\|constrain\|>[^<]*+)?<\|message\|>")
 
@@ -94,7 +98,7 @@ def split_reasoning(text: str) -> SplitReply:
         # Only a closing tag: the chat template opened the block in the prompt, so the reply starts thinking.
         closing_only = _ANY_CLOSING.search(rest)
         if closing_only is None or _OPENING.search(rest, 0, closing_only.start()) is not None:
-            return SplitReply("", text)
+            return SplitReply("", _unwrapped(text, False))
         return SplitReply(rest[: closing_only.start()].strip(), _unwrapped(rest[closing_only.end() :], True))
     return SplitReply(_joined(thoughts), _unwrapped("".join(pieces) + rest, True))
 
@@ -121,8 +125,12 @@ def _joined(thoughts: list[str]) -> str:
 
 
 def _unwrapped(reply: str, after_reasoning: bool) -> str:
-    """The reply without Hunyuan's `<answer>` wrapper, which only follows a reasoning block."""
+    """The reply without Hunyuan's `<answer>` wrapper (which only follows a reasoning block) or Cohere Command's
+    `<|START_RESPONSE|>` one (whose `<co>cited text</co: 0:[1]>` citation tags keep only the cited text)."""
     body = reply.strip()
+    if body.startswith(_COHERE_RESPONSE):
+        body = body[len(_COHERE_RESPONSE) :].removesuffix(_COHERE_END).strip()
+        return _COHERE_CITATION.sub(lambda match: match.group("text"), body)
     if not after_reasoning or body[:8].lower() != "<answer>":
         return reply
     body = body[8:]

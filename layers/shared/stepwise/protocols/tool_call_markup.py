@@ -47,17 +47,24 @@ class Found(NamedTuple):
 
 _OPENING = re.compile(
     r"<tool_calls?>|<\|tool_call\|>|<function_calls?>|<seed:tool_call>|<longcat_tool_call>|<minimax:tool_call>"
+    r"|<TOOLCALL>|<\|tool_call_start\|>|<\|START_ACTION\|>"
     r"|<\|action_start\|>\s*<\|plugin\|>|\[TOOL_CALLS\]|\bfunctools(?=\s*\[)|<\|python_tag\|>|<\|python_start\|>"
 )
 _CLOSING = re.compile(
     r"</tool_calls?>|</function_calls?>|</seed:tool_call>|</longcat_tool_call>|</minimax:tool_call>"
+    r"|</TOOLCALL>|<\|tool_call_end\|>|<\|END_ACTION\|>"
     r"|<\|action_end\|>|<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>"
 )
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
 _PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
-_INVOKE = re.compile(r"<invoke\s+name=\"(?P<name>[^\"]+)\"\s*>(?P<body>.*?)(?:</invoke>|\Z)", re.DOTALL)
+# MiniMax-M2's <invoke>, Step3's <steptml:invoke>: a namespace may prefix the tags.
+_INVOKE = re.compile(
+    r"<(?:[\w-]++:)?invoke\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<body>.*?)(?:</(?:[\w-]++:)?invoke>|\Z)", re.DOTALL
+)
 _NAMED_PARAMETER = re.compile(
-    r"<parameter\s+name=\"(?P<name>[^\"]+)\"\s*>(?P<value>.*?)(?:</parameter>|(?=<parameter\s)|\Z)", re.DOTALL
+    r"<(?:[\w-]++:)?parameter\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<value>.*?)"
+    r"(?:</(?:[\w-]++:)?parameter>|(?=<(?:[\w-]++:)?parameter\s)|\Z)",
+    re.DOTALL,
 )
 _ARG_PAIR = re.compile(
     r"<arg_key>(?P<key>[^<]*)</arg_key>\s*+<arg_value>(?P<value>.*?)(?:</arg_value>|(?=<arg_key>)|\Z)", re.DOTALL
@@ -120,13 +127,10 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     family writes them."""
     text = body.strip()
     if "<function=" in text:
-        return [
-            _markup_call(match.group("name"), _PARAMETER, match.group("body")) for match in _FUNCTION.finditer(text)
-        ]
-    if "<invoke" in text:
-        return [
-            _markup_call(match.group("name"), _NAMED_PARAMETER, match.group("body")) for match in _INVOKE.finditer(text)
-        ]
+        return [_markup_call(match, _PARAMETER) for match in _FUNCTION.finditer(text)]
+    invokes = [_markup_call(match, _NAMED_PARAMETER) for match in _INVOKE.finditer(text)]
+    if invokes:
+        return invokes
     named = _NAME_LINE.match(text)
     if named is not None and (closed or named.group("end")):
         pairs = {match.group("key").strip(): _markup_value(match.group("value")) for match in _ARG_PAIR.finditer(text)}
@@ -138,17 +142,23 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     return _json_calls(text) or _pythonic_calls(text)
 
 
-def _markup_call(name: str, parameter: re.Pattern[str], body: str) -> TextCall:
+def _markup_call(function: re.Match[str], parameter: re.Pattern[str]) -> TextCall:
+    """A call whose arguments are tags around each value (`parameter` reads one)."""
+    values = parameter.finditer(function.group("body"))
     return TextCall(
-        name, {match.group("name"): _markup_value(match.group("value")) for match in parameter.finditer(body)}
+        function.group("name"), {match.group("name"): _markup_value(match.group("value")) for match in values}
     )
 
 
 def _markup_value(raw: str) -> Any:
-    """A value written between tags: JSON when it reads as JSON (numbers, objects), else the text."""
-    text = raw.strip()
-    decoded = load_lenient(text)
-    return text if decoded is None or isinstance(decoded, str) else decoded
+    """A value written between tags: JSON when it reads as JSON (numbers, objects), else the text. Only the line
+    breaks a template puts around a value are markup: other spaces are the value's own (an edit tool's
+    indentation)."""
+    decoded = load_lenient(raw.strip())
+    if decoded is not None and not isinstance(decoded, str):
+        return decoded
+    text = raw.removeprefix("\n").removesuffix("\n")
+    return text if text.strip() else ""
 
 
 def _json_calls(text: str) -> list[TextCall]:
@@ -170,13 +180,14 @@ def _json_calls(text: str) -> list[TextCall]:
 
 
 def json_call(value: Any) -> TextCall | None:
-    """A call object: ``{"name": ..., "arguments": ...}`` (or ``parameters``, or wrapped as OpenAI's
-    ``{"type": "function", "function": {...}}``); None for anything else."""
+    """A call object: ``{"name": ..., "arguments": ...}`` (or ``parameters``; Cohere's ``tool_name``; wrapped as
+    OpenAI's ``{"type": "function", "function": {...}}``); None for anything else."""
     if isinstance(value, dict) and isinstance(value.get("function"), dict):
         value = value["function"]
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+    name = value.get("name", value.get("tool_name")) if isinstance(value, dict) else None
+    if not isinstance(value, dict) or not isinstance(name, str):
         return None
-    return TextCall(value["name"], value.get("arguments", value.get("parameters", {})))
+    return TextCall(name, value.get("arguments", value.get("parameters", {})))
 
 
 def _pythonic_calls(text: str) -> list[TextCall]:
@@ -240,7 +251,13 @@ def _deepseek(text: str) -> Found | None:
     calls: list[TextCall] = []
     first: int | None = None
     for match in _DEEPSEEK_CALL.finditer(text):
+        invokes = [_markup_call(found, _NAMED_PARAMETER) for found in _INVOKE.finditer(match.group("body"))]
         parts = _DEEPSEEK_SEP.split(match.group("body"), maxsplit=1)
+        first = match.start() if first is None and (invokes or len(parts) == 2) else first
+        if invokes:
+            # Step3 writes its calls as <steptml:invoke> markup between the same tokens.
+            calls.extend(invokes)
+            continue
         if len(parts) != 2:
             continue
         head, rest = parts[0].strip(), parts[1]
@@ -250,7 +267,6 @@ def _deepseek(text: str) -> Found | None:
             name = head
         decoded = load_lenient(strip_code_fence(rest))
         calls.append(TextCall(name.strip(), decoded if decoded is not None else rest.strip()))
-        first = match.start() if first is None else first
     if first is None:
         return None
     section = _DEEPSEEK_CALLS.search(text, 0, first)
