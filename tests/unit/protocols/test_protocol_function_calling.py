@@ -223,3 +223,28 @@ def test_responses_api_messages_are_the_answer_and_server_tool_items_are_recorde
     read = completion_from_response(response)
     assert isinstance(read, Completion)
     assert (read.content, read.tool_calls, read.server_tools) == ("It is sunny.\n\nTake a hat.", [], ["web_search"])
+
+
+def test_an_ollama_generate_response_is_read_with_its_thinking_apart() -> None:
+    # Given Ollama's /api/generate response with thinking / When read
+    read = completion_from_response({"model": "m", "response": "Paris.", "thinking": "The capital.", "done": True})
+    # Then the response is the text and the thinking its reasoning
+    assert isinstance(read, Completion)
+    assert (read.content, [block.text for block in read.reasoning]) == ("Paris.", ["The capital."])
+
+
+def test_anthropic_server_and_mcp_tool_blocks_are_recorded_not_called() -> None:
+    # Given an Anthropic reply holding a web search and an MCP tool Anthropic ran, their results, then text
+    response = {
+        "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "lookup", "server_name": "s", "input": {}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "content": []},
+            {"type": "text", "text": "Done."},
+        ]
+    }
+    # When read / Then nothing is to be called and both tools are recorded as the provider's own
+    read = completion_from_response(response)
+    assert isinstance(read, Completion)
+    assert (read.content, read.tool_calls, read.server_tools) == ("Done.", [], ["web_search", "lookup"])

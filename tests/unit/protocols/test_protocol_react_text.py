@@ -256,3 +256,18 @@ def test_a_tool_line_without_its_tool_input_is_no_action(tools: list[ToolSpec]) 
     # When parsed / Then the lines are part of the answer
     decision = parse(reply, tools)
     assert decision == FinalAnswer(text="Bring these.\nTool: hammer\nTool: saw")
+
+
+def test_a_conversational_agents_ai_line_is_the_final_answer() -> None:
+    # Given LangChain's conversational format: no tool needed, then the answer on an "AI:" line
+    decision = parse("Thought: Do I need to use a tool? No\nAI: Hello, Bob.")
+    # When parsed / Then the AI line is the answer
+    assert decision == FinalAnswer(text="Hello, Bob.", thought="Do I need to use a tool? No")
+
+
+def test_an_observation_label_cut_by_the_token_limit_is_not_part_of_the_input(tools: list[ToolSpec]) -> None:
+    # Given an action whose reply was cut as the model began its own "Observation" line
+    decision = parse("Action: search\nAction Input: tallest building\nObse", tools)
+    # When parsed / Then the input ends before the cut label
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"query": "tallest building"}

@@ -1,10 +1,10 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
-``output`` list of items), Bedrock Converse responses,
-Anthropic messages, Gemini's, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
-`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
-malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
+``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's, DashScope's and Ollama's
+native responses (chat and generate), their reasoning kept apart from the text (see `reasoning_fields`); tools
+in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
+`ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
     if isinstance(response.get("message"), dict):
         # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
         return _from_openai_message(response["message"], call_id_prefix)
+    if isinstance(response.get("response"), str) and "done" in response:
+        # Ollama's generate API: {"model", "response", "thinking", "done"}
+        return Completion(content=response["response"], reasoning=reasoning_from_message(response))
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
@@ -260,13 +263,19 @@ def is_server_tool_use(tool_use: dict[str, Any]) -> bool:
     return tool_use.get("type") == "server_tool_use"
 
 
+# Anthropic's blocks for tools it runs itself: its server tools (web search, code execution) and MCP connector tools.
+_ANTHROPIC_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+
 def server_tool_names(blocks: list[Any]) -> list[str]:
-    """The names of the tools the provider ran itself among Converse content blocks, in order."""
-    return [
-        str(block["toolUse"].get("name") or "unnamed")
-        for block in blocks
-        if isinstance(block, dict) and isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"])
-    ]
+    """The names of the tools the provider ran itself among Converse or Anthropic content blocks, in order."""
+    names: list[str] = []
+    for block in [block for block in blocks if isinstance(block, dict)]:
+        if isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"]):
+            names.append(str(block["toolUse"].get("name") or "unnamed"))
+        elif block.get("type") in _ANTHROPIC_SERVER_BLOCKS:
+            names.append(str(block.get("name") or "unnamed"))
+    return names
 
 
 def _completion(
