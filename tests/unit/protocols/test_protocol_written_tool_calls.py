@@ -94,6 +94,7 @@ FAMILIES = {
     "phi4_mini": 'functools[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
     "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
     "lfm2": "<|tool_call_start|>[get_weather(city='Lyon')]<|tool_call_end|>",
+    "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
     "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
     "cohere": '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Lyon"}}]'
     "<|END_ACTION|>",

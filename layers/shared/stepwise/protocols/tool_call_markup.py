@@ -7,7 +7,8 @@ calls as the model wrote them. The families differ in how a call opens and how i
   ``<tool_call>``, Granite ``<|tool_call|>``, Jamba, Hunyuan and MiniMax ``<tool_calls>``, Granite-20B
   ``<function_call>``, InternLM2 ``<|action_start|><|plugin|>``, LongCat, Mistral ``[TOOL_CALLS]``, Phi-4-mini
   ``functools[...]``, Llama 3.1 ``<|python_tag|>``;
-- a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``,
+- a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
+  (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
   name=...>``, Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens around a name and its JSON: DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
@@ -56,6 +57,9 @@ _CLOSING = re.compile(
     r"|<\|action_end\|>|<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>"
 )
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
+_LINE_FUNCTION = re.compile(
+    r"(?:^|\n)[ \t]*+(?P<call><function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z))", re.DOTALL
+)
 _PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
 # MiniMax-M2's <invoke>, Step3's <steptml:invoke>: a namespace may prefix the tags.
 _INVOKE = re.compile(
@@ -102,7 +106,8 @@ _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
 
 def find_calls(text: str) -> Found | None:
     """The calls written in `text` in any family's markup (the family whose markup starts first), or None."""
-    found = [reader(text) for reader in (_tagged, _deepseek, _kimi, _harmony, _pythonic_reply, _call_objects)]
+    readers = (_tagged, _bare_functions, _deepseek, _kimi, _harmony, _pythonic_reply, _call_objects)
+    found = [reader(text) for reader in readers]
     readable = [item for item in found if item is not None and item.calls]
     return min(readable, key=lambda item: item.start) if readable else None
 
@@ -120,6 +125,13 @@ def _tagged(text: str) -> Found | None:
             start = opening.start()
         calls.extend(read)
     return Found(start, calls) if start is not None else None
+
+
+def _bare_functions(text: str) -> Found | None:
+    """``<function=name><parameter=p>v</parameter></function>`` blocks that open a line with no ``<tool_call>``
+    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write."""
+    calls = [(match.start("call"), _markup_call(match, _PARAMETER)) for match in _LINE_FUNCTION.finditer(text)]
+    return Found(calls[0][0], [call for _, call in calls]) if calls else None
 
 
 def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
