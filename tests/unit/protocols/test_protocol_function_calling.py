@@ -248,3 +248,44 @@ def test_anthropic_server_and_mcp_tool_blocks_are_recorded_not_called() -> None:
     read = completion_from_response(response)
     assert isinstance(read, Completion)
     assert (read.content, read.tool_calls, read.server_tools) == ("Done.", [], ["web_search", "lookup"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "cmpl-1", "object": "text_completion", "choices": [{"text": "Paris.", "index": 0}]},
+        {"completion": " Paris.", "stop_reason": "stop_sequence"},
+        {"results": [{"outputText": "Paris.", "completionReason": "FINISH"}]},
+        {"generation": "Paris.", "stop_reason": "stop"},
+        {"outputs": [{"text": "Paris.", "stop_reason": "stop"}]},
+        {"generations": [{"text": "Paris.", "finish_reason": "COMPLETE"}]},
+        {"completions": [{"data": {"text": "Paris."}}]},
+    ],
+    ids=["openai_completions", "anthropic_text", "titan", "llama", "mistral", "cohere_generate", "ai21"],
+)
+def test_text_only_completion_bodies_are_the_answer(body: dict[str, Any]) -> None:
+    # Given the body of a completion API that answers with text alone / When parsed
+    decision = parse_completion(body, "function_calling")
+    # Then its text is the final answer
+    assert decision == FinalAnswer(text="Paris.")
+
+
+def test_cohere_v1_call_arguments_named_parameters_are_read() -> None:
+    # Given Cohere's chat v1 reply: its text and a call whose arguments are under "parameters"
+    response = {"text": "I will look it up.", "tool_calls": [{"name": "get_weather", "parameters": {"city": "Lyon"}}]}
+    # When parsed / Then the call keeps its arguments and the text is its thought
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert (decision.calls[0].arguments, decision.thought) == ({"city": "Lyon"}, "I will look it up.")
+
+
+def test_cohere_v2_tool_plan_is_the_thought_of_its_calls() -> None:
+    # Given Cohere's chat v2 reply: no text, a tool_plan beside a call
+    message = {
+        "role": "assistant",
+        "tool_plan": "Check the weather first.",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+    }
+    # When parsed / Then the plan is the call's thought
+    decision = parse_completion({"message": message}, "function_calling")
+    assert isinstance(decision, ToolCalls) and decision.thought == "Check the weather first."

@@ -2,7 +2,8 @@
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
 ``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's, DashScope's and Ollama's
-native responses (chat and generate), their reasoning kept apart from the text (see `reasoning_fields`); tools
+native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion APIs and
+Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see `reasoning_fields`); tools
 in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
 `ParseError`, an unreadable tool is skipped.
 """
@@ -18,6 +19,7 @@ from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolS
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.native import malformed_arguments
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
+from stepwise.protocols.text_envelopes import envelope_text
 
 # (provider id or None, name, raw arguments: an object or a JSON string)
 _RawCall = tuple[Any, Any, Any]
@@ -30,6 +32,9 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None
         if not isinstance(message, dict):
+            legacy = envelope_text(response)
+            if legacy is not None:
+                return Completion(content=legacy)
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
     if isinstance(response.get("output"), list):
@@ -46,8 +51,14 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         return Completion(content=response["response"], reasoning=reasoning_from_message(response))
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
+    if isinstance(response.get("text"), str) and "content" not in response:
+        # Cohere's chat API v1: {"text", "tool_calls": [{"name", "parameters"}], "finish_reason"}
+        return _from_openai_message({**response, "content": response["text"]}, call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
+    text = envelope_text(response)
+    if text is not None:
+        return Completion(content=text)
     return ParseError(message="The response is not in a known provider format.")
 
 
@@ -134,7 +145,8 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
 
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
-    content = openai_text(message.get("content")) or openai_refusal(message) or ""
+    # Cohere's v2 chat writes what it means to do with its calls as a tool_plan beside them.
+    content = openai_text(message.get("content")) or openai_refusal(message) or _tool_plan(message)
     calls: list[_RawCall] = []
     raw_calls = message.get("tool_calls")
     # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
@@ -145,11 +157,18 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
             continue
         function = raw.get("function", raw)
         function = function if isinstance(function, dict) else {}
-        calls.append((raw.get("id"), function.get("name"), function.get("arguments")))
+        # Cohere's v1 chat names the arguments "parameters"
+        arguments = function.get("arguments", function.get("parameters"))
+        calls.append((raw.get("id"), function.get("name"), arguments))
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
     return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
+
+
+def _tool_plan(message: dict[str, Any]) -> str:
+    plan = message.get("tool_plan")
+    return plan if isinstance(plan, str) and message.get("tool_calls") else ""
 
 
 def custom_call(call: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
