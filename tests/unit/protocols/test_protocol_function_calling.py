@@ -260,8 +260,24 @@ def test_anthropic_server_and_mcp_tool_blocks_are_recorded_not_called() -> None:
         {"outputs": [{"text": "Paris.", "stop_reason": "stop"}]},
         {"generations": [{"text": "Paris.", "finish_reason": "COMPLETE"}]},
         {"completions": [{"data": {"text": "Paris."}}]},
+        {"generated_text": "Paris.", "details": {}},
+        {"results": [{"generated_text": "Paris.", "stop_reason": "eos_token"}]},
+        {"result": {"response": "Paris."}, "success": True},
+        {"status": "succeeded", "output": ["Par", "is."]},
     ],
-    ids=["openai_completions", "anthropic_text", "titan", "llama", "mistral", "cohere_generate", "ai21"],
+    ids=[
+        "openai_completions",
+        "anthropic_text",
+        "titan",
+        "llama",
+        "mistral",
+        "cohere_generate",
+        "ai21",
+        "tgi",
+        "watsonx",
+        "cloudflare",
+        "replicate",
+    ],
 )
 def test_text_only_completion_bodies_are_the_answer(body: dict[str, Any]) -> None:
     # Given the body of a completion API that answers with text alone / When parsed

@@ -38,7 +38,13 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
     if isinstance(response.get("output"), list):
-        return _from_response_items(response["output"], call_id_prefix)
+        # OpenAI's Responses API items, or Replicate's pieces of text
+        pieces = envelope_text(response)
+        return (
+            Completion(content=pieces)
+            if pieces is not None
+            else _from_response_items(response["output"], call_id_prefix)
+        )
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
     if isinstance(response.get("candidates"), list):
