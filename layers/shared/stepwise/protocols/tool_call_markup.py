@@ -11,6 +11,7 @@ calls as the model wrote them. The families differ in how a call opens and how i
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
   name=...>``, Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+- Qwen-Agent's function-calling prompt: ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}`` (then ``✿RESULT✿``);
 - special tokens around a name and its JSON: DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2
   ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony ``to=functions.name``;
@@ -97,6 +98,8 @@ _KIMI_CALL = re.compile(
 )
 _KIMI_SECTION = re.compile(r"<\|tool_calls_section_begin\|>")
 _KIMI_ID = re.compile(r"^(?:functions\.)?(?P<name>.+?)(?::\d+)?$")
+_QWEN_AGENT_CALL = re.compile(r"✿FUNCTION✿[ \t]*+:[ \t]*+(?P<name>[^\s✿]++)\s*+✿ARGS✿[ \t]*+:[ \t]*+")
+_QWEN_AGENT_END = re.compile(r"✿(?:RESULT|RETURN|FUNCTION)✿")
 _HARMONY_MESSAGE = re.compile(r"<\|message\|>")
 _HARMONY_BOUNDARY = re.compile(r"<\|(?:start|end|call|return)\|>")
 _HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?(?P<name>[^\s<]+)")
@@ -106,7 +109,7 @@ _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
 
 def find_calls(text: str) -> Found | None:
     """The calls written in `text` in any family's markup (the family whose markup starts first), or None."""
-    readers = (_tagged, _bare_functions, _deepseek, _kimi, _harmony, _pythonic_reply, _call_objects)
+    readers = (_tagged, _bare_functions, _deepseek, _kimi, _harmony, _qwen_agent, _pythonic_reply, _call_objects)
     found = [reader(text) for reader in readers]
     readable = [item for item in found if item is not None and item.calls]
     return min(readable, key=lambda item: item.start) if readable else None
@@ -335,3 +338,20 @@ def _harmony_header(text: str, start: int, message: int) -> int:
     after = last.end() if last is not None else start
     channel = text.find("<|channel|>", after, message)
     return channel if channel >= 0 else after
+
+
+def _qwen_agent(text: str) -> Found | None:
+    """Qwen-Agent's calls: ``✿FUNCTION✿: name``, then ``✿ARGS✿:`` and the arguments (JSON, else the text up to
+    the next marker)."""
+    calls: list[TextCall] = []
+    matches = list(_QWEN_AGENT_CALL.finditer(text))
+    for index, match in enumerate(matches):
+        limit = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        body = text[match.end() : limit]
+        value = scan_value(body, 0)
+        if value is not None:
+            calls.append(TextCall(match.group("name"), value[0]))
+            continue
+        end = _QWEN_AGENT_END.search(body)
+        calls.append(TextCall(match.group("name"), body[: end.start() if end else len(body)].strip()))
+    return Found(matches[0].start(), calls) if matches else None
