@@ -164,3 +164,22 @@ def test_a_quoted_argument_holding_its_own_quote_runs_to_the_quote_that_ends_it(
     decision = parse_completion(text, "function_calling", TOOLS)
     assert isinstance(decision, ToolCalls)
     assert decision.calls[0].arguments == {"command": "sed -n '1,5p' notes.txt", "timeout": 10}
+
+
+def test_values_between_tags_take_the_types_of_the_tools_parameters() -> None:
+    # Given a tool with a string and an integer parameter, and a call writing both as digits between tags
+    tool = ToolSpec(
+        name="forecast",
+        parameters={
+            "type": "object",
+            "properties": {"zip": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "days": {"type": "integer"}},
+        },
+    )
+    text = (
+        "<tool_call>\n<function=forecast>\n<parameter=zip>20500</parameter>\n"
+        "<parameter=days>3</parameter>\n</function>\n</tool_call>"
+    )
+    # When parsed / Then the string stays the text written and the integer is a number
+    decision = parse_completion(text, "function_calling", [tool])
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"zip": "20500", "days": 3}

@@ -19,7 +19,7 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
     if not completion.tool_calls:
         if not completion.content.strip():
             return ParseError(message="Your reply was empty.")
-        written = with_written_calls(completion)
+        written = with_written_calls(completion, tools)
         if written.tool_calls:
             return parse_native(written, tools)
         return final_answer(completion.content, "")

@@ -7,11 +7,11 @@ reads them here rather than taking the markup as the final answer.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from stepwise.models.messages import Completion, ToolCall
-from stepwise.protocols.arguments import decode_arguments
-from stepwise.protocols.tool_call_markup import TextCall, find_calls
+from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.protocols.arguments import decode_arguments, find_tool, parameter_type
+from stepwise.protocols.tool_call_markup import TextCall, find_calls, markup_value
 
 __all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
 
@@ -31,10 +31,11 @@ def tool_calls_in_text(text: str) -> TextCalls | None:
     return TextCalls(found.calls, text[: found.start].strip())
 
 
-def with_written_calls(completion: Completion) -> Completion:
+def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = None) -> Completion:
     """The completion with the calls its text holds as native tool calls (its text then the thought before
     them), so that the stored turn and the tool results that follow it are the native pair providers expect.
-    Arguments that cannot be read are kept under ``_raw`` for the parser to report."""
+    Arguments written as text between tags take the types of the `tools`' parameters. Arguments that cannot
+    be read are kept under ``_raw`` for the parser to report."""
     if completion.tool_calls:
         return completion
     written = tool_calls_in_text(completion.content)
@@ -42,9 +43,31 @@ def with_written_calls(completion: Completion) -> Completion:
         return completion
     calls = []
     for position, call in enumerate(written.calls):
-        arguments = decode_arguments(call.arguments)
+        arguments = _typed(call, find_tool(tools, call.name)) if call.markup else decode_arguments(call.arguments)
         raw = {"_raw": call.arguments if isinstance(call.arguments, str) else repr(call.arguments)}
         calls.append(
             ToolCall(id=f"call_{position}", name=call.name[:128], arguments=raw if arguments is None else arguments)
         )
     return completion.model_copy(update={"content": written.thought, "tool_calls": calls})
+
+
+def _typed(call: TextCall, tool: ToolSpec | None) -> dict[str, Any]:
+    """The arguments of a call written in tag markup, each typed by its parameter's schema."""
+    return {name: markup_value(text, _kind(tool, name)) for name, text in call.arguments.items()}
+
+
+def _kind(tool: ToolSpec | None, name: str) -> str | None:
+    """A parameter's JSON type: its ``type``, or the one type besides null of ``["string", "null"]`` or of an
+    ``anyOf``/``oneOf`` (how Pydantic writes optional fields)."""
+    kind = parameter_type(tool, name)
+    if kind is not None:
+        return kind
+    properties = tool.parameters.get("properties") if tool is not None else None
+    schema = properties.get(name) if isinstance(properties, dict) else None
+    if not isinstance(schema, dict):
+        return None
+    options = schema.get("type") if isinstance(schema.get("type"), list) else schema.get("anyOf", schema.get("oneOf"))
+    listed = options if isinstance(options, list) else []
+    named = [option.get("type") if isinstance(option, dict) else option for option in listed]
+    kinds = {kind for kind in named if isinstance(kind, str) and kind != "null"}
+    return kinds.pop() if len(kinds) == 1 else None

@@ -34,10 +34,15 @@ from stepwise.protocols.lenient_json import find_objects, load_lenient, scan_val
 
 
 class TextCall(NamedTuple):
-    """One call read from text: its name and arguments (None when they could not be read)."""
+    """One call read from text: its name and arguments (None when they could not be read).
+
+    `markup` is True when each argument was written as text between tags: its type is then the tool's to say
+    (see `markup_value`), since "123" is a number to one tool and a string to another.
+    """
 
     name: str
     arguments: Any
+    markup: bool = False
 
 
 class Found(NamedTuple):
@@ -148,8 +153,8 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
         return invokes
     named = _NAME_LINE.match(text)
     if named is not None and (closed or named.group("end")):
-        pairs = {match.group("key").strip(): _markup_value(match.group("value")) for match in _ARG_PAIR.finditer(text)}
-        return [TextCall(named.group("name"), pairs)]
+        pairs = {match.group("key").strip(): _markup_text(match.group("value")) for match in _ARG_PAIR.finditer(text)}
+        return [TextCall(named.group("name"), pairs, markup=True)]
     mistral = _NAME_THEN_JSON.match(text)
     if mistral is not None:
         value = scan_value(text, mistral.end())
@@ -161,19 +166,24 @@ def _markup_call(function: re.Match[str], parameter: re.Pattern[str]) -> TextCal
     """A call whose arguments are tags around each value (`parameter` reads one)."""
     values = parameter.finditer(function.group("body"))
     return TextCall(
-        function.group("name"), {match.group("name"): _markup_value(match.group("value")) for match in values}
+        function.group("name"), {match.group("name"): _markup_text(match.group("value")) for match in values}, True
     )
 
 
-def _markup_value(raw: str) -> Any:
-    """A value written between tags: JSON when it reads as JSON (numbers, objects), else the text. Only the line
-    breaks a template puts around a value are markup: other spaces are the value's own (an edit tool's
-    indentation)."""
-    decoded = load_lenient(raw.strip())
-    if decoded is not None and not isinstance(decoded, str):
-        return decoded
+def _markup_text(raw: str) -> str:
+    """A value written between tags, as text. Only the line breaks a template puts around a value are markup:
+    other spaces are the value's own (an edit tool's indentation)."""
     text = raw.removeprefix("\n").removesuffix("\n")
     return text if text.strip() else ""
+
+
+def markup_value(text: str, kind: str | None) -> Any:
+    """A value written between tags, typed: the text itself for a string parameter, else JSON when it reads as
+    JSON (a number, a boolean, an object), else the text."""
+    if kind == "string":
+        return text
+    decoded = load_lenient(text.strip())
+    return decoded if decoded is not None and not isinstance(decoded, str) else text
 
 
 def _json_calls(text: str) -> list[TextCall]:
