@@ -183,3 +183,11 @@ def test_values_between_tags_take_the_types_of_the_tools_parameters() -> None:
     decision = parse_completion(text, "function_calling", [tool])
     assert isinstance(decision, ToolCalls)
     assert decision.calls[0].arguments == {"zip": "20500", "days": 3}
+
+
+def test_a_plain_value_written_as_the_arguments_goes_to_the_tools_one_parameter() -> None:
+    # Given a call written as JSON text whose arguments are one plain value / When parsed
+    decision = parse_completion('{"name": "get_weather", "arguments": "Lyon"}', "function_calling", TOOLS)
+    # Then the value is the tool's one parameter
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"city": "Lyon"}

@@ -10,7 +10,13 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
-from stepwise.protocols.arguments import decode_arguments, find_tool, parameter_type
+from stepwise.protocols.arguments import (
+    coerce_arguments,
+    decode_arguments,
+    find_tool,
+    parameter_type,
+    unwrapped_arguments,
+)
 from stepwise.protocols.tool_call_markup import TextCall, find_calls, markup_value
 
 __all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
@@ -34,8 +40,9 @@ def tool_calls_in_text(text: str) -> TextCalls | None:
 def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = None) -> Completion:
     """The completion with the calls its text holds as native tool calls (its text then the thought before
     them), so that the stored turn and the tool results that follow it are the native pair providers expect.
-    Arguments written as text between tags take the types of the `tools`' parameters. Arguments that cannot
-    be read are kept under ``_raw`` for the parser to report."""
+    Arguments written as text between tags take the types of the `tools`' parameters, and a single plain value
+    goes to the tool's one (required) parameter, else under ``input``. Arguments that cannot be read are kept under
+    ``_raw`` for the parser to report."""
     if completion.tool_calls:
         return completion
     written = tool_calls_in_text(completion.content)
@@ -43,12 +50,23 @@ def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = No
         return completion
     calls = []
     for position, call in enumerate(written.calls):
-        arguments = _typed(call, find_tool(tools, call.name)) if call.markup else decode_arguments(call.arguments)
+        tool = find_tool(tools, call.name)
+        arguments = _typed(call, tool) if call.markup else decode_arguments(call.arguments)
+        if arguments is None and _plain_value(call.arguments):
+            # a single value written as the arguments (smolagents' text calls): the tool's one input
+            arguments = unwrapped_arguments(coerce_arguments(call.arguments, tool), tool)
         raw = {"_raw": call.arguments if isinstance(call.arguments, str) else repr(call.arguments)}
         calls.append(
             ToolCall(id=f"call_{position}", name=call.name[:128], arguments=raw if arguments is None else arguments)
         )
     return completion.model_copy(update={"content": written.thought, "tool_calls": calls})
+
+
+def _plain_value(arguments: Any) -> bool:
+    """True for arguments written as one plain value: a number, or text that is no broken JSON object or list."""
+    if isinstance(arguments, int | float) and not isinstance(arguments, bool):
+        return True
+    return isinstance(arguments, str) and arguments.strip()[:1] not in ("{", "[", "")
 
 
 def _typed(call: TextCall, tool: ToolSpec | None) -> dict[str, Any]:

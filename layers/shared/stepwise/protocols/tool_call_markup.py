@@ -252,7 +252,7 @@ def _pythonic_reply(text: str) -> Found | None:
 def _call_objects(text: str) -> Found | None:
     """Call objects written in the text with no tag (Llama 3 JSON, xLAM's list, fenced or not). Only an
     object whose keys are those of a call counts: a JSON answer that merely has a "name" is no call."""
-    spans = [span for span in find_objects(text) if _is_call_object(span.value)]
+    spans = [span for span in find_objects(text) if is_call_object(span.value)]
     if not spans:
         return None
     calls = [call for span in spans if (call := json_call(span.value)) is not None]
@@ -261,7 +261,8 @@ def _call_objects(text: str) -> Found | None:
     return Found(len(_TRAILING_FENCE.sub("", before).rstrip()), calls)
 
 
-def _is_call_object(value: Any) -> bool:
+def is_call_object(value: Any) -> bool:
+    """True for an object whose keys are those of a call: a name, its arguments (or parameters), maybe an id."""
     return (
         isinstance(value, dict)
         and isinstance(value.get("name"), str)
