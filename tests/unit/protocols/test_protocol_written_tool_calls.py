@@ -95,6 +95,7 @@ FAMILIES = {
     "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
     "lfm2": "<|tool_call_start|>[get_weather(city='Lyon')]<|tool_call_end|>",
     "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
+    "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",
     "qwen_agent": '✿FUNCTION✿: get_weather\n✿ARGS✿: {"city": "Lyon"}\n✿RESULT✿',
     "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
     "cohere": '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Lyon"}}]'

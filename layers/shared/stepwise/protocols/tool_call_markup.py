@@ -11,6 +11,7 @@ calls as the model wrote them. The families differ in how a call opens and how i
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
   name=...>``, Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+- FunctionGemma's ``<start_function_call>call:name{key:<escape>value<escape>}<end_function_call>``;
 - Qwen-Agent's function-calling prompt: ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}`` (then ``✿RESULT✿``);
 - special tokens around a name and its JSON: DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2
@@ -105,6 +106,12 @@ _KIMI_SECTION = re.compile(r"<\|tool_calls_section_begin\|>")
 _KIMI_ID = re.compile(r"^(?:functions\.)?(?P<name>.+?)(?::\d+)?$")
 _QWEN_AGENT_CALL = re.compile(r"✿FUNCTION✿[ \t]*+:[ \t]*+(?P<name>[^\s✿]++)\s*+✿ARGS✿[ \t]*+:[ \t]*+")
 _QWEN_AGENT_END = re.compile(r"✿(?:RESULT|RETURN|FUNCTION)✿")
+_GEMMA_CALL = re.compile(
+    r"<start_function_call>\s*+call:(?P<name>[^{\s<]++)(?P<body>.*?)(?:<end_function_call>|(?=<start_function_call>)|\Z)",
+    re.DOTALL,
+)
+# A key starts the body or follows a comma, a space or the end of the value before it.
+_GEMMA_ARGUMENT = re.compile(r"(?<![^\s{,>])(?P<key>[^\s:,{}<>]++):<escape>(?P<value>.*?)(?:<escape>|\Z)", re.DOTALL)
 _HARMONY_MESSAGE = re.compile(r"<\|message\|>")
 _HARMONY_BOUNDARY = re.compile(r"<\|(?:start|end|call|return)\|>")
 _HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?(?P<name>[^\s<]+)")
@@ -114,7 +121,17 @@ _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
 
 def find_calls(text: str) -> Found | None:
     """The calls written in `text` in any family's markup (the family whose markup starts first), or None."""
-    readers = (_tagged, _bare_functions, _deepseek, _kimi, _harmony, _qwen_agent, _pythonic_reply, _call_objects)
+    readers = (
+        _tagged,
+        _bare_functions,
+        _deepseek,
+        _kimi,
+        _harmony,
+        _qwen_agent,
+        _function_gemma,
+        _pythonic_reply,
+        _call_objects,
+    )
     found = [reader(text) for reader in readers]
     readable = [item for item in found if item is not None and item.calls]
     return min(readable, key=lambda item: item.start) if readable else None
@@ -366,3 +383,18 @@ def _qwen_agent(text: str) -> Found | None:
         end = _QWEN_AGENT_END.search(body)
         calls.append(TextCall(match.group("name"), body[: end.start() if end else len(body)].strip()))
     return Found(matches[0].start(), calls) if matches else None
+
+
+def _function_gemma(text: str) -> Found | None:
+    """FunctionGemma's calls: ``call:name{key:<escape>value<escape>,...}`` between its call tokens, each value
+    text the tool's schema types."""
+    calls = [
+        TextCall(
+            match.group("name"),
+            {found.group("key"): found.group("value") for found in _GEMMA_ARGUMENT.finditer(match.group("body"))},
+            markup=True,
+        )
+        for match in _GEMMA_CALL.finditer(text)
+    ]
+    first = _GEMMA_CALL.search(text)
+    return Found(first.start(), calls) if first is not None else None
