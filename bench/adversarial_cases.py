@@ -256,6 +256,12 @@ def _cases() -> list[Case]:
         Case("text_tool_calls.tool_calls_in_text", "harmony <|message|>…", _written_calls, repeated("<|message|>")),
         Case(
             "text_tool_calls.tool_calls_in_text",
+            "FunctionGemma key run, never a value",
+            _written_calls,
+            repeated("a", prefix="<start_function_call>call:f{"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
             "call objects, never closed",
             _written_calls,
             repeated('{"name": "f", "arguments": {'),

@@ -17,7 +17,22 @@ from stepwise.protocols.arguments import (
     parameter_type,
     unwrapped_arguments,
 )
-from stepwise.protocols.tool_call_markup import TextCall, find_calls, markup_value
+from stepwise.protocols.tool_call_markup import (
+    Found,
+    TextCall,
+    bare_function_calls,
+    call_object_calls,
+    markup_value,
+    pythonic_reply_calls,
+    tagged_calls,
+)
+from stepwise.protocols.tool_call_tokens import (
+    deepseek_calls,
+    function_gemma_calls,
+    harmony_calls,
+    kimi_calls,
+    qwen_agent_calls,
+)
 
 __all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
 
@@ -29,9 +44,29 @@ class TextCalls(NamedTuple):
     thought: str
 
 
+# One reader per family of markup (tool_call_markup, tool_call_tokens); the one whose markup starts first wins.
+_READERS = (
+    tagged_calls,
+    bare_function_calls,
+    deepseek_calls,
+    kimi_calls,
+    harmony_calls,
+    qwen_agent_calls,
+    function_gemma_calls,
+    pythonic_reply_calls,
+    call_object_calls,
+)
+
+
+def _find_calls(text: str) -> Found | None:
+    found = [reader(text) for reader in _READERS]
+    readable = [item for item in found if item is not None and item.calls]
+    return min(readable, key=lambda item: item.start) if readable else None
+
+
 def tool_calls_in_text(text: str) -> TextCalls | None:
     """The calls written in `text` as a model's raw tool-call markup, or None when it has none."""
-    found = find_calls(text)
+    found = _find_calls(text)
     if found is None:
         return None
     return TextCalls(found.calls, text[: found.start].strip())
