@@ -192,3 +192,25 @@ def test_a_plain_value_written_as_the_arguments_goes_to_the_tools_one_parameter(
     # Then the value is the tool's one parameter
     assert isinstance(decision, ToolCalls)
     assert decision.calls[0].arguments == {"city": "Lyon"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the recipient written before the channel
+        "<|channel|>analysis<|message|>Use the tool.<|end|><|start|>assistant to=functions.get_weather"
+        '<|channel|>commentary json<|message|>{"city": "Lyon"}<|call|>',
+        # a preamble to the user on the commentary channel, then the call
+        "<|channel|>analysis<|message|>Use the tool.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+        "I will look it up.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather "
+        '<|constrain|>json<|message|>{"city": "Lyon"}<|call|>',
+    ],
+    ids=["recipient_before_channel", "preamble_then_call"],
+)
+def test_harmony_calls_are_read_wherever_their_header_names_the_recipient(text: str) -> None:
+    # Given gpt-oss served raw, its call's header written either way / When parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is the call, the preamble (if any) its thought, the analysis never
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+    assert "Use the tool" not in decision.thought

@@ -20,6 +20,7 @@ import re
 from typing import NamedTuple
 
 from stepwise.models.messages import Completion, ReasoningBlock
+from stepwise.protocols.harmony import call_markup, read_harmony
 
 # (opening, closing) tag pairs; the closing tag alone ends reasoning the template opened.
 _PAIRS: tuple[tuple[str, str], ...] = (
@@ -40,20 +41,10 @@ _LINE_OPENING = re.compile(r"(?:^|\n)[ \t]*(?=" + _OPENING.pattern + ")", re.IGN
 # IBM Granite 3.2's plain-text sections.
 _GRANITE_THOUGHT = re.compile(r"\s*Here(?:'s| is) my thought process:")
 _GRANITE_RESPONSE = re.compile(r"Here(?:'s| is) my response:")
-# gpt-oss (harmony format), served raw: reasoning on the analysis channel, the reply on the final one.
-_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>")
-_HARMONY_ANALYSIS = re.compile(
-    r"(?:<\|start\|>\s*assistant\s*)?<\|channel\|>\s*analysis\s*<\|message\|>(?P<text>.*?)(?P<end><\|end\|>|\Z)",
-    re.DOTALL,
-)
-_HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
-_HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
 # Cohere Command's reply wrapper and its inline citations.
 _COHERE_RESPONSE = "<|START_RESPONSE|>"
 _COHERE_END = "<|END_RESPONSE|>"
 _COHERE_CITATION = re.compile(r"<co>(?P<text>[^<]*+)</co:[^>]*+>")
-# A message addressed to a tool (`to=functions.get_weather`): a call, part of the reply beside the final channel.
-_HARMONY_CALL = re.compile(r"\bto=[^\s<]++[^<]*+(?:<\|constrain\|>[^<]*+)?<\|message\|>")
 
 
 class SplitReply(NamedTuple):
@@ -151,23 +142,30 @@ def _split_granite(text: str) -> SplitReply | None:
 
 
 def _split_harmony(text: str) -> SplitReply | None:
-    """gpt-oss's channels, when a raw harmony reply reaches us; None for any other text."""
-    if "<|channel|>" not in text:
+    """gpt-oss's channels, when a raw harmony reply reaches us; None for any other text.
+
+    The analysis channel is the reasoning. Calls (messages addressed to a tool) are what the model decided, so
+    the reply is the calls, after what the model told the user before them; without calls it is the final
+    channel, else what is left (nothing when the reply was cut off while thinking)."""
+    harmony = read_harmony(text)
+    if harmony is None:
         return None
-    final = _HARMONY_FINAL.search(text)
-    analyses = list(_HARMONY_ANALYSIS.finditer(text, 0, final.start() if final else len(text)))
-    if not analyses:
-        return None
-    thoughts = _joined([match.group("text").strip() for match in analyses])
-    if final is not None:
-        answer = _HARMONY_END.sub("", text[final.end() :])
-        # Calls made before the final channel stay in the reply: they are what the model decided to do.
-        calls = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text[: final.start()])).strip()
-        return SplitReply(thoughts, f"{calls}\n\n{answer}" if _HARMONY_CALL.search(calls) else answer)
-    # No final channel: what is left (a commentary-channel call, or nothing when the reply was cut off
-    # while thinking) is the reply.
-    rest = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text)).strip()
-    return SplitReply(thoughts, rest, unclosed=not analyses[-1].group("end"))
+    messages = harmony.messages
+    thoughts = _joined([message.body.strip() for message in messages if message.channel == "analysis"])
+    said = [message.body.strip() for message in messages if message.channel not in ("analysis", "final")]
+    calls = [call_markup(message) for message in messages if message.recipient]
+    finals = [message.body for message in messages if message.channel == "final" and not message.recipient]
+    if calls:
+        before = [harmony.lead.strip()] + [
+            message.body.strip() for message in messages if message.channel == "commentary" and not message.recipient
+        ]
+        reply = _joined([*before, "\n".join(calls)])
+    elif finals:
+        reply = finals[-1]
+    else:
+        reply = _joined([harmony.lead.strip(), *said])
+    last = messages[-1]
+    return SplitReply(thoughts, reply, unclosed=last.channel == "analysis" and not last.ended)
 
 
 def without_reasoning(completion: Completion) -> Completion:
