@@ -95,6 +95,8 @@ FAMILIES = {
     "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
     "lfm2": "<|tool_call_start|>[get_weather(city='Lyon')]<|tool_call_end|>",
     "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
+    "claude_prompt_based": "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Lyon</city>"
+    "</parameters></invoke></function_calls>",
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",
     "qwen_agent": '✿FUNCTION✿: get_weather\n✿ARGS✿: {"city": "Lyon"}\n✿RESULT✿',
     "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
@@ -214,3 +216,19 @@ def test_harmony_calls_are_read_wherever_their_header_names_the_recipient(text: 
     assert isinstance(decision, ToolCalls)
     assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
     assert "Use the tool" not in decision.thought
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Ly',
+        "I will check.<\uff5ctool\u2581calls\u2581begin\uff5c>get_weather",
+        "<function_calls><tool_name>get_weather<parameters><city>Lyon</city></parameters></function_calls>",
+    ],
+    ids=["cut_json", "cut_special_token", "no_invoke"],
+)
+def test_a_call_whose_markup_cannot_be_read_is_reported_not_answered(text: str) -> None:
+    # Given a reply that opens a call in some family's markup, cut off or broken / When parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the model is told its call could not be read, instead of the markup ending the run as an answer
+    assert isinstance(decision, ParseError) and "could not be read" in decision.message

@@ -10,7 +10,8 @@ calls as the model wrote them. The families differ in how a call opens and how i
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
-  name=...>``, Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+  name=...>``, Claude's prompt-based ``<function_calls><invoke><tool_name>name</tool_name><parameters>``, Mistral
+  v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens (read in `tool_call_tokens`): DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony
   ``to=functions.name``, Qwen-Agent's ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}``, FunctionGemma's
@@ -77,6 +78,13 @@ NAMED_PARAMETER = re.compile(
     r"(?:</(?:[\w-]++:)?parameter>|(?=<(?:[\w-]++:)?parameter\s)|\Z)",
     re.DOTALL,
 )
+# Claude's prompt-based calls (anthropics/anthropic-tools, Bedrock Agents' prompts): <invoke><tool_name>name
+# </tool_name><parameters><p>value</p></parameters></invoke>, each parameter an element of its own.
+_LEGACY_INVOKE = re.compile(
+    r"<invoke>\s*+<tool_name>\s*+(?P<name>[^<\s]++)\s*+</tool_name>(?P<body>.*?)(?:</invoke>|\Z)", re.DOTALL
+)
+_LEGACY_PARAMETERS = re.compile(r"<parameters>(?P<body>.*?)(?:</parameters>|\Z)", re.DOTALL)
+_ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w.\-]*+)>(?P<value>[^<]*+)</(?P=tag)>")
 _ARG_PAIR = re.compile(
     r"<arg_key>(?P<key>[^<]*)</arg_key>\s*+<arg_value>(?P<value>.*?)(?:</arg_value>|(?=<arg_key>)|\Z)", re.DOTALL
 )
@@ -89,6 +97,16 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _LINE_BRACKET = re.compile(r"(?:^|\n)[ \t]*+\[")
 
 _CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+# The opening of a call in some family's markup, where prose never writes it: a special token, or a tag that
+# JSON or markup follows.
+_CALL_OPENING = re.compile(
+    r"<tool_calls?>(?=\s*+[{\[<])|<function_calls?>(?=\s*+[{\[<])|<(?:seed|minimax):tool_call>|<longcat_tool_call>"
+    r"|<TOOLCALL>"
+    r"|<\|(?:tool_call|python_tag|python_start|tool_call_start|action_start|tool_calls_section_begin|tool_call_begin"
+    r"|START_ACTION)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
+    "|<[|\uff5c]tool[\u2581_ ]calls?[\u2581_ ]begin[|\uff5c]>"
+    r"|(?:^|\n)[ \t]*+<function=[^>\s]++>"
+)
 _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
 
 
@@ -121,6 +139,7 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     if "<function=" in text:
         return [markup_call(match, _PARAMETER) for match in _FUNCTION.finditer(text)]
     invokes = [markup_call(match, NAMED_PARAMETER) for match in INVOKE.finditer(text)]
+    invokes = invokes or [_legacy_invoke(match) for match in _LEGACY_INVOKE.finditer(text)]
     if invokes:
         return invokes
     named = _NAME_LINE.match(text)
@@ -132,6 +151,16 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
         value = scan_value(text, mistral.end())
         return [TextCall(mistral.group("name"), value[0] if value else text[mistral.end() :])]
     return _json_calls(text) or _pythonic_calls(text)
+
+
+def _legacy_invoke(invoke: re.Match[str]) -> TextCall:
+    """A call in Claude's prompt-based markup: its parameters as elements (or one JSON object)."""
+    parameters = _LEGACY_PARAMETERS.search(invoke.group("body"))
+    body = parameters.group("body") if parameters else ""
+    if body.strip().startswith("{"):
+        return TextCall(invoke.group("name"), body.strip())
+    values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
+    return TextCall(invoke.group("name"), values, markup=True)
 
 
 def markup_call(function: re.Match[str], parameter: re.Pattern[str]) -> TextCall:
@@ -241,3 +270,10 @@ def is_call_object(value: Any) -> bool:
         and ("arguments" in value or "parameters" in value)
         and set(value) <= _CALL_KEYS
     )
+
+
+def call_opening(text: str) -> str | None:
+    """The opening of a call in some model family's markup that `text` holds, or None: when no call could be
+    read after it, the call was cut off or broken, not an answer."""
+    opening = _CALL_OPENING.search(text)
+    return opening.group().strip() if opening else None
