@@ -97,6 +97,8 @@ FAMILIES = {
     "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
     "claude_prompt_based": "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Lyon</city>"
     "</parameters></invoke></function_calls>",
+    "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
+    "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",
     "qwen_agent": '✿FUNCTION✿: get_weather\n✿ARGS✿: {"city": "Lyon"}\n✿RESULT✿',
     "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
@@ -232,3 +234,23 @@ def test_a_call_whose_markup_cannot_be_read_is_reported_not_answered(text: str) 
     decision = parse_completion(text, "function_calling", TOOLS)
     # Then the model is told its call could not be read, instead of the markup ending the run as an answer
     assert isinstance(decision, ParseError) and "could not be read" in decision.message
+
+
+def test_a_broken_line_between_call_objects_leaves_the_others_read() -> None:
+    # Given two calls in a tag with a line of broken JSON between them / When parsed
+    text = (
+        '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n{oops}\n'
+        '{"name": "bash", "arguments": {}}\n</tool_calls>'
+    )
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then both calls are read
+    assert isinstance(decision, ToolCalls) and [call.name for call in decision.calls] == ["get_weather", "bash"]
+
+
+def test_a_call_cut_after_its_last_complete_value_is_read() -> None:
+    # Given a call cut by the token limit with only its closing brackets missing / When parsed
+    decision = parse_completion(
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lyon"}', "function_calling", TOOLS
+    )
+    # Then it is the call
+    assert isinstance(decision, ToolCalls) and decision.calls[0].arguments == {"city": "Lyon"}

@@ -4,7 +4,8 @@ A server without the model's tool-call parser (vLLM, llama.cpp or a gateway pass
 calls as the model wrote them. The families differ in how a call opens and how its arguments are written:
 
 - a tag, then JSON (an object, a list of objects, or objects one after another): Hermes and Qwen
-  ``<tool_call>``, Granite ``<|tool_call|>``, Jamba, Hunyuan and MiniMax ``<tool_calls>``, Granite-20B
+  ``<tool_call>``, Granite ``<|tool_call|>``, Jamba, Hunyuan and MiniMax ``<tool_calls>``, Apertus
+  ``<|tools_prefix|>`` (each call keyed by the tool's name), GigaChat ``<|function_call|>``, Granite-20B
   ``<function_call>``, InternLM2 ``<|action_start|><|plugin|>``, LongCat, Mistral ``[TOOL_CALLS]``, Phi-4-mini
   ``functools[...]``, Llama 3.1 ``<|python_tag|>``;
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
@@ -32,7 +33,7 @@ import re
 from typing import Any, NamedTuple
 
 from stepwise.protocols.call_syntax import parse_call_at
-from stepwise.protocols.lenient_json import find_objects, load_lenient, scan_value
+from stepwise.protocols.lenient_json import close_cut_off, find_objects, load_lenient, scan_value
 
 
 class TextCall(NamedTuple):
@@ -56,12 +57,13 @@ class Found(NamedTuple):
 
 _OPENING = re.compile(
     r"<tool_calls?>|<\|tool_call\|>|<function_calls?>|<seed:tool_call>|<longcat_tool_call>|<minimax:tool_call>"
-    r"|<TOOLCALL>|<\|tool_call_start\|>|<\|START_ACTION\|>"
+    r"|<TOOLCALL>|<\|tool_call_start\|>|<\|START_ACTION\|>|<\|tools_prefix\|>|<\|function_call\|>"
+    r"|(?:<\|message_sep\|>\s*+)?function call<\|role_sep\|>"
     r"|<\|action_start\|>\s*<\|plugin\|>|\[TOOL_CALLS\]|\bfunctools(?=\s*\[)|<\|python_tag\|>|<\|python_start\|>"
 )
 _CLOSING = re.compile(
     r"</tool_calls?>|</function_calls?>|</seed:tool_call>|</longcat_tool_call>|</minimax:tool_call>"
-    r"|</TOOLCALL>|<\|tool_call_end\|>|<\|END_ACTION\|>"
+    r"|</TOOLCALL>|<\|tool_call_end\|>|<\|END_ACTION\|>|<\|tools_suffix\|>"
     r"|<\|action_end\|>|<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>"
 )
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
@@ -103,7 +105,7 @@ _CALL_OPENING = re.compile(
     r"<tool_calls?>(?=\s*+[{\[<])|<function_calls?>(?=\s*+[{\[<])|<(?:seed|minimax):tool_call>|<longcat_tool_call>"
     r"|<TOOLCALL>"
     r"|<\|(?:tool_call|python_tag|python_start|tool_call_start|action_start|tool_calls_section_begin|tool_call_begin"
-    r"|START_ACTION)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
+    r"|START_ACTION|tools_prefix|function_call)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
     "|<[|\uff5c]tool[\u2581_ ]calls?[\u2581_ ]begin[|\uff5c]>"
     r"|(?:^|\n)[ \t]*+<function=[^>\s]++>"
 )
@@ -188,21 +190,39 @@ def markup_value(text: str, kind: str | None) -> Any:
 
 
 def _json_calls(text: str) -> list[TextCall]:
-    """Call objects written one after another (apart by spaces, commas or semicolons), or in lists."""
+    """Call objects written one after another (apart by spaces, commas or semicolons), or in lists; when
+    something unreadable stands between them (a line of broken JSON), every call object that can be read."""
     calls: list[TextCall] = []
     position = 0
     while True:
         while position < len(text) and (text[position].isspace() or text[position] in ",;"):
             position += 1
         found = scan_value(text, position) if position < len(text) else None
+        if found is None and not calls:
+            # cut off after its last complete value, only closing brackets missing (the token limit)
+            closed = close_cut_off(text[position:])
+            found = (closed, len(text)) if closed is not None else None
         if found is None:
-            return calls
+            break
         value, position = found
-        for item in value if isinstance(value, list) else [value]:
-            call = json_call(item)
-            if call is None:
-                return calls
-            calls.append(call)
+        read = [_tagged_call(item) for item in (value if isinstance(value, list) else [value])]
+        if None in read:
+            break
+        calls.extend(call for call in read if call is not None)
+    if position >= len(text):
+        return calls
+    readable = [call for span in find_objects(text) if is_call_object(span.value) and (call := json_call(span.value))]
+    return readable if len(readable) > len(calls) else calls
+
+
+def _tagged_call(value: Any) -> TextCall | None:
+    """A call object after a call tag: as anywhere else, or keyed by the tool's name (Apertus:
+    ``{"get_weather": {"city": "Paris"}}``)."""
+    call = json_call(value)
+    if call is not None or not isinstance(value, dict) or len(value) != 1:
+        return call
+    name, arguments = next(iter(value.items()))
+    return TextCall(name, arguments) if _IDENTIFIER.match(name) and isinstance(arguments, dict) else None
 
 
 def json_call(value: Any) -> TextCall | None:
