@@ -254,3 +254,10 @@ def test_a_call_cut_after_its_last_complete_value_is_read() -> None:
     )
     # Then it is the call
     assert isinstance(decision, ToolCalls) and decision.calls[0].arguments == {"city": "Lyon"}
+
+
+def test_mistral_call_arguments_cut_before_their_closing_brace_are_read() -> None:
+    # Given a Mistral call whose JSON arguments end without their closing brace / When parsed
+    decision = parse_completion('[TOOL_CALLS]get_weather{"city": "Lyon"', "function_calling", TOOLS)
+    # Then it is the call
+    assert isinstance(decision, ToolCalls) and decision.calls[0].arguments == {"city": "Lyon"}

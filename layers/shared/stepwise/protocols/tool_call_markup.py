@@ -151,7 +151,8 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     mistral = _NAME_THEN_JSON.match(text)
     if mistral is not None:
         value = scan_value(text, mistral.end())
-        return [TextCall(mistral.group("name"), value[0] if value else text[mistral.end() :])]
+        rest = text[mistral.end() :]
+        return [TextCall(mistral.group("name"), value[0] if value else _closed(rest))]
     return _json_calls(text) or _pythonic_calls(text)
 
 
@@ -213,6 +214,12 @@ def _json_calls(text: str) -> list[TextCall]:
         return calls
     readable = [call for span in find_objects(text) if is_call_object(span.value) and (call := json_call(span.value))]
     return readable if len(readable) > len(calls) else calls
+
+
+def _closed(text: str) -> Any:
+    """JSON arguments cut off after their last complete value, closed; else the text, for the parser to report."""
+    closed = close_cut_off(text)
+    return closed if closed is not None else text
 
 
 def _tagged_call(value: Any) -> TextCall | None:
