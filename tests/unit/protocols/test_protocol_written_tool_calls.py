@@ -245,19 +245,3 @@ def test_a_broken_line_between_call_objects_leaves_the_others_read() -> None:
     decision = parse_completion(text, "function_calling", TOOLS)
     # Then both calls are read
     assert isinstance(decision, ToolCalls) and [call.name for call in decision.calls] == ["get_weather", "bash"]
-
-
-def test_a_call_cut_after_its_last_complete_value_is_read() -> None:
-    # Given a call cut by the token limit with only its closing brackets missing / When parsed
-    decision = parse_completion(
-        '<tool_call>{"name": "get_weather", "arguments": {"city": "Lyon"}', "function_calling", TOOLS
-    )
-    # Then it is the call
-    assert isinstance(decision, ToolCalls) and decision.calls[0].arguments == {"city": "Lyon"}
-
-
-def test_mistral_call_arguments_cut_before_their_closing_brace_are_read() -> None:
-    # Given a Mistral call whose JSON arguments end without their closing brace / When parsed
-    decision = parse_completion('[TOOL_CALLS]get_weather{"city": "Lyon"', "function_calling", TOOLS)
-    # Then it is the call
-    assert isinstance(decision, ToolCalls) and decision.calls[0].arguments == {"city": "Lyon"}

@@ -33,7 +33,7 @@ import re
 from typing import Any, NamedTuple
 
 from stepwise.protocols.call_syntax import parse_call_at
-from stepwise.protocols.lenient_json import close_cut_off, find_objects, load_lenient, scan_value
+from stepwise.protocols.lenient_json import find_objects, load_lenient, scan_value
 
 
 class TextCall(NamedTuple):
@@ -151,8 +151,7 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     mistral = _NAME_THEN_JSON.match(text)
     if mistral is not None:
         value = scan_value(text, mistral.end())
-        rest = text[mistral.end() :]
-        return [TextCall(mistral.group("name"), value[0] if value else _closed(rest))]
+        return [TextCall(mistral.group("name"), value[0] if value else text[mistral.end() :])]
     return _json_calls(text) or _pythonic_calls(text)
 
 
@@ -199,10 +198,6 @@ def _json_calls(text: str) -> list[TextCall]:
         while position < len(text) and (text[position].isspace() or text[position] in ",;"):
             position += 1
         found = scan_value(text, position) if position < len(text) else None
-        if found is None and not calls:
-            # cut off after its last complete value, only closing brackets missing (the token limit)
-            closed = close_cut_off(text[position:])
-            found = (closed, len(text)) if closed is not None else None
         if found is None:
             break
         value, position = found
@@ -214,12 +209,6 @@ def _json_calls(text: str) -> list[TextCall]:
         return calls
     readable = [call for span in find_objects(text) if is_call_object(span.value) and (call := json_call(span.value))]
     return readable if len(readable) > len(calls) else calls
-
-
-def _closed(text: str) -> Any:
-    """JSON arguments cut off after their last complete value, closed; else the text, for the parser to report."""
-    closed = close_cut_off(text)
-    return closed if closed is not None else text
 
 
 def _tagged_call(value: Any) -> TextCall | None:
