@@ -251,6 +251,22 @@ def _cases() -> list[Case]:
             repeated(" ", prefix="<tool_call><function=f><parameter=p>"),
         ),
         Case(
+            "text_tool_calls.tool_calls_in_text", "GLM <arg_key>, never closed", _written_calls, repeated("<arg_key>")
+        ),
+        Case("text_tool_calls.tool_calls_in_text", "harmony <|message|>…", _written_calls, repeated("<|message|>")),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "FunctionGemma key run, never a value",
+            _written_calls,
+            repeated("a", prefix="<start_function_call>call:f{"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "call objects, never closed",
+            _written_calls,
+            repeated('{"name": "f", "arguments": {'),
+        ),
+        Case(
             "react_text.parse_react_text",
             "one line, spaces before a label",
             _react_text,

@@ -10,6 +10,7 @@ import pytest
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols import TEXT_PROTOCOLS, ProtocolName, get_protocol, parse_completion
+from stepwise.protocols.provider_responses import completion_from_response
 
 Response = Callable[[str], dict[str, Any]]
 
@@ -182,3 +183,125 @@ def test_an_unknown_response_shape_is_a_parse_error() -> None:
     # Given a dict that is no provider response / When parsed / Then it is a parse error
     decision = parse_completion({"status": "ok"}, "function_calling")
     assert decision == ParseError(message="The response is not in a known provider format.")
+
+
+def test_a_responses_api_function_call_is_a_call_named_by_its_call_id() -> None:
+    # Given an OpenAI Responses API response: a reasoning item, then a function_call item
+    response = {
+        "object": "response",
+        "output": [
+            {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Weather tool."}]},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "call_1",
+                "name": "get_weather",
+                "arguments": '{"city": "Lyon"}',
+            },
+        ],
+    }
+    # When parsed / Then the call keeps the id its result must answer, and the reasoning is no thought of the reply
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [call.model_dump() for call in decision.calls] == [
+        {"id": "call_1", "name": "get_weather", "arguments": {"city": "Lyon"}}
+    ]
+    assert decision.thought == ""
+
+
+def test_responses_api_messages_are_the_answer_and_server_tool_items_are_recorded() -> None:
+    # Given a Responses API response: a web search OpenAI ran, then two messages
+    response = {
+        "object": "response",
+        "output": [
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is sunny."}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Take a hat."}]},
+        ],
+    }
+    # When read / Then the messages are the answer, a paragraph apart, and the search is recorded, not called
+    read = completion_from_response(response)
+    assert isinstance(read, Completion)
+    assert (read.content, read.tool_calls, read.server_tools) == ("It is sunny.\n\nTake a hat.", [], ["web_search"])
+
+
+def test_an_ollama_generate_response_is_read_with_its_thinking_apart() -> None:
+    # Given Ollama's /api/generate response with thinking / When read
+    read = completion_from_response({"model": "m", "response": "Paris.", "thinking": "The capital.", "done": True})
+    # Then the response is the text and the thinking its reasoning
+    assert isinstance(read, Completion)
+    assert (read.content, [block.text for block in read.reasoning]) == ("Paris.", ["The capital."])
+
+
+def test_anthropic_server_and_mcp_tool_blocks_are_recorded_not_called() -> None:
+    # Given an Anthropic reply holding a web search and an MCP tool Anthropic ran, their results, then text
+    response = {
+        "content": [
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+            {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            {"type": "mcp_tool_use", "id": "mcptoolu_1", "name": "lookup", "server_name": "s", "input": {}},
+            {"type": "mcp_tool_result", "tool_use_id": "mcptoolu_1", "content": []},
+            {"type": "text", "text": "Done."},
+        ]
+    }
+    # When read / Then nothing is to be called and both tools are recorded as the provider's own
+    read = completion_from_response(response)
+    assert isinstance(read, Completion)
+    assert (read.content, read.tool_calls, read.server_tools) == ("Done.", [], ["web_search", "lookup"])
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "cmpl-1", "object": "text_completion", "choices": [{"text": "Paris.", "index": 0}]},
+        {"completion": " Paris.", "stop_reason": "stop_sequence"},
+        {"results": [{"outputText": "Paris.", "completionReason": "FINISH"}]},
+        {"generation": "Paris.", "stop_reason": "stop"},
+        {"outputs": [{"text": "Paris.", "stop_reason": "stop"}]},
+        {"generations": [{"text": "Paris.", "finish_reason": "COMPLETE"}]},
+        {"completions": [{"data": {"text": "Paris."}}]},
+        {"generated_text": "Paris.", "details": {}},
+        {"results": [{"generated_text": "Paris.", "stop_reason": "eos_token"}]},
+        {"result": {"response": "Paris."}, "success": True},
+        {"status": "succeeded", "output": ["Par", "is."]},
+    ],
+    ids=[
+        "openai_completions",
+        "anthropic_text",
+        "titan",
+        "llama",
+        "mistral",
+        "cohere_generate",
+        "ai21",
+        "tgi",
+        "watsonx",
+        "cloudflare",
+        "replicate",
+    ],
+)
+def test_text_only_completion_bodies_are_the_answer(body: dict[str, Any]) -> None:
+    # Given the body of a completion API that answers with text alone / When parsed
+    decision = parse_completion(body, "function_calling")
+    # Then its text is the final answer
+    assert decision == FinalAnswer(text="Paris.")
+
+
+def test_cohere_v1_call_arguments_named_parameters_are_read() -> None:
+    # Given Cohere's chat v1 reply: its text and a call whose arguments are under "parameters"
+    response = {"text": "I will look it up.", "tool_calls": [{"name": "get_weather", "parameters": {"city": "Lyon"}}]}
+    # When parsed / Then the call keeps its arguments and the text is its thought
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert (decision.calls[0].arguments, decision.thought) == ({"city": "Lyon"}, "I will look it up.")
+
+
+def test_cohere_v2_tool_plan_is_the_thought_of_its_calls() -> None:
+    # Given Cohere's chat v2 reply: no text, a tool_plan beside a call
+    message = {
+        "role": "assistant",
+        "tool_plan": "Check the weather first.",
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}],
+    }
+    # When parsed / Then the plan is the call's thought
+    decision = parse_completion({"message": message}, "function_calling")
+    assert isinstance(decision, ToolCalls) and decision.thought == "Check the weather first."

@@ -131,3 +131,17 @@ def test_a_reply_that_only_says_what_it_will_do_is_a_parse_error() -> None:
 def test_empty_or_whitespace_output_is_a_parse_error(text: str) -> None:
     # Given an empty reply / When parsed / Then it is a parse error
     assert parse(text) == ParseError(message="Your reply was empty.")
+
+
+def test_an_action_section_of_prose_before_a_final_answer_is_a_thought() -> None:
+    # Given Google ADK's planner tags: an ACTION section that only says what the model does, then the answer
+    decision = parse("/*REASONING*/Checked the results./*ACTION*/Answering now./*FINAL_ANSWER*/It is 42.")
+    # When parsed / Then the final answer is the decision
+    assert isinstance(decision, FinalAnswer) and decision.text == "It is 42."
+
+
+def test_an_action_holding_a_call_beside_a_final_answer_is_still_both_decisions() -> None:
+    # Given an ACTION section with a call, then a final answer / When parsed
+    decision = parse('/*ACTION*/ {"tool": "search", "parameters": {"query": "x"}} /*FINAL_ANSWER*/ 42')
+    # Then the model is told to choose one
+    assert isinstance(decision, ParseError) and "both" in decision.message

@@ -195,3 +195,20 @@ def test_tool_name_case_is_fixed_from_the_tool_list(tools: list[ToolSpec]) -> No
     decision = only_call(parse('```json\n{"action": "Get_Weather", "action_input": "Oslo"}\n```', tools))
     # Then the call uses the tool's real name and its required parameter
     assert (decision.calls[0].name, decision.calls[0].arguments) == ("get_weather", {"city": "Oslo"})
+
+
+def test_a_call_object_stands_for_the_action_block(tools: list[ToolSpec]) -> None:
+    # Given a reply whose block names the tool with "name" and "arguments", as native-call models write it
+    reply = 'Thought: look it up.\n```json\n{"name": "search", "arguments": {"query": "tallest building"}}\n```'
+    # When parsed / Then it is the call
+    decision = get_protocol("react_json").parse(Completion(content=reply), tools)
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("search", {"query": "tallest building"})]
+
+
+def test_a_final_answer_given_as_its_answer_argument_is_that_text() -> None:
+    # Given the final answer action called with its text under "answer" (smolagents' final_answer tool)
+    reply = 'Action:\n{"name": "final_answer", "arguments": {"answer": "It is 42."}}'
+    # When parsed / Then the answer is the text, not the object
+    decision = get_protocol("react_json").parse(Completion(content=reply), None)
+    assert decision == FinalAnswer(text="It is 42.")

@@ -232,3 +232,42 @@ def test_empty_final_answer_is_a_parse_error() -> None:
 def test_empty_or_whitespace_output_is_a_parse_error(text: str) -> None:
     # Given an empty reply / When parsed / Then it is a parse error
     assert parse(text) == ParseError(message="Your reply was empty.")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "I should look this up.\nTool: search\nTool Input: tallest building",
+        "I should look this up. Tool: search Tool Input: tallest building",
+    ],
+)
+def test_haystack_tool_and_tool_input_labels_are_an_action(reply: str, tools: list[ToolSpec]) -> None:
+    # Given a reply in Haystack's agent labels, on their own lines or on the thought's
+    decision = parse(reply, tools)
+    # When parsed / Then it is the call, the text before the labels its thought
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("search", {"query": "tallest building"})]
+    assert decision.thought == "I should look this up."
+
+
+def test_a_tool_line_without_its_tool_input_is_no_action(tools: list[ToolSpec]) -> None:
+    # Given an answer that lists tools on "Tool:" lines after its Final Answer label
+    reply = "Final Answer: Bring these.\nTool: hammer\nTool: saw"
+    # When parsed / Then the lines are part of the answer
+    decision = parse(reply, tools)
+    assert decision == FinalAnswer(text="Bring these.\nTool: hammer\nTool: saw")
+
+
+def test_a_conversational_agents_ai_line_is_the_final_answer() -> None:
+    # Given LangChain's conversational format: no tool needed, then the answer on an "AI:" line
+    decision = parse("Thought: Do I need to use a tool? No\nAI: Hello, Bob.")
+    # When parsed / Then the AI line is the answer
+    assert decision == FinalAnswer(text="Hello, Bob.", thought="Do I need to use a tool? No")
+
+
+def test_an_observation_label_cut_by_the_token_limit_is_not_part_of_the_input(tools: list[ToolSpec]) -> None:
+    # Given an action whose reply was cut as the model began its own "Observation" line
+    decision = parse("Action: search\nAction Input: tallest building\nObse", tools)
+    # When parsed / Then the input ends before the cut label
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"query": "tallest building"}

@@ -61,3 +61,187 @@ def test_prose_that_names_the_markup_is_still_the_answer() -> None:
     # Given an answer that only talks about the tag / When it is parsed / Then it is the answer
     decision = parse_completion("Qwen wraps calls in <tool_call> tags.", "function_calling", TOOLS)
     assert decision == FinalAnswer(text="Qwen wraps calls in <tool_call> tags.")
+
+
+# DeepSeek's special tokens: full-width bars around words joined by U+2581.
+DS = {
+    word: "<\uff5c" + word.replace(" ", "\u2581") + "\uff5c>"
+    for word in ("tool calls begin", "tool call begin", "tool sep", "tool call end", "tool calls end")
+}
+# One call per family of markup, written the way each family's chat template writes it (see tool_call_markup).
+FAMILIES = {
+    "glm": "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Lyon</arg_value>\n</tool_call>",
+    "kimi": "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0 "
+    '<|tool_call_argument_begin|>{"city": "Lyon"}<|tool_call_end|><|tool_calls_section_end|>',
+    "deepseek_v3": f"{DS['tool calls begin']}{DS['tool call begin']}function{DS['tool sep']}get_weather\n```json\n"
+    f'{{"city": "Lyon"}}\n```{DS["tool call end"]}{DS["tool calls end"]}',
+    "deepseek_v31": f'{DS["tool calls begin"]}{DS["tool call begin"]}get_weather{DS["tool sep"]}{{"city": "Lyon"}}'
+    f"{DS['tool call end']}{DS['tool calls end']}",
+    "harmony": '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Lyon"}<|call|>',
+    "llama3_json": '{"name": "get_weather", "parameters": {"city": "Lyon"}}',
+    "llama3_python_tag": '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Lyon"}}',
+    "pythonic": "[get_weather(city='Lyon')]",
+    "llama4": '<|python_start|>[get_weather(city="Lyon")]<|python_end|>',
+    "granite": '<|tool_call|>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
+    "json_list_in_tag": '<tool_call>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</tool_call>',
+    "internlm": '<|action_start|><|plugin|>{"name": "get_weather", "parameters": {"city": "Lyon"}}<|action_end|>',
+    "jamba": '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</tool_calls>',
+    "minimax": '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n</tool_calls>',
+    "minimax_m2": '<minimax:tool_call><invoke name="get_weather"><parameter name="city">Lyon</parameter></invoke>'
+    "</minimax:tool_call>",
+    "seed_oss": "<seed:tool_call><function=get_weather><parameter=city>Lyon</parameter></function></seed:tool_call>",
+    "mistral_v11": '[TOOL_CALLS]get_weather[ARGS]{"city": "Lyon"}',
+    "phi4_mini": 'functools[{"name": "get_weather", "arguments": {"city": "Lyon"}}]',
+    "xlam_fenced": '```json\n[{"name": "get_weather", "arguments": {"city": "Lyon"}}]\n```',
+    "lfm2": "<|tool_call_start|>[get_weather(city='Lyon')]<|tool_call_end|>",
+    "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
+    "claude_prompt_based": "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Lyon</city>"
+    "</parameters></invoke></function_calls>",
+    "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
+    "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
+    "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",
+    "qwen_agent": '✿FUNCTION✿: get_weather\n✿ARGS✿: {"city": "Lyon"}\n✿RESULT✿',
+    "nemotron": '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": "Lyon"}}]</TOOLCALL>',
+    "cohere": '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Lyon"}}]'
+    "<|END_ACTION|>",
+    "olmo3": "<function_calls>get_weather(city='Lyon')</function_calls>",
+    "step3": '<\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c><steptml:invoke name="get_weather">'
+    '<steptml:parameter name="city">Lyon</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>',
+}
+
+
+@pytest.mark.parametrize("markup", FAMILIES.values(), ids=FAMILIES.keys())
+def test_each_familys_markup_is_read_as_its_call(markup: str) -> None:
+    # Given a remark, then a call in one model family's markup / When the native reply is parsed
+    decision = parse_completion("I will look it up.\n" + markup, "function_calling", TOOLS)
+    # Then it is that call, the remark its thought
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+    assert decision.thought == "I will look it up."
+
+
+def test_a_harmony_call_beside_a_final_channel_is_still_the_call() -> None:
+    # Given gpt-oss served raw: thinking, a call on the commentary channel, then a final-channel message
+    text = (
+        "<|channel|>analysis<|message|>Use the weather tool.<|end|><|start|>assistant<|channel|>commentary "
+        'to=functions.get_weather <|constrain|>json<|message|>{"city": "Lyon"}<|call|>'
+        "<|start|>assistant<|channel|>final<|message|>Checking the weather.<|return|>"
+    )
+    # When it is parsed / Then the call is what the model decided, not the final channel's text
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        '{"name": "Ada Lovelace", "born": 1815}',
+        "[Smith (2019), Jones (2021)]",
+        "Phi-4-mini writes functools before its calls.",
+        "The GLM tag <tool_call> opens a call.",
+        "Call it as get_weather(city='Lyon') when you need it.",
+    ],
+)
+def test_answers_that_only_look_like_calls_stay_answers(answer: str) -> None:
+    # Given an answer holding JSON with a name, a bracketed list, a family's tag word, or a call in prose
+    decision = parse_completion(answer, "function_calling", TOOLS)
+    # When it is parsed / Then it is the answer
+    assert decision == FinalAnswer(text=answer)
+
+
+def test_spaces_inside_a_tagged_string_value_are_kept() -> None:
+    # Given a call in tag markup whose string value starts with indentation (an edit tool's old text)
+    text = (
+        '<minimax:tool_call><invoke name="edit"><parameter name="old">    if x:</parameter>'
+        '<parameter name="count"> 2 </parameter></invoke></minimax:tool_call>'
+    )
+    # When it is parsed / Then the string keeps its spaces, and the number is read as one
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"old": "    if x:", "count": 2}
+
+
+def test_a_quoted_argument_holding_its_own_quote_runs_to_the_quote_that_ends_it() -> None:
+    # Given a pythonic call whose shell command holds the quote that delimits it, unescaped
+    text = "[bash(command='sed -n '1,5p' notes.txt', timeout=10)]"
+    # When it is parsed / Then the command is whole
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"command": "sed -n '1,5p' notes.txt", "timeout": 10}
+
+
+def test_values_between_tags_take_the_types_of_the_tools_parameters() -> None:
+    # Given a tool with a string and an integer parameter, and a call writing both as digits between tags
+    tool = ToolSpec(
+        name="forecast",
+        parameters={
+            "type": "object",
+            "properties": {"zip": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "days": {"type": "integer"}},
+        },
+    )
+    text = (
+        "<tool_call>\n<function=forecast>\n<parameter=zip>20500</parameter>\n"
+        "<parameter=days>3</parameter>\n</function>\n</tool_call>"
+    )
+    # When parsed / Then the string stays the text written and the integer is a number
+    decision = parse_completion(text, "function_calling", [tool])
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"zip": "20500", "days": 3}
+
+
+def test_a_plain_value_written_as_the_arguments_goes_to_the_tools_one_parameter() -> None:
+    # Given a call written as JSON text whose arguments are one plain value / When parsed
+    decision = parse_completion('{"name": "get_weather", "arguments": "Lyon"}', "function_calling", TOOLS)
+    # Then the value is the tool's one parameter
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"city": "Lyon"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the recipient written before the channel
+        "<|channel|>analysis<|message|>Use the tool.<|end|><|start|>assistant to=functions.get_weather"
+        '<|channel|>commentary json<|message|>{"city": "Lyon"}<|call|>',
+        # a preamble to the user on the commentary channel, then the call
+        "<|channel|>analysis<|message|>Use the tool.<|end|><|start|>assistant<|channel|>commentary<|message|>"
+        "I will look it up.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather "
+        '<|constrain|>json<|message|>{"city": "Lyon"}<|call|>',
+    ],
+    ids=["recipient_before_channel", "preamble_then_call"],
+)
+def test_harmony_calls_are_read_wherever_their_header_names_the_recipient(text: str) -> None:
+    # Given gpt-oss served raw, its call's header written either way / When parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is the call, the preamble (if any) its thought, the analysis never
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("get_weather", {"city": "Lyon"})]
+    assert "Use the tool" not in decision.thought
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Ly',
+        "I will check.<\uff5ctool\u2581calls\u2581begin\uff5c>get_weather",
+        "<function_calls><tool_name>get_weather<parameters><city>Lyon</city></parameters></function_calls>",
+    ],
+    ids=["cut_json", "cut_special_token", "no_invoke"],
+)
+def test_a_call_whose_markup_cannot_be_read_is_reported_not_answered(text: str) -> None:
+    # Given a reply that opens a call in some family's markup, cut off or broken / When parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the model is told its call could not be read, instead of the markup ending the run as an answer
+    assert isinstance(decision, ParseError) and "could not be read" in decision.message
+
+
+def test_a_broken_line_between_call_objects_leaves_the_others_read() -> None:
+    # Given two calls in a tag with a line of broken JSON between them / When parsed
+    text = (
+        '<tool_calls>\n{"name": "get_weather", "arguments": {"city": "Lyon"}}\n{oops}\n'
+        '{"name": "bash", "arguments": {}}\n</tool_calls>'
+    )
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then both calls are read
+    assert isinstance(decision, ToolCalls) and [call.name for call in decision.calls] == ["get_weather", "bash"]

@@ -107,3 +107,12 @@ def test_a_completion_keeps_its_reply_and_gets_the_text_reasoning_after_the_prov
     assert reply.content == "Checking."
     assert [block.text for block in reply.reasoning] == ["From the field.", "Use the tool."]
     assert reply.tool_calls == completion.tool_calls
+
+
+def test_cohere_commands_response_wrapper_and_citation_tags_are_not_the_reply() -> None:
+    # Given Command A served raw: thinking, then its answer in a response wrapper with inline citations
+    text = (
+        "<|START_THINKING|>Look it up.<|END_THINKING|>\n<|START_RESPONSE|>It is <co>sunny</co: 0:[1]>.<|END_RESPONSE|>"
+    )
+    # When split / Then the reply is the answer's text, the cited words kept
+    assert split_reasoning(text) == ("Look it up.", "It is sunny.", False)

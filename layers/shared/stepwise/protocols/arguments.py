@@ -27,6 +27,8 @@ INPUT_KEYS = (
     "行动输入",
 )
 _FINAL_NAMES = {"finalanswer", "final", "finish", "answer", "最终答案", "最终回答"}
+# The one argument a final-answer action is given its text in (smolagents' final_answer tool takes "answer").
+_ANSWER_KEYS = {"answer", "finalanswer", "response", "output", "result", "text"}
 # What models write on an "Action:" line when they mean "no tool" before giving a final answer.
 _NO_ACTION_NAMES = {"none", "n/a", "null", "无"}
 # Keys models wrap a tool's arguments in instead of naming its parameters (LlamaIndex's `input`, LangChain's
@@ -198,7 +200,12 @@ def decode_arguments(raw: Any) -> dict[str, Any] | None:
 
 
 def answer_text(raw: Any) -> str:
-    """A final answer given as an action input: text stays text, anything else becomes JSON text."""
+    """A final answer given as an action input: text stays text, an object holding only the answer's text
+    (``{"answer": "..."}``, as a final_answer tool is called) is that text, anything else becomes JSON text."""
+    if isinstance(raw, dict) and len(raw) == 1:
+        key, value = next(iter(raw.items()))
+        if isinstance(value, str) and normalise_key(str(key)) in _ANSWER_KEYS:
+            raw = value
     if isinstance(raw, str):
         return raw.strip()
     if raw is None:

@@ -1,7 +1,9 @@
 """Function-call syntax in text: ``get_weather(city="Paris", days=3)``.
 
 Values are JSON or Python literals (quoted strings with escaped quotes, numbers, True/False/None, lists,
-objects); anything else up to the next top-level comma is read as plain text.
+objects); a quoted string holding its own quote unescaped (``bash(command='sed -n '1,5p' f')``, as small models
+write shell commands) runs to the quote a comma or the closing parenthesis follows; anything else up to the
+next top-level comma is read as plain text.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from stepwise.protocols.lenient_json import scan_value
 
 _HEAD = re.compile(r"\s*(?P<name>[^\s()\[\]{}<>\"'`,;=:]+)\s*\(")
 _KEYWORD = re.compile(r"\s*(?P<key>[^\W\d]\w*)\s*=(?!=)")
+# The quote that ends a value: the one a comma or the closing parenthesis follows.
+_QUOTE_END = {quote: re.compile(quote + r"(?=[ \t\r\n]*+[,)])") for quote in ("'", '"')}
 
 
 class ParsedCall(NamedTuple):
@@ -59,27 +63,35 @@ def keyword_arguments(text: str, tool: ToolSpec | None) -> dict[str, Any] | None
 
 def parse_call(text: str) -> ParsedCall | None:
     """Read ``name(args)`` at the start of a text; None when it is not a call."""
-    head = _HEAD.match(text)
+    read = parse_call_at(text, 0)
+    return read[0] if read is not None else None
+
+
+def parse_call_at(text: str, position: int) -> tuple[ParsedCall, int] | None:
+    """Read ``name(args)`` at `position`: the call and the index just past its closing parenthesis."""
+    head = _HEAD.match(text, position)
     if head is None:
         return None
     return _read_arguments(text, head.end(), head.group("name"))
 
 
-def _read_arguments(text: str, position: int, name: str) -> ParsedCall | None:
+def _read_arguments(text: str, position: int, name: str) -> tuple[ParsedCall, int] | None:
     """Read the comma-separated arguments after the opening parenthesis, up to the closing one."""
     positional: list[Any] = []
     named: dict[str, Any] = {}
+    # where the next value-ending quote of each kind is (-1: none), so that no search runs twice over the text
+    quote_ends: dict[str, int] = {}
     while True:
         position = _skip_spaces(text, position)
         if position >= len(text):
             return None
         if text[position] == ")":
-            return ParsedCall(name, positional, named)
+            return ParsedCall(name, positional, named), position + 1
         keyword = _KEYWORD.match(text, position)
         key = keyword.group("key") if keyword else None
         if keyword is not None:
             position = keyword.end()
-        value, position = _read_value(text, position)
+        value, position = _read_value(text, position, quote_ends)
         if key is None:
             positional.append(value)
         else:
@@ -91,13 +103,18 @@ def _read_arguments(text: str, position: int, name: str) -> ParsedCall | None:
             return None
 
 
-def _read_value(text: str, position: int) -> tuple[Any, int]:
+def _read_value(text: str, position: int, quote_ends: dict[str, int]) -> tuple[Any, int]:
     """A literal value, or else plain text up to the next comma or closing parenthesis at depth 0."""
     found = scan_value(text, position)
     if found is not None:
         after = _skip_spaces(text, found[1])
         if after >= len(text) or text[after] in ",)":
             return found
+    quote = text[position] if position < len(text) else ""
+    if quote in _QUOTE_END:
+        end = _quote_end(text, position + 1, quote, quote_ends)
+        if end is not None:
+            return text[position + 1 : end], end + 1
     depth = 0
     end = position
     while end < len(text):
@@ -110,6 +127,15 @@ def _read_value(text: str, position: int) -> tuple[Any, int]:
             depth -= 1
         end += 1
     return text[position:end].strip(), end
+
+
+def _quote_end(text: str, start: int, quote: str, known: dict[str, int]) -> int | None:
+    """The first value-ending `quote` at or after `start` (searched once: later values reuse what was found)."""
+    end = known.get(quote)
+    if end is None or 0 <= end < start:
+        match = _QUOTE_END[quote].search(text, start)
+        end = known[quote] = match.start() if match else -1
+    return end if end >= 0 else None
 
 
 def _skip_spaces(text: str, position: int) -> int:

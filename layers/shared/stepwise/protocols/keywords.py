@@ -2,7 +2,9 @@
 
 Models write them in many spellings: any case, bold or bulleted, numbered (``Action 1:``), with a
 full-width colon (U+FF1A) or in Chinese (``思考``, ``动作输入``, ``最终答案``); LlamaIndex writes the final
-answer as ``Answer:``. They are recognised only at
+answer as ``Answer:``, LangChain's (and langchaingo's) conversational agents as ``AI:`` after "Do I need to use a
+tool? No", Haystack's agents the action as ``Tool:`` and ``Tool Input:`` (a ``Tool:`` label
+counts only when its ``Tool Input:`` follows, as Haystack reads it). They are recognised only at
 the start of a line, so the same words inside prose are left alone.
 """
 
@@ -15,11 +17,11 @@ KeywordKind = Literal["thought", "action", "action_input", "final_answer", "obse
 
 # Longer spellings come first: "Action Input" must win over "Action", "动作输入" over "动作".
 _SPELLINGS: list[tuple[KeywordKind, str]] = [
-    ("action_input", r"action[ _-]?input|动作输入|行动输入"),
-    # A bare "Answer:" is LlamaIndex's final-answer keyword.
-    ("final_answer", r"final[ _-]?answer|最终答案|最终回答|answer|答案"),
+    ("action_input", r"action[ _-]?input|tool[ _-]?input|动作输入|行动输入"),
+    # A bare "Answer:" is LlamaIndex's final-answer keyword, "AI:" that of LangChain's conversational agents.
+    ("final_answer", r"final[ _-]?answer|最终答案|最终回答|answer|答案|ai"),
     ("thought", r"thoughts?|thinking|思考|想法"),
-    ("action", r"action|动作|行动"),
+    ("action", r"action|(?P<tool>tool)|动作|行动"),
     ("observation", r"observation|观察结果|观察"),
 ]
 _LABEL = re.compile(
@@ -42,10 +44,17 @@ class KeywordHit(NamedTuple):
 def find_keywords(text: str) -> list[KeywordHit]:
     """Every keyword label of the text, in order."""
     hits: list[KeywordHit] = []
+    tool_labels: set[int] = set()
     for match in _LABEL.finditer(text):
         kind = next(kind for kind, _ in _SPELLINGS if match.group(kind) is not None)
+        if match.group("tool") is not None:
+            tool_labels.add(len(hits))
         hits.append(KeywordHit(kind, match.start(), match.end()))
-    return hits
+    return [
+        hit
+        for index, hit in enumerate(hits)
+        if index not in tool_labels or (index + 1 < len(hits) and hits[index + 1].kind == "action_input")
+    ]
 
 
 def section(text: str, hits: list[KeywordHit], index: int) -> str:

@@ -94,7 +94,12 @@ def parse_markers(text: str, tools: list[ToolSpec] | None, call_id: str) -> Deci
         return final_answer(first.content, thought)
     limit = hallucination_limit(text, sections, first.end)
     later = [s for s in decisive[1:] if s.start < limit]
-    if any(s.kind == "final_answer" for s in later):
+    answer = next((s for s in later if s.kind == "final_answer"), None)
+    if answer is not None and not _holds_a_call(first.content):
+        # An ACTION section of prose only says what the model is doing (Google ADK's planner, whose markers
+        # these also are, keeps it as a thought): the final answer after it is the decision.
+        return final_answer(answer.content, _thought(text, sections, first))
+    if answer is not None:
         return ParseError(message=BOTH_DECISIONS)
     notes = ignored_notes(
         extra_actions=len(later),
@@ -107,6 +112,11 @@ def _thought(text: str, sections: list[Section], first: Section) -> str:
     """The PLANNING section before the first decision, else the unmarked text before it."""
     planned = next((s.content for s in sections if s.kind == "thought" and s.start < first.start), None)
     return planned.strip() if planned is not None else clean_thought(text[: first.start])
+
+
+def _holds_a_call(content: str) -> bool:
+    """True when an ACTION body holds a JSON object or a function call, readable or not."""
+    return "{" in content or parse_call(content.strip()) is not None
 
 
 def _action(content: str, tools: list[ToolSpec] | None, call_id: str, thought: str, notes: list[str]) -> Decision:

@@ -8,6 +8,7 @@ from stepwise.models.decision import Decision, ParseError
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
+from stepwise.protocols.tool_call_markup import call_opening
 
 # The OpenAI-compatible provider keeps an undecodable arguments string under this key so that the
 # parser, not the provider, decides what to tell the model.
@@ -19,9 +20,15 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
     if not completion.tool_calls:
         if not completion.content.strip():
             return ParseError(message="Your reply was empty.")
-        written = with_written_calls(completion)
+        written = with_written_calls(completion, tools)
         if written.tool_calls:
             return parse_native(written, tools)
+        opening = call_opening(completion.content)
+        if opening is not None:
+            return ParseError(
+                message=f'Your reply opens a tool call ("{opening[:40]}") that could not be read: it is cut off, '
+                "unclosed or malformed. Write the call again, whole, or answer in plain text."
+            )
         return final_answer(completion.content, "")
     calls: list[tuple[str, str, dict[str, Any]]] = []
     for call in completion.tool_calls:

@@ -1,9 +1,11 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
-Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), Bedrock Converse responses,
-Anthropic messages, Gemini's, DashScope's and Ollama's native responses, their reasoning kept apart from the text (see
-`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a
-malformed payload: a response gives a `ParseError`, an unreadable tool is skipped.
+Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
+``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's, DashScope's and Ollama's
+native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion APIs and
+Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see `reasoning_fields`); tools
+in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
+`ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolS
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.native import malformed_arguments
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
+from stepwise.protocols.text_envelopes import envelope_text
 
 # (provider id or None, name, raw arguments: an object or a JSON string)
 _RawCall = tuple[Any, Any, Any]
@@ -29,8 +32,19 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         first = choices[0] if isinstance(choices, list) and choices else None
         message = first.get("message") if isinstance(first, dict) else None
         if not isinstance(message, dict):
+            legacy = envelope_text(response)
+            if legacy is not None:
+                return Completion(content=legacy)
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
+    if isinstance(response.get("output"), list):
+        # OpenAI's Responses API items, or Replicate's pieces of text
+        pieces = envelope_text(response)
+        return (
+            Completion(content=pieces)
+            if pieces is not None
+            else _from_response_items(response["output"], call_id_prefix)
+        )
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
     if isinstance(response.get("candidates"), list):
@@ -38,10 +52,19 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
     if isinstance(response.get("message"), dict):
         # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
         return _from_openai_message(response["message"], call_id_prefix)
+    if isinstance(response.get("response"), str) and "done" in response:
+        # Ollama's generate API: {"model", "response", "thinking", "done"}
+        return Completion(content=response["response"], reasoning=reasoning_from_message(response))
     if isinstance(response.get("content"), list):
         return _from_blocks(response["content"], call_id_prefix)
+    if isinstance(response.get("text"), str) and "content" not in response:
+        # Cohere's chat API v1: {"text", "tool_calls": [{"name", "parameters"}], "finish_reason"}
+        return _from_openai_message({**response, "content": response["text"]}, call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
+    text = envelope_text(response)
+    if text is not None:
+        return Completion(content=text)
     return ParseError(message="The response is not in a known provider format.")
 
 
@@ -70,6 +93,44 @@ def _from_gemini(candidates: list[Any], call_id_prefix: str) -> Completion | Par
     return _completion("".join(texts), calls, call_id_prefix, thoughts)
 
 
+# Responses API items for tools OpenAI runs itself: their results are in the response, nothing to call.
+_SERVER_ITEMS = ("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call")
+
+
+def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | ParseError:
+    """The OpenAI Responses API's ``output`` items: ``message`` (its text parts, else its refusal), ``function_call``
+    and ``custom_tool_call`` (calls to make, named by their ``call_id``), ``reasoning`` (its summary and text)
+    and the items of tools OpenAI ran itself (recorded, not called). Messages apart are paragraphs apart."""
+    texts: list[str] = []
+    calls: list[_RawCall] = []
+    thoughts: list[ReasoningBlock] = []
+    server_tools: list[str] = []
+    for item in [item for item in items if isinstance(item, dict)]:
+        kind = item.get("type")
+        call_id = item.get("call_id") or item.get("id")
+        if kind == "message":
+            texts.append(openai_text(item.get("content")) or openai_refusal(item) or "")
+        elif kind == "function_call":
+            calls.append((call_id, item.get("name"), item.get("arguments")))
+        elif kind == "custom_tool_call":
+            calls.append((call_id, item.get("name"), custom_arguments(item.get("input"))))
+        elif kind == "reasoning":
+            thought = "\n\n".join(_part_texts(item.get("summary")) + _part_texts(item.get("content")))
+            thoughts.extend([ReasoningBlock(text=thought)] if thought else [])
+        elif kind in _SERVER_ITEMS:
+            server_tools.append(str(kind).removesuffix("_call"))
+    completion = _completion("\n\n".join(text for text in texts if text), calls, call_id_prefix, thoughts)
+    if isinstance(completion, Completion):
+        return completion.model_copy(update={"server_tools": server_tools})
+    return completion
+
+
+def _part_texts(parts: Any) -> list[str]:
+    """The texts of a list of ``{"type": ..., "text": ...}`` parts (reasoning summaries and contents)."""
+    found = [part.get("text") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
+    return [text for text in found if isinstance(text, str) and text.strip()]
+
+
 def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
     """An ``output`` envelope: Bedrock Converse (``output.message``) or DashScope's native API
     (``output.choices[0].message`` with the ``message`` result format, ``output.text`` with ``text``).
@@ -90,7 +151,8 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
 
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
-    content = openai_text(message.get("content")) or openai_refusal(message) or ""
+    # Cohere's v2 chat writes what it means to do with its calls as a tool_plan beside them.
+    content = openai_text(message.get("content")) or openai_refusal(message) or _tool_plan(message)
     calls: list[_RawCall] = []
     raw_calls = message.get("tool_calls")
     # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
@@ -101,11 +163,18 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
             continue
         function = raw.get("function", raw)
         function = function if isinstance(function, dict) else {}
-        calls.append((raw.get("id"), function.get("name"), function.get("arguments")))
+        # Cohere's v1 chat names the arguments "parameters"
+        arguments = function.get("arguments", function.get("parameters"))
+        calls.append((raw.get("id"), function.get("name"), arguments))
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
     return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
+
+
+def _tool_plan(message: dict[str, Any]) -> str:
+    plan = message.get("tool_plan")
+    return plan if isinstance(plan, str) and message.get("tool_calls") else ""
 
 
 def custom_call(call: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
@@ -115,10 +184,14 @@ def custom_call(call: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
     custom = call.get("custom")
     if call.get("type") != "custom" or not isinstance(custom, dict):
         return None
-    text = custom.get("input")
-    text = text if isinstance(text, str) else ""
+    return custom.get("name"), custom_arguments(custom.get("input"))
+
+
+def custom_arguments(raw: Any) -> dict[str, Any]:
+    """A custom tool's input (a string) as arguments: a JSON object written there, else ``{"input": text}``."""
+    text = raw if isinstance(raw, str) else ""
     decoded = decode_arguments(text) if text.strip().startswith("{") else None
-    return custom.get("name"), decoded if isinstance(decoded, dict) else {"input": text}
+    return decoded if isinstance(decoded, dict) else {"input": text}
 
 
 def openai_text(content: Any) -> str:
@@ -215,13 +288,19 @@ def is_server_tool_use(tool_use: dict[str, Any]) -> bool:
     return tool_use.get("type") == "server_tool_use"
 
 
+# Anthropic's blocks for tools it runs itself: its server tools (web search, code execution) and MCP connector tools.
+_ANTHROPIC_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
+
+
 def server_tool_names(blocks: list[Any]) -> list[str]:
-    """The names of the tools the provider ran itself among Converse content blocks, in order."""
-    return [
-        str(block["toolUse"].get("name") or "unnamed")
-        for block in blocks
-        if isinstance(block, dict) and isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"])
-    ]
+    """The names of the tools the provider ran itself among Converse or Anthropic content blocks, in order."""
+    names: list[str] = []
+    for block in [block for block in blocks if isinstance(block, dict)]:
+        if isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"]):
+            names.append(str(block["toolUse"].get("name") or "unnamed"))
+        elif block.get("type") in _ANTHROPIC_SERVER_BLOCKS:
+            names.append(str(block.get("name") or "unnamed"))
+    return names
 
 
 def _completion(

@@ -21,6 +21,7 @@ from stepwise.protocols.prompts import REACT_JSON
 from stepwise.protocols.react_text import parse_react_text
 from stepwise.protocols.sections import ignored_notes
 from stepwise.protocols.shapes import ACTION_KEY, BOTH_DECISIONS, FENCED_JSON, broken_block_error
+from stepwise.protocols.tool_call_markup import is_call_object
 
 # Narrower than the names accepted inside an explicit action section: a bare "name" key is too common
 # in ordinary JSON (an answer about a person) to mark an action block.
@@ -52,21 +53,33 @@ def action_blocks(text: str) -> list[JsonSpan]:
     return [span for span in find_objects(text) if pick(span.value, ACTION_KEYS)[0]]
 
 
+def _decision_blocks(text: str) -> list[JsonSpan]:
+    """The action blocks, and the call objects (``{"name": ..., "arguments": ...}``, as smolagents and models
+    trained on native calls write them) that stand in their place."""
+    return [span for span in find_objects(text) if pick(span.value, ACTION_KEYS)[0] or is_call_object(span.value)]
+
+
+def _action_name(block: JsonSpan) -> object:
+    """What a block names as its action: its action key, else a call object's name."""
+    found, action = pick(block.value, ACTION_KEYS)
+    return action if found else block.value.get("name")
+
+
 def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
     """The decision of the first action block, with notes on what else the reply held."""
-    blocks = action_blocks(text)
+    blocks = _decision_blocks(text)
     if not blocks or _is_action_input(text, blocks[0]):
         return _without_block(text, tools, call_id)
     first = blocks[0]
     thought = clean_thought(text[: first.start])
-    _, action = pick(first.value, ACTION_KEYS)
+    action = _action_name(first)
     _, action_input = pick(first.value, INPUT_KEYS)
     if isinstance(action, str) and is_final_action(action, tools):
         return final_answer(answer_text(action_input), thought)
     hits = find_keywords(text)
     observation = first_after(hits, "observation", first.end)
     limit = observation.start if observation else len(text)
-    later = [pick(block.value, ACTION_KEYS)[1] for block in blocks[1:] if block.start < limit]
+    later = [_action_name(block) for block in blocks[1:] if block.start < limit]
     finals = sum(isinstance(name, str) and is_final_action(name, tools) for name in later)
     keyword_final = first_after(hits, "final_answer", first.end)
     if finals or (keyword_final is not None and keyword_final.start < limit):

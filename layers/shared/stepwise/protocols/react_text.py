@@ -33,11 +33,15 @@ _FENCE_LANGUAGE = re.compile(r"^```[A-Za-z][\w+.-]*[ \t]+(?=\S)")
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
+# The start of an "Observation:" label on the reply's last line, cut by the token limit ("\nObs"): the
+# observation the model began to write, never part of what came before it.
+_CUT_OBSERVATION = re.compile(r"\n[ \t]*+Obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:n)?)?)?)?)?)?)?)?[ \t]*\Z", re.IGNORECASE)
 # A final answer written on the action's own line: both decisions at once.
 _INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
 # A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
 _INLINE_LABEL = re.compile(
-    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))(?=(?:Final Answer|Action Input|Action|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
+    r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))"
+    r"(?=(?:Final Answer|Action Input|Action|Tool Input|Tool|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
 )
 
 
@@ -61,7 +65,7 @@ class ReactTextProtocol(TextProtocol):
 
 def parse_react_text(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
     """The decision written with ReAct keyword lines; shared with the JSON protocol as its fallback."""
-    text = _unfenced(text)
+    text = _CUT_OBSERVATION.sub("", _unfenced(text))
     hits = find_keywords(text)
     decisive = _decisive(text, hits)
     if not decisive:

@@ -1,32 +1,40 @@
 """Native tool calls a server left in the text: models served without a tool-call parser write them raw.
 
-Qwen, Hermes and their fine-tunes write ``<tool_call>{"name": ..., "arguments": {...}}</tool_call>``;
-Qwen3-Coder writes ``<tool_call><function=name><parameter=p>value</parameter></function></tool_call>``;
-Mistral writes ``[TOOL_CALLS][{"name": ..., "arguments": {...}}]``. vLLM's and llama.cpp's tool parsers read
-these on the server; when the server has none, the native protocol reads them here rather than taking the
-markup as the final answer.
+Every model family writes its calls in a markup of its own (see `tool_call_markup` for the families read).
+vLLM's and llama.cpp's tool parsers read these on the server; when the server has none, the native protocol
+reads them here rather than taking the markup as the final answer.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, NamedTuple
 
-from stepwise.models.messages import Completion, ToolCall
-from stepwise.protocols.arguments import decode_arguments
-from stepwise.protocols.lenient_json import load_lenient, scan_value
+from stepwise.models.messages import Completion, ToolCall, ToolSpec
+from stepwise.protocols.arguments import (
+    coerce_arguments,
+    decode_arguments,
+    find_tool,
+    parameter_type,
+    unwrapped_arguments,
+)
+from stepwise.protocols.tool_call_markup import (
+    Found,
+    TextCall,
+    bare_function_calls,
+    call_object_calls,
+    markup_value,
+    pythonic_reply_calls,
+    tagged_calls,
+)
+from stepwise.protocols.tool_call_tokens import (
+    deepseek_calls,
+    function_gemma_calls,
+    harmony_calls,
+    kimi_calls,
+    qwen_agent_calls,
+)
 
-_HERMES = re.compile(r"<tool_call>(?P<body>.*?)(?:</tool_call>|\Z)", re.DOTALL)
-_FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
-_PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parameter>|(?=<parameter=)|\Z)", re.DOTALL)
-_MISTRAL = "[TOOL_CALLS]"
-
-
-class TextCall(NamedTuple):
-    """One call read from text: its name and arguments (None when they could not be read)."""
-
-    name: str
-    arguments: Any
+__all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
 
 
 class TextCalls(NamedTuple):
@@ -36,26 +44,40 @@ class TextCalls(NamedTuple):
     thought: str
 
 
+# One reader per family of markup (tool_call_markup, tool_call_tokens); the one whose markup starts first wins.
+_READERS = (
+    tagged_calls,
+    bare_function_calls,
+    deepseek_calls,
+    kimi_calls,
+    harmony_calls,
+    qwen_agent_calls,
+    function_gemma_calls,
+    pythonic_reply_calls,
+    call_object_calls,
+)
+
+
+def _find_calls(text: str) -> Found | None:
+    found = [reader(text) for reader in _READERS]
+    readable = [item for item in found if item is not None and item.calls]
+    return min(readable, key=lambda item: item.start) if readable else None
+
+
 def tool_calls_in_text(text: str) -> TextCalls | None:
     """The calls written in `text` as a model's raw tool-call markup, or None when it has none."""
-    start = text.find("<tool_call>")
-    if start >= 0:
-        read = [_hermes_call(match.group("body")) for match in _HERMES.finditer(text, start)]
-    else:
-        start = text.find(_MISTRAL)
-        if start < 0:
-            return None
-        value = scan_value(text, start + len(_MISTRAL))
-        items = value[0] if value is not None else None
-        read = [_json_call(item) for item in (items if isinstance(items, list) else [items])]
-    found = [call for call in read if call is not None]
-    return TextCalls(found, text[:start].strip()) if found else None
+    found = _find_calls(text)
+    if found is None:
+        return None
+    return TextCalls(found.calls, text[: found.start].strip())
 
 
-def with_written_calls(completion: Completion) -> Completion:
+def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = None) -> Completion:
     """The completion with the calls its text holds as native tool calls (its text then the thought before
     them), so that the stored turn and the tool results that follow it are the native pair providers expect.
-    Arguments that cannot be read are kept under ``_raw`` for the parser to report."""
+    Arguments written as text between tags take the types of the `tools`' parameters, and a single plain value
+    goes to the tool's one (required) parameter, else under ``input``. Arguments that cannot be read are kept under
+    ``_raw`` for the parser to report."""
     if completion.tool_calls:
         return completion
     written = tool_calls_in_text(completion.content)
@@ -63,7 +85,11 @@ def with_written_calls(completion: Completion) -> Completion:
         return completion
     calls = []
     for position, call in enumerate(written.calls):
-        arguments = decode_arguments(call.arguments)
+        tool = find_tool(tools, call.name)
+        arguments = _typed(call, tool) if call.markup else decode_arguments(call.arguments)
+        if arguments is None and _plain_value(call.arguments):
+            # a single value written as the arguments (smolagents' text calls): the tool's one input
+            arguments = unwrapped_arguments(coerce_arguments(call.arguments, tool), tool)
         raw = {"_raw": call.arguments if isinstance(call.arguments, str) else repr(call.arguments)}
         calls.append(
             ToolCall(id=f"call_{position}", name=call.name[:128], arguments=raw if arguments is None else arguments)
@@ -71,26 +97,30 @@ def with_written_calls(completion: Completion) -> Completion:
     return completion.model_copy(update={"content": written.thought, "tool_calls": calls})
 
 
-def _hermes_call(body: str) -> TextCall | None:
-    function = _FUNCTION.search(body)
-    if function is not None:
-        arguments = {
-            match.group("name"): _parameter_value(match.group("value"))
-            for match in _PARAMETER.finditer(function.group("body"))
-        }
-        return TextCall(function.group("name"), arguments)
-    return _json_call(load_lenient(body))
+def _plain_value(arguments: Any) -> bool:
+    """True for arguments written as one plain value: a number, or text that is no broken JSON object or list."""
+    if isinstance(arguments, int | float) and not isinstance(arguments, bool):
+        return True
+    return isinstance(arguments, str) and arguments.strip()[:1] not in ("{", "[", "")
 
 
-def _json_call(value: Any) -> TextCall | None:
-    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+def _typed(call: TextCall, tool: ToolSpec | None) -> dict[str, Any]:
+    """The arguments of a call written in tag markup, each typed by its parameter's schema."""
+    return {name: markup_value(text, _kind(tool, name)) for name, text in call.arguments.items()}
+
+
+def _kind(tool: ToolSpec | None, name: str) -> str | None:
+    """A parameter's JSON type: its ``type``, or the one type besides null of ``["string", "null"]`` or of an
+    ``anyOf``/``oneOf`` (how Pydantic writes optional fields)."""
+    kind = parameter_type(tool, name)
+    if kind is not None:
+        return kind
+    properties = tool.parameters.get("properties") if tool is not None else None
+    schema = properties.get(name) if isinstance(properties, dict) else None
+    if not isinstance(schema, dict):
         return None
-    arguments = value.get("arguments", value.get("parameters", {}))
-    return TextCall(value["name"], arguments)
-
-
-def _parameter_value(raw: str) -> Any:
-    """A Qwen3-Coder parameter: JSON when it reads as JSON (numbers, objects), else the text."""
-    text = raw.strip()
-    decoded = load_lenient(text)
-    return text if decoded is None or isinstance(decoded, str) else decoded
+    options = schema.get("type") if isinstance(schema.get("type"), list) else schema.get("anyOf", schema.get("oneOf"))
+    listed = options if isinstance(options, list) else []
+    named = [option.get("type") if isinstance(option, dict) else option for option in listed]
+    kinds = {kind for kind in named if isinstance(kind, str) and kind != "null"}
+    return kinds.pop() if len(kinds) == 1 else None

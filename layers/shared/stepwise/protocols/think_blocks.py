@@ -3,9 +3,9 @@
 Reasoning models served raw (Ollama, vLLM or llama.cpp without a reasoning parser, a gateway passing text
 through) write their thinking into the content, between tags the chat template defines: `<think>` (DeepSeek-R1,
 Qwen3, QwQ, GLM, MiniMax, Nemotron...), `<thinking>`, `<seed:think>` (Seed-OSS), `[THINK]` (Magistral),
-`◁think▷` (Kimi), `<|START_THINKING|>` (Command A), or Granite's "Here is my thought process:" lines. What
-they think mentions actions, JSON blocks, tags and answers they then decide against, so it is never read
-as the reply.
+`◁think▷` (Kimi), `<|START_THINKING|>` (Command A, whose reply then comes in `<|START_RESPONSE|>`), or
+Granite's "Here is my thought process:" lines. What they think mentions actions, JSON blocks, tags and answers
+they then decide against, so it is never read as the reply.
 
 The block is found the way reasoning parsers find it (vLLM's, llama.cpp's): at the start of the reply,
 closed or not (a reply cut off while thinking is all reasoning); with only its closing tag, when the chat
@@ -20,6 +20,7 @@ import re
 from typing import NamedTuple
 
 from stepwise.models.messages import Completion, ReasoningBlock
+from stepwise.protocols.harmony import call_markup, read_harmony
 
 # (opening, closing) tag pairs; the closing tag alone ends reasoning the template opened.
 _PAIRS: tuple[tuple[str, str], ...] = (
@@ -40,14 +41,10 @@ _LINE_OPENING = re.compile(r"(?:^|\n)[ \t]*(?=" + _OPENING.pattern + ")", re.IGN
 # IBM Granite 3.2's plain-text sections.
 _GRANITE_THOUGHT = re.compile(r"\s*Here(?:'s| is) my thought process:")
 _GRANITE_RESPONSE = re.compile(r"Here(?:'s| is) my response:")
-# gpt-oss (harmony format), served raw: reasoning on the analysis channel, the reply on the final one.
-_HARMONY_FINAL = re.compile(r"<\|channel\|>\s*final\s*(?:<\|constrain\|>[^<]*)?<\|message\|>")
-_HARMONY_ANALYSIS = re.compile(
-    r"(?:<\|start\|>\s*assistant\s*)?<\|channel\|>\s*analysis\s*<\|message\|>(?P<text>.*?)(?P<end><\|end\|>|\Z)",
-    re.DOTALL,
-)
-_HARMONY_END = re.compile(r"<\|(?:return|end|call)\|>\s*$")
-_HARMONY_MARKER = re.compile(r"<\|(?:end|return|start)\|>(?:\s*assistant\b)?")
+# Cohere Command's reply wrapper and its inline citations.
+_COHERE_RESPONSE = "<|START_RESPONSE|>"
+_COHERE_END = "<|END_RESPONSE|>"
+_COHERE_CITATION = re.compile(r"<co>(?P<text>[^<]*+)</co:[^>]*+>")
 
 
 class SplitReply(NamedTuple):
@@ -92,7 +89,7 @@ def split_reasoning(text: str) -> SplitReply:
         # Only a closing tag: the chat template opened the block in the prompt, so the reply starts thinking.
         closing_only = _ANY_CLOSING.search(rest)
         if closing_only is None or _OPENING.search(rest, 0, closing_only.start()) is not None:
-            return SplitReply("", text)
+            return SplitReply("", _unwrapped(text, False))
         return SplitReply(rest[: closing_only.start()].strip(), _unwrapped(rest[closing_only.end() :], True))
     return SplitReply(_joined(thoughts), _unwrapped("".join(pieces) + rest, True))
 
@@ -119,8 +116,12 @@ def _joined(thoughts: list[str]) -> str:
 
 
 def _unwrapped(reply: str, after_reasoning: bool) -> str:
-    """The reply without Hunyuan's `<answer>` wrapper, which only follows a reasoning block."""
+    """The reply without Hunyuan's `<answer>` wrapper (which only follows a reasoning block) or Cohere Command's
+    `<|START_RESPONSE|>` one (whose `<co>cited text</co: 0:[1]>` citation tags keep only the cited text)."""
     body = reply.strip()
+    if body.startswith(_COHERE_RESPONSE):
+        body = body[len(_COHERE_RESPONSE) :].removesuffix(_COHERE_END).strip()
+        return _COHERE_CITATION.sub(lambda match: match.group("text"), body)
     if not after_reasoning or body[:8].lower() != "<answer>":
         return reply
     body = body[8:]
@@ -141,20 +142,30 @@ def _split_granite(text: str) -> SplitReply | None:
 
 
 def _split_harmony(text: str) -> SplitReply | None:
-    """gpt-oss's channels, when a raw harmony reply reaches us; None for any other text."""
-    if "<|channel|>" not in text:
+    """gpt-oss's channels, when a raw harmony reply reaches us; None for any other text.
+
+    The analysis channel is the reasoning. Calls (messages addressed to a tool) are what the model decided, so
+    the reply is the calls, after what the model told the user before them; without calls it is the final
+    channel, else what is left (nothing when the reply was cut off while thinking)."""
+    harmony = read_harmony(text)
+    if harmony is None:
         return None
-    final = _HARMONY_FINAL.search(text)
-    analyses = list(_HARMONY_ANALYSIS.finditer(text, 0, final.start() if final else len(text)))
-    if not analyses:
-        return None
-    thoughts = _joined([match.group("text").strip() for match in analyses])
-    if final is not None:
-        return SplitReply(thoughts, _HARMONY_END.sub("", text[final.end() :]))
-    # No final channel: what is left (a commentary-channel call, or nothing when the reply was cut off
-    # while thinking) is the reply.
-    rest = _HARMONY_MARKER.sub("", _HARMONY_ANALYSIS.sub("", text)).strip()
-    return SplitReply(thoughts, rest, unclosed=not analyses[-1].group("end"))
+    messages = harmony.messages
+    thoughts = _joined([message.body.strip() for message in messages if message.channel == "analysis"])
+    said = [message.body.strip() for message in messages if message.channel not in ("analysis", "final")]
+    calls = [call_markup(message) for message in messages if message.recipient]
+    finals = [message.body for message in messages if message.channel == "final" and not message.recipient]
+    if calls:
+        before = [harmony.lead.strip()] + [
+            message.body.strip() for message in messages if message.channel == "commentary" and not message.recipient
+        ]
+        reply = _joined([*before, "\n".join(calls)])
+    elif finals:
+        reply = finals[-1]
+    else:
+        reply = _joined([harmony.lead.strip(), *said])
+    last = messages[-1]
+    return SplitReply(thoughts, reply, unclosed=last.channel == "analysis" and not last.ended)
 
 
 def without_reasoning(completion: Completion) -> Completion:

@@ -161,7 +161,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     reply = without_reasoning(completion)
     if agent.protocol.name == "function_calling":
         # calls a server without a tool-call parser left in the text are stored as the native calls they are
-        reply = with_written_calls(reply)
+        reply = with_written_calls(reply, turn.tools)
     message = ChatMessage(
         role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
     )
