@@ -245,3 +245,26 @@ def test_a_broken_line_between_call_objects_leaves_the_others_read() -> None:
     decision = parse_completion(text, "function_calling", TOOLS)
     # Then both calls are read
     assert isinstance(decision, ToolCalls) and [call.name for call in decision.calls] == ["get_weather", "bash"]
+
+
+EXAMPLE_IN_PROSE = (
+    'Send the widget as JSON, for instance:\n```json\n{"name": "widget", "parameters": {"size": 3}}\n```\n'
+    "The server answers with its id."
+)
+
+
+def test_a_call_object_shown_as_an_example_in_an_answer_stays_the_answer() -> None:
+    # Given an answer that shows, after its text, a JSON object shaped like a call to no tool it was offered
+    # When it is parsed
+    decision = parse_completion(EXAMPLE_IN_PROSE, "function_calling", TOOLS)
+    # Then it is the answer, whole
+    assert decision == FinalAnswer(text=EXAMPLE_IN_PROSE)
+
+
+def test_a_call_object_after_a_remark_that_names_an_offered_tool_is_the_call() -> None:
+    # Given a remark, then a fenced call object naming an offered tool / When it is parsed
+    text = 'I will check.\n```json\n{"name": "get_weather", "parameters": {"city": "Paris"}}\n```'
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is that call
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]

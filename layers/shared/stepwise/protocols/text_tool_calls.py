@@ -38,10 +38,12 @@ __all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
 
 
 class TextCalls(NamedTuple):
-    """The calls found in a reply's text, and the text before them (the model's thought)."""
+    """The calls found in a reply's text, the text before them (the model's thought), and whether they were
+    written with no markup of their own (a JSON call object, a Python list of calls)."""
 
     calls: list[TextCall]
     thought: str
+    untagged: bool = False
 
 
 # One reader per family of markup (tool_call_markup, tool_call_tokens); the one whose markup starts first wins.
@@ -58,18 +60,23 @@ _READERS = (
 )
 
 
-def _find_calls(text: str) -> Found | None:
-    found = [reader(text) for reader in _READERS]
-    readable = [item for item in found if item is not None and item.calls]
-    return min(readable, key=lambda item: item.start) if readable else None
+# Readers of calls written with no markup around them, which an answer may also hold as an example.
+_UNTAGGED_READERS = (pythonic_reply_calls, call_object_calls)
+
+
+def _find_calls(text: str) -> tuple[Found, bool] | None:
+    found = [(reader(text), reader in _UNTAGGED_READERS) for reader in _READERS]
+    readable = [(item, untagged) for item, untagged in found if item is not None and item.calls]
+    return min(readable, key=lambda pair: pair[0].start) if readable else None
 
 
 def tool_calls_in_text(text: str) -> TextCalls | None:
     """The calls written in `text` as a model's raw tool-call markup, or None when it has none."""
-    found = _find_calls(text)
-    if found is None:
+    first = _find_calls(text)
+    if first is None:
         return None
-    return TextCalls(found.calls, text[: found.start].strip())
+    found, untagged = first
+    return TextCalls(found.calls, text[: found.start].strip(), untagged)
 
 
 def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = None) -> Completion:
@@ -81,7 +88,7 @@ def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = No
     if completion.tool_calls:
         return completion
     written = tool_calls_in_text(completion.content)
-    if written is None:
+    if written is None or _example_in_prose(written, tools):
         return completion
     calls = []
     for position, call in enumerate(written.calls):
@@ -95,6 +102,18 @@ def with_written_calls(completion: Completion, tools: list[ToolSpec] | None = No
             ToolCall(id=f"call_{position}", name=call.name[:128], arguments=raw if arguments is None else arguments)
         )
     return completion.model_copy(update={"content": written.thought, "tool_calls": calls})
+
+
+def _example_in_prose(written: TextCalls, tools: list[ToolSpec] | None) -> bool:
+    """True for calls written with no markup after other text that name no tool the turn offered: an
+    answer showing a JSON object or a call as an example, not a call. A reply that is nothing but such a call
+    is one, whatever it names (the model is told when the tool does not exist)."""
+    return (
+        written.untagged
+        and bool(written.thought)
+        and tools is not None
+        and all(find_tool(tools, call.name) is None for call in written.calls)
+    )
 
 
 def _plain_value(arguments: Any) -> bool:
