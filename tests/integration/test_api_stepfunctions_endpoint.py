@@ -274,6 +274,26 @@ def test_an_execution_the_endpoint_shutdown_interrupts_is_not_reported_ended() -
     assert ended == []
 
 
+def test_executions_not_yet_begun_when_the_endpoint_stops_are_dropped_and_do_not_hold_the_drain() -> None:
+    # Given one execution slot, taken by an execution whose task is running, and two more executions queued
+    work = CountingWork()
+    work.released.clear()
+    machine = LocalStateMachine(TWO_TASK_MACHINE, work, name="agent")
+    endpoint = StepFunctionsEndpoint(max_concurrent_executions=1).start()
+    endpoint.attach(machine)
+    starter = executions(endpoint, machine)
+    for name in ("run-1", "run-2", "run-3"):
+        starter.start(name, {"n": 1})
+    assert work.begun.wait(timeout=10)
+    # When the endpoint stops while the running task finishes
+    threading.Timer(0.1, work.released.set).start()
+    drained = endpoint.stop(drain_seconds=10)
+    # Then the stop reports every begun step drained (the queued executions, dropped, are not waited for), and
+    # only the first execution ran a task
+    assert drained is True
+    assert work.calls == 1
+
+
 def test_an_execution_the_engine_cannot_run_is_reported_ended_failed() -> None:
     # Given an engine that breaks on every execution (its listener fails, as a trace printer whose pipe
     # closed does), on an endpoint that reports ended executions
