@@ -187,6 +187,9 @@ class LocalApi:
 
     def _stop_services(self) -> None:
         self._endpoint.stop()
+        self._stop_example_api()
+
+    def _stop_example_api(self) -> None:
         if self._example_api is not None:
             self._example_api.stop()
 
@@ -201,7 +204,8 @@ class LocalApi:
         self.drained = self._endpoint.stop()
         unload_handlers(self._api_module_prefix)
         self.environment.__exit__(exc_type, exc, traceback)
-        self._stop_services()
+        # the endpoint is stopped above, before the environment it calls goes away
+        self._stop_example_api()
 
 
 def add_serve_command(subparsers: Any) -> None:
