@@ -16,8 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stepwise.config import model as config_model
 from stepwise.config.intent import Category
 from stepwise.config.redaction import Redactor, redact_known_secrets
+from stepwise.errors import ConfigError
+from stepwise.guardrails.detectors import redact_pii
 from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
@@ -37,6 +40,7 @@ from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
+from stepwise.steps import refusal_wording, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
 from stepwise.tools import http_response, search_words
 from stepwise.tools.openapi.names import model_safe_name
@@ -119,6 +123,25 @@ def _ruled_out(text: str) -> object:
 
 def _written_calls(text: str) -> object:
     return text_tool_calls.tool_calls_in_text(text)
+
+
+def _notes(text: str) -> object:
+    return summarizer.read_notes(text, 1_000_000)
+
+
+def _attributed(text: str) -> object:
+    return summary_text.attributed_facts(text, [])
+
+
+def _environment(text: str) -> object:
+    try:
+        return config_model._substitute_environment(text, {}, "<config>")
+    except ConfigError as exc:
+        return exc
+
+
+def _pii(text: str) -> object:
+    return redact_pii(text, ["aws_key", "iban", "card", "email", "phone"])
 
 
 def _cases() -> list[Case]:
@@ -288,6 +311,22 @@ def _cases() -> list[Case]:
         Case("search_words.words", "< never closed", search_words.words, repeated("<")),
         Case("search_words.words", "phrases and tags", search_words.words, repeated("who am I logged in as <b>")),
         Case("search_words.implied_verb", "question words", search_words.implied_verb, repeated("which who ")),
+        # a provider's refusal of a too-long request, read for the window and the prompt size it states
+        Case("refusal_wording.stated_window", "digits", refusal_wording.stated_window, repeated("1")),
+        Case(
+            "refusal_wording.stated_window",
+            "'total number of tokens', no '.'",
+            refusal_wording.stated_window,
+            repeated("total number of tokens "),
+        ),
+        Case("refusal_wording.reported_prompt", "digits", refusal_wording.reported_prompt, repeated("1")),
+        # a summarizer's notes: their headings, and the source tag of each line
+        Case("summarizer.read_notes", "- lines, no heading", _notes, repeated("-\n")),
+        Case("summary_text.attributed_facts", "[1 + spaces", _attributed, repeated(" ", prefix="- [1", suffix="x")),
+        # guardrails: PII in any text a rule reads
+        Case("detectors.redact_pii", "spaced digits", _pii, repeated("1 ")),
+        # a configuration's values: `${env:NAME:-default}` references
+        Case("config.model (env references)", "${env:A:- never closed", _environment, repeated("${env:A:-")),
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
         Case("chat.stream_pieces", "words", stream_pieces, repeated("word ")),
