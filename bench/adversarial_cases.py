@@ -24,6 +24,7 @@ from stepwise.guardrails.detectors import redact_pii
 from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
+from stepwise.llm import provider_errors
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols import (
     arguments,
@@ -42,7 +43,7 @@ from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
 from stepwise.steps import refusal_wording, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
-from stepwise.tools import http_response, search_words
+from stepwise.tools import http_response, search_words, tool_budget
 from stepwise.tools.openapi.names import model_safe_name
 
 TOOLS = [
@@ -266,6 +267,12 @@ def _cases() -> list[Case]:
             repeated(" ", prefix="<think>x</think><answer>"),
         ),
         Case("lenient_json.close_cut_off", '{"a": [{"b": …', lenient_json.close_cut_off, repeated('{"a": [')),
+        Case(
+            "lenient_json.close_cut_off",
+            "{ + a word cut by punctuation",
+            lenient_json.close_cut_off,
+            repeated("a", prefix="{", suffix="-"),
+        ),
         Case("text_tool_calls.tool_calls_in_text", "<tool_call>…", _written_calls, repeated("<tool_call>")),
         Case(
             "text_tool_calls.tool_calls_in_text",
@@ -327,6 +334,15 @@ def _cases() -> list[Case]:
         Case("detectors.redact_pii", "spaced digits", _pii, repeated("1 ")),
         # a configuration's values: `${env:NAME:-default}` references
         Case("config.model (env references)", "${env:A:- never closed", _environment, repeated("${env:A:-")),
+        # a tool's description, shortened to its first sentence when the tools do not fit a request
+        Case("tool_budget.shorten_description", "no sentence end", tool_budget.shorten_description, repeated("a.b ")),
+        # a provider's error message (Bedrock's is read whole), read for a context overflow
+        Case(
+            "provider_errors.is_context_overflow",
+            "near-matches of the wordings",
+            provider_errors.is_context_overflow,
+            repeated("token count of 1context "),
+        ),
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
         Case("chat.stream_pieces", "words", stream_pieces, repeated("word ")),

@@ -17,7 +17,9 @@ _MAX_DEPTH = 64
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
-_LAST_WORD = re.compile(r"\w+$")
+# From the start of a run of word characters only: searched from each of them, a long run followed by
+# punctuation was read to its end again and again.
+_LAST_WORD = re.compile(r"(?<!\w)\w+$")
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
