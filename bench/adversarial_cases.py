@@ -41,7 +41,7 @@ from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
-from stepwise.steps import refusal_wording, summarizer, summary_text
+from stepwise.steps import refusal_wording, structured_output, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
 from stepwise.tools import http_response, search_words, tool_budget
 from stepwise.tools.openapi.names import model_safe_name
@@ -334,6 +334,13 @@ def _cases() -> list[Case]:
         Case("detectors.redact_pii", "spaced digits", _pii, repeated("1 ")),
         # a configuration's values: `${env:NAME:-default}` references
         Case("config.model (env references)", "${env:A:- never closed", _environment, repeated("${env:A:-")),
+        # a structured-output reply, read for the first JSON object or array in it
+        Case(
+            "structured_output.read_json",
+            "[ then a // comment line holding [, repeated",
+            structured_output.read_json,
+            repeated("//[\n", prefix="["),
+        ),
         # a tool's description, shortened to its first sentence when the tools do not fit a request
         Case("tool_budget.shorten_description", "no sentence end", tool_budget.shorten_description, repeated("a.b ")),
         # a provider's error message (Bedrock's is read whole), read for a context overflow

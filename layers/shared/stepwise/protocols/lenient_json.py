@@ -20,6 +20,7 @@ _BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
 # From the start of a run of word characters only: searched from each of them, a long run followed by
 # punctuation was read to its end again and again.
 _LAST_WORD = re.compile(r"(?<!\w)\w+$")
+_OPENER = re.compile(r"[{\[]")
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
@@ -52,8 +53,10 @@ class _Reader:
     def __init__(self, text: str, pos: int) -> None:
         self.text = text
         self.pos = pos
-        # Objects read completely, even inside a document that turns out unreadable (see find_objects).
+        # Objects read completely, even inside a document that turns out unreadable (see find_objects); and
+        # arrays, as (start, end, value) (see first_container).
         self.completed: list[JsonSpan] = []
+        self.arrays: list[tuple[int, int, list[Any]]] = []
 
     def skip_blank(self) -> None:
         """Skip whitespace and comments."""
@@ -118,6 +121,7 @@ class _Reader:
 
     def array(self, depth: int) -> list[Any]:
         """Read an array; commas between items are optional, a trailing one is allowed."""
+        start = self.pos
         self.pos += 1
         result: list[Any] = []
         while True:
@@ -125,6 +129,7 @@ class _Reader:
             char = self.peek()
             if char == "]":
                 self.pos += 1
+                self.arrays.append((start, self.pos, result))
                 return result
             if not char:
                 raise _Unreadable
@@ -324,6 +329,36 @@ def find_objects(text: str) -> Iterator[JsonSpan]:
         if isinstance(value, dict):
             yield JsonSpan(position, reader.pos, value)
         position = text.find("{", reader.pos)
+
+
+def first_container(text: str) -> dict[str, Any] | list[Any] | None:
+    """The first readable object or array inside a text (prose, fences and all): the one that starts first.
+
+    Linear in the text, as `find_objects`: a read that fails is not started again from each bracket it went
+    past (a reply of a thousand `[` cost a million reads). The values it did read completely before failing
+    are those reads' answers; the first of them is the first readable value.
+    """
+    position = _next_opener(text, 0)
+    while position >= 0:
+        reader = _Reader(text, position)
+        try:
+            value: dict[str, Any] | list[Any] = reader.value(0)
+        except (_Unreadable, RecursionError):
+            read = [(span.start, -span.end, span.value) for span in reader.completed]
+            read += [(start, -end, array) for start, end, array in reader.arrays]
+            if read:
+                return min(read, key=lambda found: found[:2])[2]
+            position = _next_opener(text, max(reader.pos, position + 1))
+            continue
+        return value
+    return None
+
+
+def _next_opener(text: str, start: int) -> int:
+    """Where the next `{` or `[` from `start` is, or -1 (one search: two `find`s would each read to the end of
+    a text that holds only the other)."""
+    found = _OPENER.search(text, start)
+    return found.start() if found is not None else -1
 
 
 def _outermost(spans: list[JsonSpan]) -> list[JsonSpan]:
