@@ -229,6 +229,12 @@ def _cases() -> list[Case]:
         Case(
             "call_syntax.parse_call", "spaces before (", call_syntax.parse_call, repeated(" ", prefix="f", suffix="x")
         ),
+        Case(
+            "call_syntax.parse_call",
+            "f(/* never closed, /* …",
+            call_syntax.parse_call,
+            repeated("/*" + " " * 60 + ", ", prefix="f("),
+        ),
         Case("keywords.find_keywords", "Action: …", keywords.find_keywords, repeated("Action: ")),
         Case(
             "keywords.find_keywords",

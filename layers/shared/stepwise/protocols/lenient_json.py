@@ -47,12 +47,33 @@ class _Unreadable(Exception):
     """Raised inside the reader only; the public functions turn it into None."""
 
 
+class Searches:
+    """The ends of comments found in one text, remembered: a caller that reads many values from one text
+    (`call_syntax`'s arguments) would otherwise search from each of them to the end of a text whose comment
+    is never closed. Each answer is the first end at or after a position, so any later position up to it has
+    the same answer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, tuple[int, int]] = {}
+
+    def find(self, needle: str, start: int) -> int:
+        """`text.find(needle, start)`, without searching again where an earlier search found nothing."""
+        known = self._found.get(needle)
+        if known is not None and known[0] <= start and (known[1] < 0 or start <= known[1]):
+            return known[1]
+        found = self.text.find(needle, start)
+        self._found[needle] = (start, found)
+        return found
+
+
 class _Reader:
     """Recursive-descent reader over one string, starting at a given position."""
 
-    def __init__(self, text: str, pos: int) -> None:
+    def __init__(self, text: str, pos: int, searches: Searches | None = None) -> None:
         self.text = text
         self.pos = pos
+        self.searches = searches if searches is not None else Searches(text)
         # Objects read completely, even inside a document that turns out unreadable (see find_objects); and
         # arrays, as (start, end, value) (see first_container).
         self.completed: list[JsonSpan] = []
@@ -66,10 +87,10 @@ class _Reader:
             if char.isspace():
                 self.pos += 1
             elif text.startswith("//", self.pos):
-                newline = text.find("\n", self.pos)
+                newline = self.searches.find("\n", self.pos)
                 self.pos = len(text) if newline < 0 else newline + 1
             elif text.startswith("/*", self.pos):
-                close = text.find("*/", self.pos + 2)
+                close = self.searches.find("*/", self.pos + 2)
                 if close < 0:
                     # The rest of the text is the comment: no search should start inside it again.
                     self.pos = len(text)
@@ -224,9 +245,10 @@ def strip_code_fence(text: str) -> str:
     return body.strip()
 
 
-def scan_value(text: str, start: int) -> tuple[Any, int] | None:
-    """Read one value starting at ``start``; return it and the index just past it, or None."""
-    reader = _Reader(text, start)
+def scan_value(text: str, start: int, searches: Searches | None = None) -> tuple[Any, int] | None:
+    """Read one value starting at ``start``; return it and the index just past it, or None. A caller that
+    reads many values of one text passes the same `searches` to each read."""
+    reader = _Reader(text, start, searches)
     try:
         value = reader.value(0)
     except (_Unreadable, RecursionError):
