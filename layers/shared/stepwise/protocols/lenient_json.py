@@ -366,10 +366,12 @@ def first_container(text: str) -> dict[str, Any] | list[Any] | None:
         try:
             value: dict[str, Any] | list[Any] = reader.value(0)
         except (_Unreadable, RecursionError):
-            read = [(span.start, -span.end, span.value) for span in reader.completed]
+            read: list[tuple[int, int, dict[str, Any] | list[Any]]] = [
+                (span.start, -span.end, span.value) for span in reader.completed
+            ]
             read += [(start, -end, array) for start, end, array in reader.arrays]
             if read:
-                return min(read, key=lambda found: found[:2])[2]
+                return min(read, key=lambda found: (found[0], found[1]))[2]
             position = _next_opener(text, max(reader.pos, position + 1))
             continue
         return value
