@@ -43,7 +43,7 @@ from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
 from stepwise.steps import refusal_wording, structured_output, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
-from stepwise.tools import http_response, search_words, tool_budget
+from stepwise.tools import http_response, search_words
 from stepwise.tools.openapi.names import model_safe_name
 
 TOOLS = [
@@ -242,6 +242,7 @@ def _cases() -> list[Case]:
             keywords.find_keywords,
             repeated("*_ \t", prefix="- Action"),
         ),
+        Case("keywords.find_keywords", "a line of *", keywords.find_keywords, repeated("*")),
         Case("keywords.clean_thought", "```json ```…", keywords.clean_thought, repeated("```json ")),
         Case("arguments.decode_arguments", '{"a":…', arguments.decode_arguments, repeated('{"a":')),
         Case("arguments.clean_tool_name", "spaces", arguments.clean_tool_name, repeated(" ")),
@@ -347,8 +348,6 @@ def _cases() -> list[Case]:
             structured_output.read_json,
             repeated("//[\n", prefix="["),
         ),
-        # a tool's description, shortened to its first sentence when the tools do not fit a request
-        Case("tool_budget.shorten_description", "no sentence end", tool_budget.shorten_description, repeated("a.b ")),
         # a provider's error message (Bedrock's is read whole), read for a context overflow
         Case(
             "provider_errors.is_context_overflow",

@@ -19,11 +19,11 @@ parse.detect_protocol, shapes.has_action_key, think_blocks.split_reasoning,
 text_tool_calls.tool_calls_in_text, the intent answer's reading (intent.parsing) and
 option_search.find_option, search_text, without_ruled_out and labelled_answers,
 http_response.describe_body, openapi.names.model_safe_name, search_words.words and implied_verb
-(find_tools' reading of descriptions and queries), tool_budget.shorten_description (a tool's description
-cut to its first sentence), structured_output.read_json (a structured-output reply), a provider's refusal
-(provider_errors.is_context_overflow, refusal_wording.stated_window and reported_prompt), the summarizer's
-notes (summarizer.read_notes, summary_text.attributed_facts), guardrails' detectors.redact_pii, a
-configuration's `${env:...}` references and the chat answer's stream pieces.
+(find_tools' reading of descriptions and queries), structured_output.read_json (a structured-output
+reply), a provider's refusal (provider_errors.is_context_overflow, refusal_wording.stated_window and
+reported_prompt), the summarizer's notes (summarizer.read_notes, summary_text.attributed_facts),
+guardrails' detectors.redact_pii, a configuration's `${env:...}` references and the chat answer's stream
+pieces.
 """
 
 from __future__ import annotations
