@@ -20,11 +20,9 @@ from stepwise.config import model as config_model
 from stepwise.config.intent import Category
 from stepwise.config.redaction import Redactor, redact_known_secrets
 from stepwise.errors import ConfigError
-from stepwise.guardrails.detectors import redact_pii
 from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
-from stepwise.llm import provider_errors
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols import (
     arguments,
@@ -141,10 +139,6 @@ def _environment(text: str) -> object:
         return exc
 
 
-def _pii(text: str) -> object:
-    return redact_pii(text, ["aws_key", "iban", "card", "email", "phone"])
-
-
 def _cases() -> list[Case]:
     cases = [
         # inputs: what every boundary applies
@@ -250,6 +244,7 @@ def _cases() -> list[Case]:
         Case("parse.detect_protocol", "<action + spaces, never closed", _detect, repeated(" ", prefix="<action")),
         Case("parse.detect_protocol", "/* spaces, never closed", _detect, repeated(" ", prefix="/*")),
         Case("shapes.has_action_key", "'action' without colon", shapes.has_action_key, repeated("'action' ")),
+        Case("shapes.is_plain_prose", "< + spaces", shapes.is_plain_prose, repeated(" ", prefix="<", suffix="x")),
         # reasoning written into a reply, split off before anything reads it
         Case("think_blocks.split_reasoning", "<think> never closed", split_reasoning, repeated("<think>")),
         Case("think_blocks.split_reasoning", "</think> only", split_reasoning, repeated("</think>")),
@@ -294,6 +289,12 @@ def _cases() -> list[Case]:
             repeated(" ", prefix="Thought: x", suffix="Final Answer: 1"),
         ),
         Case("react_text.parse_react_text", "a fence around every line", _react_text, repeated("```\nThought: x\n")),
+        Case(
+            "react_text.parse_react_text",
+            "a label on a thought's line + spaces",
+            _react_text,
+            repeated(" ", prefix="Thought: x Final Answer", suffix="y"),
+        ),
         # intent: what a classifier model writes
         Case("intent.parsing (structured values)", "{a: {a: …", _intent_values, repeated("{a: ")),
         Case("intent.parsing (structured values)", "<think> never closed", _intent_values, repeated("<think>")),
@@ -309,6 +310,12 @@ def _cases() -> list[Case]:
             "label-like lines",
             lambda text: option_search.search_text(text, [CATEGORY]),
             repeated("intent-route: x\n"),
+        ),
+        Case(
+            "intent.option_search.search_text",
+            "a label + spaces",
+            lambda text: option_search.search_text(text, [CATEGORY]),
+            repeated(" ", prefix="intent-route", suffix="x"),
         ),
         Case("intent.option_search.without_ruled_out", "negations", _ruled_out, repeated("not Finance, ")),
         Case(
@@ -337,8 +344,6 @@ def _cases() -> list[Case]:
         # a summarizer's notes: their headings, and the source tag of each line
         Case("summarizer.read_notes", "- lines, no heading", _notes, repeated("-\n")),
         Case("summary_text.attributed_facts", "[1 + spaces", _attributed, repeated(" ", prefix="- [1", suffix="x")),
-        # guardrails: PII in any text a rule reads
-        Case("detectors.redact_pii", "spaced digits", _pii, repeated("1 ")),
         # a configuration's values: `${env:NAME:-default}` references
         Case("config.model (env references)", "${env:A:- never closed", _environment, repeated("${env:A:-")),
         # a structured-output reply, read for the first JSON object or array in it
@@ -347,13 +352,6 @@ def _cases() -> list[Case]:
             "[ then a // comment line holding [, repeated",
             structured_output.read_json,
             repeated("//[\n", prefix="["),
-        ),
-        # a provider's error message (Bedrock's is read whole), read for a context overflow
-        Case(
-            "provider_errors.is_context_overflow",
-            "near-matches of the wordings",
-            provider_errors.is_context_overflow,
-            repeated("token count of 1context "),
         ),
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
