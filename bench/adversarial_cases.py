@@ -76,6 +76,16 @@ def repeated(pattern: str, *, prefix: str = "", suffix: str = "") -> Callable[[i
     return build
 
 
+def _two_runs(before: str, between: str) -> Callable[[int], str]:
+    """An input of `size` characters: `before`, spaces, `between`, spaces, `x`."""
+
+    def build(size: int) -> str:
+        half = max(size - len(before) - len(between) - 1, 0) // 2
+        return before + " " * half + between + " " * half + "x"
+
+    return build
+
+
 def _react_json(text: str) -> object:
     return parse_react_json(text, TOOLS, "c")
 
@@ -244,7 +254,9 @@ def _cases() -> list[Case]:
         Case("parse.detect_protocol", "<action + spaces, never closed", _detect, repeated(" ", prefix="<action")),
         Case("parse.detect_protocol", "/* spaces, never closed", _detect, repeated(" ", prefix="/*")),
         Case("shapes.has_action_key", "'action' without colon", shapes.has_action_key, repeated("'action' ")),
-        Case("shapes.is_plain_prose", "< + spaces", shapes.is_plain_prose, repeated(" ", prefix="<", suffix="x")),
+        Case(
+            "shapes.is_plain_prose", "< + spaces, ```json + spaces", shapes.is_plain_prose, _two_runs("<", "x```json")
+        ),
         # reasoning written into a reply, split off before anything reads it
         Case("think_blocks.split_reasoning", "<think> never closed", split_reasoning, repeated("<think>")),
         Case("think_blocks.split_reasoning", "</think> only", split_reasoning, repeated("</think>")),
