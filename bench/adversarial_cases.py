@@ -345,7 +345,6 @@ def _cases() -> list[Case]:
         Case("search_words.words", "phrases and tags", search_words.words, repeated("who am I logged in as <b>")),
         Case("search_words.implied_verb", "question words", search_words.implied_verb, repeated("which who ")),
         # a provider's refusal of a too-long request, read for the window and the prompt size it states
-        Case("refusal_wording.stated_window", "digits", refusal_wording.stated_window, repeated("1")),
         Case(
             "refusal_wording.stated_window",
             "'total number of tokens', no '.'",
