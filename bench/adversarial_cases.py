@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stepwise.config import model as config_model
 from stepwise.config.intent import Category
 from stepwise.config.redaction import Redactor, redact_known_secrets
+from stepwise.errors import ConfigError
 from stepwise.inputs import json_limits, text_policy
 from stepwise.inputs.echo_decoding import normalize
 from stepwise.intent import option_search, parsing
@@ -37,6 +39,7 @@ from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
+from stepwise.steps import refusal_wording, structured_output, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
 from stepwise.tools import http_response, search_words
 from stepwise.tools.openapi.names import model_safe_name
@@ -69,6 +72,16 @@ def repeated(pattern: str, *, prefix: str = "", suffix: str = "") -> Callable[[i
     def build(size: int) -> str:
         room = max(size - len(prefix) - len(suffix), 0)
         return prefix + (pattern * (room // len(pattern) + 1))[:room] + suffix
+
+    return build
+
+
+def _two_runs(before: str, between: str) -> Callable[[int], str]:
+    """An input of `size` characters: `before`, spaces, `between`, spaces, `x`."""
+
+    def build(size: int) -> str:
+        half = max(size - len(before) - len(between) - 1, 0) // 2
+        return before + " " * half + between + " " * half + "x"
 
     return build
 
@@ -119,6 +132,21 @@ def _ruled_out(text: str) -> object:
 
 def _written_calls(text: str) -> object:
     return text_tool_calls.tool_calls_in_text(text)
+
+
+def _notes(text: str) -> object:
+    return summarizer.read_notes(text, 1_000_000)
+
+
+def _attributed(text: str) -> object:
+    return summary_text.attributed_facts(text, [])
+
+
+def _environment(text: str) -> object:
+    try:
+        return config_model._substitute_environment(text, {}, "<config>")
+    except ConfigError as exc:
+        return exc
 
 
 def _cases() -> list[Case]:
@@ -205,6 +233,12 @@ def _cases() -> list[Case]:
         Case(
             "call_syntax.parse_call", "spaces before (", call_syntax.parse_call, repeated(" ", prefix="f", suffix="x")
         ),
+        Case(
+            "call_syntax.parse_call",
+            "f(/* never closed, /* …",
+            call_syntax.parse_call,
+            repeated("/*" + " " * 60 + ", ", prefix="f("),
+        ),
         Case("keywords.find_keywords", "Action: …", keywords.find_keywords, repeated("Action: ")),
         Case(
             "keywords.find_keywords",
@@ -212,6 +246,7 @@ def _cases() -> list[Case]:
             keywords.find_keywords,
             repeated("*_ \t", prefix="- Action"),
         ),
+        Case("keywords.find_keywords", "a line of *", keywords.find_keywords, repeated("*")),
         Case("keywords.clean_thought", "```json ```…", keywords.clean_thought, repeated("```json ")),
         Case("arguments.decode_arguments", '{"a":…', arguments.decode_arguments, repeated('{"a":')),
         Case("arguments.clean_tool_name", "spaces", arguments.clean_tool_name, repeated(" ")),
@@ -219,6 +254,9 @@ def _cases() -> list[Case]:
         Case("parse.detect_protocol", "<action + spaces, never closed", _detect, repeated(" ", prefix="<action")),
         Case("parse.detect_protocol", "/* spaces, never closed", _detect, repeated(" ", prefix="/*")),
         Case("shapes.has_action_key", "'action' without colon", shapes.has_action_key, repeated("'action' ")),
+        Case(
+            "shapes.is_plain_prose", "< + spaces, ```json + spaces", shapes.is_plain_prose, _two_runs("<", "x```json")
+        ),
         # reasoning written into a reply, split off before anything reads it
         Case("think_blocks.split_reasoning", "<think> never closed", split_reasoning, repeated("<think>")),
         Case("think_blocks.split_reasoning", "</think> only", split_reasoning, repeated("</think>")),
@@ -243,6 +281,12 @@ def _cases() -> list[Case]:
             repeated(" ", prefix="<think>x</think><answer>"),
         ),
         Case("lenient_json.close_cut_off", '{"a": [{"b": …', lenient_json.close_cut_off, repeated('{"a": [')),
+        Case(
+            "lenient_json.close_cut_off",
+            "{ + a word cut by punctuation",
+            lenient_json.close_cut_off,
+            repeated("a", prefix="{", suffix="-"),
+        ),
         Case("text_tool_calls.tool_calls_in_text", "<tool_call>…", _written_calls, repeated("<tool_call>")),
         Case(
             "text_tool_calls.tool_calls_in_text",
@@ -273,6 +317,12 @@ def _cases() -> list[Case]:
             repeated(" ", prefix="Thought: x", suffix="Final Answer: 1"),
         ),
         Case("react_text.parse_react_text", "a fence around every line", _react_text, repeated("```\nThought: x\n")),
+        Case(
+            "react_text.parse_react_text",
+            "a label on a thought's line + spaces",
+            _react_text,
+            repeated(" ", prefix="Thought: x Final Answer", suffix="y"),
+        ),
         # intent: what a classifier model writes
         Case("intent.parsing (structured values)", "{a: {a: …", _intent_values, repeated("{a: ")),
         Case("intent.parsing (structured values)", "<think> never closed", _intent_values, repeated("<think>")),
@@ -289,6 +339,12 @@ def _cases() -> list[Case]:
             lambda text: option_search.search_text(text, [CATEGORY]),
             repeated("intent-route: x\n"),
         ),
+        Case(
+            "intent.option_search.search_text",
+            "a label + spaces",
+            lambda text: option_search.search_text(text, [CATEGORY]),
+            repeated(" ", prefix="intent-route", suffix="x"),
+        ),
         Case("intent.option_search.without_ruled_out", "negations", _ruled_out, repeated("not Finance, ")),
         Case(
             "intent.option_search.labelled_answers",
@@ -304,6 +360,26 @@ def _cases() -> list[Case]:
         Case("search_words.words", "< never closed", search_words.words, repeated("<")),
         Case("search_words.words", "phrases and tags", search_words.words, repeated("who am I logged in as <b>")),
         Case("search_words.implied_verb", "question words", search_words.implied_verb, repeated("which who ")),
+        # a provider's refusal of a too-long request, read for the window and the prompt size it states
+        Case(
+            "refusal_wording.stated_window",
+            "'total number of tokens', no '.'",
+            refusal_wording.stated_window,
+            repeated("total number of tokens "),
+        ),
+        Case("refusal_wording.reported_prompt", "digits", refusal_wording.reported_prompt, repeated("1")),
+        # a summarizer's notes: their headings, and the source tag of each line
+        Case("summarizer.read_notes", "- lines, no heading", _notes, repeated("-\n")),
+        Case("summary_text.attributed_facts", "[1 + spaces", _attributed, repeated(" ", prefix="- [1", suffix="x")),
+        # a configuration's values: `${env:NAME:-default}` references
+        Case("config.model (env references)", "${env:A:- never closed", _environment, repeated("${env:A:-")),
+        # a structured-output reply, read for the first JSON object or array in it
+        Case(
+            "structured_output.read_json",
+            "[ then a // comment line holding [, repeated",
+            structured_output.read_json,
+            repeated("//[\n", prefix="["),
+        ),
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
         Case("chat.stream_pieces", "words", stream_pieces, repeated("word ")),

@@ -11,14 +11,18 @@ says why three).
 The functions covered (one line per case in the table `make bench` prints):
 json_limits.nesting_depth and load_json, text_policy.clean_text and find_unencodable,
 echo_decoding.normalize, Redactor.redact, redact_known_secrets, lenient_json.load_lenient,
-find_objects and strip_code_fence, react_json.action_blocks and parse_react_json,
+find_objects, strip_code_fence and close_cut_off, react_json.action_blocks and parse_react_json,
 react_text.parse_react_text and read_input_text, xml_tags.parse_xml, markers.parse_markers (and
 sections.find_sections under both), call_syntax.parse_call, keywords.find_keywords and clean_thought,
 arguments.decode_arguments and clean_tool_name, provider_responses.completion_from_response,
-parse.detect_protocol, shapes.has_action_key, the intent answer's reading (intent.parsing) and
-option_search.find_option and search_text, http_response.describe_body, openapi.names.model_safe_name,
-search_words.words and implied_verb (find_tools' reading of descriptions and queries) and the chat answer's
-stream pieces.
+parse.detect_protocol, shapes.has_action_key and is_plain_prose, think_blocks.split_reasoning,
+text_tool_calls.tool_calls_in_text, the intent answer's reading (intent.parsing) and
+option_search.find_option, search_text, without_ruled_out and labelled_answers,
+http_response.describe_body, openapi.names.model_safe_name, search_words.words and implied_verb
+(find_tools' reading of descriptions and queries), structured_output.read_json (a structured-output
+reply), a provider's refusal (refusal_wording.stated_window and reported_prompt), the summarizer's notes
+(summarizer.read_notes, summary_text.attributed_facts), a configuration's `${env:...}` references and the
+chat answer's stream pieces.
 """
 
 from __future__ import annotations

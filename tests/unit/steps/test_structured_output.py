@@ -43,6 +43,10 @@ def stored(role: str, content: str, iteration: int, slot: int, **fields: Any) ->
         ('Sure! Here is the JSON:\n{"city": "Paris", "days": [1]}\nAnything else?', {"city": "Paris", "days": [1]}),
         ("{'city': 'Paris',}", {"city": "Paris"}),
         ("The days are [3, 4].", [3, 4]),
+        # inside a value that does not read, the first one that does (an object or an array)
+        ('[1, {"city": "Paris"}, and so on', {"city": "Paris"}),
+        ('{"city": "Paris", "days": [1, 2], note: see above}', [1, 2]),
+        ("[[1] [2] and so on", [1]),
     ],
 )
 def test_read_json_finds_the_value_in_what_models_write(reply: str, expected: Any) -> None:

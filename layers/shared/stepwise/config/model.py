@@ -379,7 +379,10 @@ def _substitute_environment(value: Any, environ: Mapping[str, str], source: str)
             return default
         raise ConfigError(f"{source}: environment variable {name} is not set")
 
-    return _ENV_REFERENCE.sub(replace, value)
+    # No reference ends past the last `}`: a default left open there would be read to the end of the value
+    # from each `${env:` after it (a value of them cost the square of its length).
+    closed = value.rfind("}") + 1
+    return _ENV_REFERENCE.sub(replace, value[:closed]) + value[closed:]
 
 
 def _requested_id(model: ModelConfig) -> str:

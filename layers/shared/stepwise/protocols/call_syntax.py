@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from stepwise.models.messages import ToolSpec
 from stepwise.protocols.arguments import parameter_names, parameter_type
-from stepwise.protocols.lenient_json import scan_value
+from stepwise.protocols.lenient_json import Searches, scan_value
 
 _HEAD = re.compile(r"\s*(?P<name>[^\s()\[\]{}<>\"'`,;=:]+)\s*\(")
 _KEYWORD = re.compile(r"\s*(?P<key>[^\W\d]\w*)\s*=(?!=)")
@@ -79,8 +79,10 @@ def _read_arguments(text: str, position: int, name: str) -> tuple[ParsedCall, in
     """Read the comma-separated arguments after the opening parenthesis, up to the closing one."""
     positional: list[Any] = []
     named: dict[str, Any] = {}
-    # where the next value-ending quote of each kind is (-1: none), so that no search runs twice over the text
+    # where the next value-ending quote of each kind is (-1: none), and where comments end, so that no search
+    # runs twice over the text
     quote_ends: dict[str, int] = {}
+    searches = Searches(text)
     while True:
         position = _skip_spaces(text, position)
         if position >= len(text):
@@ -91,7 +93,7 @@ def _read_arguments(text: str, position: int, name: str) -> tuple[ParsedCall, in
         key = keyword.group("key") if keyword else None
         if keyword is not None:
             position = keyword.end()
-        value, position = _read_value(text, position, quote_ends)
+        value, position = _read_value(text, position, quote_ends, searches)
         if key is None:
             positional.append(value)
         else:
@@ -103,9 +105,9 @@ def _read_arguments(text: str, position: int, name: str) -> tuple[ParsedCall, in
             return None
 
 
-def _read_value(text: str, position: int, quote_ends: dict[str, int]) -> tuple[Any, int]:
+def _read_value(text: str, position: int, quote_ends: dict[str, int], searches: Searches) -> tuple[Any, int]:
     """A literal value, or else plain text up to the next comma or closing parenthesis at depth 0."""
-    found = scan_value(text, position)
+    found = scan_value(text, position, searches)
     if found is not None:
         after = _skip_spaces(text, found[1])
         if after >= len(text) or text[after] in ",)":

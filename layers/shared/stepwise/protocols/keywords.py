@@ -24,10 +24,14 @@ _SPELLINGS: list[tuple[KeywordKind, str]] = [
     ("action", r"action|(?P<tool>tool)|动作|行动"),
     ("observation", r"observation|观察结果|观察"),
 ]
+# Every run is possessive (`*+`): a bullet run and the `*_` run after it both read `*`, as the spaces before a
+# number and the `*_ \t` run after it both read spaces, and each way of splitting one run was tried (a line of
+# 8,000 `*` cost 6 s, the square of its length). No run gives back what the next part could use: a spelling
+# starts with a letter, the colon is in none of them.
 _LABEL = re.compile(
-    r"^[ \t]*(?:[-*>#]+[ \t]*)?[*_]*(?:"
+    r"^[ \t]*+(?:[-*>#]++[ \t]*+)?[*_]*+(?:"
     + "|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _SPELLINGS)
-    + r")[ \t]*\d*[*_ \t]*[:\uff1a][*_]*[ \t]*",
+    + r")[ \t]*+\d*+[*_ \t]*+[:\uff1a][*_]*+[ \t]*+",
     re.IGNORECASE | re.MULTILINE,
 )
 _TRAILING_FENCE_OPENER = re.compile(r"```[\w+.-]*\s*$")

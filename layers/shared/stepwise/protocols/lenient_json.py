@@ -17,7 +17,10 @@ _MAX_DEPTH = 64
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
-_LAST_WORD = re.compile(r"\w+$")
+# From the start of a run of word characters only: searched from each of them, a long run followed by
+# punctuation was read to its end again and again.
+_LAST_WORD = re.compile(r"(?<!\w)\w+$")
+_OPENER = re.compile(r"[{\[]")
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
@@ -44,14 +47,37 @@ class _Unreadable(Exception):
     """Raised inside the reader only; the public functions turn it into None."""
 
 
+class Searches:
+    """The ends of comments found in one text, remembered: a caller that reads many values from one text
+    (`call_syntax`'s arguments) would otherwise search from each of them to the end of a text whose comment
+    is never closed. Each answer is the first end at or after a position, so any later position up to it has
+    the same answer."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._found: dict[str, tuple[int, int]] = {}
+
+    def find(self, needle: str, start: int) -> int:
+        """`text.find(needle, start)`, without searching again where an earlier search found nothing."""
+        known = self._found.get(needle)
+        if known is not None and known[0] <= start and (known[1] < 0 or start <= known[1]):
+            return known[1]
+        found = self.text.find(needle, start)
+        self._found[needle] = (start, found)
+        return found
+
+
 class _Reader:
     """Recursive-descent reader over one string, starting at a given position."""
 
-    def __init__(self, text: str, pos: int) -> None:
+    def __init__(self, text: str, pos: int, searches: Searches | None = None) -> None:
         self.text = text
         self.pos = pos
-        # Objects read completely, even inside a document that turns out unreadable (see find_objects).
+        self.searches = searches if searches is not None else Searches(text)
+        # Objects read completely, even inside a document that turns out unreadable (see find_objects); and
+        # arrays, as (start, end, value) (see first_container).
         self.completed: list[JsonSpan] = []
+        self.arrays: list[tuple[int, int, list[Any]]] = []
 
     def skip_blank(self) -> None:
         """Skip whitespace and comments."""
@@ -61,10 +87,10 @@ class _Reader:
             if char.isspace():
                 self.pos += 1
             elif text.startswith("//", self.pos):
-                newline = text.find("\n", self.pos)
+                newline = self.searches.find("\n", self.pos)
                 self.pos = len(text) if newline < 0 else newline + 1
             elif text.startswith("/*", self.pos):
-                close = text.find("*/", self.pos + 2)
+                close = self.searches.find("*/", self.pos + 2)
                 if close < 0:
                     # The rest of the text is the comment: no search should start inside it again.
                     self.pos = len(text)
@@ -116,6 +142,7 @@ class _Reader:
 
     def array(self, depth: int) -> list[Any]:
         """Read an array; commas between items are optional, a trailing one is allowed."""
+        start = self.pos
         self.pos += 1
         result: list[Any] = []
         while True:
@@ -123,6 +150,7 @@ class _Reader:
             char = self.peek()
             if char == "]":
                 self.pos += 1
+                self.arrays.append((start, self.pos, result))
                 return result
             if not char:
                 raise _Unreadable
@@ -217,9 +245,10 @@ def strip_code_fence(text: str) -> str:
     return body.strip()
 
 
-def scan_value(text: str, start: int) -> tuple[Any, int] | None:
-    """Read one value starting at ``start``; return it and the index just past it, or None."""
-    reader = _Reader(text, start)
+def scan_value(text: str, start: int, searches: Searches | None = None) -> tuple[Any, int] | None:
+    """Read one value starting at ``start``; return it and the index just past it, or None. A caller that
+    reads many values of one text passes the same `searches` to each read."""
+    reader = _Reader(text, start, searches)
     try:
         value = reader.value(0)
     except (_Unreadable, RecursionError):
@@ -322,6 +351,38 @@ def find_objects(text: str) -> Iterator[JsonSpan]:
         if isinstance(value, dict):
             yield JsonSpan(position, reader.pos, value)
         position = text.find("{", reader.pos)
+
+
+def first_container(text: str) -> dict[str, Any] | list[Any] | None:
+    """The first readable object or array inside a text (prose, fences and all): the one that starts first.
+
+    Linear in the text, as `find_objects`: a read that fails is not started again from each bracket it went
+    past (a reply of a thousand `[` cost a million reads). The values it did read completely before failing
+    are those reads' answers; the first of them is the first readable value.
+    """
+    position = _next_opener(text, 0)
+    while position >= 0:
+        reader = _Reader(text, position)
+        try:
+            value: dict[str, Any] | list[Any] = reader.value(0)
+        except (_Unreadable, RecursionError):
+            read: list[tuple[int, int, dict[str, Any] | list[Any]]] = [
+                (span.start, -span.end, span.value) for span in reader.completed
+            ]
+            read += [(start, -end, array) for start, end, array in reader.arrays]
+            if read:
+                return min(read, key=lambda found: (found[0], found[1]))[2]
+            position = _next_opener(text, max(reader.pos, position + 1))
+            continue
+        return value
+    return None
+
+
+def _next_opener(text: str, start: int) -> int:
+    """Where the next `{` or `[` from `start` is, or -1 (one search: two `find`s would each read to the end of
+    a text that holds only the other)."""
+    found = _OPENER.search(text, start)
+    return found.start() if found is not None else -1
 
 
 def _outermost(spans: list[JsonSpan]) -> list[JsonSpan]:

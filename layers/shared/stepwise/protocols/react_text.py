@@ -38,10 +38,12 @@ _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*
 _CUT_OBSERVATION = re.compile(r"\n[ \t]*+Obs(?:e(?:r(?:v(?:a(?:t(?:i(?:o(?:n)?)?)?)?)?)?)?)?[ \t]*\Z", re.IGNORECASE)
 # A final answer written on the action's own line: both decisions at once.
 _INLINE_FINAL = re.compile(r"\bFinal[ _-]?Answer\s*[:\uff1a]", re.IGNORECASE)
-# A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42".
+# A decisive label written on the line of the thought before it: "Thought: I know it. Final Answer: 42". The
+# spaces around a number are read once (`*+`): split between the two runs every way, a label then 10,000 spaces
+# cost 0.9 s.
 _INLINE_LABEL = re.compile(
     r"(?:(?<=\S)[ \t]+|(?<=[.!?\u3002]))"
-    r"(?=(?:Final Answer|Action Input|Action|Tool Input|Tool|Observation)[ \t]*\d*[ \t]*[:\uff1a])"
+    r"(?=(?:Final Answer|Action Input|Action|Tool Input|Tool|Observation)[ \t]*+\d*+[ \t]*+[:\uff1a])"
 )
 
 

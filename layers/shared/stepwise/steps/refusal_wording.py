@@ -12,6 +12,10 @@ from __future__ import annotations
 import re
 
 _N = r"(\d[\d,]*)"
+# A number the pattern starts with is read from the start of its run of digits and commas only: tried from
+# every digit of a long run, each try reading to the run's end, a search cost the square of the run. The
+# group is the same (a comma is never its first character).
+_N_FIRST = r"(?<![\d,]),*+(\d[\d,]*+)"
 
 # How providers state the window (first family that matches wins; the families never read the same number
 # differently).
@@ -23,7 +27,7 @@ _WINDOW_WORDINGS = tuple(
         # models), "... length (262144)"
         rf"maximum context length(?: is| of|:)?\s*\(?{_N}",
         # "too large for model with 32768 maximum context length" (Mistral)
-        rf"{_N} maximum context length",
+        rf"{_N_FIRST} maximum context length",
         # "the model's context length is only 8192 tokens" (vLLM's renderer), "too long to fit into the model
         # (context length 4096)" (vLLM), "loaded with context length of only 4096 tokens", "exceeds context length
         # 1500" (LM Studio), "longer than the model's context length (200000 tokens)" (SGLang)
@@ -57,7 +61,7 @@ _WINDOW_WORDINGS = tuple(
         # "The limit for this model is 132000 tokens" (Cohere)
         rf"limit for this model is {_N}",
         # "total number of tokens in the prompt cannot exceed 4081" (Cohere's older models)
-        rf"total number of tokens[^.]*? cannot exceed {_N}",
+        rf"total number of tokens(?:(?!total number of tokens)[^.])*? cannot exceed {_N}",
         # "Range of input length should be [1, 30720]" (DashScope/Qwen; not its "Range of max_tokens ...")
         rf"input length should be \[\d+,\s*{_N}\]",
         # "prompt token count of 93854 exceeds the limit of 90000" (GitHub Copilot's API)
@@ -86,7 +90,7 @@ _PROMPT_WORDINGS = tuple(
         rf"prompt contains (?:at least )?{_N} (?:input )?tokens",  # vLLM 0.18+, Mistral
         rf"you passed {_N} input tokens",  # vLLM's renderer
         rf"(?:request|input) \({_N} tokens\)",  # llama.cpp's server, SGLang ("The input (250000 tokens) ...")
-        rf"{_N} tokens from the input messages",  # SGLang
+        rf"{_N_FIRST} tokens from the input messages",  # SGLang
         rf"given: {_N} `?inputs`? tokens",  # TGI
         rf"input token count \({_N}\)",  # Gemini
         rf"request contains {_N} tokens",  # xAI

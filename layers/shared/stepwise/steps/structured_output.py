@@ -20,7 +20,7 @@ from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
 from stepwise.protocols.base import append_merging_users
-from stepwise.protocols.lenient_json import load_lenient, scan_value
+from stepwise.protocols.lenient_json import first_container, load_lenient
 from stepwise.protocols.native import RAW_ARGUMENTS_KEY
 from stepwise.protocols.prompts import output_sentences_for
 from stepwise.protocols.think_blocks import without_reasoning
@@ -78,14 +78,7 @@ def output_mode(capabilities: ModelCapabilities, schema: dict[str, Any]) -> Outp
 def read_json(text: str) -> Any | None:
     """The JSON value a reply holds: the whole reply (fenced or not), else the first object or array in it."""
     whole = load_lenient(text)
-    if whole is not None:
-        return whole
-    for position, char in enumerate(text):
-        if char in "{[":
-            found = scan_value(text, position)
-            if found is not None and isinstance(found[0], dict | list):
-                return found[0]
-    return None
+    return whole if whole is not None else first_container(text)
 
 
 def schema_violation(value: Any, schema: dict[str, Any]) -> str | None:

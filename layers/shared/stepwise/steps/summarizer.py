@@ -45,11 +45,12 @@ _EXCERPT_MIN_CHARS = 60
 # The notes' headings, English or Chinese whatever the profile's language, as models write them: in bold, as
 # a markdown heading or a list item, with a full-width colon.
 _COLON = "[:\uff1a]"
-_FACTS = re.compile(
-    rf"^[\s#*_>-]*(facts?(\s+found)?|事实|已查明的事实)[\s*_]*{_COLON}[*_]*", re.IGNORECASE | re.MULTILINE
-)
+# What may stand before a heading on its line: no newline, or a search would read every blank line after
+# each line start again (a reply of newlines cost the square of its length).
+_LEAD = r"(?:[^\S\n]|[#*_>-])*+"
+_FACTS = re.compile(rf"^{_LEAD}(facts?(\s+found)?|事实|已查明的事实)[\s*_]*{_COLON}[*_]*", re.IGNORECASE | re.MULTILINE)
 _OPEN = re.compile(
-    rf"^[\s#*_>-]*(open|still\s+open|open\s+questions?|待办|尚待完成|未完成)[\s*_]*{_COLON}[*_]*",
+    rf"^{_LEAD}(open|still\s+open|open\s+questions?|待办|尚待完成|未完成)[\s*_]*{_COLON}[*_]*",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -29,7 +29,11 @@ QUOTE = "> "
 # Calls a summary lists one by one when rendered; older ones are counted per tool.
 _LISTED_CALLS_SHARE = 0.4
 # A bullet, then the source tag: "- [3 fetch_page] ...", "* [iteration 3: fetch_page] ...".
-_TAGGED = re.compile(r"^\s*(?:[-*\u2022]\s*)?\[\s*(?:iteration\s*)?(\d{1,5})\s*[:,]?\s*([^\]\s,]{1,128})\s*\]\s?(.*)$")
+# The spaces around the separator are read once (`\s*+`): two runs that could split the same spaces cost the
+# square of a line of spaces, times each length of the name after them.
+_TAGGED = re.compile(
+    r"^\s*(?:[-*\u2022]\s*)?\[\s*(?:iteration\s*)?(\d{1,5})\s*+[:,]?\s*+([^\]\s,]{1,128})\s*\]\s?(.*)$"
+)
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d{1,3}[.)])\s+")
 # An untagged note shorter than this may well appear in many places: it is not attributed by its words.
 _MIN_ATTRIBUTED_CHARS = 16
