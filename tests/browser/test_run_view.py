@@ -31,6 +31,9 @@ MARK = "***"
 # what the tool answers once the secret in it is redacted: 1,000,000 characters
 WHOLE = "x" * (MILLION // 2) + MARK + "x" * (MILLION - MILLION // 2 - len(MARK) - 4) + "tail"
 WHOLE_SHOWN_WITHIN_MS = 30_000
+# a profile that keeps at most STORED_LIMIT characters of a tool's result
+KEPT_SHORT = "kept-short"
+STORED_LIMIT = 300_000
 TOOLS = '''
 from stepwise.tools import tool
 
@@ -91,7 +94,12 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
         },
         "tools": {"python": [{"module": "floods"}]},
         "profiles": {
-            "assistant": {"model": "gpt", "strategy": "function_calling", "limits": {"max_observation_chars": CAP}}
+            "assistant": {"model": "gpt", "strategy": "function_calling", "limits": {"max_observation_chars": CAP}},
+            KEPT_SHORT: {
+                "model": "gpt",
+                "strategy": "function_calling",
+                "limits": {"max_observation_chars": CAP, "max_stored_output_chars": STORED_LIMIT},
+            },
         },
         "default_profile": "assistant",
     }
@@ -220,6 +228,37 @@ def test_a_result_one_answer_cannot_carry_says_how_much_of_it_is_shown(
     # And the count it gives is of the result's characters shown, not of the truncation marker after them
     carried = shown.count("\u6f22")
     expect(said).to_have_text(f"the first {carried:,} characters of 1,000,000 characters: one answer cannot carry more")
+
+
+def test_a_result_past_the_profiles_stored_limit_says_the_rest_was_not_kept_and_why(
+    page: Page, api: LocalApi, model: FakeOpenAIServer
+) -> None:
+    # Given an ended run, under a profile keeping 300,000 characters of a result, whose tool answered 1,000,000
+    model.enqueue(
+        body=chat_completion(tool_calls=[{"id": "call_cut", "name": "flood", "arguments": {"size": MILLION}}])
+    )
+    model.enqueue(body=chat_completion(content="Done."))
+    with client(api, "owner-cut") as http:
+        posted = http.post("/v1/runs", json={"input": "flood me", "profile": KEPT_SHORT})
+        assert posted.status_code == 202, posted.text
+        run_id = posted.json()["run_id"]
+        assert finished(http, run_id)["status"] == "SUCCEEDED"
+    sign_in(page, api, "owner-cut", f"#/runs/{run_id}")
+    cut = page.locator('#timeline li[data-kind="tool"]')
+    expect(cut).to_have_count(1)
+    # When the person asks for all of it
+    cut.locator(".show-all").click()
+    # Then the page shows what was kept and names the profile's limit as the reason the rest is missing (not
+    # "one answer cannot carry more", which is another cause with another remedy)
+    said = cut.locator(".shown-whole")
+    expect(said).to_contain_text("the rest was not kept (the profile's max_stored_output_chars)")
+    shown = cut.locator("pre.observation").evaluate("node => node.textContent")
+    carried = len(shown.rsplit("\u2026", 1)[0])
+    assert len(shown) == STORED_LIMIT
+    expect(said).to_have_text(
+        f"the first {carried:,} characters of 1,000,000 characters: "
+        "the rest was not kept (the profile's max_stored_output_chars)"
+    )
 
 
 def test_a_broken_event_stream_shows_disconnected_and_the_page_catches_up_without_duplicates(

@@ -10,9 +10,10 @@ function characters(count) {
 
 // `value` shown in a <p class="text `className`">, collapsed past COLLAPSED_CHARS: "N characters — show all".
 // `whole` is the text's length when `value` is only its start (a preview), and `load` fetches the text as
-// {text, whole, carried, cut}, shown in a box of its own that scrolls (a tool's result may be millions of
+// {text, whole, carried, total, cut}, shown in a box of its own that scrolls (a tool's result may be millions of
 // characters), as text; `whole` false when the text is not all of the result, `carried` how many of the
-// result's characters it holds (the truncation marker the text then ends with is not one of them), `cut` why.
+// result's characters it holds (the truncation marker the text then ends with is not one of them), `total` the
+// result's own size when known (what was kept may be less than the result), `cut` why.
 function collapsible(value, className, whole, load) {
   const shown = visible(value);
   const total = whole === undefined || whole === null ? shown.length : whole;
@@ -29,7 +30,7 @@ function collapsible(value, className, whole, load) {
         const box = text("pre", visible(loaded.text), "text whole-text " + className);
         box.tabIndex = 0; // a box that scrolls is reached by keyboard too
         paragraph.replaceWith(box);
-        if (!loaded.whole) said = "the first " + characters(loaded.carried) + " of " + characters(total) + ": " + (CUT_REASONS[loaded.cut] || CUT_REASONS.answer_size);
+        if (!loaded.whole) said = "the first " + characters(loaded.carried) + " of " + characters(loaded.total || total) + ": " + (CUT_REASONS[loaded.cut] || CUT_REASONS.answer_size);
       } else {
         paragraph.textContent = shown;
       }
@@ -49,12 +50,12 @@ const CUT_REASONS = {
   answer_size: "one answer cannot carry more",
 };
 
-// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}: {text, whole, carried, cut}
+// the whole observation of a tool step, from GET /v1/runs/{id}/steps/{iteration}/{call_id}: {text, whole, carried, total, cut}
 function loadObservation(runId, step) {
   return async () => {
     const path = "/v1/runs/" + encodeURIComponent(runId) + "/steps/" + step.iteration + "/" + encodeURIComponent(step.call_id);
     const answer = await api("GET", path);
-    return { text: answer.observation, whole: answer.whole !== false, carried: answer.result_chars, cut: answer.cut };
+    return { text: answer.observation, whole: answer.whole !== false, carried: answer.result_chars, total: answer.output_chars, cut: answer.cut };
   };
 }
 
