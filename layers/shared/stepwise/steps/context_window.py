@@ -22,9 +22,9 @@ from stepwise.models.messages import ChatMessage, ChatRequest
 from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import ConversationSummary
+from stepwise.overflow_wording import reported_prompt
+from stepwise.overflow_wording import stated_window as stated_window  # LLMCall and Compact read it here
 from stepwise.steps.context_wording import context_wording
-from stepwise.steps.refusal_wording import reported_prompt
-from stepwise.steps.refusal_wording import stated_window as stated_window  # LLMCall and Compact read it here
 from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
 
