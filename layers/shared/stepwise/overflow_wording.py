@@ -22,10 +22,11 @@ _N = r"(\d[\d,]*)"
 # group is the same (a comma is never its first character).
 _N_FIRST = r"(?<![\d,]),*+(\d[\d,]*+)"
 # Wordings more than one family uses: "request (13392 tokens)" (llama.cpp's server), "The input (516368 tokens)"
-# (SGLang); llama.cpp's `n_ctx` (the window served, never `n_ctx_train`, the trained size), which LM Studio's
-# refusals quote
+# (SGLang); llama.cpp's `n_ctx` (the window served, never `n_ctx_train`, the trained size) and `n_keep` (the
+# prompt it must keep), which LM Studio's refusals quote
 _TOKENS_IN_PARENS = rf"(?:request|input) \({_N} tokens\)"
 _N_CTX = rf"\bn_ctx\b\W{{1,4}}{_N}"
+_N_KEEP = rf"\bn_keep\b\W{{1,4}}{_N}"
 # A stated window below this is a misreading (a status code, a count of something else), not a window.
 _SMALLEST_WINDOW = 256
 
@@ -98,33 +99,33 @@ FAMILIES: tuple[OverflowFamily, ...] = (
             "Input length 1581 exceeds context length 1500",
             "Trying to keep the first 6269 tokens when context the overflows. However, the model is loaded with "
             "context length of only 4096 tokens, which is not enough.",
+            "The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 13055>= "
+            "n_ctx: 4096).",
         ),
-        window=(rf"context length (?:is |of )?(?:only )?\(?{_N}",),
+        window=(rf"context length (?:is |of )?(?:only )?\(?{_N}", _N_CTX),
         prompt=(
             rf"you passed {_N} input tokens",  # vLLM's renderer
             _TOKENS_IN_PARENS,
             rf"input length \(?{_N}\)? exceeds",  # LM Studio, "Input length (265330) exceeds model's maximum ..."
             rf"keep the first {_N} tokens",  # LM Studio keeps the whole prompt
+            _N_KEEP,
         ),
     ),
     # llama.cpp's server: "exceeds the available context size (8192 tokens)", "larger than the max context size
-    # (8192 tokens)", "the configured context size is 32768 tokens"; its body's fields, which the OpenAI-
-    # compatible client writes after the message as `n_prompt_tokens: 4170`
+    # (8192 tokens)", "the configured context size is 32768 tokens" (builds whose message states no number give
+    # them as fields of the body, `n_ctx` and `n_prompt_tokens`, which the OpenAI-compatible client reads as such)
     OverflowFamily(
         r"context[ _-]?size",
-        (
-            "request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it",
-            "the request exceeds the available context size, try increasing it (n_ctx: 4096, n_prompt_tokens: 4170)",
-        ),
-        window=(rf"context size (?:is )?\(?{_N}", _N_CTX),
-        prompt=(_TOKENS_IN_PARENS, rf"\bn_prompt_tokens\b\W{{1,4}}{_N}"),
+        ("request (13392 tokens) exceeds the available context size (8192 tokens), try increasing it",),
+        window=(rf"context size (?:is )?\(?{_N}",),
+        prompt=(_TOKENS_IN_PARENS,),
     ),
     # LM Studio's llama.cpp: "Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)"
     OverflowFamily(
         r"cannot truncate prompt with n_keep",
         ("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)",),
         window=(_N_CTX,),
-        prompt=(rf"\bn_keep\b\W{{1,4}}{_N}",),
+        prompt=(_N_KEEP,),
     ),
     # OpenAI's newer models (no number), llama-cpp-python's server ("Requested tokens (9000) exceed context window
     # of 8192")

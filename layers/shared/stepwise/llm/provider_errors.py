@@ -17,9 +17,11 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
 from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError, provider_error_text
-from stepwise.overflow_wording import is_overflow_text
+from stepwise.overflow_wording import is_overflow_text, reported_prompt, stated_window
 
 ModelError = LLMTransientError | LLMPermanentError
+# The window and the prompt's size in tokens an error body states as fields (None: not stated there).
+StatedNumbers = tuple[int | None, int | None]
 
 # Bedrock's error codes a retry may fix (the Converse API reference lists them with 429/5xx statuses).
 BEDROCK_TRANSIENT_CODES = frozenset(
@@ -83,19 +85,27 @@ def is_context_overflow(message: str, code: str | None = None) -> bool:
 
 
 def openai_error(
-    model: str, status: int, code: str | None, message: str, *, retry_after: float | None = None
+    model: str,
+    status: int,
+    code: str | None,
+    message: str,
+    *,
+    retry_after: float | None = None,
+    stated: StatedNumbers = (None, None),
 ) -> ModelError:
     """The error of an OpenAI-compatible answer with a non-2xx `status` (`code` is `error.code`, if any;
-    `retry_after` the seconds its `Retry-After` asked for).
+    `retry_after` the seconds its `Retry-After` asked for; `stated` the window and the prompt's size the body
+    gave as fields, llama.cpp's `n_ctx` and `n_prompt_tokens`).
 
     429, 5xx (Anthropic's 529 `overloaded_error` included) and 408 are transient; a context overflow is
-    `ContextWindowExceeded`; any other status is permanent.
+    `ContextWindowExceeded`, with the window and prompt size stated (in the fields, else in the message);
+    any other status is permanent.
     """
     text = provider_error_text(model, status, code, message, retry_after)
     if status in (408, 409, 429) or status >= 500:
         return LLMTransientError(text)
     if status in (400, 413, 422) and is_context_overflow(message, code):
-        return ContextWindowExceeded(text)
+        return _overflow(text, message, stated)
     return LLMPermanentError(text)
 
 
@@ -106,7 +116,7 @@ def bedrock_error(model_id: str, status: int, code: str, message: str, *, region
     if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
         return LLMTransientError(text)
     if code == "ValidationException" and is_context_overflow(message):
-        return ContextWindowExceeded(text)
+        return _overflow(text, message)
     fix = (
         bedrock_fix(message)
         if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
@@ -117,6 +127,16 @@ def bedrock_error(model_id: str, status: int, code: str, message: str, *, region
 
         fix = outside_geography(model_id, region) or fix
     return LLMPermanentError(f"{text} (fix: {fix})" if fix else text)
+
+
+def _overflow(text: str, message: str, stated: StatedNumbers = (None, None)) -> ContextWindowExceeded:
+    """The overflow error, with the numbers a body's fields stated, else those its message states."""
+    window, prompt_tokens = stated
+    return ContextWindowExceeded(
+        text,
+        window=window if window is not None else stated_window(message),
+        prompt_tokens=prompt_tokens if prompt_tokens is not None else reported_prompt(message),
+    )
 
 
 def bedrock_fix(message: str) -> str | None:
