@@ -88,8 +88,7 @@ FAMILIES: tuple[OverflowFamily, ...] = (
     ),
     # vLLM's renderer ("the model's context length is only 8192 tokens") and input processor ("too long to fit
     # into the model (context length 4096)"), SGLang ("longer than the model's context length (200000 tokens)"),
-    # LM Studio ("loaded with context length of only 4096 tokens", "exceeds context length 1500"), Ollama;
-    # not Groq's "the context_window for this model" of an output cap, which names no context length
+    # LM Studio ("loaded with context length of only 4096 tokens", "exceeds context length 1500"), Ollama
     OverflowFamily(
         r"context[ _-]?length",
         (
@@ -128,7 +127,8 @@ FAMILIES: tuple[OverflowFamily, ...] = (
         prompt=(_N_KEEP,),
     ),
     # OpenAI's newer models (no number), llama-cpp-python's server ("Requested tokens (9000) exceed context window
-    # of 8192")
+    # of 8192"); not "context_window": Groq's "max_completion_tokens must be less than or equal to 40960, the
+    # maximum value for max_completion_tokens is less than the context_window for this model" is an output cap
     OverflowFamily(
         r"context window",
         ("Requested tokens (2214) exceed context window of 2000",),

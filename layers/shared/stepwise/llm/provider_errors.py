@@ -4,8 +4,8 @@ Both providers read their errors here, from the status, the provider's error cod
 servers send them (tests/fixtures/providers/ keeps recorded bodies with their sources): every server's wording
 of a request past the context window (OpenAI's `context_length_exceeded`, llama.cpp's
 `exceed_context_size_error`, vLLM's, SGLang's, TGI's, Anthropic's, Gemini's, ...: the families of
-`stepwise.overflow_wording`, which also read the window they state), Bedrock's `ValidationException` "Input is too
-long", and the account set-up errors of a fresh AWS account
+`stepwise.overflow_wording`, which also read the window and prompt size they state), Bedrock's
+`ValidationException` "Input is too long", and the account set-up errors of a fresh AWS account
 (no Marketplace subscription, no Anthropic use-case form, a model that needs an inference profile or has
 reached its end of life), each with the one-line fix a user needs.
 """
