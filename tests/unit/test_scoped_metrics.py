@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import contextvars
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from stepwise.telemetry.metric_scopes import invocation_metrics
+from stepwise.telemetry.observability import metrics as service_metrics
 from stepwise.telemetry.scoped_emf import InvocationScopedMetrics
 
 
 @pytest.fixture
-def metrics(monkeypatch: pytest.MonkeyPatch) -> InvocationScopedMetrics:
-    """A provider as the service's, with EMF output on."""
+def metrics(monkeypatch: pytest.MonkeyPatch) -> Iterator[InvocationScopedMetrics]:
+    """The service's metrics, with EMF output on; what the process's set holds is dropped after the test."""
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
-    return InvocationScopedMetrics(namespace="Test", service="test")
+    yield service_metrics
+    service_metrics.clear_metrics()
 
 
 def emf_lines(out: str) -> list[dict[str, Any]]:
@@ -51,11 +54,12 @@ def test_a_metric_outside_any_invocation_is_the_processs_and_no_invocation_flush
 ) -> None:
     # Given a metric added outside any invocation
     metrics.add_metric(name="Outside", unit="Count", value=1)
-    # When an invocation with none flushes, then the process
+    # When an invocation that added none flushes, then the process
     with invocation_metrics():
         metrics.flush_metrics()
+    by_the_invocation = emf_lines(capsys.readouterr().out)
     metrics.flush_metrics()
-    # Then only the process's flush printed it
-    assert [sorted(key for key in line if key == "Outside") for line in emf_lines(capsys.readouterr().out)] == [
-        ["Outside"]
-    ]
+    by_the_process = emf_lines(capsys.readouterr().out)
+    # Then the invocation printed nothing, and the process printed it
+    assert by_the_invocation == []
+    assert [line["Outside"] for line in by_the_process] == [[1.0]]
