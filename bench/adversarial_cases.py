@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from stepwise import overflow_wording
 from stepwise.config import model as config_model
 from stepwise.config.intent import Category
 from stepwise.config.redaction import Redactor, redact_known_secrets
@@ -39,7 +40,7 @@ from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
 from stepwise.protocols.xml_tags import parse_xml
-from stepwise.steps import refusal_wording, structured_output, summarizer, summary_text
+from stepwise.steps import structured_output, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
 from stepwise.tools import http_response, search_words
 from stepwise.tools.openapi.names import model_safe_name
@@ -362,12 +363,18 @@ def _cases() -> list[Case]:
         Case("search_words.implied_verb", "question words", search_words.implied_verb, repeated("which who ")),
         # a provider's refusal of a too-long request, read for the window and the prompt size it states
         Case(
-            "refusal_wording.stated_window",
+            "overflow_wording.stated_window",
             "'total number of tokens', no '.'",
-            refusal_wording.stated_window,
+            overflow_wording.stated_window,
             repeated("total number of tokens "),
         ),
-        Case("refusal_wording.reported_prompt", "digits", refusal_wording.reported_prompt, repeated("1")),
+        Case("overflow_wording.reported_prompt", "digits", overflow_wording.reported_prompt, repeated("1")),
+        Case(
+            "overflow_wording.is_overflow_text",
+            "'token count of ' + digits",
+            overflow_wording.is_overflow_text,
+            repeated("1", prefix="token count of "),
+        ),
         # a summarizer's notes: their headings, and the source tag of each line
         Case("summarizer.read_notes", "- lines, no heading", _notes, repeated("-\n")),
         Case("summary_text.attributed_facts", "[1 + spaces", _attributed, repeated(" ", prefix="- [1", suffix="x")),

@@ -20,7 +20,8 @@ text_tool_calls.tool_calls_in_text, the intent answer's reading (intent.parsing)
 option_search.find_option, search_text, without_ruled_out and labelled_answers,
 http_response.describe_body, openapi.names.model_safe_name, search_words.words and implied_verb
 (find_tools' reading of descriptions and queries), structured_output.read_json (a structured-output
-reply), a provider's refusal (refusal_wording.stated_window and reported_prompt), the summarizer's notes
+reply), a provider's refusal (overflow_wording.is_overflow_text, stated_window and reported_prompt), the
+summarizer's notes
 (summarizer.read_notes, summary_text.attributed_facts), a configuration's `${env:...}` references and the
 chat answer's stream pieces.
 """

@@ -6,11 +6,15 @@ Renaming a class here means changing the Retry/Catch lists there.
 
 A model provider's refusal is worded here too (`provider_error_text`), and read back: an error crosses
 the state machine as text (Lambda's `errorMessage`), and the run's end reads the provider's HTTP status
-and requested wait from it (`provider_status`, `provider_wait`).
+and requested wait from it (`provider_status`, `provider_wait`). What an overflow refusal stated (the window,
+the prompt's size) is data: `ContextWindowExceeded` carries it as fields, and writes it after its text as one
+JSON object (`STATED_LIMITS_MARK`), which `stepwise.models.overflow` validates where the state machine hands
+the error on.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -32,7 +36,19 @@ class ContextWindowExceeded(LLMPermanentError):
 
     A class of its own, not retried, so the state machine can route it to context management (compact the
     conversation and call again) instead of ending the run; until it does, the run ends with its best answer.
+    `window` and `prompt_tokens` are what the provider stated, in fields of its body or in its text (None when
+    it did not); Lambda reports an error by its name and its text only, so they follow the text as JSON.
     """
+
+    def __init__(self, message: str, *, window: int | None = None, prompt_tokens: int | None = None) -> None:
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+        stated = {name: value for name, value in (("window", window), ("prompt_tokens", prompt_tokens)) if value}
+        super().__init__(f"{message}{STATED_LIMITS_MARK}{json.dumps(stated)}]" if stated else message)
+
+
+# Opens what an overflow stated, after the error's text: ` [stated: {"window": 8192, "prompt_tokens": 9000}]`.
+STATED_LIMITS_MARK = " [stated: "
 
 
 class ContextWindowExhausted(LLMPermanentError):

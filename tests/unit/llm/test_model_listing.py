@@ -27,7 +27,7 @@ from stepwise.llm.model_listing import (
     vllm_window,
 )
 from stepwise.llm.provider_errors import is_context_overflow
-from stepwise.steps.context_window import stated_window
+from stepwise.overflow_wording import stated_window
 from tests.support.tool_server import Json, ScriptableToolServer, Status
 
 VLLM_MODELS = {

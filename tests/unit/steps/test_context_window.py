@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from stepwise.config.context import ContextLimits, ContextSettings
+from stepwise.errors import ContextWindowExceeded
+from stepwise.llm.provider_errors import openai_error
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall
 from stepwise.models.run import CompactionNote, StoredMessage
 from stepwise.models.state import ContextState
@@ -208,5 +210,7 @@ def test_without_a_known_window_the_request_is_sent_as_built() -> None:
 )
 def test_estimates_are_raised_to_what_the_provider_says_it_counted(message: str, expected: float) -> None:
     # Given a request estimated at 10,000 tokens that the provider refused with this message
+    error = openai_error("m", 400, None, message)
     # When the estimates are raised for the next attempt; Then by what the provider counted, and at least 1.25
-    assert overflow_safety(message, 10_000, 1.25) == pytest.approx(max(1.25, expected))
+    assert isinstance(error, ContextWindowExceeded)
+    assert overflow_safety(error.prompt_tokens, 10_000, 1.25) == pytest.approx(max(1.25, expected))

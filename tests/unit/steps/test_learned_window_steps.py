@@ -3,14 +3,14 @@ provider refused, reads it from the caught error and puts it in the payload's ru
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
 from stepwise.config.model import StepwiseConfig
-from stepwise.errors import ContextWindowExceeded
+from stepwise.llm.provider_errors import openai_error
+from stepwise.local.asl.lambda_integration import function_error
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion
 from stepwise.models.state import CompactEvent, RunContext, StatePayload
 from stepwise.steps.compaction import compact
@@ -26,8 +26,8 @@ from tests.support.windowed_model import WindowedModelServer
 from tests.unit.steps.test_format_step import QueuedModel, run_to_format, runtime_with
 
 REFUSAL = (
-    "model m: HTTP 400 (context_length_exceeded): This model's maximum context length is 10000 tokens. "
-    "However, your messages resulted in 10921 tokens. Please reduce the length of the messages."
+    "This model's maximum context length is 10000 tokens. However, your messages resulted in 10921 tokens. Please "
+    "reduce the length of the messages."
 )
 
 
@@ -35,7 +35,9 @@ def test_compact_learns_the_window_the_caught_refusal_states(dynamodb_table: tup
     # Given a run whose model call was refused, the refusal stating the window, caught as Step Functions records it
     runtime = runtime_with(QueuedModel(Completion(content="Rainy.")), dynamodb_table, tmp_path)
     payload = run_to_format(runtime)
-    cause = json.dumps({"errorMessage": REFUSAL, "errorType": "ContextWindowExceeded"})
+    failure = function_error(openai_error("m", 400, "context_length_exceeded", REFUSAL))
+    assert failure.error == "ContextWindowExceeded"
+    cause = failure.cause
     event = CompactEvent.model_validate(
         payload.model_dump() | {"overflow": {"Error": "ContextWindowExceeded", "Cause": cause}}
     )
@@ -56,10 +58,13 @@ class LoadedSmallerModel:
         self.requests.append(request)
         tokens = request_tokens(request)
         if tokens > 8192:
-            raise ContextWindowExceeded(
-                f"model m: HTTP 400: Trying to keep the first {tokens} tokens when context the overflows. However, "
-                "the model is loaded with context length of only 8192 tokens, which is not enough. Try to load the "
-                "model with a larger context length, or provide a shorter input"
+            raise openai_error(
+                "m",
+                400,
+                None,
+                f"Trying to keep the first {tokens} tokens when context the overflows. However, the model is loaded "
+                "with context length of only 8192 tokens, which is not enough. Try to load the model with a larger "
+                "context length, or provide a shorter input",
             )
         return Completion(content="Rainy.")
 

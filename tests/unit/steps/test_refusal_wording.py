@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from stepwise.errors import ContextWindowExceeded
-from stepwise.llm.provider_errors import bedrock_error, is_context_overflow
-from stepwise.steps.context_window import overflow_safety, stated_window
+from stepwise.llm.provider_errors import bedrock_error, is_context_overflow, openai_error
+from stepwise.overflow_wording import stated_window
+from stepwise.steps.context_window import overflow_safety
 
 # (message, window it states, prompt tokens it states)
 REFUSALS = [
@@ -152,12 +153,9 @@ REFUSALS = [
         13392,
         id="llama-cpp",
     ),
-    # llama.cpp builds without numbers in the message, with the body's fields as the client appends them
+    # llama.cpp builds without numbers in the message (they are the body's fields: test_overflow_bodies.py)
     pytest.param(
-        "the request exceeds the available context size, try increasing it (n_ctx: 4096, n_prompt_tokens: 4170)",
-        4096,
-        4170,
-        id="llama-cpp-fields",
+        "the request exceeds the available context size, try increasing it", None, None, id="llama-cpp-no-numbers"
     ),
     # llama.cpp server-context.cpp, a task that cannot be split (embeddings)
     pytest.param(
@@ -339,12 +337,14 @@ def test_a_real_refusal_is_an_overflow_and_its_window_and_prompt_size_are_read(
 ) -> None:
     # Given a server's refusal of a request longer than the window, as Stepwise's error text carries it
     text = f"model m: HTTP 400 invalid_request_error: {message}"
-    # When it is read
-    # Then it is an overflow, the window is the one it states (None where it states none), and the estimates
-    # are raised by the prompt size it states (1.0 here, the floor, where it states none)
+    # When it is read, and when the OpenAI-compatible client classifies it
+    error = openai_error("m", 400, "invalid_request_error", message)
+    # Then it is an overflow, the window is the one it states (None where it states none), the error carries it
+    # and the prompt size, and the estimates are raised by that size (1.0 here, the floor, where it states none)
     assert is_context_overflow(text)
     assert stated_window(text) == window
-    raised = overflow_safety(text, 100, 1.0)
+    assert isinstance(error, ContextWindowExceeded) and (error.window, error.prompt_tokens) == (window, prompt)
+    raised = overflow_safety(error.prompt_tokens, 100, 1.0)
     assert raised == (pytest.approx(prompt / 100 * 1.05) if prompt else 1.0)
 
 
@@ -425,5 +425,5 @@ def test_bedrocks_validation_exception_for_a_long_prompt_is_an_overflow_stating_
 ) -> None:
     # Given Bedrock's ValidationException for a prompt past the window / When it is classified
     error = bedrock_error("m", 400, "ValidationException", message)
-    # Then it is a context overflow whose text states the window
-    assert isinstance(error, ContextWindowExceeded) and stated_window(str(error)) == window
+    # Then it is a context overflow carrying the window
+    assert isinstance(error, ContextWindowExceeded) and error.window == window

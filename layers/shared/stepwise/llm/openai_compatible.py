@@ -15,15 +15,13 @@ from stepwise.errors import LLMPermanentError, LLMTransientError
 from stepwise.inputs.json_limits import load_json
 from stepwise.llm.openai_replies import NotACompletion, read_chat_completion
 from stepwise.llm.prompt_cache import cache_control_messages
-from stepwise.llm.provider_errors import openai_error, retry_after_seconds
+from stepwise.llm.provider_errors import StatedNumbers, openai_error, retry_after_seconds
 from stepwise.llm.reasoning import allowed_tool_choice, openai_assistant_reasoning, shape_openai_payload
 from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ReasoningPassBack, ToolSpec
 
 _NAMED_TOOL_CHOICES = ("auto", "required", "none")
 _MAX_PROVIDER_MESSAGE = 300
-# Numbers an error body names as fields beside its message: llama.cpp's server's window and prompt size.
-_NUMBER_FIELDS = ("n_ctx", "n_prompt_tokens")
 
 
 class OpenAICompatibleChatModel:
@@ -132,14 +130,13 @@ class OpenAICompatibleChatModel:
         return payload
 
     def _status_error(self, response: httpx.Response) -> LLMTransientError | LLMPermanentError:
-        message, code, fields = _provider_message(response)
-        # Scrubbed before it is shortened, so a key cut in half cannot slip through; the error's own numbers
-        # after it, so shortening never drops the window they state.
+        message, code, stated = _provider_message(response)
+        # Scrubbed before it is shortened, so a key cut in half cannot slip through.
         provider_message = self._scrub(message)[:_MAX_PROVIDER_MESSAGE].strip()
-        if fields:
-            provider_message = f"{provider_message} ({fields})"
         wait = retry_after_seconds(response.headers, now=time.time())
-        return openai_error(self._config.model, response.status_code, code, provider_message, retry_after=wait)
+        return openai_error(
+            self._config.model, response.status_code, code, provider_message, retry_after=wait, stated=stated
+        )
 
     def _parse(self, response: httpx.Response) -> Completion:
         try:
@@ -208,25 +205,25 @@ def _wire_tool_choice(choice: str) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": choice}}
 
 
-def _provider_message(response: httpx.Response) -> tuple[str, str | None, str]:
+def _provider_message(response: httpx.Response) -> tuple[str, str | None, StatedNumbers]:
     """The error text a provider put in its response (`error.message`, `error`, `message` or `detail`), its
-    error code (`error.code`, else `error.type`: the first that is a string) and the numbers its error names
-    as fields (llama.cpp's `n_ctx` and `n_prompt_tokens`, as `n_ctx: 8192`; "" when none), which the text
-    may not state. A body that is a list of one error (Gemini's OpenAI-compatible endpoint) is that error."""
+    error code (`error.code`, else `error.type`: the first that is a string) and the window and prompt size its
+    error states as fields (llama.cpp's `n_ctx` and `n_prompt_tokens`), which the text may not state. A body
+    that is a list of one error (Gemini's OpenAI-compatible endpoint) is that error."""
     try:
         body = load_json(response.content, what="the provider's error body")
     except ValueError:
-        return response.text.strip(), None, ""
+        return response.text.strip(), None, (None, None)
     if isinstance(body, list) and len(body) == 1:
         body = body[0]
     candidate: Any = body
     code: str | None = None
-    fields = ""
+    stated: StatedNumbers = (None, None)
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict):
             code = next((named for named in (error.get("code"), error.get("type")) if isinstance(named, str)), None)
-            fields = ", ".join(f"{name}: {error[name]}" for name in _NUMBER_FIELDS if type(error.get(name)) is int)
+            stated = (_count(error.get("n_ctx")), _count(error.get("n_prompt_tokens")))
         if isinstance(error, dict) and error.get("message"):
             candidate = error["message"]
         elif error:
@@ -236,4 +233,9 @@ def _provider_message(response: httpx.Response) -> tuple[str, str | None, str]:
         elif body.get("detail"):
             candidate = body["detail"]
     text = candidate if isinstance(candidate, str) else json.dumps(candidate)
-    return text.strip(), code, fields
+    return text.strip(), code, stated
+
+
+def _count(value: Any) -> int | None:
+    """A count of tokens a body states as a field: a positive integer (not a bool, a float or text)."""
+    return value if type(value) is int and value > 0 else None

@@ -3,9 +3,9 @@
 Both providers read their errors here, from the status, the provider's error code and its message as real
 servers send them (tests/fixtures/providers/ keeps recorded bodies with their sources): every server's wording
 of a request past the context window (OpenAI's `context_length_exceeded`, llama.cpp's
-`exceed_context_size_error`, vLLM's, SGLang's, TGI's, Anthropic's, Gemini's, ... a family a line below; the
-window they state is read in `stepwise.steps.refusal_wording`), Bedrock's `ValidationException` "Input is too
-long", and the account set-up errors of a fresh AWS account
+`exceed_context_size_error`, vLLM's, SGLang's, TGI's, Anthropic's, Gemini's, ...: the families of
+`stepwise.overflow_wording`, which also read the window and prompt size they state), Bedrock's
+`ValidationException` "Input is too long", and the account set-up errors of a fresh AWS account
 (no Marketplace subscription, no Anthropic use-case form, a model that needs an inference profile or has
 reached its end of life), each with the one-line fix a user needs.
 """
@@ -17,8 +17,11 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
 from stepwise.errors import ContextWindowExceeded, LLMPermanentError, LLMTransientError, provider_error_text
+from stepwise.overflow_wording import is_overflow_text, reported_prompt, stated_window
 
 ModelError = LLMTransientError | LLMPermanentError
+# The window and the prompt's size in tokens an error body states as fields (None: not stated there).
+StatedNumbers = tuple[int | None, int | None]
 
 # Bedrock's error codes a retry may fix (the Converse API reference lists them with 429/5xx statuses).
 BEDROCK_TRANSIENT_CODES = frozenset(
@@ -29,34 +32,6 @@ BEDROCK_TRANSIENT_CODES = frozenset(
         "ModelNotReadyException",
         "ModelTimeoutException",
     }
-)
-
-# Provider wordings of a request longer than the context window, a family a line (the sources of each are
-# named where the window it states is read, `stepwise.steps.refusal_wording`, and in the tests).
-_CONTEXT_OVERFLOW = re.compile(
-    "|".join(
-        (
-            # not "context_window": Groq's "max_completion_tokens must be less than or equal to 40960, the maximum
-            # value for max_completion_tokens is less than the context_window for this model" is an output cap
-            r"context[ _-]?(length|size)|context window",  # OpenAI, vLLM, SGLang, LM Studio, Ollama, llama.cpp
-            r"maximum context|maximum model length|greater than max_(model_len|total_tokens)",  # vLLM, Mistral
-            r"prompt is too long|input is too long|too many total text bytes",  # Anthropic, Bedrock
-            r"too many (input )?tokens",  # Cohere ("too many tokens: size limit exceeded by ...")
-            r"exceed(s|ed)? (the )?context",  # Anthropic ("exceed context limit"), llama.cpp
-            r"input length and `?max_tokens`? exceed",  # Anthropic
-            r"model token limit",  # Moonshot/Kimi
-            r"maximum prompt length",  # xAI
-            r"maximum number of tokens allowed|input token count",  # Gemini
-            r"inputs`? tokens \+ `?max_new_tokens|inputs`? must have less than",  # Hugging Face TGI
-            r"input length should be \[",  # DashScope/Qwen
-            r"maximum allowed input length|prompt exceeds (the )?max(imum)? length",
-            r"token count of \d[\d,]* exceeds the limit",  # GitHub Copilot's API
-            r"reduce the length of the messages",  # Groq, OpenAI, Cerebras
-            r"cannot truncate prompt with n_keep",  # llama.cpp under LM Studio ("n_keep (15028) >= n_ctx (7424)")
-            r"max length exceeded",  # Moonshot's older models ("model max length exceeded, max length:8192")
-        )
-    ),
-    re.IGNORECASE,
 )
 
 # Error codes of an overflow: OpenAI's `error.code`, llama.cpp's server's `error.type`, z.ai's.
@@ -106,23 +81,31 @@ _INVALID_ID = re.compile(r"provided model identifier is invalid", re.IGNORECASE)
 
 def is_context_overflow(message: str, code: str | None = None) -> bool:
     """True when an error says the request is longer than the model's context window."""
-    return code in _OVERFLOW_CODES or bool(_CONTEXT_OVERFLOW.search(message))
+    return code in _OVERFLOW_CODES or is_overflow_text(message)
 
 
 def openai_error(
-    model: str, status: int, code: str | None, message: str, *, retry_after: float | None = None
+    model: str,
+    status: int,
+    code: str | None,
+    message: str,
+    *,
+    retry_after: float | None = None,
+    stated: StatedNumbers = (None, None),
 ) -> ModelError:
     """The error of an OpenAI-compatible answer with a non-2xx `status` (`code` is `error.code`, if any;
-    `retry_after` the seconds its `Retry-After` asked for).
+    `retry_after` the seconds its `Retry-After` asked for; `stated` the window and the prompt's size the body
+    gave as fields, llama.cpp's `n_ctx` and `n_prompt_tokens`).
 
     429, 5xx (Anthropic's 529 `overloaded_error` included) and 408 are transient; a context overflow is
-    `ContextWindowExceeded`; any other status is permanent.
+    `ContextWindowExceeded`, with the window and prompt size stated (in the fields, else in the message);
+    any other status is permanent.
     """
     text = provider_error_text(model, status, code, message, retry_after)
     if status in (408, 409, 429) or status >= 500:
         return LLMTransientError(text)
     if status in (400, 413, 422) and is_context_overflow(message, code):
-        return ContextWindowExceeded(text)
+        return _overflow(text, message, stated)
     return LLMPermanentError(text)
 
 
@@ -133,7 +116,7 @@ def bedrock_error(model_id: str, status: int, code: str, message: str, *, region
     if code in BEDROCK_TRANSIENT_CODES or status == 429 or status >= 500:
         return LLMTransientError(text)
     if code == "ValidationException" and is_context_overflow(message):
-        return ContextWindowExceeded(text)
+        return _overflow(text, message)
     fix = (
         bedrock_fix(message)
         if code in ("AccessDeniedException", "ResourceNotFoundException", "ValidationException")
@@ -144,6 +127,16 @@ def bedrock_error(model_id: str, status: int, code: str, message: str, *, region
 
         fix = outside_geography(model_id, region) or fix
     return LLMPermanentError(f"{text} (fix: {fix})" if fix else text)
+
+
+def _overflow(text: str, message: str, stated: StatedNumbers = (None, None)) -> ContextWindowExceeded:
+    """The overflow error, with the numbers a body's fields stated, else those its message states."""
+    window, prompt_tokens = stated
+    return ContextWindowExceeded(
+        text,
+        window=window if window is not None else stated_window(message),
+        prompt_tokens=prompt_tokens if prompt_tokens is not None else reported_prompt(message),
+    )
 
 
 def bedrock_fix(message: str) -> str | None:

@@ -19,13 +19,14 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from stepwise.models.messages import ChatRequest, Completion
+from stepwise.models.overflow import stated_limits
 from stepwise.models.run import CompactionNote, StoredMessage
 from stepwise.models.state import CompactEvent, RunContext, StatePayload, SummaryRef, parse_event
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.agent import StoredRun
 from stepwise.steps.budgets import spend_after
 from stepwise.steps.context_state import current_summary, summarized_through
-from stepwise.steps.context_window import OVERFLOW_SAFETY, RequestSize, rendered_history, stated_window
+from stepwise.steps.context_window import OVERFLOW_SAFETY, RequestSize, rendered_history
 from stepwise.steps.learned_window import with_learned_window
 from stepwise.steps.model_request import ModelTurn, model_turn, request_history
 from stepwise.steps.runtime import StepRuntime
@@ -53,7 +54,7 @@ def compact(event: CompactEvent, runtime: StepRuntime) -> StatePayload:
     run = payload.run or RunContext.from_meta(runtime.store.require_run(payload.run_id))
     if event.overflow is not None and event.overflow.Cause:
         # the refusal that sent the run here may state the window its model's server has
-        run = with_learned_window(run, stated_window(event.overflow.Cause))
+        run = with_learned_window(run, _stated_window(event.overflow.Cause, payload))
     context = payload.context
     summary_ref = context.summary
     n = summary_ref.n + 1 if summary_ref is not None and summary_ref.iteration == payload.iteration else 0
@@ -77,6 +78,16 @@ def compact(event: CompactEvent, runtime: StepRuntime) -> StatePayload:
     )
     spend = spend_after(run, compaction_step(stored), runtime)
     return payload.model_copy(update={"context": summarized, "run": run.model_copy(update={"spend": spend})})
+
+
+def _stated_window(cause: str, payload: StatePayload) -> int | None:
+    """The window the refusal behind a caught error stated, if it stated one readably (the number only helps:
+    one that does not validate is logged, and the run compacts without it)."""
+    try:
+        return stated_limits(cause).window
+    except ValueError as exc:
+        logger.warning(str(exc), extra={"run_id": payload.run_id, "iteration": payload.iteration})
+        return None
 
 
 def _summarize(

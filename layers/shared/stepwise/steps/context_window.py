@@ -23,8 +23,6 @@ from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import context_wording
-from stepwise.steps.refusal_wording import reported_prompt
-from stepwise.steps.refusal_wording import stated_window as stated_window  # LLMCall and Compact read it here
 from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
 
@@ -92,10 +90,9 @@ class RequestSize:
         return math.floor((tokens - offset) / self.ratio)
 
 
-def overflow_safety(provider_message: str, estimated_tokens: int, at_least: float) -> float:
+def overflow_safety(counted: int | None, estimated_tokens: int, at_least: float) -> float:
     """How much to raise estimates after the provider refused a request estimated at `estimated_tokens`:
-    by what it says it counted, when its message says, and at least `at_least`."""
-    counted = reported_prompt(provider_message)
+    by the prompt tokens it says it `counted`, when it says, and at least `at_least`."""
     if counted is None or estimated_tokens <= 0:
         return at_least
     return max(at_least, counted / estimated_tokens * 1.05)

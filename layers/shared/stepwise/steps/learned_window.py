@@ -2,12 +2,12 @@
 gives one (a local model on vLLM, Ollama or LM Studio).
 
 Two sources: the provider's refusal of a request over the window, when it states the window
-(`stepwise.steps.context_window.stated_window`), and the server's model listing (`stepwise.llm.
-model_listing`), asked once a process per model at its first call. What is learned is remembered for the
-process (keyed by the model's provider, server and id, so two servers of one model name do not mix) and for
-the run, in the payload's `run.learned_window`: the run's next step, in another container perhaps, has it
-without asking again. From then on the run's limits are those of a configured window: requests are fitted,
-compacted past the threshold, cut to fit.
+(`ContextWindowExceeded.window`, which `stepwise.models.overflow` reads back after the state machine's Catch),
+and the server's model listing (`stepwise.llm.model_listing`), asked once a process per model at its first
+call. What is learned is remembered for the process (keyed by the model's provider, server and id, so two
+servers of one model name do not mix) and for the run, in the payload's `run.learned_window`: the run's next
+step, in another container perhaps, has it without asking again. From then on the run's limits are those of a
+configured window: requests are fitted, compacted past the threshold, cut to fit.
 """
 
 from __future__ import annotations

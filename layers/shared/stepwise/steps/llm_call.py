@@ -25,7 +25,6 @@ from stepwise.steps.context_window import (
     fit_request,
     overflow_safety,
     rendered_history,
-    stated_window,
 )
 from stepwise.steps.learned_window import (
     listed_window,
@@ -133,7 +132,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
         except ContextWindowExceeded as exc:
             # the refusal may state the window: from now on the run knows it (Compact reads it there too); it
             # wins over a window a listing gave (LM Studio lists a model's largest, and may load it smaller)
-            stated = stated_window(str(exc))
+            stated = exc.window
             if limits.window is None and stated is None:
                 # nothing to fit it to: the run ends with its best answer (stop reason context_window)
                 raise ContextWindowExhausted(f"{exc} (the model's context window is not configured)") from exc
@@ -147,7 +146,7 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
                 raise  # to Compact, then this call again
             # Compact already ran in this iteration (or has nothing to summarize): cut to fit once more, with
             # the estimates raised to what the provider counted, and send again, once
-            raised = overflow_safety(str(exc), fitted.tokens, safety * OVERFLOW_SAFETY)
+            raised = overflow_safety(exc.prompt_tokens, fitted.tokens, safety * OVERFLOW_SAFETY)
             fitted = fit(turn, RequestSize(payload.context, safety=raised))
             request, shaping = _shaped(fitted.request, facts, thinking=turn.thinking)
             try:

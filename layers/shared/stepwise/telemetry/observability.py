@@ -10,10 +10,9 @@ from __future__ import annotations
 import warnings
 
 from aws_lambda_powertools.logging import Logger
-from aws_lambda_powertools.metrics import Metrics
 
 from stepwise.telemetry.log_guard import install_log_guard
-from stepwise.telemetry.scoped_emf import InvocationScopedEMFProvider
+from stepwise.telemetry.scoped_emf import InvocationScopedMetrics
 
 SERVICE = "stepwise"
 
@@ -21,7 +20,7 @@ install_log_guard()
 
 logger = Logger(service=SERVICE)
 # each local invocation's metrics are its own (`stepwise.telemetry.metric_scopes`)
-metrics = Metrics(provider=InvocationScopedEMFProvider(namespace="Stepwise", service=SERVICE))
+metrics = InvocationScopedMetrics(namespace="Stepwise", service=SERVICE)
 
 # A step that failed or replayed a stored result has no metric to publish, and that is normal here.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
