@@ -50,12 +50,16 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
+    from stepwise.patterns.schema_keywords import with_linear_patterns
+
     schema = json.loads(schema_text)
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError:
         return None
-    return Draft202012Validator(schema)
+    # the schema is a server's and the arguments a model's: its patterns search in linear time
+    validator: Draft202012Validator = with_linear_patterns(Draft202012Validator)(schema)
+    return validator
 
 
 class ToolInvoker:
