@@ -101,3 +101,15 @@ def test_a_pattern_re2_cannot_run_is_not_enforced_and_said_once(caplog: pytest.L
     assert [record.getMessage() for record in warnings] == ["a schema's pattern is not enforced: RE2 cannot run it"]
     assert warnings[0].__dict__["pattern"] == pattern
     assert warnings[0].__dict__["reason"].startswith("a negative lookahead `(?!` is not supported")
+
+
+def test_an_ecma_pattern_python_cannot_compile_is_a_valid_schema_and_enforced() -> None:
+    # Given a server's tool whose pattern uses ECMA-262's `\p{L}` (Python's `re` has no `\p`, RE2 has)
+    tool = ServerTool(one_property({"type": "string", "pattern": r"^\p{L}+$"}))
+    # When the model sends letters of any script, then letters and a digit
+    letters = invoke_within_bound(tool, code="été")
+    with_digit = invoke_within_bound(tool, code="été1")
+    # Then the schema is valid, the first reaches the tool and the second is refused by the pattern
+    assert letters.ok
+    assert with_digit.error == r"invalid arguments for lookup: code: 'été1' does not match '^\\p{L}+$'"
+    assert tool.calls == [{"code": "été"}]

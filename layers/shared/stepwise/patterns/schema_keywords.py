@@ -10,33 +10,54 @@ said once per pattern in the log: the server that wrote it checks its own argume
 reads the pattern in the schema it is offered, and a tool should not become unusable because one of its
 argument checks uses a construct this side cannot run in bounded time. An unenforced `patternProperties`
 pattern applies its subschema to no property (and, for `additionalProperties`, counts no name as its own).
+
+For the same reason a tool schema's check against the metaschema (`TOOL_SCHEMA_FORMATS`) takes as a
+`format: regex` any pattern Python's `re` or RE2 compiles: ECMA-262's `\\p{L}` is valid there and RE2 runs
+it, though `re` has no `\\p`.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import validators
+from jsonschema import Draft202012Validator, FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
 from stepwise.patterns.linear import LinearPattern, PatternError, compiled
-from stepwise.telemetry.observability import logger
+
+
+def _is_pattern(instance: object) -> bool:
+    if not isinstance(instance, str):
+        return True
+    try:
+        re.compile(instance)  # compiling is not searching: no backtracking here
+    except re.error:
+        try:
+            compiled(instance)
+        except PatternError:
+            return False
+    return True
+
+
+TOOL_SCHEMA_FORMATS = FormatChecker(())
+"""The metaschema's formats for checking a tool's parameter schema: 2020-12's, `regex` as above."""
+TOOL_SCHEMA_FORMATS.checkers = {**Draft202012Validator.FORMAT_CHECKER.checkers, "regex": (_is_pattern, ())}
+
+
+# One extended class per draft, made on first use (two threads making it at once keep the first one made).
+_EXTENDED: dict[object, type[Validator]] = {}
 
 
 def with_linear_patterns(validator_class: type[Validator]) -> type[Validator]:
     """`validator_class` (any draft's) with its pattern keywords searching in linear time."""
-    return _extended(validator_class)
-
-
-@functools.lru_cache(maxsize=16)
-def _extended(validator_class: type[Validator]) -> type[Validator]:
-    extended: type[Validator] = validators.extend(
-        validator_class,
-        {"pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional},
-    )
+    extended = _EXTENDED.get(validator_class)
+    if extended is None:
+        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional}
+        extended = _EXTENDED.setdefault(validator_class, validators.extend(validator_class, keywords))
     return extended
 
 
@@ -46,6 +67,9 @@ def schema_pattern(pattern: str) -> LinearPattern | None:
     try:
         return compiled(pattern)
     except PatternError as exc:
+        # imported here: the configuration checks tool schemas with this module, and never logs from it
+        from stepwise.telemetry.observability import logger
+
         logger.warning(
             "a schema's pattern is not enforced: RE2 cannot run it",
             extra={"pattern": pattern[:200], "reason": exc.reason},

@@ -50,11 +50,11 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from stepwise.patterns.schema_keywords import with_linear_patterns
+    from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS, with_linear_patterns
 
     schema = json.loads(schema_text)
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=TOOL_SCHEMA_FORMATS)
     except SchemaError:
         return None
     # the schema is a server's and the arguments a model's: its patterns search in linear time
