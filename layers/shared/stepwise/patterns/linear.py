@@ -2,15 +2,15 @@
 
 RE2 (`google-re2`) is imported on the first compile: a handler whose configuration holds no pattern, and a
 tool call whose schema has none, never loads it (it costs about 50 ms of a cold start). Compiled patterns,
-and the patterns that did not compile, are kept for the process's life: the same few come back on every
+and the patterns that did not compile, are kept (the 4096 last used): the same few come back on every
 call, from any of `stepwise serve`'s threads (`functools.lru_cache` is safe to call from several at once;
 two threads compiling the same new pattern both get a working one).
 
 A few spellings RE2 lacks but whose meaning it has are rewritten first (`translated`): `\\uXXXX`,
 `\\u{X…}` and `\\UXXXXXXXX` (ECMA-262 and Python) become `\\x{…}`, Python's end of text `\\Z` becomes `\\z`,
 and ECMA-262's `\\p{Script=Greek}` and `\\p{General_Category=L}` become `\\p{Greek}` and `\\p{L}`. Nothing
-else is translated: `\\d`, `\\w`, `\\s` and `\\b` keep RE2's ASCII meaning, which is ECMA-262's for the first
-three and `\\b`'s without the `u` flag.
+else is translated: `\\d`, `\\w`, `\\s` and `\\b` keep RE2's ASCII meaning (ECMA-262's for `\\d`, `\\w` and
+`\\b`; Python's `re` counts any script's digits, letters and spaces), which `\\p{..}` can widen where wanted.
 """
 
 from __future__ import annotations
