@@ -113,3 +113,22 @@ def test_an_ecma_pattern_python_cannot_compile_is_a_valid_schema_and_enforced() 
     assert letters.ok
     assert with_digit.error == r"invalid arguments for lookup: code: 'été1' does not match '^\\p{L}+$'"
     assert tool.calls == [{"code": "été"}]
+
+
+def test_unevaluated_properties_beside_pattern_properties_is_not_enforced(caplog: pytest.LogCaptureFixture) -> None:
+    # Given a schema whose `unevaluatedProperties` would have jsonschema search `patternProperties`' hostile
+    # pattern in each property name with Python's `re`
+    tool = ServerTool(
+        one_property(
+            {"type": "string"}, patternProperties={"^(a+)+$": {"type": "integer"}}, unevaluatedProperties=False
+        )
+    )
+    # When the model sends a name that nearly matches
+    with caplog.at_level(logging.WARNING, logger="stepwise"):
+        observation = invoke_within_bound(tool, code="x", **{HOSTILE_ARGUMENT: 1})
+    # Then it is answered at once: `unevaluatedProperties` is not enforced there, and the log says so
+    assert observation.ok
+    assert len(tool.calls) == 1
+    assert [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING] == [
+        "a schema's unevaluatedProperties is not enforced beside patternProperties"
+    ]

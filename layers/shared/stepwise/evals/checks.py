@@ -112,7 +112,7 @@ def _structured_checks(expect: Expect, outcome: RunOutcome) -> Iterator[CheckRes
 def _schema_check(schema: dict[str, Any], outcome: RunOutcome) -> CheckResult:
     from jsonschema.validators import validator_for
 
-    from stepwise.patterns.schema_keywords import with_linear_patterns
+    from stepwise.patterns.schema_keywords import linear_validator
 
     document: Any = outcome.output
     if document is None:
@@ -120,7 +120,7 @@ def _schema_check(schema: dict[str, Any], outcome: RunOutcome) -> CheckResult:
             document = json.loads(outcome.answer or "")
         except ValueError:
             return CheckResult(check="answer_schema", passed=False, reason="the answer is not JSON")
-    errors = list(with_linear_patterns(validator_for(schema))(schema).iter_errors(document))
+    errors = list(linear_validator(schema, validator_for(schema)).iter_errors(document))
     if not errors:
         return CheckResult(check="answer_schema", passed=True)
     first = errors[0]

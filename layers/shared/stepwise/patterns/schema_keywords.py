@@ -9,7 +9,8 @@ A schema's pattern RE2 cannot run (a lookahead, a backreference: ECMA-262 has bo
 said once per pattern in the log: the server that wrote it checks its own arguments anyway, the model still
 reads the pattern in the schema it is offered, and a tool should not become unusable because one of its
 argument checks uses a construct this side cannot run in bounded time. An unenforced `patternProperties`
-pattern applies its subschema to no property (and, for `additionalProperties`, counts no name as its own).
+pattern applies its subschema to no property (and, for `additionalProperties`, counts no name as its own);
+`unevaluatedProperties` beside `patternProperties` is not enforced (`linear_validator` says why).
 
 For the same reason a tool schema's check against the metaschema (`TOOL_SCHEMA_FORMATS`) takes as a
 `format: regex` any pattern Python's `re` or RE2 compiles: ECMA-262's `\\p{L}` is valid there and RE2 runs
@@ -19,6 +20,7 @@ it, though `re` has no `\\p`.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -48,17 +50,34 @@ TOOL_SCHEMA_FORMATS = FormatChecker(())
 TOOL_SCHEMA_FORMATS.checkers = {**Draft202012Validator.FORMAT_CHECKER.checkers, "regex": (_is_pattern, ())}
 
 
-# One extended class per draft, made on first use (two threads making it at once keep the first one made).
-_EXTENDED: dict[object, type[Validator]] = {}
+# The extended classes, per draft and with or without `unevaluatedProperties`, made on first use (two
+# threads making one at once keep the first one made).
+_EXTENDED: dict[tuple[object, bool], type[Validator]] = {}
 
 
-def with_linear_patterns(validator_class: type[Validator]) -> type[Validator]:
-    """`validator_class` (any draft's) with its pattern keywords searching in linear time."""
-    extended = _EXTENDED.get(validator_class)
+def linear_validator(
+    schema: Any, validator_class: type[Validator], *, format_checker: FormatChecker | None = None
+) -> Validator:
+    """A `validator_class` (any draft's) validator of `schema` whose pattern keywords search in linear time.
+
+    jsonschema's `unevaluatedProperties` searches `patternProperties`' patterns itself, with Python's `re`:
+    in a schema holding both it is not enforced (said once per schema in the log), as a pattern RE2 cannot
+    run is not. Schemas here are self-contained (a tool's `$defs` are inlined; no remote `$ref` is fetched).
+    """
+    both = _holds_key(schema, "patternProperties") and _holds_key(schema, "unevaluatedProperties")
+    if both:
+        _say_unevaluated_not_enforced(json.dumps(schema, sort_keys=True, default=str))
+    extended = _EXTENDED.get((validator_class, both))
     if extended is None:
-        keywords = {"pattern": _pattern, "patternProperties": _pattern_properties, "additionalProperties": _additional}
-        extended = _EXTENDED.setdefault(validator_class, validators.extend(validator_class, keywords))
-    return extended
+        keywords: dict[str, Any] = {
+            "pattern": _pattern,
+            "patternProperties": _pattern_properties,
+            "additionalProperties": _additional,
+        }
+        if both:
+            keywords["unevaluatedProperties"] = _not_enforced
+        extended = _EXTENDED.setdefault((validator_class, both), validators.extend(validator_class, keywords))
+    return extended(schema, format_checker=format_checker)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -75,6 +94,33 @@ def schema_pattern(pattern: str) -> LinearPattern | None:
             extra={"pattern": pattern[:200], "reason": exc.reason},
         )
         return None
+
+
+def _holds_key(schema: Any, key: str) -> bool:
+    pending = [schema]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, dict):
+            if key in node:
+                return True
+            pending.extend(node.values())
+        elif isinstance(node, list):
+            pending.extend(node)
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _say_unevaluated_not_enforced(schema_text: str) -> None:
+    from stepwise.telemetry.observability import logger
+
+    logger.warning(
+        "a schema's unevaluatedProperties is not enforced beside patternProperties",
+        extra={"schema": schema_text[:200]},
+    )
+
+
+def _not_enforced(validator: Validator, value: Any, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:
+    yield from ()
 
 
 def _pattern(validator: Validator, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[ValidationError]:

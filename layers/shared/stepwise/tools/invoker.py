@@ -50,7 +50,7 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS, with_linear_patterns
+    from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS, linear_validator
 
     schema = json.loads(schema_text)
     try:
@@ -58,7 +58,7 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     except SchemaError:
         return None
     # the schema is a server's and the arguments a model's: its patterns search in linear time
-    validator: Draft202012Validator = with_linear_patterns(Draft202012Validator)(schema)
+    validator: Draft202012Validator = linear_validator(schema, Draft202012Validator)
     return validator
 
 
