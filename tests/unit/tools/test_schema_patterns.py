@@ -132,3 +132,17 @@ def test_unevaluated_properties_beside_pattern_properties_is_not_enforced(caplog
     assert [record.getMessage() for record in caplog.records if record.levelno == logging.WARNING] == [
         "a schema's unevaluatedProperties is not enforced beside patternProperties"
     ]
+
+
+def test_pattern_properties_re2_cannot_run_leave_no_name_to_additional_properties() -> None:
+    # Given a schema whose extra names are given by a lookahead pattern, and no other extra names
+    tool = ServerTool(
+        one_property(
+            {"type": "string"}, patternProperties={"^(?!x_)\\w+$": {"type": "integer"}}, additionalProperties=False
+        )
+    )
+    # When the model sends an extra name (of a value the pattern's schema would refuse)
+    observation = invoke_within_bound(tool, code="x", limit="ten")
+    # Then neither check is made on this side: the call reaches the tool, which checks its own arguments
+    assert observation.ok
+    assert tool.calls == [{"code": "x", "limit": "ten"}]

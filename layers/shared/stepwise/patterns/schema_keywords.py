@@ -9,7 +9,8 @@ A schema's pattern RE2 cannot run (a lookahead, a backreference: ECMA-262 has bo
 said once per pattern in the log: the server that wrote it checks its own arguments anyway, the model still
 reads the pattern in the schema it is offered, and a tool should not become unusable because one of its
 argument checks uses a construct this side cannot run in bounded time. An unenforced `patternProperties`
-pattern applies its subschema to no property (and, for `additionalProperties`, counts no name as its own);
+pattern applies its subschema to no property, and leaves no property to `additionalProperties` (either way,
+the far side decides);
 `unevaluatedProperties` beside `patternProperties` is not enforced (`linear_validator` says why).
 
 For the same reason a tool schema's check against the metaschema (`TOOL_SCHEMA_FORMATS`) takes as a
@@ -165,10 +166,11 @@ def _additional(
 
 
 def declared_property(name: str, schema: dict[str, Any]) -> bool:
-    """Whether `properties` or a `patternProperties` pattern covers the property `name`."""
+    """Whether `properties` or a `patternProperties` pattern covers the property `name` (a pattern RE2
+    cannot run covers every name: its check is the far side's)."""
     if name in (schema.get("properties") or {}):
         return True
     return any(
-        (found := schema_pattern(pattern)) is not None and found.search(name)
+        (found := schema_pattern(pattern)) is None or found.search(name)
         for pattern in schema.get("patternProperties") or {}
     )
