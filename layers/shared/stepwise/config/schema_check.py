@@ -20,7 +20,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS
+from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
 
 # Keywords whose value is one subschema, a non-empty list of subschemas, or a mapping to subschemas
 # (the applicator, unevaluated, content and core vocabularies, and the older `definitions`).

@@ -13,43 +13,22 @@ pattern applies its subschema to no property, and leaves no property to `additio
 the far side decides);
 `unevaluatedProperties` beside `patternProperties` is not enforced (`linear_validator` says why).
 
-For the same reason a tool schema's check against the metaschema (`TOOL_SCHEMA_FORMATS`) takes as a
-`format: regex` any pattern Python's `re` or RE2 compiles: ECMA-262's `\\p{L}` is valid there and RE2 runs
-it, though `re` has no `\\p`.
+For the same reason a tool schema is checked against its metaschema with `metaschema.TOOL_SCHEMA_FORMATS`,
+which takes as a `format: regex` any pattern Python's `re` or RE2 compiles.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker, validators
+from jsonschema import FormatChecker, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 
 from stepwise.patterns.linear import LinearPattern, PatternError, compiled
-
-
-def _is_pattern(instance: object) -> bool:
-    if not isinstance(instance, str):
-        return True
-    try:
-        re.compile(instance)  # compiling is not searching: no backtracking here
-    except re.error:
-        try:
-            compiled(instance)
-        except PatternError:
-            return False
-    return True
-
-
-TOOL_SCHEMA_FORMATS = FormatChecker(())
-"""The metaschema's formats for checking a tool's parameter schema: 2020-12's, `regex` as above."""
-TOOL_SCHEMA_FORMATS.checkers = {**Draft202012Validator.FORMAT_CHECKER.checkers, "regex": (_is_pattern, ())}
-
 
 # The extended classes, per draft and with or without `unevaluatedProperties`, made on first use (two
 # threads making one at once keep the first one made).

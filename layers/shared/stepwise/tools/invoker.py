@@ -50,7 +50,8 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
-    from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS, linear_validator
+    from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
+    from stepwise.patterns.schema_keywords import linear_validator
 
     schema = json.loads(schema_text)
     try:

@@ -13,7 +13,7 @@ from stepwise.config.mcp_source import McpServerConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolSpec
-from stepwise.patterns.schema_keywords import TOOL_SCHEMA_FORMATS
+from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.mcp.client import McpClient
