@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bench import foreign_patterns
 from stepwise import overflow_wording
 from stepwise.config import model as config_model
 from stepwise.config.intent import Category
@@ -390,8 +391,21 @@ def _cases() -> list[Case]:
         # the HTTP API: a chat answer streamed back piece by piece
         Case("chat.stream_pieces", "spaces", stream_pieces, repeated(" ")),
         Case("chat.stream_pieces", "words", stream_pieces, repeated("word ")),
+        # patterns others write (`\s+$`, quadratic under Python's `re`), searched in caller and model text
+        Case("guardrails.check_text (a deny pattern)", _SPACES, foreign_patterns.deny_rule, _spaces),
+        Case("intent.keywords.KeywordMatcher (a rule's pattern)", _SPACES, foreign_patterns.keyword_rule, _spaces),
+        Case("evals.check_outcome (answer_matches)", _SPACES, foreign_patterns.eval_matcher, _spaces),
+        Case("ScriptedChatModel (a scenario's match)", _SPACES, foreign_patterns.scripted_scenario, _spaces),
+        Case("ToolInvoker.invoke (a schema's pattern)", _SPACES, foreign_patterns.tool_argument, _spaces),
+        Case("structured_output.schema_violation (pattern)", _SPACES, foreign_patterns.answer_schema, _spaces),
+        Case("schema_violation (patternProperties)", _SPACES, foreign_patterns.property_names, _spaces),
     ]
     return cases
+
+
+# The input worst for trailing white space searched by backtracking: a long run of it, then a letter.
+_SPACES = "spaces, then x"
+_spaces = repeated(" ", suffix="x")
 
 
 def _refused(function: Callable[[str], Any]) -> Callable[[str], object]:

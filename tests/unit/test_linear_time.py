@@ -21,9 +21,9 @@ option_search.find_option, search_text, without_ruled_out and labelled_answers,
 http_response.describe_body, openapi.names.model_safe_name, search_words.words and implied_verb
 (find_tools' reading of descriptions and queries), structured_output.read_json (a structured-output
 reply), a provider's refusal (overflow_wording.is_overflow_text, stated_window and reported_prompt), the
-summarizer's notes
-(summarizer.read_notes, summary_text.attributed_facts), a configuration's `${env:...}` references and the
-chat answer's stream pieces.
+summarizer's notes (summarizer.read_notes, summary_text.attributed_facts), a configuration's `${env:...}`
+references, the chat answer's stream pieces, and the patterns others write (deny, intent and eval patterns,
+scripted scenarios, tool and answer schemas: `bench/foreign_patterns.py`).
 """
 
 from __future__ import annotations

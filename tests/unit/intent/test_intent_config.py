@@ -202,7 +202,7 @@ def test_a_keyword_pattern_that_is_not_a_regex_is_rejected() -> None:
         "keywords": [{"use_for": "intent-route", "option": "Finance", "patterns": ["(unclosed"]}],
     }
     # When it is validated / Then the error quotes the pattern
-    assert "'(unclosed' is not a valid regular expression" in validation_message(section)
+    assert "pattern '(unclosed': not a regular expression: missing )" in validation_message(section)
 
 
 def test_categories_in_both_places_are_rejected() -> None:

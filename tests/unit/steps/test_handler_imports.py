@@ -32,6 +32,7 @@ HEAVY = (
     "google.protobuf",
     "httpx",
     "jsonschema",
+    "re2",
     "yaml",
     "stepwise.tools.openapi",
     "stepwise.intent.classifier",

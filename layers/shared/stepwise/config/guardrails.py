@@ -3,7 +3,8 @@
 Each point takes a list of rules, applied in order to the text the previous one left:
 
 - `{pii: [card, email, ...], action: redact | block}`: local detectors (`stepwise.guardrails.detectors`);
-- `{deny: [regular expressions], action: block}`: patterns compiled here, so a bad one is a config error;
+- `{deny: [regular expressions], action: block}`: patterns compiled here for RE2 (linear time), so a bad one,
+  or one RE2 cannot run, is a config error;
 - `{bedrock: {id, version}}`: an Amazon Bedrock guardrail through `ApplyGuardrail`, which decides itself.
 
 `mode: log_only` records what would have been done and changes nothing. Applying the rules is
@@ -12,19 +13,17 @@ Each point takes a list of rules, applied in order to the text the previous one 
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator
+
+from stepwise.patterns.linear import LinearPattern, PatternError, check_pattern, compiled
 
 PiiKind = Literal["email", "phone", "card", "iban", "aws_key"]
 GuardrailPoint = Literal["input", "tool_results", "output"]
 
 # The longest deny pattern accepted: longer ones are rarely meant and costlier to search with.
 MAX_DENY_PATTERN_CHARS = 500
-# A group holding an unbounded quantifier that is itself repeated without bound, `(a+)+` or `(x*y)*`:
-# Python's `re` can take exponential time on such a pattern (catastrophic backtracking) and has no timeout.
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*(?:[+*]|\{\d*,\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d*,\})")
 
 DEFAULT_BLOCK_MESSAGE = "Sorry, I can't help with that request."
 DEFAULT_TOOL_NOTICE = "[the tool's result was withheld by a guardrail]"
@@ -45,7 +44,7 @@ class PiiRule(BaseModel):
 
 
 class DenyRule(BaseModel):
-    """Block a text that matches any of the patterns (searched with `re.search`)."""
+    """Block a text in which any of the patterns is found (searched with RE2, in time linear in the text)."""
 
     model_config = ConfigDict(extra="forbid", defer_build=True, arbitrary_types_allowed=True)
 
@@ -59,15 +58,10 @@ class DenyRule(BaseModel):
         for index, pattern in enumerate(patterns):
             if len(pattern) > MAX_DENY_PATTERN_CHARS:
                 raise ValueError(f"pattern {index}: longer than {MAX_DENY_PATTERN_CHARS} characters")
-            if _NESTED_QUANTIFIER.search(pattern):
-                raise ValueError(
-                    f"pattern {index}: a repeated group holds an unbounded quantifier, which can take exponential "
-                    "time to search; bound the inner or the outer repetition"
-                )
             try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"pattern {index} is not a regular expression: {exc}") from None
+                check_pattern(pattern)
+            except PatternError as exc:
+                raise ValueError(f"pattern {index}: {exc.reason}") from None
         return patterns
 
     @property
@@ -75,9 +69,9 @@ class DenyRule(BaseModel):
         """How the trace names this rule: its label, else `deny`."""
         return f"deny:{self.label}" if self.label else "deny"
 
-    def compiled(self) -> list[re.Pattern[str]]:
-        """The patterns, compiled (`re` caches them, so this is cheap after the first call)."""
-        return [re.compile(pattern) for pattern in self.deny]
+    def compiled(self) -> list[LinearPattern]:
+        """The patterns, compiled (kept per process, so this is cheap after the first call)."""
+        return [compiled(pattern) for pattern in self.deny]
 
 
 class BedrockGuardrailRef(BaseModel):

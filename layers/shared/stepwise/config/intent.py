@@ -12,6 +12,8 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from stepwise.patterns.linear import PatternError, check_pattern
+
 DEFAULT_QUESTION_PATH = "messages.@reverse.0.content"
 DEFAULT_ANSWER_PATH = "choices.0.message.content"
 
@@ -107,7 +109,10 @@ class KeyFrom(_ConfigModel):
 
 
 class KeywordRule(_ConfigModel):
-    """Choose `option` for `use_for` when any of `patterns` (regex, case-insensitive) is in the question."""
+    """Choose `option` for `use_for` when any of `patterns` (regex, case-insensitive) is in the question.
+
+    The patterns run on RE2 (time linear in the question); one RE2 cannot run is refused here.
+    """
 
     use_for: str = Field(min_length=1)
     option: str = Field(min_length=1)
@@ -120,9 +125,9 @@ class KeywordRule(_ConfigModel):
             if not pattern:
                 raise ValueError("a pattern must not be empty")
             try:
-                re.compile(pattern, re.IGNORECASE)
-            except re.error as exc:
-                raise ValueError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from exc
+                check_pattern(pattern, ignore_case=True)
+            except PatternError as exc:
+                raise ValueError(f"pattern {pattern!r}: {exc.reason}") from None
         return patterns
 
 

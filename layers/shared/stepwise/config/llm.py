@@ -4,7 +4,6 @@ Every model forbids unknown fields, so a typo in a profile fails loudly with the
 being silently ignored. `ModelConfig` is the discriminated union a profile's `model:` entry is read into.
 """
 
-import re
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -13,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from stepwise.config.control_chars import without_control_characters
 from stepwise.config.tool_call_rules import HEADER_NAME
 from stepwise.config.url_checks import check_client_url
+from stepwise.patterns.linear import PatternError, check_pattern
 
 
 class ModelCapabilities(BaseModel):
@@ -175,9 +175,9 @@ class ScriptScenario(BaseModel):
     def _check_pattern(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from exc
+                check_pattern(value, ignore_case=True)
+            except PatternError as exc:
+                raise ValueError(exc.reason) from None
         return value
 
 

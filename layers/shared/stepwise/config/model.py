@@ -178,11 +178,17 @@ class AgentProfile(BaseModel):
         from jsonschema.exceptions import SchemaError
         from jsonschema.validators import validator_for
 
+        from stepwise.patterns.metaschema import metaschema_formats, unrunnable_pattern
+
+        validator_class = validator_for(value)
         try:
-            validator_for(value).check_schema(value)
+            validator_class.check_schema(value, format_checker=metaschema_formats(validator_class))
         except SchemaError as exc:
             location = "/".join(str(part) for part in exc.absolute_path) or "<root>"
             raise ValueError(f"not a valid JSON Schema (at {location}): {exc.message}") from None
+        unrunnable = unrunnable_pattern(value)
+        if unrunnable is not None:
+            raise ValueError(f"a pattern at {unrunnable}")
         if value.get("type") not in _OUTPUT_TYPES:
             raise ValueError('the schema\'s top-level "type" must be "object" or "array"')
         return value

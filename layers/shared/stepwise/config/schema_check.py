@@ -20,6 +20,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
+
 # Keywords whose value is one subschema, a non-empty list of subschemas, or a mapping to subschemas
 # (the applicator, unevaluated, content and core vocabularies, and the older `definitions`).
 _SUBSCHEMA = frozenset(
@@ -39,8 +41,9 @@ _SHAPES_REMEMBERED = 16_384
 def check_parameter_schema(schema: Any) -> None:
     """Raise `jsonschema.exceptions.SchemaError` when ``schema`` is not a valid JSON Schema 2020-12.
 
-    The same verdict as ``Draft202012Validator.check_schema(schema)``, checked node by node (see the
-    module's docstring); a node shared by several parts of the schema is checked once.
+    The same verdict as ``Draft202012Validator.check_schema(schema)`` with a tool schema's formats
+    (`TOOL_SCHEMA_FORMATS`: a pattern RE2 runs is a regex), checked node by node (see the module's
+    docstring); a node shared by several parts of the schema is checked once.
     """
     # Ids are safe to remember here: every node stays alive inside `schema` during the check.
     seen: set[int] = set()
@@ -51,13 +54,14 @@ def check_parameter_schema(schema: Any) -> None:
             continue
         seen.add(id(node))
         if not isinstance(node, dict):
-            Draft202012Validator.check_schema(node)  # not a schema at all: the metaschema says why
+            # not a schema at all: the metaschema says why
+            Draft202012Validator.check_schema(node, format_checker=TOOL_SCHEMA_FORMATS)
             continue
         shape = _shape(node, pending)
         try:
             text = json.dumps(shape, sort_keys=True)
         except (TypeError, ValueError):  # keys that are not all strings (YAML allows them): check it as it is
-            Draft202012Validator.check_schema(shape)
+            Draft202012Validator.check_schema(shape, format_checker=TOOL_SCHEMA_FORMATS)
             continue
         _check_shape(text)
 
@@ -97,4 +101,4 @@ def _unique_strings(value: Any) -> bool:
 
 @lru_cache(maxsize=_SHAPES_REMEMBERED)
 def _check_shape(text: str) -> None:
-    Draft202012Validator.check_schema(json.loads(text))
+    Draft202012Validator.check_schema(json.loads(text), format_checker=TOOL_SCHEMA_FORMATS)

@@ -7,7 +7,6 @@ reads the outcome.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel
 
 from stepwise.evals.expect import Expect, ToolExpectation
 from stepwise.evals.outcome import RunOutcome, ToolCallMade
+from stepwise.patterns.linear import compiled
 
 _SHOWN_CHARS = 80
 
@@ -79,7 +79,7 @@ def _answer_checks(expect: Expect, answer: str) -> Iterator[CheckResult]:
             reason=f"the answer {_shown(answer)} contains {_shown(text)}" if found else None,
         )
     if expect.answer_matches is not None:
-        matched = re.search(expect.answer_matches, answer) is not None
+        matched = compiled(expect.answer_matches).search(answer)
         yield CheckResult(
             check="answer_matches",
             passed=matched,
@@ -112,13 +112,15 @@ def _structured_checks(expect: Expect, outcome: RunOutcome) -> Iterator[CheckRes
 def _schema_check(schema: dict[str, Any], outcome: RunOutcome) -> CheckResult:
     from jsonschema.validators import validator_for
 
+    from stepwise.patterns.schema_keywords import linear_validator
+
     document: Any = outcome.output
     if document is None:
         try:
             document = json.loads(outcome.answer or "")
         except ValueError:
             return CheckResult(check="answer_schema", passed=False, reason="the answer is not JSON")
-    errors = list(validator_for(schema)(schema).iter_errors(document))
+    errors = list(linear_validator(schema, validator_for(schema)).iter_errors(document))
     if not errors:
         return CheckResult(check="answer_schema", passed=True)
     first = errors[0]

@@ -6,13 +6,13 @@ reading a suite file needs (YAML).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from stepwise.inputs.json_schemas import checked_json_schema
 from stepwise.models.run import Outcome, RunStatus, StopReason
+from stepwise.patterns.linear import PatternError, check_pattern
 
 
 class _Strict(BaseModel):
@@ -60,9 +60,9 @@ class Expect(_Strict):
     def _a_pattern(cls, value: str | None) -> str | None:
         if value is not None:
             try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
+                check_pattern(value)
+            except PatternError as exc:
+                raise ValueError(exc.reason) from None
         return value
 
     @field_validator("answer_schema")

@@ -1,10 +1,9 @@
-"""Classification by configured regular expressions, with no model call."""
+"""Classification by configured regular expressions (run on RE2, linear in the question), with no model call."""
 
 from __future__ import annotations
 
-import re
-
 from stepwise.config.intent import KeywordRule
+from stepwise.patterns.linear import compiled
 
 
 class KeywordMatcher:
@@ -12,7 +11,7 @@ class KeywordMatcher:
 
     def __init__(self, rules: list[KeywordRule]) -> None:
         self._rules = [
-            (rule.use_for, rule.option, [re.compile(pattern, re.IGNORECASE) for pattern in rule.patterns])
+            (rule.use_for, rule.option, [compiled(pattern, ignore_case=True) for pattern in rule.patterns])
             for rule in rules
         ]
 

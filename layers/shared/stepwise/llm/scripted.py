@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +20,7 @@ from stepwise.config.llm import ScriptScenario, ScriptTurn
 from stepwise.errors import ConfigError, LLMPermanentError
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.models.messages import ChatRequest, Completion, ToolCall, Usage
+from stepwise.patterns.linear import compiled
 
 SCRIPTED_MODEL_NAME = "scripted"
 _CHARS_PER_TOKEN = 4
@@ -43,7 +43,7 @@ class ScriptedChatModel:
     def __init__(self, scenarios: list[ScriptScenario], *, sleep: Callable[[float], None] = time.sleep) -> None:
         """`sleep` is called with a turn's `latency_ms` in seconds (benchmarks inject a fake one)."""
         self._matchers = [
-            (re.compile(scenario.match, re.IGNORECASE), scenario)
+            (compiled(scenario.match, ignore_case=True), scenario)
             for scenario in scenarios
             if scenario.match is not None
         ]

@@ -87,8 +87,10 @@ def schema_violation(value: Any, schema: dict[str, Any]) -> str | None:
     from jsonschema.exceptions import best_match
     from jsonschema.validators import validator_for
 
+    from stepwise.patterns.schema_keywords import linear_validator
+
     validator_class = validator_for(schema)
-    validator = validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    validator = linear_validator(schema, validator_class, format_checker=validator_class.FORMAT_CHECKER)
     error = best_match(validator.iter_errors(value))
     if error is None:
         return None

@@ -8,8 +8,9 @@ jsonschema's message, which already names the value and the rule (``500 is great
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
+
+from stepwise.patterns.schema_keywords import declared_property
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
@@ -48,13 +49,7 @@ def _worded(error: ValidationError, path: str) -> str | None:
 
 
 def _unexpected(instance: dict[str, Any], schema: dict[str, Any]) -> list[str]:
-    properties = schema.get("properties") or {}
-    patterns = list((schema.get("patternProperties") or {}).keys())
-    return [
-        name
-        for name in instance
-        if name not in properties and not any(re.search(pattern, name) for pattern in patterns)
-    ]
+    return [name for name in instance if not declared_property(name, schema)]
 
 
 def _known(schema: dict[str, Any], kind: str) -> str:

@@ -50,12 +50,17 @@ def _validator_for(schema_text: str) -> Draft202012Validator | None:
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
+    from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
+    from stepwise.patterns.schema_keywords import linear_validator
+
     schema = json.loads(schema_text)
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=TOOL_SCHEMA_FORMATS)
     except SchemaError:
         return None
-    return Draft202012Validator(schema)
+    # the schema is a server's and the arguments a model's: its patterns search in linear time
+    validator: Draft202012Validator = linear_validator(schema, Draft202012Validator)
+    return validator
 
 
 class ToolInvoker:

@@ -13,6 +13,7 @@ from stepwise.config.mcp_source import McpServerConfig
 from stepwise.errors import ConfigError, ToolError
 from stepwise.inputs.text_policy import clean_text, count_unencodable, replacement_note
 from stepwise.models.messages import ToolSpec
+from stepwise.patterns.metaschema import TOOL_SCHEMA_FORMATS
 from stepwise.tools.base import NO_CONTEXT, CallContext, ToolResult
 from stepwise.tools.guards import HostResolver, system_resolver
 from stepwise.tools.mcp.client import McpClient
@@ -102,7 +103,7 @@ def _spec_for(remote: RemoteTool, name: str, *, where: str) -> ToolSpec:
     if parameters.get("type") != "object":
         raise ConfigError(f"{where}: the input schema must have type 'object'")
     try:
-        Draft202012Validator.check_schema(parameters)
+        Draft202012Validator.check_schema(parameters, format_checker=TOOL_SCHEMA_FORMATS)
     except SchemaError as exc:
         raise ConfigError(f"{where}: the input schema is not valid JSON Schema: {exc.message}") from None
     description = (remote.description or remote.title or remote.name).strip()
