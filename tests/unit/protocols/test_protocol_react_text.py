@@ -287,3 +287,12 @@ def test_a_bracket_action_line_that_also_finishes_has_both_decisions() -> None:
     # Given a search and the paper's Finish on one action line / When parsed / Then it is a parse error
     decision = parse("Thought: done\nAction: Search[Paris] and Finish[Paris]")
     assert isinstance(decision, ParseError)
+
+
+def test_an_action_spelling_an_offered_tools_name_with_punctuation_calls_that_tool() -> None:
+    # Given a tool offered as gmail_find_email and a model that writes Zapier's name for it, "Gmail: Find Email"
+    gmail = ToolSpec(name="gmail_find_email", parameters={"type": "object", "properties": {}})
+    # When the action is parsed
+    decision = only_call(parse("Thought: find it\nAction: Gmail: Find Email\nAction Input: the last email", [gmail]))
+    # Then it calls the offered tool
+    assert decision.calls[0].name == "gmail_find_email"
