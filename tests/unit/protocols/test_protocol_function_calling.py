@@ -305,3 +305,18 @@ def test_cohere_v2_tool_plan_is_the_thought_of_its_calls() -> None:
     # When parsed / Then the plan is the call's thought
     decision = parse_completion({"message": message}, "function_calling")
     assert isinstance(decision, ToolCalls) and decision.thought == "Check the weather first."
+
+
+def test_a_call_whose_arguments_are_the_string_null_takes_no_arguments() -> None:
+    # Given a Cohere v2 reply calling a tool without parameters, its arguments written as "null"
+    body = {
+        "message": {
+            "role": "assistant",
+            "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "currentTime", "arguments": "null"}}],
+        },
+        "finish_reason": "TOOL_CALL",
+    }
+    # When it is parsed / Then it is the call, with no arguments
+    decision = parse_completion(body, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("currentTime", {})]

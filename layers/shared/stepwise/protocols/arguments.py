@@ -184,7 +184,8 @@ def unwrapped_arguments(arguments: dict[str, Any], tool: ToolSpec | None) -> dic
 def decode_arguments(raw: Any) -> dict[str, Any] | None:
     """Native tool-call arguments as an object: an object as is, a JSON string decoded; None if neither.
 
-    A string that decodes to another JSON string is decoded once more, since some models encode twice.
+    A string that decodes to another JSON string is decoded once more, since some models encode twice. No
+    arguments at all (``null``, as Cohere writes a call to a tool without parameters, or nothing) are none: ``{}``.
     """
     if raw is None:
         return {}
@@ -192,7 +193,7 @@ def decode_arguments(raw: Any) -> dict[str, Any] | None:
         return {str(key): value for key, value in raw.items()}
     if not isinstance(raw, str):
         return None
-    if not raw.strip():
+    if not raw.strip() or raw.strip() == "null":
         return {}
     decoded = load_lenient(raw)
     if isinstance(decoded, str):
