@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -320,3 +321,22 @@ def test_a_call_whose_arguments_are_the_string_null_takes_no_arguments() -> None
     decision = parse_completion(body, "function_calling")
     assert isinstance(decision, ToolCalls)
     assert [(call.name, call.arguments) for call in decision.calls] == [("currentTime", {})]
+
+
+def test_calls_inside_openais_parallel_wrapper_are_calls_of_their_own() -> None:
+    # Given a chat completion whose one call is OpenAI's internal multi_tool_use.parallel wrapper of two calls
+    uses = [
+        {"recipient_name": "functions.get_weather", "parameters": {"city": "Paris"}},
+        {"recipient_name": "functions.get_weather", "parameters": {"city": "Rome"}},
+    ]
+    call = {"id": "c1", "type": "function", "function": {"name": "multi_tool_use.parallel", "arguments": ""}}
+    call["function"]["arguments"] = json.dumps({"tool_uses": uses})
+    body = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    # When it is parsed
+    decision = parse_completion(body, "function_calling")
+    # Then each call inside is one to make, with an id of its own
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.name, c.arguments) for c in decision.calls] == [
+        ("c1_0", "get_weather", {"city": "Paris"}),
+        ("c1_1", "get_weather", {"city": "Rome"}),
+    ]
