@@ -329,8 +329,8 @@ def test_calls_inside_openais_parallel_wrapper_are_calls_of_their_own() -> None:
         {"recipient_name": "functions.get_weather", "parameters": {"city": "Paris"}},
         {"recipient_name": "functions.get_weather", "parameters": {"city": "Rome"}},
     ]
-    call = {"id": "c1", "type": "function", "function": {"name": "multi_tool_use.parallel", "arguments": ""}}
-    call["function"]["arguments"] = json.dumps({"tool_uses": uses})
+    wrapper = {"name": "multi_tool_use.parallel", "arguments": json.dumps({"tool_uses": uses})}
+    call = {"id": "c1", "type": "function", "function": wrapper}
     body = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
     # When it is parsed
     decision = parse_completion(body, "function_calling")
