@@ -40,6 +40,7 @@ from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
 from stepwise.protocols.react_text import parse_react_text, read_input_text
 from stepwise.protocols.think_blocks import split_reasoning
+from stepwise.protocols.turn_tokens import without_end_of_turn
 from stepwise.protocols.xml_tags import parse_xml
 from stepwise.steps import structured_output, summarizer, summary_text
 from stepwise.steps.api.chat import stream_pieces
@@ -134,6 +135,10 @@ def _ruled_out(text: str) -> object:
 
 def _written_calls(text: str) -> object:
     return text_tool_calls.tool_calls_in_text(text)
+
+
+def _end_of_turn(text: str) -> object:
+    return without_end_of_turn(Completion(content=text))
 
 
 def _notes(text: str) -> object:
@@ -312,6 +317,21 @@ def _cases() -> list[Case]:
             _written_calls,
             repeated('{"name": "f", "arguments": {'),
         ),
+        Case("text_tool_calls.tool_calls_in_text", "```tool_code fences…", _written_calls, repeated("```tool_code\n")),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "tool_code x = x = …",
+            _written_calls,
+            repeated("x = ", prefix="```tool_code\n"),
+        ),
+        Case(
+            "react_text.parse_react_text",
+            "Search[a], Search[a], …",
+            _react_text,
+            repeated("Search[a], ", prefix="Action: "),
+        ),
+        Case("turn_tokens.without_end_of_turn", "</s></s>…", _end_of_turn, repeated("</s>")),
+        Case("turn_tokens.without_end_of_turn", "spaces + <|im_end|>…", _end_of_turn, repeated(" <|im_end|>\n")),
         Case(
             "react_text.parse_react_text",
             "one line, spaces before a label",

@@ -53,11 +53,17 @@ def _matches(decision: Decision, expect: dict[str, Any]) -> bool:
     return arguments is None or [call.arguments for call in decision.calls] == arguments
 
 
+def _tools(case: dict[str, Any]) -> list[ToolSpec]:
+    """The tools offered to the case's model: the corpus's own, and those its source offered (`offered`)."""
+    named = [ToolSpec(name=name, parameters={"type": "object", "properties": {}}) for name in case.get("offered", [])]
+    return [*TOOLS, *named]
+
+
 def run_protocol(protocol: str) -> list[CaseResult]:
     """Every case of a protocol, read with that protocol."""
     results = []
     for case in load(protocol):
-        decision = parse_completion(case["input"], protocol, TOOLS)
+        decision = parse_completion(case["input"], protocol, _tools(case))
         results.append(CaseResult(case["name"], _matches(decision, case["expect"]), repr(decision)[:200]))
     return results
 

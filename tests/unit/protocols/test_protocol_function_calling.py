@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -305,3 +306,37 @@ def test_cohere_v2_tool_plan_is_the_thought_of_its_calls() -> None:
     # When parsed / Then the plan is the call's thought
     decision = parse_completion({"message": message}, "function_calling")
     assert isinstance(decision, ToolCalls) and decision.thought == "Check the weather first."
+
+
+def test_a_call_whose_arguments_are_the_string_null_takes_no_arguments() -> None:
+    # Given a Cohere v2 reply calling a tool without parameters, its arguments written as "null"
+    body = {
+        "message": {
+            "role": "assistant",
+            "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "currentTime", "arguments": "null"}}],
+        },
+        "finish_reason": "TOOL_CALL",
+    }
+    # When it is parsed / Then it is the call, with no arguments
+    decision = parse_completion(body, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(call.name, call.arguments) for call in decision.calls] == [("currentTime", {})]
+
+
+def test_calls_inside_openais_parallel_wrapper_are_calls_of_their_own() -> None:
+    # Given a chat completion whose one call is OpenAI's internal multi_tool_use.parallel wrapper of two calls
+    uses = [
+        {"recipient_name": "functions.get_weather", "parameters": {"city": "Paris"}},
+        {"recipient_name": "functions.get_weather", "parameters": {"city": "Rome"}},
+    ]
+    wrapper = {"name": "multi_tool_use.parallel", "arguments": json.dumps({"tool_uses": uses})}
+    call = {"id": "c1", "type": "function", "function": wrapper}
+    body = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}]}
+    # When it is parsed
+    decision = parse_completion(body, "function_calling")
+    # Then each call inside is one to make, with an id of its own
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.name, c.arguments) for c in decision.calls] == [
+        ("c1_0", "get_weather", {"city": "Paris"}),
+        ("c1_1", "get_weather", {"city": "Rome"}),
+    ]

@@ -271,3 +271,28 @@ def test_an_observation_label_cut_by_the_token_limit_is_not_part_of_the_input(to
     # When parsed / Then the input ends before the cut label
     assert isinstance(decision, ToolCalls)
     assert decision.calls[0].arguments == {"query": "tallest building"}
+
+
+def test_several_bracket_actions_on_one_line_take_the_first() -> None:
+    # Given the paper's bracket actions, several on one action line (reflexion's HotpotQA runs)
+    search = ToolSpec(name="search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})
+    text = "Thought 2: I need both.\nAction 2: Search[Benito Mussolini], Search[Gyula Gömbös]"
+    decision = only_call(parse(text, [search]))
+    # When parsed / Then the first is the call and the model is told the rest were ignored
+    assert (decision.calls[0].name, decision.calls[0].arguments) == ("search", {"query": "Benito Mussolini"})
+    assert "2 actions" in decision.note
+
+
+def test_a_bracket_action_line_that_also_finishes_has_both_decisions() -> None:
+    # Given a search and the paper's Finish on one action line / When parsed / Then it is a parse error
+    decision = parse("Thought: done\nAction: Search[Paris] and Finish[Paris]")
+    assert isinstance(decision, ParseError)
+
+
+def test_an_action_spelling_an_offered_tools_name_with_punctuation_calls_that_tool() -> None:
+    # Given a tool offered as gmail_find_email and a model that writes Zapier's name for it, "Gmail: Find Email"
+    gmail = ToolSpec(name="gmail_find_email", parameters={"type": "object", "properties": {}})
+    # When the action is parsed
+    decision = only_call(parse("Thought: find it\nAction: Gmail: Find Email\nAction Input: the last email", [gmail]))
+    # Then it calls the offered tool
+    assert decision.calls[0].name == "gmail_find_email"

@@ -268,3 +268,35 @@ def test_a_call_object_after_a_remark_that_names_an_offered_tool_is_the_call() -
     # Then it is that call
     assert isinstance(decision, ToolCalls)
     assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '```tool_code\nget_weather(city="Paris")\n```',
+        'I will check.\n\n```tool_code\nprint(get_weather(city="Paris"))\n```<end_of_turn>',
+        "```tool_code\nweather = get_weather(city='Paris')\nprint(weather)\n```",
+    ],
+)
+def test_gemma_tool_code_fences_are_calls(text: str) -> None:
+    # Given Gemma 3's call in a tool_code fence: bare, printed, or assigned then printed
+    # When it is parsed as a native-tools reply
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is the call
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_tool_code_fence_holding_other_python_stays_the_answer() -> None:
+    # Given an answer whose tool_code fence holds code that is not a list of calls
+    text = "Here is how:\n```tool_code\nimport math\nprint(math.sqrt(2))\n```"
+    # When it is parsed / Then it is the answer as written
+    assert parse_completion(text, "function_calling", TOOLS) == FinalAnswer(text=text)
+
+
+@pytest.mark.parametrize("token", ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>"])
+def test_an_end_of_turn_token_decoded_into_the_text_is_not_part_of_the_answer(token: str) -> None:
+    # Given an answer that ends with its family's end-of-turn token / When it is parsed
+    decision = parse_completion(f"The move is e5g4.{token}\n", "function_calling", TOOLS)
+    # Then the answer is the text before it
+    assert decision == FinalAnswer(text="The move is e5g4.")

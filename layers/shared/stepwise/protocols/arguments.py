@@ -46,6 +46,7 @@ _WRAPPER_KEYS = {
     "actioninput",
 }
 _TOOL_NAME = re.compile(r"^[^\s()\[\]{}<>\"'`,;]{1,128}$")
+_NOT_A_LETTER = re.compile(r"[\W_]+")
 # Words that open a sentence about a tool rather than a tool's name ("I will use the search tool").
 _SENTENCE_OPENERS = {
     "i",
@@ -183,7 +184,8 @@ def unwrapped_arguments(arguments: dict[str, Any], tool: ToolSpec | None) -> dic
 def decode_arguments(raw: Any) -> dict[str, Any] | None:
     """Native tool-call arguments as an object: an object as is, a JSON string decoded; None if neither.
 
-    A string that decodes to another JSON string is decoded once more, since some models encode twice.
+    A string that decodes to another JSON string is decoded once more, since some models encode twice. No
+    arguments at all (``null``, as Cohere writes a call to a tool without parameters, or nothing) are none: ``{}``.
     """
     if raw is None:
         return {}
@@ -191,7 +193,7 @@ def decode_arguments(raw: Any) -> dict[str, Any] | None:
         return {str(key): value for key, value in raw.items()}
     if not isinstance(raw, str):
         return None
-    if not raw.strip():
+    if not raw.strip() or raw.strip() == "null":
         return {}
     decoded = load_lenient(raw)
     if isinstance(decoded, str):
@@ -225,16 +227,23 @@ def final_answer(text: str, thought: str) -> FinalAnswer | ParseError:
     return FinalAnswer(text=text.strip(), thought=thought.strip())
 
 
+def _spelling(name: str) -> str:
+    """A tool name without case, spaces or punctuation: how two spellings of one name compare."""
+    return _NOT_A_LETTER.sub("", name).casefold()
+
+
 def named_tool(name: str, tools: list[ToolSpec] | None) -> str | None:
     """The tool an action line names, or None when it names none.
 
-    A name as written, else a tool whose name it spells another way ("Get Weather" for get_weather), else a
-    name of a few words as the frameworks whose tools have such names read it; a sentence is no tool name.
+    A name as written, else a tool whose name it spells another way ("Get Weather" for get_weather, "Gmail: Find
+    Email" for gmail_find_email, as Zapier's tools are named), else a name of a few words as the frameworks whose
+    tools have such names read it; a sentence is no tool name.
     """
     if _TOOL_NAME.match(name):
         return name
+    spelled = _spelling(name)
     for tool in tools or []:
-        if normalise_key(tool.name) == normalise_key(name):
+        if _spelling(tool.name) == spelled:
             return tool.name
     words = name.split()
     worded = " ".join(words)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 from stepwise.models.decision import Decision, ParseError
@@ -31,6 +32,10 @@ from stepwise.protocols.shapes import BOTH_DECISIONS, BrokenInput, broken_block_
 # The original ReAct paper's style: ``Search[Paris]``, and ``Finish[answer]`` for its answer.
 _FENCE_LANGUAGE = re.compile(r"^```[A-Za-z][\w+.-]*[ \t]+(?=\S)")
 _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOTALL)
+# Several of them on one action line ("Search[A], Search[B]", "Search[A] and Lookup[b]"): each bracket holds no
+# bracket of its own, so one item never runs into the next.
+_BRACKET_ITEM = re.compile(r"(?P<name>[A-Za-z_][\w.-]*+)[ \t]*+\[(?P<input>[^\[\]\n]*+)\]")
+_ITEM_SEPARATOR = re.compile(r"[ \t]*+(?:[,;&]|and|then)?[ \t]*+", re.IGNORECASE)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
 # The start of an "Observation:" label on the reply's last line, cut by the token limit ("\nObs"): the
@@ -193,6 +198,9 @@ def _action(
     if call is not None:
         arguments = raw_input if raw_input is not None else call.arguments(find_tool(tools, call.name))
         return tool_call(call.name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
+    listed = _bracket_actions(clean_tool_name(line)) if raw_input is None else []
+    if listed:
+        return _first_bracket_action(listed, tools, call_id, thought, notes)
     bracket = _BRACKET_CALL.match(clean_tool_name(line))
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
@@ -209,6 +217,31 @@ def _action(
             "Write the tool arguments on an 'Action Input:' line ({} when the tool takes none)."
         )
     return tool_call(line, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+
+
+def _bracket_actions(line: str) -> list[tuple[str, str]]:
+    """The actions of a line holding several of the paper's bracket actions, or [] for any other line."""
+    items = list(_BRACKET_ITEM.finditer(line))
+    if len(items) < 2 or items[0].start() != 0 or items[-1].end() != len(line):
+        return []
+    if any(_ITEM_SEPARATOR.fullmatch(line, one.end(), two.start()) is None for one, two in pairwise(items)):
+        return []
+    return [(item.group("name"), item.group("input").strip()) for item in items]
+
+
+def _first_bracket_action(
+    listed: list[tuple[str, str]], tools: list[ToolSpec] | None, call_id: str, thought: str, notes: list[str]
+) -> Decision:
+    """The first of several actions on one line, as with several Action lines; a line that also finishes has
+    both decisions."""
+    finishing = [is_final_action(name, tools) for name, _ in listed]
+    if any(finishing) and not all(finishing):
+        return ParseError(message=BOTH_DECISIONS)
+    name, raw_input = listed[0]
+    if finishing[0]:
+        return final_answer(answer_text(raw_input), thought)
+    extra = ignored_notes(extra_actions=len(listed) - 1, observation_cut=False)
+    return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=[*extra, *notes])
 
 
 def _action_block(block: str, tools: list[ToolSpec] | None, call_id: str, thought: str, notes: list[str]) -> Decision:

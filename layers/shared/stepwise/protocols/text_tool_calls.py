@@ -33,6 +33,7 @@ from stepwise.protocols.tool_call_tokens import (
     kimi_calls,
     qwen_agent_calls,
 )
+from stepwise.protocols.tool_code import tool_code_calls
 
 __all__ = ["TextCall", "TextCalls", "tool_calls_in_text", "with_written_calls"]
 
@@ -55,6 +56,7 @@ _READERS = (
     harmony_calls,
     qwen_agent_calls,
     function_gemma_calls,
+    tool_code_calls,
     pythonic_reply_calls,
     call_object_calls,
 )

@@ -13,6 +13,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolS
 from stepwise.models.run import StepRecord
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.models.summary import ConversationSummary
+from stepwise.protocols.native import with_unwrapped_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import RunAgent, StoredRun
@@ -159,8 +160,9 @@ def llm_call(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     # What the model thought is stored apart from what it replied, whichever way the provider sent it.
     reply = without_reasoning(completion)
     if agent.protocol.name == "function_calling":
-        # calls a server without a tool-call parser left in the text are stored as the native calls they are
-        reply = with_written_calls(reply, turn.tools)
+        # calls a server without a tool-call parser left in the text are stored as the native calls they are, and
+        # the calls inside OpenAI's parallel wrapper as calls of their own
+        reply = with_unwrapped_calls(with_written_calls(reply, turn.tools), turn.tools)
     message = ChatMessage(
         role="assistant", content=reply.content, tool_calls=reply.tool_calls, reasoning=reply.reasoning
     )
