@@ -1,6 +1,7 @@
 """A reply the provider's guardrail or content filter stopped ends the run with stop reason `guardrail`, on a moto
 table: Bedrock Converse `guardrail_intervened` (its text is the guardrail's message, as recorded in vercel/ai's
-amazon-bedrock-guard-content-intervened.json) and `content_filtered`."""
+amazon-bedrock-guard-content-intervened.json), `content_filtered`, and Anthropic's `refusal` (its response format in
+Anthropic's "Handle streaming refusals" guide)."""
 
 from __future__ import annotations
 
@@ -29,8 +30,10 @@ GUARDRAIL_MESSAGE = "Sorry, the model cannot answer this question."
             ),
             FILTERED_NOTICE,
         ),
+        # Anthropic's refusal as an OpenAI-wire gateway passes it on: the fragment before it is not the answer
+        (Completion(content="Hello..", finish_reason="refusal"), FILTERED_NOTICE),
     ],
-    ids=["guardrail_intervened", "content_filtered"],
+    ids=["guardrail_intervened", "content_filtered", "refusal"],
 )
 def test_a_reply_the_providers_filter_stopped_ends_the_run_as_a_guardrail_stop(
     reply: Completion, answer: str, dynamodb_table: tuple[Any, str], tmp_path: Path

@@ -7,9 +7,10 @@ MALFORMED_FINISH_REASONS = frozenset({"malformed_tool_use", "malformed_model_out
 # What a provider's 200 with no choice at all (`choices: []`) is read as.
 EMPTY_REPLY = "empty"
 # A reply the provider's own guardrail or content filter stopped: Bedrock Converse `guardrail_intervened` (a
-# guardrail's blocked message is the text) and `content_filtered`, OpenAI-compatible `content_filter`. The run
-# ends there with stop reason `guardrail`.
-FILTERED_FINISH_REASONS = frozenset({"guardrail_intervened", "content_filtered", "content_filter"})
+# guardrail's blocked message is the text) and `content_filtered`, OpenAI-compatible `content_filter`, and
+# Anthropic's `refusal` (Claude 4's streaming classifiers; the text before it is a fragment), which gateways
+# that speak the OpenAI wire pass through as the finish reason. The run ends there with stop reason `guardrail`.
+FILTERED_FINISH_REASONS = frozenset({"guardrail_intervened", "content_filtered", "content_filter", "refusal"})
 # The one whose text is the guardrail's own message, given as the answer; the others' text is what was stopped.
 GUARDRAIL_MESSAGE_FINISH_REASON = "guardrail_intervened"
 # The answer of a filtered reply without a message of the provider's.
