@@ -86,3 +86,25 @@ def test_a_given_schema_may_use_an_ecma_pattern_python_cannot_compile() -> None:
     schema = {"type": "object", "properties": {"city": {"type": "string", "pattern": r"^\p{L}+$"}}}
     # When it is validated / Then it is accepted
     assert AgentProfile.model_validate({"model": "m", "response_schema": schema}).response_schema == schema
+
+
+@pytest.mark.parametrize("pattern", [r"\b你好\b", r"\w+café"], ids=["word edge", "word character"])
+def test_an_operator_pattern_whose_word_classes_meet_non_ascii_letters_is_refused_saying_what_to_write(
+    pattern: str,
+) -> None:
+    # Given an intent rule written for Python's re, whose \b or \w counted Chinese or accented letters, which
+    # RE2 counts as ASCII only (the rule would load and silently never match)
+    # When the configuration holding it is validated
+    with pytest.raises(ValidationError) as raised:
+        KeywordRule.model_validate({"use_for": "greeting", "option": "hello", "patterns": [pattern]})
+    # Then the error names the escape and the spelling that works
+    [error] = raised.value.errors()
+    assert "counts only ASCII letters and digits on RE2" in error["msg"]
+    assert r"[\p{L}\p{N}_]" in error["msg"]
+
+
+def test_word_classes_in_an_ascii_pattern_and_non_ascii_letters_without_them_are_accepted() -> None:
+    # Given rules with \b on ASCII words, a Chinese word without word classes, and an escaped backslash before b
+    patterns = [r"\bhello\b", "你好", r"\\b你好"]
+    # When validated, then all are accepted
+    KeywordRule.model_validate({"use_for": "greeting", "option": "hello", "patterns": patterns})

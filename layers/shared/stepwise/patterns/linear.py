@@ -10,7 +10,9 @@ A few spellings RE2 lacks but whose meaning it has are rewritten first (`transla
 `\\u{X…}` and `\\UXXXXXXXX` (ECMA-262 and Python) become `\\x{…}`, Python's end of text `\\Z` becomes `\\z`,
 and ECMA-262's `\\p{Script=Greek}` and `\\p{General_Category=L}` become `\\p{Greek}` and `\\p{L}`. Nothing
 else is translated: `\\d`, `\\w`, `\\s` and `\\b` keep RE2's ASCII meaning (ECMA-262's for `\\d`, `\\w` and
-`\\b`; Python's `re` counts any script's digits, letters and spaces), which `\\p{..}` can widen where wanted.
+`\\b`; Python's `re` counts any script's digits, letters and spaces), which `\\p{..}` can widen where wanted. An
+operator's pattern that holds non-ASCII letters and `\\b` or `\\w` is refused (`check_pattern`): written
+against `re`, it would silently stop matching them.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ _WHY_UNSUPPORTED = (
     "patterns run on RE2, which takes time linear in the text and has no lookaround, backreferences, "
     "atomic groups or possessive quantifiers"
 )
+# `\b`, `\B`, `\w` and `\W` after any number of escaped backslashes (which the first alternative takes in pairs).
+_WORD_ESCAPE = re.compile(r"\\\\|\\([bBwW])")
 # One escape at a time, so that an escaped backslash followed by `u0041` stays a backslash and text.
 _ESCAPE = re.compile(
     r"\\(?:u\{([0-9A-Fa-f]{1,6})\}|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(Z)"
@@ -78,8 +82,28 @@ def compiled(pattern: str, *, ignore_case: bool = False) -> LinearPattern:
 
 
 def check_pattern(pattern: str, *, ignore_case: bool = False) -> None:
-    """Raise `PatternError` when RE2 cannot run `pattern` (for a configuration's validators)."""
+    """Raise `PatternError` when RE2 cannot run `pattern` (for a configuration's validators), or when it
+    would silently never match where Python's `re` did: an operator wrote it against `re`'s meaning."""
     compiled(pattern, ignore_case=ignore_case)
+    problem = _ascii_word_problem(pattern)
+    if problem is not None:
+        raise problem
+
+
+def _ascii_word_problem(pattern: str) -> PatternError | None:
+    """The error for a pattern holding non-ASCII letters and `\\b`/`\\w`, which RE2 reads as ASCII only:
+    `\\b你好\\b` matched "你好" under `re` and never matches under RE2, with no error to say so."""
+    if pattern.isascii():
+        return None
+    escape = next((found.group(1) for found in _WORD_ESCAPE.finditer(pattern) if found.group(1)), None)
+    if escape is None:
+        return None
+    return PatternError(
+        f"`\\{escape}` counts only ASCII letters and digits on RE2, and this pattern holds non-ASCII "
+        "letters, where it no longer matches as it did on Python's `re` (`\\b你好\\b` never matches): write a "
+        "word character as `[\\p{L}\\p{N}_]` and a word's edge as `(?:^|[^\\p{L}\\p{N}_])`",
+        unsupported=True,
+    )
 
 
 def translated(pattern: str) -> str:
