@@ -17,14 +17,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stepwise.config.context import ContextLimits
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.messages import ChatMessage, ChatRequest
 from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import context_wording
-from stepwise.steps.refusal_wording import reported_prompt
-from stepwise.steps.refusal_wording import stated_window as stated_window  # LLMCall and Compact read it here
 from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
 
@@ -92,9 +90,22 @@ class RequestSize:
         return math.floor((tokens - offset) / self.ratio)
 
 
+def stated_window(provider_message: str) -> int | None:
+    """The context window a provider's refusal states (`stepwise.steps.refusal_wording`), or None.
+
+    LLMCall and Compact read it here. The wordings (dozens of patterns) load with the first refusal read:
+    a handler's import, and a first call that meets no refusal, never compile them.
+    """
+    from stepwise.steps.refusal_wording import stated_window as read_window
+
+    return read_window(provider_message)
+
+
 def overflow_safety(provider_message: str, estimated_tokens: int, at_least: float) -> float:
     """How much to raise estimates after the provider refused a request estimated at `estimated_tokens`:
     by what it says it counted, when its message says, and at least `at_least`."""
+    from stepwise.steps.refusal_wording import reported_prompt  # only after a refusal: its wordings load then
+
     counted = reported_prompt(provider_message)
     if counted is None or estimated_tokens <= 0:
         return at_least
