@@ -9,7 +9,7 @@ from stepwise.steps import llm_call as step
 from stepwise.steps.runtime import runtime_from_environment
 from stepwise.telemetry.observability import logger, metrics
 
-runtime = runtime_from_environment(os.environ)
+runtime = runtime_from_environment(os.environ, reads_configuration=True)
 
 
 @logger.inject_lambda_context

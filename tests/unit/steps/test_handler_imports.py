@@ -164,6 +164,32 @@ STREAM_UNNEEDED = (
     "stepwise.intent",
 )
 
+# Project modules a handler's first call does not need, each imported by the code path that uses it: the
+# secret decoder with the first secret a process learns (`stepwise.config.redaction`), the overflow wordings
+# with the first provider error read (`stepwise.llm.provider_errors`), the listings of runs
+# and waiting calls with the API's first listing; a child run's code with ToolInvoke's first agent call;
+# the protocols' parsers with a Format whose run ended without the model's answer (or with a response
+# schema), the history's rendering with a compacted run's; the configuration's models with the first call
+# that reads the configuration (a handler whose first call always does builds them at import).
+_FIRST_CALLS_LEAVE = ("stepwise.inputs.echo_decoding", "stepwise.overflow_wording")
+_STEPS_LEAVE = (*_FIRST_CALLS_LEAVE, "stepwise.store.run_listing", "stepwise.store.waiting_approvals")
+NOT_AT_IMPORT = {
+    "api": _FIRST_CALLS_LEAVE,
+    "stream": _FIRST_CALLS_LEAVE,
+    "llm_call": _STEPS_LEAVE,
+    "parse": _STEPS_LEAVE,
+    "execution_ended": (*_STEPS_LEAVE, "stepwise.config.model"),
+    "iteration_guard": (*_STEPS_LEAVE, "stepwise.config.model", "stepwise.steps.executions"),
+    "tool_invoke": (*_STEPS_LEAVE, "stepwise.steps.child_runs", "stepwise.steps.context_window"),
+    "format": (
+        *_STEPS_LEAVE,
+        "stepwise.protocols.native",
+        "stepwise.protocols.text_tool_calls",
+        "stepwise.steps.agent",
+        "stepwise.steps.context_window",
+    ),
+}
+
 
 def _environment() -> dict[str, str]:
     return (
@@ -188,6 +214,7 @@ _WATCHED = tuple(
             "stepwise.protocols",
             "stepwise.steps.agent",
             "stepwise.config.model",
+            *(name for names in NOT_AT_IMPORT.values() for name in names),
         )
     )
 )
@@ -340,3 +367,13 @@ def test_a_handler_import_builds_no_validator_of_a_configuration_section_or_a_st
     readers_on_demand = ("iteration_guard", "api", "stream", "execution_ended")
     root = [] if handler in readers_on_demand else ["stepwise.config.model.StepwiseConfig"]
     assert [name for name in built if name.startswith(families)] == [*root, "stepwise.config.settings.Settings"]
+
+
+@pytest.mark.parametrize("handler", sorted(NOT_AT_IMPORT))
+def test_a_handler_import_loads_no_project_module_its_first_call_does_not_need(handler: str) -> None:
+    # Given a handler, and the project's modules its first call does not need (NOT_AT_IMPORT)
+    # When a fresh interpreter imports it
+    loaded = _loaded(handler, NOT_AT_IMPORT[handler])["import"]
+
+    # Then none of them is loaded: each loads with the code path that uses it
+    assert loaded == []

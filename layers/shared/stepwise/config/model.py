@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from stepwise.config.agents import DEFAULT_MAX_AGENT_DEPTH, MAX_AGENT_DEPTH, AgentRef, agent_graph_problem, agent_refs
 from stepwise.config.context import ContextLimits, ContextSettings
 from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
+from stepwise.config.language import Language
 from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
 from stepwise.config.model_catalog import ModelFacts, packaged_catalog
@@ -40,9 +41,6 @@ _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 Strategy = Literal["function_calling", "react", "auto"]
 TextProtocol = Literal["react_json", "react_text", "xml", "markers"]
-# The language of the words Stepwise itself says to the model: format instructions, corrective
-# observations, the final-round order and the intent prompt.
-Language = Literal["en", "zh"]
 
 TOOL_CHOICE_MODES = ("auto", "required", "none")
 # OpenAI refuses a request with more tools than this; no request Stepwise builds has more.

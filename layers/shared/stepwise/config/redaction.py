@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.secret_forms import (
     MIN_REDACTED_LENGTH,
@@ -35,7 +35,9 @@ from stepwise.config.secret_forms import (
     secret_forms,
     secret_parts,
 )
-from stepwise.inputs.echo_decoding import Normalized, normalize
+
+if TYPE_CHECKING:
+    from stepwise.inputs.echo_decoding import Normalized
 
 __all__ = ["MIN_REDACTED_LENGTH", "REDACTION_MARK", "Redactor", "redact_known_secrets", "redact_strings"]
 
@@ -228,6 +230,10 @@ def _redact(text: str, redactors: Iterable[Redactor], *, cut_at_end: bool = Fals
         return text
     if any(redactor.is_whole_value(text) for redactor in active):
         return REDACTION_MARK
+    # loaded here, with the first secret known: a process that never learns one (most handlers' first
+    # calls) never imports the decoder
+    from stepwise.inputs.echo_decoding import normalize
+
     normal = normalize(text)
     spans = [span for redactor in active for span in redactor.matches(normal, cut_at_end=cut_at_end)]
     return _replace_spans(text, spans)

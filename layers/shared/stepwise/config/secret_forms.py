@@ -28,8 +28,6 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from stepwise.inputs.echo_decoding import normalize
-
 # Replacing a value this short inside text would mangle it (every "x", or "ollama" in a sentence about
 # Ollama) while protecting little: a credential that short is guessable anyway. Such a secret is still
 # accepted (local model servers take any key) and replaced where it is a whole value.
@@ -46,6 +44,9 @@ _MIN_DISTINCT_CHARACTERS = 5
 
 def _decoded(form: str) -> str:
     """A form as decoding leaves it in a text: escapes undone, lower case (separators are joined in text only)."""
+    # the decoder (its patterns and tables) loads with the first secret a process learns, not with the store
+    from stepwise.inputs.echo_decoding import normalize
+
     return normalize(form, join_separated=False).text
 
 

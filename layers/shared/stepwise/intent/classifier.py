@@ -11,7 +11,7 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict, Field
 
 from stepwise.config.intent import Category, IntentConfig
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.intent.keywords import KeywordMatcher
 from stepwise.intent.parsing import not_found_categories, parse_intent
 from stepwise.intent.prompt import render_prompt

@@ -9,7 +9,7 @@ import json
 import re
 
 from stepwise.config.intent import Category
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 
 DEFAULT_PROMPT = """\
 Classify the user's question. Each category below has a name (use_for) and a list of options; \

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 OnlineEvalVerdict = Literal["passed", "failed", "error"]
 
 
-class OnlineEvalCheck(BaseModel):
+class OnlineEvalCheck(BaseModel, defer_build=True):
     """One check of the profile's `online_evals.expect`: its name, the verdict and why it failed."""
 
     check: str
@@ -17,7 +17,7 @@ class OnlineEvalCheck(BaseModel):
     reason: str | None = None
 
 
-class OnlineEvalJudgement(BaseModel):
+class OnlineEvalJudgement(BaseModel, defer_build=True):
     """The judge model's grade of the rubric: its verdict and its reason."""
 
     model: str

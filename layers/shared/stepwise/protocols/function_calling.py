@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.decision import Decision
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.protocols.base import Protocol, ProtocolName, append_merging_users

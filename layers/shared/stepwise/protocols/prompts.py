@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.messages import ToolSpec
 from stepwise.protocols import prompts_zh
 from stepwise.protocols.wording import OutputSentences, ProtocolWording, Sentences

@@ -6,7 +6,6 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from stepwise.config.model import AgentProfile
 from stepwise.models.messages import ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 from stepwise.protocols import Protocol, get_protocol, resolve_protocol
@@ -15,6 +14,7 @@ from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.tool_offer import finder_for, offered, with_full_schemas
 
 if typing.TYPE_CHECKING:
+    from stepwise.config.model import AgentProfile
     from stepwise.tools.find_tools import FindTools
 
 

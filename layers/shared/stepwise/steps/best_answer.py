@@ -9,7 +9,7 @@ is `none` (`stepwise.steps.outcome`).
 
 from __future__ import annotations
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.decision import FinalAnswer
 from stepwise.models.messages import Completion
 from stepwise.models.run import StoredMessage

@@ -30,7 +30,7 @@ _TIMEOUT_ERRORS = ("States.Timeout", "States.HeartbeatTimeout")
 class RaisedCaps(BaseModel):
     """What the API sends the wait's token when it raises the budget: the run's caps as they now are."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     max_total_tokens: int | None = Field(default=None, ge=1)
     max_cost_usd: float | None = Field(default=None, gt=0)

@@ -12,7 +12,6 @@ from stepwise.errors import ConfigError
 from stepwise.models.run import RunMeta
 from stepwise.models.state import RunContext, StatePayload
 from stepwise.steps.budgets import with_delegated
-from stepwise.steps.executions import CallbackFailed, TaskTokenGone
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger
 
@@ -25,6 +24,9 @@ def answer_parent(meta: RunMeta, runtime: StepRuntime) -> None:
     """
     if meta.parent_task_token is None or not meta.is_terminal:
         return
+    # only a child run's end answers a wait: the Step Functions client's errors load then
+    from stepwise.steps.executions import CallbackFailed, TaskTokenGone
+
     try:
         runtime.executions.send_task_success(
             meta.parent_task_token, {"child_run_id": meta.run_id, "status": meta.status}

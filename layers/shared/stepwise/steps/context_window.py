@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from stepwise.config.context import ContextLimits
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.messages import ChatMessage, ChatRequest
 from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 
 
 @dataclass(frozen=True)

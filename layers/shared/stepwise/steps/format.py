@@ -11,12 +11,9 @@ from typing import Any
 
 from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage, tools_called
 from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
-from stepwise.steps.agent import agent_for
-from stepwise.steps.best_answer import best_available_answer
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
-from stepwise.steps.context_window import rendered_history
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
 from stepwise.steps.online_eval_sample import online_eval_due
 from stepwise.steps.outcome import decide_outcome, status_of
@@ -83,6 +80,9 @@ def _as_last_sent(
     summary = runtime.store.summaries.get(meta.run_id, found[0].iteration, found[0].n) if found else None
     if summary is None:
         return record.messages
+    # only a run that was compacted renders its history again: the rendering (and its wordings) load then
+    from stepwise.steps.context_window import rendered_history
+
     language = runtime.profile(meta.profile).language
     budget = runtime.config.context_limits(meta.profile, learned_window=learned_window).summary_tokens
     return rendered_history(record.messages, summary, language=language, summary_tokens=budget).messages
@@ -126,8 +126,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answered = False
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(record.messages, payload.iteration)
-        agent = agent_for(meta, runtime)
-        answer = best_available_answer(conversation, agent.protocol, stop_reason, agent.profile.language)
+        answer = _best_answer(conversation, meta, stop_reason, runtime)
     end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=answered, best_answer=answer),
@@ -154,6 +153,21 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
     return _record_end(meta, record, end, runtime, structured)
 
 
+def _best_answer(
+    messages: list[StoredMessage], meta: RunMeta, stop_reason: StopReason, runtime: StepRuntime
+) -> str | None:
+    """The best answer the run's work gives when the model gave none, read with the run's protocol.
+
+    Imported here: the protocols' parsers (and the profile's tools) load only for a run that ended without
+    the model's answer, not with Format's import or an answered run's first call.
+    """
+    from stepwise.steps.agent import agent_for
+    from stepwise.steps.best_answer import best_available_answer
+
+    agent = agent_for(meta, runtime)
+    return best_available_answer(messages, agent.protocol, stop_reason, agent.profile.language)
+
+
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     """Record how a failed step ended the run, so it never stays RUNNING.
 
@@ -173,8 +187,7 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
     if meta.is_terminal:
         return _ended(meta, runtime)
-    agent = agent_for(meta, runtime)
-    answer = best_available_answer(record.messages, agent.protocol, stop_reason, agent.profile.language)
+    answer = _best_answer(record.messages, meta, stop_reason, runtime)
     end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=False, best_answer=answer),

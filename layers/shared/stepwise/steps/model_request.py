@@ -5,10 +5,9 @@ know how large it is before and after a summary."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from stepwise.config.context import ContextLimits
-from stepwise.config.model import AgentProfile
 from stepwise.config.reasoning import ReasoningSetting, resolve_reasoning
 from stepwise.models.messages import ChatMessage, ChatRequest, ReasoningPassBack, ReasoningRequest, ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
@@ -17,6 +16,9 @@ from stepwise.steps.agent import AgentRun, RunAgent, agent_for
 from stepwise.steps.learned_window import run_limits
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.history import Conversation
+
+if TYPE_CHECKING:
+    from stepwise.config.model import AgentProfile
 
 _T = TypeVar("_T")
 

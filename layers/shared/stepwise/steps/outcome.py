@@ -65,7 +65,7 @@ def _said_nothing(answer: str, stop_reason: str) -> bool:
     """The answer is the summary of a run that stopped before any work, in one of the profile languages."""
     # deferred: the API reads runs without loading the protocols or the configuration's models, and only runs
     # stored before outcomes were recorded get here
-    from stepwise.config.model import Language
+    from stepwise.config.language import Language
     from stepwise.steps.best_answer import limit_summary
 
     stripped = answer.strip()

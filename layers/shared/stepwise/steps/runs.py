@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypedDict, Unpack
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.errors import RunAlreadyExists
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -363,7 +364,15 @@ class LazyRuntime:
         return runtime
 
 
-def runtime_from_environment(environ: Mapping[str, str]) -> LazyRuntime:
-    """The lazily built runtime of a state handler, configured from its environment variables."""
+def runtime_from_environment(environ: Mapping[str, str], *, reads_configuration: bool) -> LazyRuntime:
+    """The lazily built runtime of a state handler, configured from its environment variables.
+
+    `reads_configuration`: the handler's first call reads the configuration file, so the configuration's
+    models (the root's validator, which holds every section's schema) are built now, in the container's
+    init, rather than inside that call. A handler whose first call does not read it (IterationGuard,
+    ExecutionEnded for an ended run) leaves them to the call that does.
+    """
+    if reads_configuration:
+        importlib.import_module("stepwise.config.model")
     settings = Settings.from_environ(environ)
     return LazyRuntime(lambda: StepRuntime.from_settings(settings))

@@ -12,23 +12,23 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
+from stepwise.config.language import Language
 from stepwise.config.llm import ModelCapabilities
-from stepwise.config.model import Language
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.run import RunMeta, StepRecord, StoredMessage
-from stepwise.protocols.base import append_merging_users
-from stepwise.protocols.lenient_json import first_container, load_lenient
-from stepwise.protocols.native import RAW_ARGUMENTS_KEY
-from stepwise.protocols.prompts import output_sentences_for
-from stepwise.protocols.think_blocks import without_reasoning
-from stepwise.protocols.wording import OutputSentences
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.usage_estimate import estimated_usage_note
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
+
+if TYPE_CHECKING:
+    from stepwise.protocols.wording import OutputSentences
+
+# The protocols' modules (their parsers' patterns) are imported by the functions below, which only a
+# profile or request with a `response_schema` reaches: Format's import, and a run without one, skip them.
 
 OutputMode = Literal["json_mode", "tool", "prompt"]
 
@@ -77,6 +77,8 @@ def output_mode(capabilities: ModelCapabilities, schema: dict[str, Any]) -> Outp
 
 def read_json(text: str) -> Any | None:
     """The JSON value a reply holds: the whole reply (fenced or not), else the first object or array in it."""
+    from stepwise.protocols.lenient_json import first_container, load_lenient
+
     whole = load_lenient(text)
     return whole if whole is not None else first_container(text)
 
@@ -114,6 +116,8 @@ def _render_for_formatting(
     Plain text keeps the request valid whatever the run's protocol was (a native call left without a
     result is refused by providers) and lets the formatting call offer its own tool.
     """
+    from stepwise.protocols.base import append_merging_users
+
     messages = [ChatMessage(role="system", content=system_prompt)] if system_prompt.strip() else []
     for message in history:
         if message.role == "tool":
@@ -148,6 +152,9 @@ def formatting_request(
 ) -> ChatRequest:
     """The request for one formatting attempt, worded in the profile's `language`; `earlier` holds the
     rejected replies with their problems."""
+    from stepwise.protocols.base import append_merging_users
+    from stepwise.protocols.prompts import output_sentences_for
+
     words = output_sentences_for(language)
     messages = _render_for_formatting(history, system_prompt, words)
     append_merging_users(messages, ChatMessage(role="user", content=_instruction(mode, schema, answer, words)))
@@ -162,6 +169,8 @@ def formatting_request(
 
 def reply_text(completion: Completion) -> str:
     """The text to validate: the forced tool call's arguments as JSON, else the reply's text."""
+    from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+
     for call in completion.tool_calls:
         if call.name == STRUCTURED_TOOL_NAME:
             if set(call.arguments) == {RAW_ARGUMENTS_KEY}:
@@ -180,6 +189,8 @@ def _ask_and_store(
     runtime: StepRuntime,
 ) -> tuple[str, StepRecord | None]:
     """Make one formatting call and store its reply with its trace step; the stored reply and its step."""
+    from stepwise.protocols.think_blocks import without_reasoning
+
     started = time.perf_counter()
     started_at = runtime.clock()
     model = runtime.profile(meta.profile).model

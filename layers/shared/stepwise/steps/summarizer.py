@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from stepwise.config.context import ContextLimits
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.config.redaction import redact_known_secrets
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion

@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from stepwise.config.model import Language
+from stepwise.config.language import Language
 from stepwise.models.run import StoredMessage
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import context_wording

@@ -17,7 +17,6 @@ from stepwise.models.run import RunMeta, RunUsage, StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ChildWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.call_gate import refusal_observation, verdict_of
-from stepwise.steps.child_runs import await_child_run, capped, delegation_outcome
 from stepwise.steps.guardrail_points import guard_observation
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
@@ -162,6 +161,10 @@ def _record_delegation(
 ) -> ToolInvokeResult:
     """Store the observation of an agent call: the child run's answer (or why there is none), with what the
     child spent; it passes the tool-result guardrails as any tool's result does."""
+    # Child runs (starting, waiting for and stopping executions) load with the first agent call: a
+    # container whose first call is a plain tool's does not import them.
+    from stepwise.steps.child_runs import capped, delegation_outcome
+
     delegated = capped(delegation_outcome(event, run, call, runtime), max_chars)
     content, error = guard_observation(runtime, run, event.iteration, event.index, delegated.content, delegated.error)
     _store_observation(
@@ -213,6 +216,8 @@ def handle(event: Any, runtime: StepRuntime) -> dict[str, Any]:
     task of a call, which stores the token and returns: the wait for a child run (it names its execution) or
     the wait for approval."""
     if isinstance(event, dict) and "task_token" in event and "execution" in event:
+        from stepwise.steps.child_runs import await_child_run  # as in `_record_delegation`
+
         child_wait = parse_event(ChildWaitEvent, event)
         with runtime.spans.step("AwaitChildRun", run_id=child_wait.run_id, trace=child_wait.trace):
             return await_child_run(child_wait, runtime)

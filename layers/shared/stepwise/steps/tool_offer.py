@@ -25,12 +25,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from stepwise.config.model import ToolSearch
 from stepwise.errors import ConfigError
 from stepwise.models.messages import FIND_TOOLS, ToolSpec
 from stepwise.models.run import RunOptions, StoredMessage
 
 if TYPE_CHECKING:
+    from stepwise.config.model import ToolSearch
     from stepwise.steps.runtime import StepRuntime
     from stepwise.tools.find_tools import FindTools
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -30,7 +30,9 @@ from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.table import Table
 from stepwise.store.transient import condition_failed, error_code
-from stepwise.store.waiting_approvals import WaitingPage, list_waiting
+
+if TYPE_CHECKING:
+    from stepwise.store.waiting_approvals import WaitingPage
 
 APPROVAL_PREFIX = "APPROVAL#"
 # An answer's transaction meeting another write of the call or its run at that instant is sent again this often.
@@ -106,6 +108,8 @@ class ApprovalStore:
     def waiting(self, owner: str, *, limit: int, after: str | None, now: float) -> WaitingPage:
         """Up to `limit` of `owner`'s calls waiting for approval, oldest first, after the `after` position
         (`store/waiting_approvals.py`)."""
+        from stepwise.store.waiting_approvals import list_waiting  # only the API lists them
+
         return list_waiting(self._db, owner, limit=limit, after=after, now=now)
 
     def request(

@@ -7,8 +7,10 @@ then their METAs in one batch.
 Either way the position in the listing is a `run_order`, so one cursor format serves both.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -17,10 +19,14 @@ from stepwise.models.run import OPEN_STATUSES, RunMeta, RunSummary, RunUsage
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.items import to_meta
-from stepwise.store.run_filters import RunFilter
-from stepwise.store.run_listing import RunLister, RunPage, read_metas
 from stepwise.store.table import Table
 from stepwise.store.transient import condition_failed
+
+if TYPE_CHECKING:
+    # The listing (its filters and paging) is imported by the methods that list: only the API lists runs,
+    # so no state step's handler loads it.
+    from stepwise.store.run_filters import RunFilter
+    from stepwise.store.run_listing import RunPage
 
 
 class RunAlreadyEnded(Exception):
@@ -55,12 +61,17 @@ class RunDirectory:
     ) -> RunPage:
         """Up to `limit` of `owner`'s runs that `filters` and `accept` keep, newest first, below the `before`
         position; the work per request is bounded (`stepwise.store.run_listing`)."""
+        from stepwise.store.run_filters import RunFilter
+        from stepwise.store.run_listing import RunLister
+
         lister = RunLister(self._db, owner, filters or RunFilter(), session_id=session_id)
         return lister.page(limit=limit, before=before, accept=accept)
 
     def answers(self, run_ids: list[str]) -> dict[str, str | None]:
         """The stored answer of each of `run_ids` that exists (None for a run without one), read in
         batches: what a listing reads of a run stored before outcomes were recorded, to tell its outcome."""
+        from stepwise.store.run_listing import read_metas
+
         metas = read_metas(self._db, run_ids, projection=("run_id", "answer"))
         return {run_id: None if item.get("answer") is None else str(item["answer"]) for run_id, item in metas.items()}
 
