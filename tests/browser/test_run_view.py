@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Request, Route, expect
+from playwright.sync_api import Locator, Page, Request, Route, expect
 
 from stepwise.local.server import LocalApi
 from tests.browser.test_console import client, sign_in
@@ -202,23 +202,32 @@ def test_a_long_observation_says_its_size_and_is_shown_whole_on_demand_beside_it
     expect(page.locator("#run-summary .iterations")).to_have_text("2")
 
 
+def all_of_one_tool_result(
+    page: Page, api: LocalApi, model: FakeOpenAIServer, owner: str, tool: str, profile: str | None = None
+) -> Locator:
+    """The tool step of an ended run of `owner` whose model called `tool` for 1,000,000 characters, once the
+    console showed it and the person asked for all of its result."""
+    model.enqueue(body=chat_completion(tool_calls=[{"id": "call_all", "name": tool, "arguments": {"size": MILLION}}]))
+    model.enqueue(body=chat_completion(content="Done."))
+    with client(api, owner) as http:
+        posted = http.post("/v1/runs", json={"input": f"call {tool}"} | ({"profile": profile} if profile else {}))
+        assert posted.status_code == 202, posted.text
+        run_id = posted.json()["run_id"]
+        assert finished(http, run_id)["status"] == "SUCCEEDED"
+    sign_in(page, api, owner, f"#/runs/{run_id}")
+    step = page.locator('#timeline li[data-kind="tool"]')
+    expect(step).to_have_count(1)
+    step.locator(".show-all").click()
+    return step
+
+
 def test_a_result_one_answer_cannot_carry_says_how_much_of_it_is_shown(
     page: Page, api: LocalApi, model: FakeOpenAIServer
 ) -> None:
     # Given an ended run whose tool answered 1,000,000 characters of "漢", kept whole (3 MB), which the step
     # endpoint's answer cannot carry (7 MB escaped, over its 5 MB)
-    model.enqueue(
-        body=chat_completion(tool_calls=[{"id": "call_wide", "name": "flood_wide", "arguments": {"size": MILLION}}])
-    )
-    model.enqueue(body=chat_completion(content="Done."))
-    with client(api, WIDE_OWNER) as http:
-        run_id = start(http, "flood me wide")
-        assert finished(http, run_id)["status"] == "SUCCEEDED"
-    sign_in(page, api, WIDE_OWNER, f"#/runs/{run_id}")
-    wide = page.locator('#timeline li[data-kind="tool"]')
-    expect(wide).to_have_count(1)
-    # When the person asks for all of it
-    wide.locator(".show-all").click()
+    # When the person opens it and asks for all of the result
+    wide = all_of_one_tool_result(page, api, model, WIDE_OWNER, "flood_wide")
     # Then the page shows the answer's start and says it is not the whole result, instead of "shown whole"
     said = wide.locator(".shown-whole")
     expect(said).to_contain_text("of 1,000,000 characters: one answer cannot carry more", timeout=WHOLE_SHOWN_WITHIN_MS)
@@ -234,24 +243,14 @@ def test_a_result_past_the_profiles_stored_limit_says_the_rest_was_not_kept_and_
     page: Page, api: LocalApi, model: FakeOpenAIServer
 ) -> None:
     # Given an ended run, under a profile keeping 300,000 characters of a result, whose tool answered 1,000,000
-    model.enqueue(
-        body=chat_completion(tool_calls=[{"id": "call_cut", "name": "flood", "arguments": {"size": MILLION}}])
-    )
-    model.enqueue(body=chat_completion(content="Done."))
-    with client(api, "owner-cut") as http:
-        posted = http.post("/v1/runs", json={"input": "flood me", "profile": KEPT_SHORT})
-        assert posted.status_code == 202, posted.text
-        run_id = posted.json()["run_id"]
-        assert finished(http, run_id)["status"] == "SUCCEEDED"
-    sign_in(page, api, "owner-cut", f"#/runs/{run_id}")
-    cut = page.locator('#timeline li[data-kind="tool"]')
-    expect(cut).to_have_count(1)
-    # When the person asks for all of it
-    cut.locator(".show-all").click()
+    # When the person opens it and asks for all of the result
+    cut = all_of_one_tool_result(page, api, model, "owner-cut", "flood", profile=KEPT_SHORT)
     # Then the page shows what was kept and names the profile's limit as the reason the rest is missing (not
     # "one answer cannot carry more", which is another cause with another remedy)
     said = cut.locator(".shown-whole")
-    expect(said).to_contain_text("the rest was not kept (the profile's max_stored_output_chars)")
+    expect(said).to_contain_text(
+        "the rest was not kept (the profile's max_stored_output_chars)", timeout=WHOLE_SHOWN_WITHIN_MS
+    )
     shown = cut.locator("pre.observation").evaluate("node => node.textContent")
     carried = len(shown.rsplit("\u2026", 1)[0])
     assert len(shown) == STORED_LIMIT
