@@ -128,15 +128,12 @@ unit: setup setup-browser $(STATIC_STAMP)
 	$(BIN)/pytest -q -n 4 --dist worksteal --durations=25 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 # checkov and cfn-lint run as tests (tests/static), so `test` installs checkov without running `static`'s
-# copies of them. No test reads lint's or build's results, so lint, validate and build run beside the tests
-# (their output as each ends): mypy works on one core and `sam build` mostly waits for its downloads, and the
-# tests waited ~60 s for them with a core idle. Before the workers start, one collection writes the bytecode
-# of what the tests import (uv installs packages without it, and pytest rewrites each test module): four
-# workers compiling it all at once cost each ~20 s of CPU against ~10 s. A failure of either side fails `test`.
+# copies of them. No test reads what lint, validate or build make, so they run beside the tests (their output
+# as each ends) rather than before them: mypy works on one core and `sam build` mostly waits for its
+# downloads, and the tests waited ~60 s for them with a core idle. A failure of either side fails `test`.
 test:
 	$(MAKE) --no-print-directory -j3 --output-sync=target setup setup-browser $(STATIC_STAMP)
 	$(MAKE) --no-print-directory -j3 --output-sync=target lint validate build & checks=$$!; \
-	$(BIN)/pytest -q --collect-only -p no:cacheprovider | tail -n 1; \
 	$(MAKE) --no-print-directory unit; tests=$$?; \
 	wait $$checks; checked=$$?; \
 	test $$tests = 0 && test $$checked = 0
