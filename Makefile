@@ -128,15 +128,11 @@ unit: setup setup-browser $(STATIC_STAMP)
 	$(BIN)/pytest -q -n 4 --dist worksteal --durations=25 -p tests.faults.report -p tests.fuzz.pipeline_report
 
 # checkov and cfn-lint run as tests (tests/static), so `test` installs checkov without running `static`'s
-# copies of them. No test reads what lint, validate or build make, so they run beside the tests (their output
-# as each ends) rather than before them: mypy works on one core and `sam build` mostly waits for its
-# downloads, and the tests waited ~60 s for them with a core idle. A failure of either side fails `test`.
+# copies of them. lint, validate and build run side by side before the tests: mypy works on one core, and
+# `sam build` mostly waits for its downloads
 test:
-	$(MAKE) --no-print-directory -j3 --output-sync=target setup setup-browser $(STATIC_STAMP)
-	$(MAKE) --no-print-directory -j3 --output-sync=target lint validate build & checks=$$!; \
-	$(MAKE) --no-print-directory unit; tests=$$?; \
-	wait $$checks; checked=$$?; \
-	test $$tests = 0 && test $$checked = 0
+	$(MAKE) --no-print-directory -j3 --output-sync=target lint validate build $(STATIC_STAMP)
+	$(MAKE) --no-print-directory unit
 
 # the API fuzzed from its own OpenAPI document, the tool argument properties and the whole pipeline (arbitrary
 # model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20)
