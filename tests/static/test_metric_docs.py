@@ -1,7 +1,9 @@
 """The metrics the code publishes are the ones docs/http-api.md lists, by their real names and dimensions.
 
 Read from the source: every `metrics.add_metric(name=...)` (a conditional name counts both ways) and
-every `metrics.add_dimensions(...)` keyword, against the names in the "Metrics" section's table.
+every `metrics.add_dimensions(...)` keyword, against the names in the "Metrics" section's table. An
+`add_metric` method passing on its own `name` parameter (the per-invocation metrics provider forwarding to
+Powertools) publishes no name of its own.
 """
 
 from __future__ import annotations
@@ -24,17 +26,33 @@ def _names(node: ast.expr) -> set[str]:
     raise AssertionError(f"a metric named by an expression the docs cannot list: {ast.unparse(node)}")
 
 
+def _forwarded_names(tree: ast.Module) -> set[int]:
+    """The ids of the expressions that are an `add_metric` method's own parameter, read inside it (a provider
+    forwarding the call; a helper of another name taking a metric's name would hide the names it is given)."""
+    forwarded: set[int] = set()
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef) and function.name == "add_metric":
+            parameters = {argument.arg for argument in function.args.args + function.args.kwonlyargs}
+            forwarded |= {
+                id(node) for node in ast.walk(function) if isinstance(node, ast.Name) and node.id in parameters
+            }
+    return forwarded
+
+
 def published() -> tuple[set[str], set[str]]:
     """(metric names, extra dimension names) of every `add_metric` and `add_dimensions` call in the package."""
     metrics: set[str] = set()
     dimensions: set[str] = set()
     for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        forwarded = _forwarded_names(tree)
+        for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                 continue
             if node.func.attr == "add_metric":
                 name = next(keyword.value for keyword in node.keywords if keyword.arg == "name")
-                metrics |= _names(name)
+                if id(name) not in forwarded:
+                    metrics |= _names(name)
             elif node.func.attr == "add_dimensions":
                 dimensions |= {keyword.arg for keyword in node.keywords if keyword.arg}
     return metrics, dimensions
