@@ -38,6 +38,22 @@ def test_a_call_written_in_a_models_markup_is_a_tool_call(text: str, call: tuple
     assert [(c.name, c.arguments) for c in decision.calls] == [call]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<function_calls>\n[{"name": "get_weather", "params": {"city": "Paris"}}]',
+        '{ "arguments": {"city": "Paris"}, "function": "get_weather"} <|im_end|>',
+    ],
+)
+def test_a_call_object_with_its_arguments_under_params_or_its_name_under_function_is_the_call(text: str) -> None:
+    # Given a call object whose arguments are under "params" (Hermes 2 Pro) or whose name is a "function"
+    # string (LocalAI's constrained calls) / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is that call with its arguments
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
 def test_the_text_before_the_markup_is_the_thought_and_the_stored_turn_gets_native_calls() -> None:
     # Given a reply with a remark, then a call in markup / When it is made native (as LLMCall stores it)
     native = with_written_calls(Completion(content=HERMES))

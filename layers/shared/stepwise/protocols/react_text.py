@@ -201,7 +201,8 @@ def _action(
     listed = _bracket_actions(clean_tool_name(line)) if raw_input is None else []
     if listed:
         return _first_bracket_action(listed, tools, call_id, thought, notes)
-    bracket = _BRACKET_CALL.match(clean_tool_name(line))
+    # Words a model wrote after the closing bracket ("search[X] Kevin Durant") are no part of the input.
+    bracket = _BRACKET_CALL.match(clean_tool_name(line)) or _BRACKET_ITEM.match(clean_tool_name(line))
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
         if is_final_action(name, tools):

@@ -98,7 +98,10 @@ _NAME_THEN_JSON = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*+)\s*+(?:\[CALL_ID\][^\
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _LINE_BRACKET = re.compile(r"(?:^|\n)[ \t]*+\[")
 
-_CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+_CALL_KEYS = {"name", "function", "arguments", "parameters", "params", "type", "id"}
+# Where the arguments of a call object are: OpenAI's and Hermes' key, Llama 3's, and the shorter one some
+# prompts ask for (Hermes 2 Pro under llama.cpp and Ollama wrote "params" when asked so).
+_ARGUMENT_KEYS = ("arguments", "parameters", "params")
 # The opening of a call in some family's markup, where prose never writes it: a special token, or a tag that
 # JSON or markup follows.
 _CALL_OPENING = re.compile(
@@ -226,10 +229,19 @@ def json_call(value: Any) -> TextCall | None:
     OpenAI's ``{"type": "function", "function": {...}}``); None for anything else."""
     if isinstance(value, dict) and isinstance(value.get("function"), dict):
         value = value["function"]
-    name = value.get("name", value.get("tool_name")) if isinstance(value, dict) else None
-    if not isinstance(value, dict) or not isinstance(name, str):
+    if not isinstance(value, dict):
         return None
-    return TextCall(name, value.get("arguments", value.get("parameters", {})))
+    name = _call_name(value)
+    if name is None:
+        return None
+    return TextCall(name, next((value[key] for key in _ARGUMENT_KEYS if key in value), {}))
+
+
+def _call_name(value: dict[str, Any]) -> str | None:
+    """The tool a call object names: under ``name``, Cohere's ``tool_name``, or ``function`` as a plain string
+    (LocalAI's grammar-constrained calls: ``{"function": "get_weather", "arguments": {...}}``)."""
+    name = value.get("name", value.get("tool_name", value.get("function")))
+    return name if isinstance(name, str) else None
 
 
 def _pythonic_calls(text: str) -> list[TextCall]:
@@ -282,8 +294,8 @@ def is_call_object(value: Any) -> bool:
     """True for an object whose keys are those of a call: a name, its arguments (or parameters), maybe an id."""
     return (
         isinstance(value, dict)
-        and isinstance(value.get("name"), str)
-        and ("arguments" in value or "parameters" in value)
+        and isinstance(value.get("name", value.get("function")), str)
+        and any(key in value for key in _ARGUMENT_KEYS)
         and set(value) <= _CALL_KEYS
     )
 
