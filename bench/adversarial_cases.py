@@ -325,6 +325,24 @@ def _cases() -> list[Case]:
             repeated("x = ", prefix="```tool_code\n"),
         ),
         Case(
+            "text_tool_calls.tool_calls_in_text",
+            "bare calls f(a='x') f(a='x') …",
+            _written_calls,
+            repeated("f(a='x') ", suffix="f()"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "a call list per line [f(a=1)]\\n…",
+            _written_calls,
+            repeated("[f(a=1)]\n", suffix="[f()]"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "bare call, quotes never closed",
+            _written_calls,
+            repeated("a='", prefix="f(", suffix=")"),
+        ),
+        Case(
             "react_text.parse_react_text",
             "Search[a], Search[a], …",
             _react_text,

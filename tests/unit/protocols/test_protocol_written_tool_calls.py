@@ -54,6 +54,25 @@ def test_a_call_object_with_its_arguments_under_params_or_its_name_under_functio
     assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[get_weather(city='Paris')]\n[bash(command='ls')]",
+        "get_weather(city='Paris')\nbash(command='ls')<end_of_turn>",
+    ],
+)
+def test_python_calls_one_list_per_line_or_without_brackets_are_all_read(text: str) -> None:
+    # Given a reply of Python calls written one list per line, or with no brackets at all (BFCL's recorded
+    # Gemma 4 and AIREV fine-tunes) / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then every call is read, in order
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("bash", {"command": "ls"}),
+    ]
+
+
 def test_the_text_before_the_markup_is_the_thought_and_the_stored_turn_gets_native_calls() -> None:
     # Given a reply with a remark, then a call in markup / When it is made native (as LLMCall stores it)
     native = with_written_calls(Completion(content=HERMES))

@@ -245,11 +245,13 @@ def _call_name(value: dict[str, Any]) -> str | None:
 
 
 def _pythonic_calls(text: str) -> list[TextCall]:
-    """Python calls with keyword arguments: ``[f(a=1), g()]``, or without the brackets."""
+    """Python calls with keyword arguments: ``[f(a=1), g()]``, one such list per line (``[f(a=1)]\n[g()]``,
+    as small fine-tunes write parallel calls), or without the brackets."""
     body = text.strip()
     bracketed = body.startswith("[") and body.endswith("]")
     if bracketed:
         body = body[1:-1]
+    between = ",;][" if bracketed else ",;"
     calls: list[TextCall] = []
     position = 0
     while position < len(body):
@@ -260,14 +262,18 @@ def _pythonic_calls(text: str) -> list[TextCall]:
         if not _IDENTIFIER.match(call.name) or call.positional:
             return []
         calls.append(TextCall(call.name, call.named))
-        while position < len(body) and (body[position].isspace() or body[position] in ",;"):
+        while position < len(body) and (body[position].isspace() or body[position] in between):
             position += 1
     return calls
 
 
 def pythonic_reply_calls(text: str) -> Found | None:
     """A Python list of calls that ends the reply, from the start of a line (Llama 3.2 and 4 without their
-    tags; a remark may come before it). The first and the last line that opens with a bracket are tried."""
+    tags; a remark may come before it). The first and the last line that opens with a bracket are tried.
+    A reply that is nothing but calls may leave the brackets out (Gemma fine-tunes under BFCL's prompt)."""
+    if text.rstrip().endswith(")"):
+        bare = _pythonic_calls(text)
+        return Found(0, bare) if bare else None
     if not text.rstrip().endswith("]"):
         return None
     openers = [match.end() - 1 for match in _LINE_BRACKET.finditer(text)]
