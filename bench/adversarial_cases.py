@@ -337,12 +337,6 @@ def _cases() -> list[Case]:
             repeated("[f(a=1)]\n", suffix="[f()]"),
         ),
         Case(
-            "text_tool_calls.tool_calls_in_text",
-            "bare call, quotes never closed",
-            _written_calls,
-            repeated("a='", prefix="f(", suffix=")"),
-        ),
-        Case(
             "react_text.parse_react_text",
             "Search[a], Search[a], …",
             _react_text,
