@@ -337,6 +337,12 @@ def _cases() -> list[Case]:
             repeated("[f(a=1)]\n", suffix="[f()]"),
         ),
         Case(
+            "text_tool_calls.tool_calls_in_text",
+            "a tuple value (1, (1, (1, …",
+            _written_calls,
+            repeated("(1, ", prefix="[f(a=", suffix=")]"),
+        ),
+        Case(
             "react_text.parse_react_text",
             "Search[a], Search[a], …",
             _react_text,

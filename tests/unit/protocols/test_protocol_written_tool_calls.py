@@ -73,6 +73,16 @@ def test_python_calls_one_list_per_line_or_without_brackets_are_all_read(text: s
     ]
 
 
+def test_a_python_tuple_written_as_a_value_is_a_list() -> None:
+    # Given a Python call whose value is a tuple (BFCL's recorded Gemma 4 and AIREV replies)
+    text = "[get_weather(city='Paris', at=(48.8584, 2.2945))]"
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the tuple's items are a list, as Python reads them, not the text of the tuple
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"city": "Paris", "at": [48.8584, 2.2945]}
+
+
 def test_the_text_before_the_markup_is_the_thought_and_the_stored_turn_gets_native_calls() -> None:
     # Given a reply with a remark, then a call in markup / When it is made native (as LLMCall stores it)
     native = with_written_calls(Completion(content=HERMES))
