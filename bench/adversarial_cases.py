@@ -344,6 +344,12 @@ def _cases() -> list[Case]:
         ),
         Case(
             "react_text.parse_react_text",
+            "a bracket never closed",
+            _react_text,
+            repeated("a ", prefix="Action: search["),
+        ),
+        Case(
+            "react_text.parse_react_text",
             "Search[a], Search[a], …",
             _react_text,
             repeated("Search[a], ", prefix="Action: "),

@@ -192,6 +192,14 @@ def test_words_after_a_bracket_actions_closing_bracket_are_no_part_of_its_input(
     assert (decision.calls[0].name, decision.calls[0].arguments) == ("search", {"input": "NBA awards 1953"})
 
 
+def test_a_bracket_action_never_closed_is_reported_as_such() -> None:
+    # Given a bracket action whose bracket the model never closed (FireAct's Llama-2 7B wrote this)
+    decision = parse("Thought: look it up\nAction: search[what is Bob Marley known for?")
+    # When parsed / Then the error names the unclosed bracket, not a missing 'Action Input:' line
+    assert isinstance(decision, ParseError)
+    assert "never closes" in decision.message
+
+
 def test_the_react_papers_finish_bracket_is_the_final_answer() -> None:
     # Given the paper's own ending, "Finish[answer]" / When parsed / Then the bracket text is the answer
     decision = parse("Thought 2: The band is from Tennessee.\nAction 2: Finish[REFUTES]")
