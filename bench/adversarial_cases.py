@@ -325,6 +325,30 @@ def _cases() -> list[Case]:
             repeated("x = ", prefix="```tool_code\n"),
         ),
         Case(
+            "text_tool_calls.tool_calls_in_text",
+            "bare calls f(a='x') f(a='x') …",
+            _written_calls,
+            repeated("f(a='x') ", suffix="f()"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "a call list per line [f(a=1)]\\n…",
+            _written_calls,
+            repeated("[f(a=1)]\n", suffix="[f()]"),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            "a tuple value (1, (1, (1, …",
+            _written_calls,
+            repeated("(1, ", prefix="[f(a=", suffix=")]"),
+        ),
+        Case(
+            "react_text.parse_react_text",
+            "a bracket never closed",
+            _react_text,
+            repeated("a ", prefix="Action: search["),
+        ),
+        Case(
             "react_text.parse_react_text",
             "Search[a], Search[a], …",
             _react_text,

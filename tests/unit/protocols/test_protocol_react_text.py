@@ -185,6 +185,21 @@ def test_action_in_react_paper_bracket_style() -> None:
     assert (decision.calls[0].name, decision.calls[0].arguments) == ("Search", {"input": "Colorado orogeny"})
 
 
+def test_words_after_a_bracket_actions_closing_bracket_are_no_part_of_its_input() -> None:
+    # Given a bracket action with words after its closing bracket (FireAct's gpt-3.5 fine-tune wrote this)
+    decision = only_call(parse("Thought: try again\nAction: search[NBA awards 1953] Kevin Durant"))
+    # When parsed / Then the bracket holds the input, not an error asking for an 'Action Input:' line
+    assert (decision.calls[0].name, decision.calls[0].arguments) == ("search", {"input": "NBA awards 1953"})
+
+
+def test_a_bracket_action_never_closed_is_reported_as_such() -> None:
+    # Given a bracket action whose bracket the model never closed (FireAct's Llama-2 7B wrote this)
+    decision = parse("Thought: look it up\nAction: search[what is Bob Marley known for?")
+    # When parsed / Then the error names the unclosed bracket, not a missing 'Action Input:' line
+    assert isinstance(decision, ParseError)
+    assert "never closes" in decision.message
+
+
 def test_the_react_papers_finish_bracket_is_the_final_answer() -> None:
     # Given the paper's own ending, "Finish[answer]" / When parsed / Then the bracket text is the answer
     decision = parse("Thought 2: The band is from Tennessee.\nAction 2: Finish[REFUTES]")

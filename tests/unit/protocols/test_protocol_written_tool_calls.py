@@ -38,6 +38,51 @@ def test_a_call_written_in_a_models_markup_is_a_tool_call(text: str, call: tuple
     assert [(c.name, c.arguments) for c in decision.calls] == [call]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<function_calls>\n[{"name": "get_weather", "params": {"city": "Paris"}}]',
+        '{ "arguments": {"city": "Paris"}, "function": "get_weather"} <|im_end|>',
+    ],
+)
+def test_a_call_object_with_its_arguments_under_params_or_its_name_under_function_is_the_call(text: str) -> None:
+    # Given a call object whose arguments are under "params" (Hermes 2 Pro) or whose name is a "function"
+    # string (LocalAI's constrained calls) / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is that call with its arguments
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[get_weather(city='Paris')]\n[bash(command='ls')]",
+        "get_weather(city='Paris')\nbash(command='ls')<end_of_turn>",
+    ],
+)
+def test_python_calls_one_list_per_line_or_without_brackets_are_all_read(text: str) -> None:
+    # Given a reply of Python calls written one list per line, or with no brackets at all (BFCL's recorded
+    # Gemma 4 and AIREV fine-tunes) / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then every call is read, in order
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("bash", {"command": "ls"}),
+    ]
+
+
+def test_a_python_tuple_written_as_a_value_is_a_list() -> None:
+    # Given a Python call whose value is a tuple (BFCL's recorded Gemma 4 and AIREV replies)
+    text = "[get_weather(city='Paris', at=(48.8584, 2.2945))]"
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the tuple's items are a list, as Python reads them, not the text of the tuple
+    assert isinstance(decision, ToolCalls)
+    assert decision.calls[0].arguments == {"city": "Paris", "at": [48.8584, 2.2945]}
+
+
 def test_the_text_before_the_markup_is_the_thought_and_the_stored_turn_gets_native_calls() -> None:
     # Given a reply with a remark, then a call in markup / When it is made native (as LLMCall stores it)
     native = with_written_calls(Completion(content=HERMES))

@@ -128,7 +128,17 @@ def _read_value(text: str, position: int, quote_ends: dict[str, int], searches: 
         elif char == ")":
             depth -= 1
         end += 1
-    return text[position:end].strip(), end
+    return _tuple_as_list(text[position:end].strip()), end
+
+
+def _tuple_as_list(plain: str) -> Any:
+    """A Python tuple written as a value (``coord=(48.85, 2.29)``) is its items as a JSON list, as Python's own
+    reading of the call gives them; any other text is kept as written."""
+    if not (plain.startswith("(") and plain.endswith(")") and "," in plain):
+        return plain
+    listed = f"[{plain[1:-1]}]"
+    found = scan_value(listed, 0, Searches(listed))
+    return found[0] if found is not None and found[1] == len(listed) and isinstance(found[0], list) else plain
 
 
 def _quote_end(text: str, start: int, quote: str, known: dict[str, int]) -> int | None:

@@ -35,6 +35,8 @@ _BRACKET_CALL = re.compile(r"^(?P<name>[^\s\[\]]+)\s*\[(?P<input>.*)\]$", re.DOT
 # Several of them on one action line ("Search[A], Search[B]", "Search[A] and Lookup[b]"): each bracket holds no
 # bracket of its own, so one item never runs into the next.
 _BRACKET_ITEM = re.compile(r"(?P<name>[A-Za-z_][\w.-]*+)[ \t]*+\[(?P<input>[^\[\]\n]*+)\]")
+# The paper's bracket action with its bracket never closed ("search[what is Bob Marley known for?").
+_UNCLOSED_BRACKET = re.compile(r"[A-Za-z_][\w.-]*+[ \t]*+\[[^\]]*+\Z")
 _ITEM_SEPARATOR = re.compile(r"[ \t]*+(?:[,;&]|and|then)?[ \t]*+", re.IGNORECASE)
 # A whole reply in one code fence (the closing one may have been cut off).
 _WHOLE_FENCE = re.compile(r"\s*```[\w+.-]*[ \t]*\n(?P<body>.*?)(?:\n[ \t]*```\s*)?", re.DOTALL)
@@ -201,7 +203,8 @@ def _action(
     listed = _bracket_actions(clean_tool_name(line)) if raw_input is None else []
     if listed:
         return _first_bracket_action(listed, tools, call_id, thought, notes)
-    bracket = _BRACKET_CALL.match(clean_tool_name(line))
+    # Words a model wrote after the closing bracket ("search[X] Kevin Durant") are no part of the input.
+    bracket = _BRACKET_CALL.match(clean_tool_name(line)) or _BRACKET_ITEM.match(clean_tool_name(line))
     if bracket is not None and raw_input is None:
         name, raw_input = bracket.group("name"), bracket.group("input").strip()
         if is_final_action(name, tools):
@@ -210,6 +213,11 @@ def _action(
         return tool_call(name, raw_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
     if isinstance(raw_input, str):
         raw_input = keyword_arguments(raw_input, find_tool(tools, clean_tool_name(line))) or raw_input
+    if raw_input is None and _UNCLOSED_BRACKET.match(clean_tool_name(line)):
+        return ParseError(
+            message=f"Your 'Action: {clean_tool_name(line)[:80]}' opens a bracket it never closes. "
+            "Write the whole input and close the bracket, or put the input on an 'Action Input:' line."
+        )
     if raw_input is None and line:
         # LangChain and LlamaIndex both refuse an action without its input.
         return ParseError(

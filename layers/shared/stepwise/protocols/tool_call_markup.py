@@ -98,7 +98,10 @@ _NAME_THEN_JSON = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*+)\s*+(?:\[CALL_ID\][^\
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _LINE_BRACKET = re.compile(r"(?:^|\n)[ \t]*+\[")
 
-_CALL_KEYS = {"name", "arguments", "parameters", "type", "id"}
+_CALL_KEYS = {"name", "function", "arguments", "parameters", "params", "type", "id"}
+# Where the arguments of a call object are: OpenAI's and Hermes' key, Llama 3's, and the shorter one some
+# prompts ask for (Hermes 2 Pro under llama.cpp and Ollama wrote "params" when asked so).
+_ARGUMENT_KEYS = ("arguments", "parameters", "params")
 # The opening of a call in some family's markup, where prose never writes it: a special token, or a tag that
 # JSON or markup follows.
 _CALL_OPENING = re.compile(
@@ -226,18 +229,29 @@ def json_call(value: Any) -> TextCall | None:
     OpenAI's ``{"type": "function", "function": {...}}``); None for anything else."""
     if isinstance(value, dict) and isinstance(value.get("function"), dict):
         value = value["function"]
-    name = value.get("name", value.get("tool_name")) if isinstance(value, dict) else None
-    if not isinstance(value, dict) or not isinstance(name, str):
+    if not isinstance(value, dict):
         return None
-    return TextCall(name, value.get("arguments", value.get("parameters", {})))
+    name = _call_name(value)
+    if name is None:
+        return None
+    return TextCall(name, next((value[key] for key in _ARGUMENT_KEYS if key in value), {}))
+
+
+def _call_name(value: dict[str, Any]) -> str | None:
+    """The tool a call object names: under ``name``, Cohere's ``tool_name``, or ``function`` as a plain string
+    (LocalAI's grammar-constrained calls: ``{"function": "get_weather", "arguments": {...}}``)."""
+    name = value.get("name", value.get("tool_name", value.get("function")))
+    return name if isinstance(name, str) else None
 
 
 def _pythonic_calls(text: str) -> list[TextCall]:
-    """Python calls with keyword arguments: ``[f(a=1), g()]``, or without the brackets."""
+    """Python calls with keyword arguments: ``[f(a=1), g()]``, one such list per line (``[f(a=1)]\n[g()]``,
+    as small fine-tunes write parallel calls), or without the brackets."""
     body = text.strip()
     bracketed = body.startswith("[") and body.endswith("]")
     if bracketed:
         body = body[1:-1]
+    between = ",;][" if bracketed else ",;"
     calls: list[TextCall] = []
     position = 0
     while position < len(body):
@@ -248,14 +262,18 @@ def _pythonic_calls(text: str) -> list[TextCall]:
         if not _IDENTIFIER.match(call.name) or call.positional:
             return []
         calls.append(TextCall(call.name, call.named))
-        while position < len(body) and (body[position].isspace() or body[position] in ",;"):
+        while position < len(body) and (body[position].isspace() or body[position] in between):
             position += 1
     return calls
 
 
 def pythonic_reply_calls(text: str) -> Found | None:
     """A Python list of calls that ends the reply, from the start of a line (Llama 3.2 and 4 without their
-    tags; a remark may come before it). The first and the last line that opens with a bracket are tried."""
+    tags; a remark may come before it). The first and the last line that opens with a bracket are tried.
+    A reply that is nothing but calls may leave the brackets out (Gemma fine-tunes under BFCL's prompt)."""
+    if text.rstrip().endswith(")"):
+        bare = _pythonic_calls(text)
+        return Found(0, bare) if bare else None
     if not text.rstrip().endswith("]"):
         return None
     openers = [match.end() - 1 for match in _LINE_BRACKET.finditer(text)]
@@ -282,8 +300,8 @@ def is_call_object(value: Any) -> bool:
     """True for an object whose keys are those of a call: a name, its arguments (or parameters), maybe an id."""
     return (
         isinstance(value, dict)
-        and isinstance(value.get("name"), str)
-        and ("arguments" in value or "parameters" in value)
+        and isinstance(value.get("name", value.get("function")), str)
+        and any(key in value for key in _ARGUMENT_KEYS)
         and set(value) <= _CALL_KEYS
     )
 
