@@ -16,7 +16,7 @@ from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import RunMeta, RunUsage, StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ChildWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
-from stepwise.steps.call_gate import refusal_observation, verdict_of
+from stepwise.steps.call_gate import POLICY_REFUSAL_ERROR, approval_refusal_error, refusal_observation, verdict_of
 from stepwise.steps.guardrail_points import guard_observation
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
@@ -150,7 +150,7 @@ def _record_refusal(
 ) -> ToolInvokeResult:
     """Store the observation of a call that was not approved; the tool is not called."""
     content = verdict.observation(call, event.call.approval_timeout_seconds)
-    error = f"approval {verdict.status.replace('_', ' ')}"
+    error = approval_refusal_error(verdict.status)
     _store_observation(event, run, call, runtime, content=content, ok=False, error=error, approval=verdict.note)
     logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
     return ToolInvokeResult(call_id=call.id, ok=False)
@@ -191,7 +191,7 @@ def _record_policy_refusal(
 ) -> ToolInvokeResult:
     """Store the observation of a call the tool policy refused; the tool is not called, nor asked about."""
     content = refusal_observation(call, verdict)
-    _store_observation(event, run, call, runtime, content=content, ok=False, error="refused by policy")
+    _store_observation(event, run, call, runtime, content=content, ok=False, error=POLICY_REFUSAL_ERROR)
     metrics.add_metric(name="ToolCallsRefusedByPolicy", unit="Count", value=1)
     logger.info(
         "tool call refused by policy",
