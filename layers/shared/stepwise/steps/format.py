@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage, tools_called
+from stepwise.models.run import Outcome, RunError, RunMeta, StepRecord, StopReason, StoredMessage, tools_called
 from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.call_gate import never_sent
@@ -160,20 +160,33 @@ def _best_answer(
 ) -> str | None:
     """The best answer the run's work gives when the model gave none, read with the run's protocol.
 
-    The notice standing for a call that was never sent (the policy refused it, nobody approved it) is not
-    something a tool returned: a run whose tools returned nothing else has no answer, whatever it asked for.
-    Imported here: the protocols' parsers (and the profile's tools) load only for a run that ended without
-    the model's answer, not with Format's import or an answered run's first call.
+    A notice standing in for a tool's result (`_notices`) is not something a tool returned: a run whose
+    tools returned nothing else has no answer, whatever it asked for. Imported here: the protocols' parsers
+    (and the profile's tools) load only for a run that ended without the model's answer, not with Format's
+    import or an answered run's first call.
     """
     from stepwise.steps.agent import agent_for
     from stepwise.steps.best_answer import best_available_answer
 
-    unsent = {(step.iteration, observation_slot(step.n or 0)) for step in record.steps if never_sent(step)}
-    sent = [
-        message for message in messages if message.role != "tool" or (message.iteration, message.slot) not in unsent
-    ]
+    notices = _notices(record)
+    returned = [each for each in messages if each.role != "tool" or (each.iteration, each.slot) not in notices]
     agent = agent_for(meta, runtime)
-    return best_available_answer(sent, agent.protocol, stop_reason, agent.profile.language)
+    return best_available_answer(returned, agent.protocol, stop_reason, agent.profile.language)
+
+
+def _notices(record: RunRecord) -> set[tuple[int, int]]:
+    """The (iteration, slot) of each observation that is Stepwise's notice rather than a tool's result: of a
+    call never sent (the policy refused it, nobody approved it), or of a result a guardrail withheld."""
+
+    def withheld(step: StepRecord) -> bool:
+        note = step.guardrail
+        return note is not None and note.point == "tool_results" and note.blocked and note.mode == "enforce"
+
+    return {
+        (step.iteration, observation_slot(step.n or 0))
+        for step in record.steps
+        if never_sent(step) or (step.kind == "guardrail" and withheld(step))
+    }
 
 
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
