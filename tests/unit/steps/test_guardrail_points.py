@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,3 +202,54 @@ def test_a_run_whose_every_tool_result_was_withheld_does_not_succeed_with_the_no
     # Then nothing a tool returned reached the run: it failed with no answer, not SUCCEEDED with the notice
     stored = runtime.store.require_run(meta.run_id)
     assert (stored.status, stored.outcome, stored.answer) == ("FAILED", "none", None)
+
+
+LONG_RESULT_TOOL = '''
+from stepwise.tools import tool
+
+
+@tool
+def report() -> str:
+    """A long report."""
+    return "x" * 160 + " alice.liddell@wonderland.example for more " + "y" * 400
+'''
+
+
+def test_a_value_the_models_cut_of_a_long_result_would_split_is_still_redacted(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile redacting e-mail addresses in tool results, whose model reads 200 characters of each, and a
+    # tool whose long result holds an address across that cut
+    (tmp_path / "report_tools.py").write_text(LONG_RESULT_TOOL, encoding="utf-8")
+    model = {"provider": "scripted", "scenarios": [{"turns": [{"tool_calls": [{"name": "report"}]}]}]}
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {"m": model | {"capabilities": {"native_tools": True}}},
+            "tools": {"python": [{"module": "report_tools"}]},
+            "profiles": {
+                "default": {
+                    "model": "m",
+                    "strategy": "function_calling",
+                    "limits": {"max_observation_chars": 200},
+                    "guardrails": {"tool_results": [{"pii": ["email"]}]},
+                }
+            },
+        },
+        environ={},
+    )
+    client, table_name = dynamodb_table
+    runtime = StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table_name))
+    try:
+        meta = create_run(runtime, messages=[ChatMessage(role="user", content="go")], owner="o", profile="default")
+        payload = StatePayload.model_validate(execution_input(meta.run_id))
+        decided = parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+        # When the call is made
+        item = {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0]}
+        tool_invoke(ToolInvokeEvent.model_validate(item), runtime)
+    finally:
+        sys.modules.pop("report_tools", None)
+        if str(tmp_path.resolve()) in sys.path:
+            sys.path.remove(str(tmp_path.resolve()))
+    # Then the model's copy, cut at 200 characters, holds no piece of the address
+    observation = runtime.store.list_messages(meta.run_id)[-1].content
+    assert len(observation) <= 200 and "alice" not in observation

@@ -28,7 +28,7 @@ from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
 from stepwise.tools import ToolInvoker
-from stepwise.tools.observation import preview_text, utf8_bytes
+from stepwise.tools.observation import guarded_window, preview_text, recut, utf8_bytes
 
 
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
@@ -102,10 +102,15 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         )
         observation = sent.observation
         span.observed(observation)
-    # the profile's tool-result guardrails, before the observation is stored or sent anywhere
-    content, error = guard_observation(
-        runtime, stored.meta, event.iteration, event.index, observation.content, observation.error
-    )
+    # the profile's tool-result guardrails, before the observation is stored or sent anywhere; past the cut of
+    # a cut result by a little, so a value the cut splits is still recognised, then cut again as it was
+    checked, beyond = observation.content, 0
+    if observation.whole_content is not None:
+        checked, beyond = guarded_window(observation.whole_content, observation.content)
+    content, error = guard_observation(runtime, stored.meta, event.iteration, event.index, checked, observation.error)
+    notice = profile.guardrails.tool_notice if profile.guardrails is not None else None
+    if observation.whole_content is not None and content != notice:
+        content = recut(content, observation.content, profile.limits.max_observation_chars, beyond)
     # before the message, its commit record: once that is stored, so is the whole result
     kept = keep_whole_output(
         runtime, stored.meta, event.iteration, event.index, observation.whole_content, model_copy=content
