@@ -146,3 +146,21 @@ def test_a_budget_answer_that_says_nothing_or_too_much_is_refused(body: dict[str
     # Given a body / When it is read / Then it is refused, saying why
     with pytest.raises(ValidationError, match=problem):
         BudgetRequest.model_validate(body)
+
+
+def test_the_wait_shows_what_the_run_spent_with_its_child_runs_as_the_budget_counts_it(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a run under on_budget: ask that spent 30 of its 100 tokens itself and 90 through a child run
+    runtime = runtime_for(dynamodb_table, tmp_path, "ask")
+    first = at_budget(runtime)
+    assert first.run is not None
+    spent = RunSpend(input_tokens=20, output_tokens=10, delegated_tokens=90)
+    payload = first.model_copy(update={"run": first.run.model_copy(update={"spend": spent})})
+    # When the guard finds it at its budget and the wait begins
+    guarded = iteration_guard(payload, runtime)
+    assert guarded.run is not None and guarded.next == "await_budget"
+    await_budget(BudgetWaitEvent(run_id=guarded.run_id, iteration=1, run=guarded.run, task_token="t-1"), runtime)
+    # Then the wait shows the 120 tokens the budget counted, not the 30 below the cap
+    wait = runtime.store.require_run(guarded.run_id).budget_wait
+    assert wait is not None and (wait.reason, wait.spent_tokens) == ("token_budget", 120)

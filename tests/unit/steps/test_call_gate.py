@@ -14,6 +14,7 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta
 from stepwise.models.state import StatePayload, ToolInvokeEvent
+from stepwise.steps.format import format_run
 from stepwise.steps.iteration_guard import iteration_guard
 from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
@@ -104,3 +105,22 @@ def test_a_replay_never_makes_live_a_call_the_policy_holds_for_approval(
     observation = runtime.store.list_messages(replay.run_id)[-1]
     assert decided.calls[0].approval_timeout_seconds is None
     assert "needs approval, which a replay never asks for" in observation.content
+
+
+def test_a_run_whose_every_call_the_policy_refused_does_not_succeed_with_the_refusals_as_its_answer(
+    dynamodb_table: tuple[Any, str], config_dir: Path
+) -> None:
+    # Given a profile whose policy refuses every call, and a run whose model called the calculator
+    runtime = runtime_calling([CALLS[1]], dynamodb_table, config_dir)
+    runtime.config.profiles["default"].policy = '@id("nothing") forbid(principal, action, resource);'
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="Go")], owner="alice", profile="default")
+    decided = parsed(runtime, meta)
+    item = {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0]}
+    tool_invoke(ToolInvokeEvent.model_validate(item), runtime)
+    # When the run ends at its budget with no further model call (a person answered its wait with end)
+    ended = decided.model_copy(update={"final_round": True, "final_round_reason": "token_budget", "next": "limit_hit"})
+    format_run(ended, runtime)
+    # Then no tool returned anything: the run failed with no answer, not SUCCEEDED with the refusal as its answer
+    stored = runtime.store.require_run(meta.run_id)
+    assert (stored.status, stored.outcome, stored.answer) == ("FAILED", "none", None)
+    assert stored.error is not None and stored.error.type == "NoAnswer"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from botocore.stub import Stubber
 
 from stepwise.config.model import StepwiseConfig
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion
-from stepwise.models.state import StatePayload
+from stepwise.models.state import StatePayload, ToolInvokeEvent
 from stepwise.steps.format import format_run
 from stepwise.steps.guardrail_points import BLOCKED_INPUT, WITHHELD_ERROR, guard_observation
 from stepwise.steps.iteration_guard import iteration_guard
@@ -21,6 +22,7 @@ from stepwise.steps.llm_call import llm_call
 from stepwise.steps.parse import parse
 from stepwise.steps.runs import create_run, execution_input
 from stepwise.steps.runtime import StepRuntime
+from stepwise.steps.tool_invoke import tool_invoke
 from stepwise.store import ConversationStore
 
 BLOCKED_MESSAGE = "Sorry, I can't discuss that."
@@ -170,3 +172,84 @@ def test_a_blocked_tool_result_is_replaced_by_the_notice_before_it_is_stored(
     [step] = runtime.store.list_steps(meta.run_id)
     assert (step.iteration, step.n, step.decision) == (1, 0, "blocked")
     assert step.guardrail is not None and [a.detail for a in step.guardrail.actions] == ["aws_key=1", "aws_key=1"]
+
+
+def test_a_run_whose_every_tool_result_was_withheld_does_not_succeed_with_the_notice_as_its_answer(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile whose guardrail blocks every tool result, and a run whose model called the calculator
+    model = {"provider": "scripted", "scenarios": [{"turns": [{"tool_calls": [{"name": "calculator"}]}]}]}
+    guardrails = {"tool_results": [{"deny": ["."]}], "tool_notice": "[withheld]"}
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {"m": model | {"capabilities": {"native_tools": True}}},
+            "tools": {"builtin": ["calculator"]},
+            "profiles": {"default": {"model": "m", "strategy": "function_calling", "guardrails": guardrails}},
+        },
+        environ={},
+    )
+    client, table_name = dynamodb_table
+    runtime = StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table_name))
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="1+1")], owner="o", profile="default")
+    payload = StatePayload.model_validate(execution_input(meta.run_id))
+    decided = parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+    item = {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0]}
+    tool_invoke(ToolInvokeEvent.model_validate(item), runtime)
+    assert runtime.store.list_messages(meta.run_id)[-1].content == "[withheld]"
+    # When the run ends at a limit with no further model call
+    ended = decided.model_copy(update={"final_round": True, "final_round_reason": "token_budget", "next": "limit_hit"})
+    format_run(ended, runtime)
+    # Then nothing a tool returned reached the run: it failed with no answer, not SUCCEEDED with the notice
+    stored = runtime.store.require_run(meta.run_id)
+    assert (stored.status, stored.outcome, stored.answer) == ("FAILED", "none", None)
+
+
+LONG_RESULT_TOOL = '''
+from stepwise.tools import tool
+
+
+@tool
+def report() -> str:
+    """A long report."""
+    return "x" * 160 + " alice.liddell@wonderland.example for more " + "y" * 400
+'''
+
+
+def test_a_value_the_models_cut_of_a_long_result_would_split_is_still_redacted(
+    dynamodb_table: tuple[Any, str], tmp_path: Path
+) -> None:
+    # Given a profile redacting e-mail addresses in tool results, whose model reads 200 characters of each, and a
+    # tool whose long result holds an address across that cut
+    (tmp_path / "report_tools.py").write_text(LONG_RESULT_TOOL, encoding="utf-8")
+    model = {"provider": "scripted", "scenarios": [{"turns": [{"tool_calls": [{"name": "report"}]}]}]}
+    config = StepwiseConfig.from_mapping(
+        {
+            "models": {"m": model | {"capabilities": {"native_tools": True}}},
+            "tools": {"python": [{"module": "report_tools"}]},
+            "profiles": {
+                "default": {
+                    "model": "m",
+                    "strategy": "function_calling",
+                    "limits": {"max_observation_chars": 200},
+                    "guardrails": {"tool_results": [{"pii": ["email"]}]},
+                }
+            },
+        },
+        environ={},
+    )
+    client, table_name = dynamodb_table
+    runtime = StepRuntime(config=config, config_dir=tmp_path, store=ConversationStore(client, table_name))
+    try:
+        meta = create_run(runtime, messages=[ChatMessage(role="user", content="go")], owner="o", profile="default")
+        payload = StatePayload.model_validate(execution_input(meta.run_id))
+        decided = parse(llm_call(iteration_guard(payload, runtime), runtime), runtime)
+        # When the call is made
+        item = {"run_id": meta.run_id, "iteration": 1, "index": 0, "call": decided.calls[0]}
+        tool_invoke(ToolInvokeEvent.model_validate(item), runtime)
+    finally:
+        sys.modules.pop("report_tools", None)
+        if str(tmp_path.resolve()) in sys.path:
+            sys.path.remove(str(tmp_path.resolve()))
+    # Then the model's copy, cut at 200 characters, holds no piece of the address
+    observation = runtime.store.list_messages(meta.run_id)[-1].content
+    assert len(observation) <= 200 and "alice" not in observation

@@ -13,8 +13,12 @@ class BudgetWaitView(BaseModel, defer_build=True):
 
     iteration: int = Field(ge=0)
     reason: BudgetReason = Field(description="The budget the run reached.")
-    spent_tokens: int = Field(default=0, ge=0, description="Input and output tokens spent when the wait began.")
-    spent_usd: float | None = Field(default=None, description="The cost spent when the wait began, when priced.")
+    spent_tokens: int = Field(
+        default=0, ge=0, description="Input and output tokens spent when the wait began, its child runs' included."
+    )
+    spent_usd: float | None = Field(
+        default=None, description="The cost spent when the wait began, its child runs' included, when priced."
+    )
     requested_at: str = Field(default="", description="When the wait began (set by the store as it is stored).")
     timeout_at: float = Field(description="When the wait ends the run if nobody answered (epoch seconds).")
     answer: BudgetAnswer | None = Field(default=None, description="`raised` or `ended`, once answered.")

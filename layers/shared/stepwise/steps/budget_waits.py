@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from stepwise.errors import RunNotFound
 from stepwise.models.budget import BudgetReason, BudgetWait
 from stepwise.models.state import BudgetWaitEvent, RunContext
-from stepwise.steps.budgets import budget_reached
+from stepwise.steps.budgets import budget_reached, total_spend
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
 
@@ -60,12 +60,13 @@ def await_budget(event: BudgetWaitEvent, runtime: StepRuntime) -> dict[str, Any]
     """
     run = event.run
     reason: BudgetReason = budget_reached(run) or "token_budget"
-    spend = run.spend
+    # what the budget counted, the child runs' spend included: a wait never shows less than the cap it reached
+    spent_tokens, spent_usd = total_spend(run.spend)
     wait = BudgetWait(
         iteration=event.iteration,
         reason=reason,
-        spent_tokens=spend.input_tokens + spend.output_tokens,
-        spent_usd=spend.cost_usd,
+        spent_tokens=spent_tokens,
+        spent_usd=spent_usd,
         timeout_at=runtime.clock() + (run.budget_wait_seconds or 1),
     )
     with runtime.spans.step("AwaitBudget", run_id=event.run_id, trace=run.trace):

@@ -15,6 +15,26 @@ from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import RunSpend
 from stepwise.steps.runtime import StepRuntime
 
+# The error of the `tool` step of a call that was never sent: the policy refused it, or nobody approved it
+# (`approval_refusal_error`). Its observation is Stepwise's notice, not anything a tool returned.
+POLICY_REFUSAL_ERROR = "refused by policy"
+_NOT_APPROVED_ERRORS = frozenset({"approval denied", "approval timed out"})
+
+
+def approval_refusal_error(status: str) -> str:
+    """The error of the `tool` step of a call that was not approved (`denied`, `timed_out`)."""
+    return f"approval {status.replace('_', ' ')}"
+
+
+def never_sent(step: StepRecord) -> bool:
+    """Whether a trace step records a tool call that was never sent (refused by the policy, or not approved)."""
+    return (
+        step.kind == "tool"
+        and step.ok is False
+        and step.latency_ms is None
+        and (step.error == POLICY_REFUSAL_ERROR or step.error in _NOT_APPROVED_ERRORS)
+    )
+
 
 def policy_verdicts(
     meta: RunMeta, calls: list[ToolCall], iteration: int, spend: RunSpend, runtime: StepRuntime

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage, tools_called
+from stepwise.models.run import Outcome, RunError, RunMeta, StepRecord, StopReason, StoredMessage, tools_called
 from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
 from stepwise.steps.budgets import priced_usage
+from stepwise.steps.call_gate import never_sent
 from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref
 from stepwise.steps.guardrail_points import GuardedAnswer, guard_answer, record_answer_check
@@ -22,6 +23,7 @@ from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.run_outcomes import MODEL_ERROR_STOPS, record_failure, run_error
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.structured_output import StructuredOutput, produce_structured_output, split_formatting_replies
+from stepwise.store.keys import observation_slot
 from stepwise.store.trace import RunRecord
 from stepwise.telemetry.observability import logger, metrics
 
@@ -126,7 +128,7 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
         answered = False
         # A retried Format may find its own formatting replies stored; they are not the model's answer.
         conversation, _ = split_formatting_replies(record.messages, payload.iteration)
-        answer = _best_answer(conversation, meta, stop_reason, runtime)
+        answer = _best_answer(conversation, record, meta, stop_reason, runtime)
     end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=answered, best_answer=answer),
@@ -154,18 +156,37 @@ def format_run(payload: StatePayload, runtime: StepRuntime) -> FormatResult:
 
 
 def _best_answer(
-    messages: list[StoredMessage], meta: RunMeta, stop_reason: StopReason, runtime: StepRuntime
+    messages: list[StoredMessage], record: RunRecord, meta: RunMeta, stop_reason: StopReason, runtime: StepRuntime
 ) -> str | None:
     """The best answer the run's work gives when the model gave none, read with the run's protocol.
 
-    Imported here: the protocols' parsers (and the profile's tools) load only for a run that ended without
-    the model's answer, not with Format's import or an answered run's first call.
+    A notice standing in for a tool's result (`_notices`) is not something a tool returned: a run whose
+    tools returned nothing else has no answer, whatever it asked for. Imported here: the protocols' parsers
+    (and the profile's tools) load only for a run that ended without the model's answer, not with Format's
+    import or an answered run's first call.
     """
     from stepwise.steps.agent import agent_for
     from stepwise.steps.best_answer import best_available_answer
 
+    notices = _notices(record)
+    returned = [each for each in messages if each.role != "tool" or (each.iteration, each.slot) not in notices]
     agent = agent_for(meta, runtime)
-    return best_available_answer(messages, agent.protocol, stop_reason, agent.profile.language)
+    return best_available_answer(returned, agent.protocol, stop_reason, agent.profile.language)
+
+
+def _notices(record: RunRecord) -> set[tuple[int, int]]:
+    """The (iteration, slot) of each observation that is Stepwise's notice rather than a tool's result: of a
+    call never sent (the policy refused it, nobody approved it), or of a result a guardrail withheld."""
+
+    def withheld(step: StepRecord) -> bool:
+        note = step.guardrail
+        return note is not None and note.point == "tool_results" and note.blocked and note.mode == "enforce"
+
+    return {
+        (step.iteration, observation_slot(step.n or 0))
+        for step in record.steps
+        if never_sent(step) or (step.kind == "guardrail" and withheld(step))
+    }
 
 
 def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
@@ -187,7 +208,7 @@ def format_failure(event: FailureEvent, runtime: StepRuntime) -> FormatResult:
     meta, _, record = runtime.store.final_record(event.run_id, event.iteration or 0)
     if meta.is_terminal:
         return _ended(meta, runtime)
-    answer = _best_answer(record.messages, meta, stop_reason, runtime)
+    answer = _best_answer(record.messages, record, meta, stop_reason, runtime)
     end, checked = RunEnd(
         stop_reason=stop_reason,
         outcome=decide_outcome(answered=False, best_answer=answer),

@@ -16,7 +16,7 @@ from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import RunMeta, RunUsage, StepRecord
 from stepwise.models.state import ApprovalWaitEvent, ChildWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
-from stepwise.steps.call_gate import refusal_observation, verdict_of
+from stepwise.steps.call_gate import POLICY_REFUSAL_ERROR, approval_refusal_error, refusal_observation, verdict_of
 from stepwise.steps.guardrail_points import guard_observation
 from stepwise.steps.replay_tools import CALLED_LIVE, ReplayAnswer, replay_answer
 from stepwise.steps.run_end import refuse_ended
@@ -28,7 +28,7 @@ from stepwise.store import RunRef
 from stepwise.store.keys import observation_slot
 from stepwise.telemetry.observability import logger, metrics
 from stepwise.tools import ToolInvoker
-from stepwise.tools.observation import preview_text, utf8_bytes
+from stepwise.tools.observation import guarded_window, preview_text, recut, utf8_bytes
 
 
 def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResult:
@@ -102,10 +102,15 @@ def tool_invoke(event: ToolInvokeEvent, runtime: StepRuntime) -> ToolInvokeResul
         )
         observation = sent.observation
         span.observed(observation)
-    # the profile's tool-result guardrails, before the observation is stored or sent anywhere
-    content, error = guard_observation(
-        runtime, stored.meta, event.iteration, event.index, observation.content, observation.error
-    )
+    # the profile's tool-result guardrails, before the observation is stored or sent anywhere; past the cut of
+    # a cut result by a little, so a value the cut splits is still recognised, then cut again as it was
+    checked, beyond = observation.content, 0
+    if observation.whole_content is not None:
+        checked, beyond = guarded_window(observation.whole_content, observation.content)
+    content, error = guard_observation(runtime, stored.meta, event.iteration, event.index, checked, observation.error)
+    notice = profile.guardrails.tool_notice if profile.guardrails is not None else None
+    if observation.whole_content is not None and content != notice:
+        content = recut(content, observation.content, profile.limits.max_observation_chars, beyond)
     # before the message, its commit record: once that is stored, so is the whole result
     kept = keep_whole_output(
         runtime, stored.meta, event.iteration, event.index, observation.whole_content, model_copy=content
@@ -150,7 +155,7 @@ def _record_refusal(
 ) -> ToolInvokeResult:
     """Store the observation of a call that was not approved; the tool is not called."""
     content = verdict.observation(call, event.call.approval_timeout_seconds)
-    error = f"approval {verdict.status.replace('_', ' ')}"
+    error = approval_refusal_error(verdict.status)
     _store_observation(event, run, call, runtime, content=content, ok=False, error=error, approval=verdict.note)
     logger.info("tool call not approved", extra={"run_id": event.run_id, "tool": call.name, "status": verdict.status})
     return ToolInvokeResult(call_id=call.id, ok=False)
@@ -191,7 +196,7 @@ def _record_policy_refusal(
 ) -> ToolInvokeResult:
     """Store the observation of a call the tool policy refused; the tool is not called, nor asked about."""
     content = refusal_observation(call, verdict)
-    _store_observation(event, run, call, runtime, content=content, ok=False, error="refused by policy")
+    _store_observation(event, run, call, runtime, content=content, ok=False, error=POLICY_REFUSAL_ERROR)
     metrics.add_metric(name="ToolCallsRefusedByPolicy", unit="Count", value=1)
     logger.info(
         "tool call refused by policy",

@@ -28,20 +28,22 @@ class ToolObservation(BaseModel):
     whole_content: str | None = None
 
 
-def truncate_text(text: str, max_chars: int) -> tuple[str, bool]:
+def truncate_text(text: str, max_chars: int, *, beyond: int = 0) -> tuple[str, bool]:
     """Cut ``text`` to at most ``max_chars`` characters, marker included; say whether it was cut.
 
     The marker tells the model how much it is not seeing: ``…[truncated 12345 chars]``. A
-    ``max_chars`` shorter than the marker itself yields the marker alone.
+    ``max_chars`` shorter than the marker itself yields the marker alone. ``beyond`` counts characters
+    that followed ``text`` and were dropped already: the marker counts them too.
     """
-    if len(text) <= max_chars:
+    if beyond == 0 and len(text) <= max_chars:
         return text, False
+    total = len(text) + beyond
     # The marker for the whole length is at least as long as the final one, so the result fits...
-    kept = max(0, max_chars - len(_truncation_marker(len(text))))
+    kept = max(0, min(len(text), max_chars - len(_truncation_marker(total))))
     # ...and when the count of dropped characters has fewer digits, the room it frees is used.
-    while kept + 1 + len(_truncation_marker(len(text) - kept - 1)) <= max_chars:
+    while kept < len(text) and kept + 1 + len(_truncation_marker(total - kept - 1)) <= max_chars:
         kept += 1
-    return text[:kept] + _truncation_marker(len(text) - kept), True
+    return text[:kept] + _truncation_marker(total - kept), True
 
 
 def _truncation_marker(dropped_chars: int) -> str:
@@ -49,6 +51,39 @@ def _truncation_marker(dropped_chars: int) -> str:
 
 
 _TRUNCATION_MARKER_AT_END = re.compile(r"…\[truncated \d+ chars\]\Z")
+
+
+_TRUNCATION_MARKER = re.compile(r"…\[truncated \d+ chars\]")
+# How far past the model's cut the tool-result guardrails read a cut result: far enough that a value the cut
+# splits (a card number, an e-mail address) is seen whole, not so far that they judge what the model never reads.
+GUARD_OVERLAP_CHARS = 256
+
+
+def _split_copy(cut_copy: str) -> tuple[int, str]:
+    """How many characters of its result a cut model's copy carries, and the note it ends with after its marker."""
+    markers = list(_TRUNCATION_MARKER.finditer(cut_copy))
+    if not markers:
+        return len(cut_copy), ""
+    return markers[-1].start(), cut_copy[markers[-1].end() :]
+
+
+def guarded_window(whole: str, cut_copy: str) -> tuple[str, int]:
+    """What the guardrails read of the result `whole` whose model's copy is `cut_copy`: what that copy carries
+    and `GUARD_OVERLAP_CHARS` more (with the copy's note after it), and how many characters lie past that."""
+    carried, note = _split_copy(cut_copy)
+    body = whole[: len(whole) - len(note)] if note and whole.endswith(note) else whole
+    end = min(len(body), carried + GUARD_OVERLAP_CHARS)
+    return body[:end] + note, len(body) - end
+
+
+def recut(text: str, cut_copy: str, max_chars: int, beyond: int) -> str:
+    """The model's copy of `text` (a `guarded_window` as the guardrails left it, `beyond` characters of its result
+    past it): cut to `max_chars` as `cut_copy` was, keeping the note it ends with."""
+    _, note = _split_copy(cut_copy)
+    noted = bool(note) and text.endswith(note)
+    body = text[: len(text) - len(note)] if noted else text
+    cut, _ = truncate_text(body, max_chars - len(note), beyond=beyond)
+    return cut + note if noted else cut
 
 
 def carried_chars(cut_text: str) -> int:
