@@ -24,9 +24,11 @@ MAX_STOP_SEQUENCES = 4
 
 
 class StreamOptions(StrictRequest):
-    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage."""
+    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage. `include_obfuscation` is
+    accepted and ignored: a stream is never padded (its chunks hold the run's steps, not OpenAI's token deltas)."""
 
     include_usage: bool = False
+    include_obfuscation: bool | None = None
 
 
 class TextFormat(StrictRequest):
