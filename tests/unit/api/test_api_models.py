@@ -261,7 +261,13 @@ def test_an_assistant_message_with_every_field_of_the_sdks_is_accepted_and_its_r
     }
     assert set(assistant) == set(ChatCompletionAssistantMessageParam.__annotations__)
     # and one as Stepwise answers (`reasoning_content`) with OpenAI's `annotations`, its content null and refused
-    refused = {"role": "assistant", "content": None, "refusal": "No.", "annotations": [], "reasoning_content": None}
+    refused: dict[str, Any] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": "No.",
+        "annotations": [],
+        "reasoning_content": None,
+    }
     messages = [{"role": "user", "content": "hi"}, assistant, refused, {"role": "user", "content": "?"}]
     body = {"model": "m", "messages": messages}
     # When the conversation is validated
