@@ -280,3 +280,17 @@ def test_a_refusal_is_refused_outside_an_assistant_message() -> None:
     # Given a user message carrying a refusal, then the message is refused
     body = {"model": "m", "messages": [{"role": "user", "content": "hi", "refusal": "no"}]}
     assert "messages.0" in problems(ChatCompletionRequest, body)
+
+
+def test_null_is_accepted_for_every_field_the_sdk_types_as_optional() -> None:
+    # Given each field the openai SDK types Optional (it sends an explicit None as null; a field it gains is here)
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    annotations = CompletionCreateParamsNonStreaming.__annotations__
+    nullable = [name for name, hint in annotations.items() if "Optional[" in str(hint)]
+    assert {"n", "stream", "metadata", "temperature"} <= set(nullable)
+    # When a request sets every one of them to null
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]} | dict.fromkeys(nullable)
+    request = ChatCompletionRequest.model_validate(body)
+    # Then it is accepted as if they were left out: one choice, not streamed, no metadata
+    assert (request.n, request.stream, request.metadata) == (1, False, {})
