@@ -294,3 +294,13 @@ def test_null_is_accepted_for_every_field_the_sdk_types_as_optional() -> None:
     request = ChatCompletionRequest.model_validate(body)
     # Then it is accepted as if they were left out: one choice, not streamed, no metadata
     assert (request.n, request.stream, request.metadata) == (1, False, {})
+
+
+def test_a_metadata_value_is_taken_up_to_openais_512_characters() -> None:
+    # Given a chat completion whose metadata value is as long as OpenAI takes, and one a character longer
+    def body(value: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "metadata": {"trace": value}}
+
+    # When each is validated, then the first is accepted and the second refused naming its key
+    assert ChatCompletionRequest.model_validate(body("v" * 512)).metadata == {"trace": "v" * 512}
+    assert "metadata.trace" in problems(ChatCompletionRequest, body("v" * 513))

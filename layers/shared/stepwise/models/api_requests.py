@@ -30,9 +30,11 @@ IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,128}$"
 
 METADATA_KEY_PATTERN = r"^[A-Za-z0-9_.:-]+$"
 MAX_METADATA_PAIRS = 16
+# OpenAI's own limit on a metadata value, so a chat completion's `metadata` OpenAI takes is taken here too.
+MAX_METADATA_VALUE_CHARS = 512
 
 MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=METADATA_KEY_PATTERN)]
-MetadataValue = Annotated[str, StringConstraints(max_length=256)]
+MetadataValue = Annotated[str, StringConstraints(max_length=MAX_METADATA_VALUE_CHARS)]
 # Pydantic would document the key pattern as `patternProperties`, which leaves any other key unconstrained in
 # the OpenAPI document although it is refused; `propertyNames` says what the keys must be.
 Metadata = Annotated[
@@ -43,7 +45,7 @@ Metadata = Annotated[
             "type": "object",
             "maxProperties": MAX_METADATA_PAIRS,
             "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": METADATA_KEY_PATTERN},
-            "additionalProperties": {"type": "string", "maxLength": 256},
+            "additionalProperties": {"type": "string", "maxLength": MAX_METADATA_VALUE_CHARS},
         }
     ),
 ]
