@@ -296,11 +296,13 @@ def test_null_is_accepted_for_every_field_the_sdk_types_as_optional() -> None:
     assert (request.n, request.stream, request.metadata) == (1, False, {})
 
 
-def test_a_metadata_value_is_taken_up_to_openais_512_characters() -> None:
-    # Given a chat completion whose metadata value is as long as OpenAI takes, and one a character longer
-    def body(value: str) -> dict[str, Any]:
-        return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "metadata": {"trace": value}}
+def test_metadata_is_taken_up_to_openais_limits() -> None:
+    # Given chat completions whose metadata is as OpenAI takes it (any key of 64 characters, a value of 512)
+    def body(key: str, value: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "metadata": {key: value}}
 
-    # When each is validated, then the first is accepted and the second refused naming its key
-    assert ChatCompletionRequest.model_validate(body("v" * 512)).metadata == {"trace": "v" * 512}
-    assert "metadata.trace" in problems(ChatCompletionRequest, body("v" * 513))
+    for key in ("user id", "app/version", "k" * 64):
+        assert ChatCompletionRequest.model_validate(body(key, "v" * 512)).metadata == {key: "v" * 512}
+    # When a value or a key is a character longer, then it is refused naming the pair
+    assert "metadata.trace" in problems(ChatCompletionRequest, body("trace", "v" * 513))
+    assert any(field.startswith("metadata.") for field in problems(ChatCompletionRequest, body("k" * 65, "v")))

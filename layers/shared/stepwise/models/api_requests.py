@@ -28,14 +28,15 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,128}$"
 
-METADATA_KEY_PATTERN = r"^[A-Za-z0-9_.:-]+$"
 MAX_METADATA_PAIRS = 16
-# OpenAI's own limit on a metadata value, so a chat completion's `metadata` OpenAI takes is taken here too.
+# OpenAI's own limits on metadata (keys of any 64 characters, values of 512), so a chat completion's
+# `metadata` OpenAI takes is taken here too.
+MAX_METADATA_KEY_CHARS = 64
 MAX_METADATA_VALUE_CHARS = 512
 
-MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=METADATA_KEY_PATTERN)]
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=MAX_METADATA_KEY_CHARS)]
 MetadataValue = Annotated[str, StringConstraints(max_length=MAX_METADATA_VALUE_CHARS)]
-# Pydantic would document the key pattern as `patternProperties`, which leaves any other key unconstrained in
+# Pydantic would document the key's limits as `patternProperties`, which leaves any other key unconstrained in
 # the OpenAPI document although it is refused; `propertyNames` says what the keys must be.
 Metadata = Annotated[
     dict[MetadataKey, MetadataValue],
@@ -44,7 +45,7 @@ Metadata = Annotated[
         {
             "type": "object",
             "maxProperties": MAX_METADATA_PAIRS,
-            "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": METADATA_KEY_PATTERN},
+            "propertyNames": {"minLength": 1, "maxLength": MAX_METADATA_KEY_CHARS},
             "additionalProperties": {"type": "string", "maxLength": MAX_METADATA_VALUE_CHARS},
         }
     ),
