@@ -368,3 +368,23 @@ def test_a_legacy_function_call_is_handed_back_and_its_result_continues_the_run(
     replayed = requests_after(model_server, seen)[1].body["messages"]
     assert (replayed[-1]["role"], replayed[-1]["content"]) == ("tool", '{"celsius": 4}')
     assert replayed[-1]["tool_call_id"] == replayed[-2]["tool_calls"][0]["id"]
+
+
+def test_the_sdks_answer_message_appended_to_the_conversation_continues_it(
+    client: OpenAI, model_server: FakeOpenAIServer
+) -> None:
+    # Given a model that calls the client's tool, then answers from its result
+    seen = len(model_server.requests)
+    model_server.enqueue(body=chat_completion(tool_calls=[{"name": "get_weather", "arguments": {"city": "Oslo"}}]))
+    model_server.enqueue(body=chat_completion(content="It is 3 °C in Oslo."))
+    question: ChatCompletionUserMessageParam = {"role": "user", "content": "Weather in Oslo?"}
+    first = client.chat.completions.create(model="assistant", messages=[question], tools=[WEATHER_TOOL])
+    (call,) = first.choices[0].message.tool_calls or []
+    # When the client appends the SDK's message object itself, as OpenAI's tool-calling guide does
+    conversation: list[Any] = [question, first.choices[0].message]
+    conversation.append({"role": "tool", "tool_call_id": call.id, "content": '{"celsius": 3}'})
+    second = client.chat.completions.create(model="assistant", messages=conversation, tools=[WEATHER_TOOL])
+    # Then the run continues from the result: the model answers, having been sent the call and its result
+    assert second.choices[0].message.content == "It is 3 °C in Oslo."
+    replayed = requests_after(model_server, seen)[1].body["messages"]
+    assert replayed[-1] == {"role": "tool", "tool_call_id": call.id, "content": '{"celsius": 3}'}

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from itertools import islice
+from typing import Any
 
 import pytest
 from botocore.stub import ANY
 from openai.types.chat import ChatCompletion as SdkCompletion
 
 from stepwise.models.api_requests import RunRequest
-from stepwise.models.chat_api import ChatCompletion, ChatStreamStart
+from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart
 from stepwise.models.messages import ChatMessage, ReasoningBlock, ToolSpec
 from stepwise.models.run import RunError, RunMeta, RunOptions, RunUsage, StepRecord
 from stepwise.steps.api.chat import (
@@ -22,9 +23,11 @@ from stepwise.steps.api.chat import (
     completion_events,
     describe_model,
     list_models,
+    queue_chat_run,
 )
 from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.errors import GatewayTimeout, RunFailed
+from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.runs import accept_run
 from stepwise.steps.executions import ExecutionStartFailed
 from stepwise.steps.runs import create_run
@@ -265,3 +268,27 @@ def test_the_models_list_shows_each_profile_with_its_description() -> None:
     # Then each profile is a model carrying its description (none where the profile has none)
     assert listed == {"default": None, "researcher": "Finds sources and sums them up."}
     assert alone.description == "Finds sources and sums them up."
+
+
+@pytest.mark.parametrize(
+    ("choice", "field"),
+    [
+        ({"tool_choice": {"type": "function", "function": {"name": "get_wether"}}}, "tool_choice.function.name"),
+        ({"function_call": {"name": "get_wether"}}, "function_call.name"),
+    ],
+)
+def test_a_tool_choice_naming_no_tool_offered_is_refused_before_a_run_is_stored(
+    world: ApiWorld, choice: dict[str, Any], field: str
+) -> None:
+    # Given a request offering get_weather whose tool choice names a tool nobody offers (a typo)
+    tool = {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}
+    tools = {"functions": [tool]} if "function_call" in choice else {"tools": [{"type": "function", "function": tool}]}
+    body = {"model": "default", "messages": [{"role": "user", "content": "Weather?"}], **tools, **choice}
+    request = ChatCompletionRequest.model_validate(body)
+    # When the run is queued
+    with pytest.raises(InvalidRequest) as refused:
+        queue_chat_run(world.services, owner="owner", request=request, request_body=body)
+    # Then it is a 422 naming the field and the tool, and no run was stored
+    assert refused.value.details["errors"][0]["field"] == field
+    assert "get_wether" in refused.value.details["errors"][0]["reason"]
+    assert world.stored_runs() == []

@@ -231,3 +231,78 @@ def test_a_function_result_no_call_asked_for_is_refused() -> None:
     }
     # When it is validated, then the messages are refused
     assert "messages" in problems(ChatCompletionRequest, body)
+
+
+def test_every_field_of_the_sdks_stream_options_is_accepted() -> None:
+    # Given a value for each field the openai SDK's stream options have (a field it gains fails here)
+    from openai.types.chat import ChatCompletionStreamOptionsParam
+
+    options = {"include_usage": True, "include_obfuscation": False}
+    assert set(options) == set(ChatCompletionStreamOptionsParam.__annotations__)
+    # When a streamed request sets them, then it is accepted with the usage asked for
+    body = {"model": "m", "stream": True, "stream_options": options, "messages": [{"role": "user", "content": "hi"}]}
+    request = ChatCompletionRequest.model_validate(body)
+    assert request.stream_options is not None and request.stream_options.include_usage
+
+
+def test_an_assistant_message_with_every_field_of_the_sdks_is_accepted_and_its_refusal_is_its_text() -> None:
+    # Given an assistant message holding each field of the SDK's assistant message (a field it gains fails here),
+    # as an OpenAI answer appended to the conversation holds them, with its refusal in a content part too
+    from openai.types.chat import ChatCompletionAssistantMessageParam
+
+    assistant = {
+        "role": "assistant",
+        "audio": {"id": "audio_1"},
+        "content": [{"type": "text", "text": "Paris:"}, {"type": "refusal", "refusal": "I cannot say."}],
+        "function_call": None,
+        "name": "helper",
+        "refusal": "I cannot say.",
+        "tool_calls": None,
+    }
+    assert set(assistant) == set(ChatCompletionAssistantMessageParam.__annotations__)
+    # and one as Stepwise answers (`reasoning_content`) with OpenAI's `annotations`, its content null and refused
+    refused: dict[str, Any] = {
+        "role": "assistant",
+        "content": None,
+        "refusal": "No.",
+        "annotations": [],
+        "reasoning_content": None,
+    }
+    messages = [{"role": "user", "content": "hi"}, assistant, refused, {"role": "user", "content": "?"}]
+    body = {"model": "m", "messages": messages}
+    # When the conversation is validated
+    request = ChatCompletionRequest.model_validate(body)
+    # Then both are taken, each read as what the assistant said
+    assert [message.text for message in request.messages[1:3]] == ["Paris:\nI cannot say.", "No."]
+
+
+def test_a_refusal_is_refused_outside_an_assistant_message() -> None:
+    # Given a user message carrying a refusal, then the message is refused
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi", "refusal": "no"}]}
+    assert "messages.0" in problems(ChatCompletionRequest, body)
+
+
+def test_null_is_accepted_for_every_field_the_sdk_types_as_optional() -> None:
+    # Given each field the openai SDK types Optional (it sends an explicit None as null; a field it gains is here)
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+
+    annotations = CompletionCreateParamsNonStreaming.__annotations__
+    nullable = [name for name, hint in annotations.items() if "Optional[" in str(hint)]
+    assert {"n", "stream", "metadata", "temperature"} <= set(nullable)
+    # When a request sets every one of them to null
+    body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]} | dict.fromkeys(nullable)
+    request = ChatCompletionRequest.model_validate(body)
+    # Then it is accepted as if they were left out: one choice, not streamed, no metadata
+    assert (request.n, request.stream, request.metadata) == (1, False, {})
+
+
+def test_metadata_is_taken_up_to_openais_limits() -> None:
+    # Given chat completions whose metadata is as OpenAI takes it (any key of 64 characters, a value of 512)
+    def body(key: str, value: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "metadata": {key: value}}
+
+    for key in ("user id", "app/version", "k" * 64):
+        assert ChatCompletionRequest.model_validate(body(key, "v" * 512)).metadata == {key: "v" * 512}
+    # When a value or a key is a character longer, then it is refused naming the pair
+    assert "metadata.trace" in problems(ChatCompletionRequest, body("trace", "v" * 513))
+    assert any(field.startswith("metadata.") for field in problems(ChatCompletionRequest, body("k" * 65, "v")))

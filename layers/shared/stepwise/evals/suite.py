@@ -21,7 +21,7 @@ from stepwise.inputs.validation_problems import reason_of
 from stepwise.inputs.yaml_aliases import AliasExpansionExceeded, check_alias_expansion
 from stepwise.models.api_requests import RUN_ID_PATTERN
 
-# A case's id and the suite's name travel as run metadata, whose values are at most 256 characters.
+# A case's id and the suite's name travel as run metadata, whose values are at most 512 characters.
 MAX_LABEL_CHARS = 128
 MAX_RUNS_PER_CASE = 100
 

@@ -28,12 +28,15 @@ RUN_ID_PATTERN = r"^[A-Za-z0-9_-]{1,80}$"
 SESSION_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 IDEMPOTENCY_KEY_PATTERN = r"^[\x21-\x7e]{1,128}$"
 
-METADATA_KEY_PATTERN = r"^[A-Za-z0-9_.:-]+$"
 MAX_METADATA_PAIRS = 16
+# OpenAI's own limits on metadata (keys of any 64 characters, values of 512), so a chat completion's
+# `metadata` OpenAI takes is taken here too.
+MAX_METADATA_KEY_CHARS = 64
+MAX_METADATA_VALUE_CHARS = 512
 
-MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=METADATA_KEY_PATTERN)]
-MetadataValue = Annotated[str, StringConstraints(max_length=256)]
-# Pydantic would document the key pattern as `patternProperties`, which leaves any other key unconstrained in
+MetadataKey = Annotated[str, StringConstraints(min_length=1, max_length=MAX_METADATA_KEY_CHARS)]
+MetadataValue = Annotated[str, StringConstraints(max_length=MAX_METADATA_VALUE_CHARS)]
+# Pydantic would document the key's limits as `patternProperties`, which leaves any other key unconstrained in
 # the OpenAPI document although it is refused; `propertyNames` says what the keys must be.
 Metadata = Annotated[
     dict[MetadataKey, MetadataValue],
@@ -42,8 +45,8 @@ Metadata = Annotated[
         {
             "type": "object",
             "maxProperties": MAX_METADATA_PAIRS,
-            "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": METADATA_KEY_PATTERN},
-            "additionalProperties": {"type": "string", "maxLength": 256},
+            "propertyNames": {"minLength": 1, "maxLength": MAX_METADATA_KEY_CHARS},
+            "additionalProperties": {"type": "string", "maxLength": MAX_METADATA_VALUE_CHARS},
         }
     ),
 ]
@@ -77,7 +80,14 @@ class ImagePart(StrictRequest):
     image_url: ImageUrl
 
 
-ContentPart = Annotated[TextPart | ImagePart, Field(discriminator="type")]
+class RefusalPart(StrictRequest):
+    """A refusal part of an assistant message (OpenAI style): what the model declined to do, read as its text."""
+
+    type: Literal["refusal"]
+    refusal: str
+
+
+ContentPart = Annotated[TextPart | ImagePart | RefusalPart, Field(discriminator="type")]
 
 
 class InputFunctionCall(StrictRequest):
@@ -99,7 +109,9 @@ class InputMessage(StrictRequest):
     """One message sent by the caller; `developer` is read as `system`, as OpenAI does.
 
     An assistant message may carry `tool_calls` (its content may then be null); a `tool` message
-    answers one of them by `tool_call_id`.
+    answers one of them by `tool_call_id`. An assistant message as an OpenAI answer holds it (`refusal`,
+    `audio`, `annotations`, and the `reasoning_content` Stepwise answers with) is taken back as it is: the
+    `openai` SDK sends a message object appended to the conversation with the fields its answer had.
     """
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
@@ -107,15 +119,26 @@ class InputMessage(StrictRequest):
     name: str | None = Field(default=None, max_length=64)
     tool_calls: list[InputToolCall] | None = None
     tool_call_id: str | None = Field(default=None, min_length=1, max_length=128)
+    refusal: str | None = Field(default=None, description="An assistant's refusal; read as its text.")
+    audio: dict[str, Any] | None = Field(default=None, description="An assistant's audio reference; ignored.")
+    annotations: list[Any] | None = Field(default=None, description="An assistant answer's citations; ignored.")
+    reasoning_content: str | None = Field(
+        default=None, description="What an assistant thought, as Stepwise answers it; not sent to the model."
+    )
 
     @property
     def text(self) -> str:
-        """The content as one string (text parts joined by newlines)."""
+        """The content as one string (text and refusal parts joined by newlines); an assistant's `refusal` when
+        it has no content."""
         if self.content is None:
-            return ""
+            return self.refusal or ""
         if isinstance(self.content, str):
             return self.content
-        return "\n".join(part.text for part in self.content if isinstance(part, TextPart))
+        return "\n".join(
+            part.text if isinstance(part, TextPart) else part.refusal
+            for part in self.content
+            if not isinstance(part, ImagePart)
+        )
 
     @property
     def image_parts(self) -> list[ImagePart]:
@@ -130,10 +153,18 @@ class InputMessage(StrictRequest):
             raise ValueError("a tool message needs the tool_call_id it answers")
         if self.tool_calls and self.role != "assistant":
             raise ValueError("only an assistant message may carry tool_calls")
-        if self.content is None and not (self.role == "assistant" and self.tool_calls):
-            raise ValueError("content may be null only in an assistant message with tool_calls")
+        answer_fields = (self.refusal, self.audio, self.annotations, self.reasoning_content)
+        if self.role != "assistant" and any(value is not None for value in answer_fields):
+            raise ValueError("only an assistant message may carry refusal, audio, annotations or reasoning_content")
+        if self.content is None and not (
+            self.role == "assistant" and (self.tool_calls or self.refusal is not None or self.audio is not None)
+        ):
+            raise ValueError("content may be null only in an assistant message with tool_calls, refusal or audio")
         if self.image_parts and self.role != "user":
             raise ValueError("only a user message may carry image parts")
+        parts = self.content if isinstance(self.content, list) else []
+        if self.role != "assistant" and any(isinstance(part, RefusalPart) for part in parts):
+            raise ValueError("only an assistant message may carry refusal parts")
         return self
 
 

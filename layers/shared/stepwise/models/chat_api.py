@@ -21,12 +21,16 @@ TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 # OpenAI accepts up to 128 tools and 4 stop sequences per request.
 MAX_CLIENT_TOOLS = 128
 MAX_STOP_SEQUENCES = 4
+# The fields OpenAI's request takes as null whose default here is not null: null is their default.
+_NULL_MEANS_DEFAULT = frozenset({"n", "stream", "metadata"})
 
 
 class StreamOptions(StrictRequest):
-    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage."""
+    """OpenAI `stream_options`: `include_usage` adds a last chunk with the usage. `include_obfuscation` is
+    accepted and ignored: a stream is never padded (its chunks hold the run's steps, not OpenAI's token deltas)."""
 
     include_usage: bool = False
+    include_obfuscation: bool | None = None
 
 
 class TextFormat(StrictRequest):
@@ -154,6 +158,14 @@ class ChatCompletionRequest(StrictRequest):
     prompt_cache_retention: str | None = Field(default=None, max_length=64, description="Accepted and ignored.")
     safety_identifier: str | None = Field(default=None, max_length=256, description="Accepted; not sent to the model.")
     verbosity: str | None = Field(default=None, max_length=64, description="Accepted and ignored.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_the_default(cls, value: Any) -> Any:
+        # OpenAI's request takes null for these (the SDK sends `n=None` as null): the default, as when left out.
+        if isinstance(value, dict):
+            return {key: item for key, item in value.items() if item is not None or key not in _NULL_MEANS_DEFAULT}
+        return value
 
     @field_validator("messages", mode="before")
     @classmethod

@@ -11,6 +11,7 @@ is read, in batches, and matched here, within a bounded number of reads per requ
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -104,9 +105,15 @@ class RunFilter(BaseModel, defer_build=True):
         if self.tool is not None and self.tool not in (meta.get("tools") or []):
             return False
         if self.text is not None:
-            searched = f"{meta.get('question') or ''}\n{meta.get('answer') or ''}".casefold()
-            return all(word in searched for word in self.text.casefold().split())
+            searched = _folded(f"{meta.get('question') or ''}\n{meta.get('answer') or ''}")
+            return all(word in searched for word in _folded(self.text).split())
         return True
+
+
+def _folded(text: str) -> str:
+    """Text as a search compares it: case folded and in one Unicode form, so a word typed decomposed (`e` and a
+    combining accent, as macOS sends it) or full-width finds the same word stored composed."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
 
 
 LISTED_ATTRIBUTES = ("run_id", "metadata", "outcome", "question", "usage", "tools")

@@ -14,7 +14,7 @@ from stepwise.models.run import StopReason
 from stepwise.store.run_filters import RunFilter
 
 # What a metadata filter looks like: one `key=value` pair, with the limits run metadata is stored under.
-METADATA_FILTER_PATTERN = r"^[^=]{1,64}=.{0,256}$"
+METADATA_FILTER_PATTERN = r"^[^=]{1,64}=.{0,512}$"
 MAX_SEARCH_CHARS = 200
 
 ProfileParam = Annotated[str | None, Query(min_length=1, max_length=128, description="Only runs of this profile.")]

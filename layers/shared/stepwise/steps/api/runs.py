@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepwise.config.model import StepwiseConfig
+from stepwise.config.model import TOOL_CHOICE_MODES, StepwiseConfig
 from stepwise.intent import extract_question, route_profile
 from stepwise.models.api_requests import ImagePart, InputMessage, RunRequest
 from stepwise.models.api_responses import RunAccepted
@@ -136,13 +136,20 @@ def _classify(services: ApiServices, request_body: dict[str, Any]) -> tuple[dict
 
 
 def _check_client_tools(services: ApiServices, profile: str, options: RunOptions) -> None:
-    """A client tool may not take the name of one of the profile's tools: a call would be ambiguous."""
+    """A client tool may not take the name of one of the profile's tools: a call would be ambiguous. A tool
+    choice that names a tool must name one the run offers: the model's provider would refuse the call, and
+    the run would fail after it started."""
     own = {spec.name for spec in services.runtime.tools().specs(services.config.profiles[profile].tools)}
     clashes = sorted(own.intersection(tool.name for tool in options.client_tools))
     if clashes:
         raise InvalidRequest.of(
             "tools", f"the profile {profile} has tools of the same names: {', '.join(clashes)}; rename yours"
         )
+    choice = options.tool_choice
+    offered = own.union(tool.name for tool in options.client_tools)
+    if choice is not None and choice not in TOOL_CHOICE_MODES and choice not in offered:
+        field = "function_call.name" if options.legacy_functions else "tool_choice.function.name"
+        raise InvalidRequest.of(field, f"names {choice}, which is neither a tool sent nor one of profile {profile}'s")
 
 
 def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
@@ -150,7 +157,7 @@ def create_queued_run(services: ApiServices, plan: RunPlan) -> RunMeta:
     intent, outcome = _classify(services, plan.request_body)
     config = services.config
     profile = plan.profile or route_profile(intent, config.routes, config.default_profile)
-    if plan.options is not None and plan.options.client_tools:
+    if plan.options is not None:
         _check_client_tools(services, profile, plan.options)
     check_images_accepted(config, profile, plan.messages)
     if plan.budget is not None and plan.budget.max_cost_usd is not None and config.model_prices(profile) is None:
