@@ -1,17 +1,32 @@
 """What a chat completion answers for each outcome of its run: the answer, a partial answer marked as one,
-or the HTTP error of a run without an answer (the provider's 429 passed through, else 502)."""
+or the HTTP error of a run without an answer (the provider's 429 passed through, else 502); and which error
+answers the openai SDK retries on its own."""
 
 from __future__ import annotations
 
 import json
 
+import httpx
 import pytest
+from openai import OpenAI
 from openai.types.chat import ChatCompletion as SdkChatCompletion
 
 from stepwise.models.run import RunError
 from stepwise.steps.api.chat import chat_completion_of
 from stepwise.steps.api.errors import error_response
-from stepwise.steps.api.problems import ApiError, ProviderRateLimited, RunFailed
+from stepwise.steps.api.problems import (
+    ApiError,
+    ApprovalNotPending,
+    ApprovalStale,
+    CannotPause,
+    IdempotencyConflict,
+    IdempotencyInProgress,
+    NotPaused,
+    NotWaitingBudget,
+    ProviderRateLimited,
+    RunEnded,
+    RunFailed,
+)
 from tests.unit.api.conftest import ApiWorld
 
 SUMMARY = "The run stopped (max_iterations) before the model gave a final answer.\nWhat the tools returned:\n- t: 42"
@@ -65,3 +80,27 @@ def test_a_run_ended_by_another_provider_error_is_502_naming_it(world: ApiWorld)
     assert isinstance(refused, RunFailed) and refused.status == 502
     assert "LLMDeadlineReached: model m: no response within 5s" in refused.message
     assert error_response(refused).headers["x-should-retry"] == "false"
+
+
+CONFLICTS = [IdempotencyConflict, RunEnded, ApprovalNotPending, ApprovalStale, NotWaitingBudget, CannotPause, NotPaused]
+
+
+@pytest.mark.parametrize("conflict", CONFLICTS, ids=[conflict.type for conflict in CONFLICTS])
+def test_a_conflict_a_resend_would_meet_again_is_one_the_openai_sdk_does_not_retry(conflict: type[ApiError]) -> None:
+    # Given a 409 about what the store holds (a resend of the same request meets it again)
+    response = error_response(conflict("conflict"))
+    # When the openai SDK decides whether to retry it (it retries a bare 409 as a lock timeout)
+    sdk = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    answer = httpx.Response(409, headers=response.headers or {})
+    # Then it does not
+    assert response.status_code == 409
+    assert sdk._should_retry(answer) is False
+
+
+def test_a_key_whose_first_request_is_still_handled_is_retried_after_its_wait() -> None:
+    # Given the 409 of an Idempotency-Key whose first request is still being handled
+    response = error_response(IdempotencyInProgress("in progress"))
+    # When the openai SDK decides, then it retries, after the second the answer names
+    sdk = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
+    assert sdk._should_retry(httpx.Response(409, headers=response.headers or {})) is True
+    assert (response.headers or {})["Retry-After"] == "1"

@@ -24,7 +24,9 @@ Status codes, consistently:
 - 503 `unavailable`: Step Functions or DynamoDB could not take the request; retry later.
 - 504 `timeout`: a synchronous run did not finish in time; `details.run_id` says what to poll.
   502 and 504 carry `x-should-retry: false`: resending would start another run, and the openai SDK
-  (which retries 5xx answers twice by default) obeys that header.
+  (which retries 5xx answers twice by default) obeys that header. So do the 409s but
+  `idempotency_in_progress` (which says when to try again, `Retry-After`): the SDK retries a 409 as a lock
+  timeout, and the same request sent again meets the same stored state.
 - 500 `internal_error`: a bug; logged with its traceback.
 
 Messages never quote the caller's input: pydantic's `input` is dropped from validation details.
@@ -143,10 +145,10 @@ _NO_RETRY_HEADERS = {"x-should-retry": "false"}
 
 
 def error_response(error: ApiError) -> Response[dict[str, Any]]:
-    """The HTTP response of an `ApiError`; one a resend would start again says not to retry it, one worth
-    retrying says when (`Retry-After`)."""
+    """The HTTP response of an `ApiError`; one a resend would start again, or meet again, says not to retry
+    it, one worth retrying says when (`Retry-After`)."""
     body = ErrorResponse(error=ErrorBody(type=error.type, message=error.message, details=error.details))
-    headers = dict(_NO_RETRY_HEADERS) if error.resend_starts_again else {}
+    headers = dict(_NO_RETRY_HEADERS) if error.resend_starts_again or error.resend_meets_it_again else {}
     if error.retry_after_seconds is not None:
         headers["Retry-After"] = str(error.retry_after_seconds)
     return Response(

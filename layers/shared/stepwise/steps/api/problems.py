@@ -20,6 +20,10 @@ class ApiError(Exception):
     # True when the request started work that goes on: resending it would start that work again (a new
     # run), so the answer tells clients that retry 5xx answers on their own (the openai SDK) not to.
     resend_starts_again = False
+    # True when the answer is about what the store holds, which the same request sent again meets again (a
+    # 409 conflict): clients that retry a 409 on their own (the openai SDK reads one as a lock timeout) are
+    # told not to.
+    resend_meets_it_again = False
     # Seconds a client should wait before sending the same request again (`Retry-After`), when it should.
     retry_after_seconds: int | None = None
 
@@ -65,6 +69,7 @@ class IdempotencyConflict(ApiError):
 
     status = 409
     type = "idempotency_conflict"
+    resend_meets_it_again = True
 
 
 class IdempotencyInProgress(ApiError):
@@ -80,6 +85,7 @@ class RunEnded(ApiError):
 
     status = 409
     type = "run_ended"
+    resend_meets_it_again = True
 
 
 class ApprovalNotPending(ApiError):
@@ -87,6 +93,7 @@ class ApprovalNotPending(ApiError):
 
     status = 409
     type = "approval_not_pending"
+    resend_meets_it_again = True
 
 
 class ApprovalStale(ApiError):
@@ -94,6 +101,7 @@ class ApprovalStale(ApiError):
 
     status = 409
     type = "approval_stale"
+    resend_meets_it_again = True
 
 
 class NotWaitingBudget(ApiError):
@@ -101,6 +109,7 @@ class NotWaitingBudget(ApiError):
 
     status = 409
     type = "not_waiting_budget"
+    resend_meets_it_again = True
 
 
 class CannotPause(ApiError):
@@ -108,6 +117,7 @@ class CannotPause(ApiError):
 
     status = 409
     type = "cannot_pause"
+    resend_meets_it_again = True
 
 
 class NotPaused(ApiError):
@@ -115,6 +125,7 @@ class NotPaused(ApiError):
 
     status = 409
     type = "not_paused"
+    resend_meets_it_again = True
 
 
 class PayloadTooLarge(ApiError):
