@@ -138,16 +138,23 @@ def _classify(services: ApiServices, request_body: dict[str, Any]) -> tuple[dict
 def _check_client_tools(services: ApiServices, profile: str, options: RunOptions) -> None:
     """A client tool may not take the name of one of the profile's tools: a call would be ambiguous. A tool
     choice that names a tool must name one the run offers: the model's provider would refuse the call, and
-    the run would fail after it started."""
+    the run would fail after it started.
+
+    The profile's tools are listed only when one of these needs them: listing asks each MCP server of the
+    profile for its tools, which a chat completion without client tools or a named choice must not pay for.
+    """
+    choice = options.tool_choice
+    sent = {tool.name for tool in options.client_tools}
+    names_another_tool = choice is not None and choice not in TOOL_CHOICE_MODES and choice not in sent
+    if not sent and not names_another_tool:
+        return
     own = {spec.name for spec in services.runtime.tools().specs(services.config.profiles[profile].tools)}
-    clashes = sorted(own.intersection(tool.name for tool in options.client_tools))
+    clashes = sorted(own.intersection(sent))
     if clashes:
         raise InvalidRequest.of(
             "tools", f"the profile {profile} has tools of the same names: {', '.join(clashes)}; rename yours"
         )
-    choice = options.tool_choice
-    offered = own.union(tool.name for tool in options.client_tools)
-    if choice is not None and choice not in TOOL_CHOICE_MODES and choice not in offered:
+    if names_another_tool and choice not in own:
         field = "function_call.name" if options.legacy_functions else "tool_choice.function.name"
         raise InvalidRequest.of(field, f"names {choice}, which is neither a tool sent nor one of profile {profile}'s")
 
