@@ -118,3 +118,40 @@ def test_the_run_status_is_never_reopened_once_the_run_ended(store: Conversation
     # When a late wait tries to mark it waiting / Then nothing changes
     assert store.approvals.mark_waiting("run1") is False
     assert store.require_run("run1").status == "SUCCEEDED"
+
+
+def test_a_call_that_begins_to_wait_while_a_sibling_marks_the_run_running_keeps_it_waiting(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a run whose call 0 waited and was answered, and whose parallel call 1 begins to wait just as call
+    # 0's settling marks the run RUNNING: after its listing found nothing waiting, before its write
+    first = _request(store, "token-1")
+    store.approvals.mark_waiting("run1")
+    store.approvals.answer(first, "approved", reason=None, by="alice")
+    client, _ = dynamodb_table
+    sibling = ToolCall(id="call_1_1", name="transfer", arguments={"amount": 7})
+
+    def sibling_begins_to_wait(params: dict[str, Any], **_: Any) -> None:
+        if params.get("ExpressionAttributeValues", {}).get(":status") != {"S": "RUNNING"}:
+            return
+        client.meta.events.unregister("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
+        now = 1_900_000_000.0
+        store.approvals.request(
+            "run1",
+            1,
+            1,
+            sibling,
+            owner="alice",
+            token="token-2",
+            now=now,
+            timeout_at=now + 600,
+            expires_at=2_000_000_000,
+        )
+        store.approvals.mark_waiting("run1")
+
+    client.meta.events.register("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
+    # When call 0's settling marks the run running unless a call waits
+    store.approvals.mark_running_unless_waiting("run1")
+    # Then the run is WAITING_APPROVAL, as call 1 waits (it read RUNNING while a call waited)
+    assert [approval.pending for approval in store.approvals.list("run1")] == [False, True]
+    assert store.require_run("run1").status == "WAITING_APPROVAL"

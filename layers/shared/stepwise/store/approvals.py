@@ -353,7 +353,17 @@ class ApprovalStore:
         return self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING", "WAITING_APPROVAL"))
 
     def mark_running_unless_waiting(self, run_id: str) -> bool:
-        """META back to RUNNING when no call of the run waits for approval any more."""
+        """META back to RUNNING when no call of the run waits for approval any more.
+
+        A parallel call may begin to wait between the listing and the write, its own mark to WAITING_APPROVAL
+        then undone by this one; so once the run is RUNNING the calls are listed again, and a call found
+        waiting marks it back (one more Query, only when the run's last wait ended).
+        """
         if any(approval.pending for approval in self.list(run_id)):
             return False
-        return self._set_status(run_id, "RUNNING", ("WAITING_APPROVAL",))
+        if not self._set_status(run_id, "RUNNING", ("WAITING_APPROVAL",)):
+            return False
+        if any(approval.pending for approval in self.list(run_id)):
+            self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING",))
+            return False
+        return True
