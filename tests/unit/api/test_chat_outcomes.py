@@ -5,9 +5,11 @@ answers the openai SDK retries on its own."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
-import httpx
+import httpx2
 import pytest
+from aws_lambda_powertools.event_handler import Response
 from openai import OpenAI
 from openai.types.chat import ChatCompletion as SdkChatCompletion
 
@@ -82,6 +84,11 @@ def test_a_run_ended_by_another_provider_error_is_502_naming_it(world: ApiWorld)
     assert error_response(refused).headers["x-should-retry"] == "false"
 
 
+def _headers(response: Response[Any]) -> dict[str, str]:
+    """A Powertools response's headers as the SDK's HTTP client takes them (the openai SDK's httpx2)."""
+    return {name: str(value) for name, value in (response.headers or {}).items()}
+
+
 CONFLICTS = [IdempotencyConflict, RunEnded, ApprovalNotPending, ApprovalStale, NotWaitingBudget, CannotPause, NotPaused]
 
 
@@ -91,10 +98,9 @@ def test_a_conflict_a_resend_would_meet_again_is_one_the_openai_sdk_does_not_ret
     response = error_response(conflict("conflict"))
     # When the openai SDK decides whether to retry it (it retries a bare 409 as a lock timeout)
     sdk = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
-    answer = httpx.Response(409, headers=response.headers or {})
     # Then it does not
     assert response.status_code == 409
-    assert sdk._should_retry(answer) is False
+    assert sdk._should_retry(httpx2.Response(409, headers=_headers(response))) is False
 
 
 def test_a_key_whose_first_request_is_still_handled_is_retried_after_its_wait() -> None:
@@ -102,5 +108,5 @@ def test_a_key_whose_first_request_is_still_handled_is_retried_after_its_wait() 
     response = error_response(IdempotencyInProgress("in progress"))
     # When the openai SDK decides, then it retries, after the second the answer names
     sdk = OpenAI(api_key="k", base_url="http://127.0.0.1:9/v1")
-    assert sdk._should_retry(httpx.Response(409, headers=response.headers or {})) is True
+    assert sdk._should_retry(httpx2.Response(409, headers=_headers(response))) is True
     assert (response.headers or {})["Retry-After"] == "1"
