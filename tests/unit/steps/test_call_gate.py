@@ -124,3 +124,25 @@ def test_a_run_whose_every_call_the_policy_refused_does_not_succeed_with_the_ref
     stored = runtime.store.require_run(meta.run_id)
     assert (stored.status, stored.outcome, stored.answer) == ("FAILED", "none", None)
     assert stored.error is not None and stored.error.type == "NoAnswer"
+
+
+def test_the_policy_sees_what_the_run_spent_with_its_child_runs_as_its_budget_counts_it(
+    dynamodb_table: tuple[Any, str], config_dir: Path
+) -> None:
+    # Given a policy refusing the calculator once a run has spent over 1,000 tokens, and a run that spent 30 of
+    # its own and whose child runs spent 5,000
+    runtime = runtime_calling([CALLS[1]], dynamodb_table, config_dir)
+    runtime.config.profiles["default"].policy = (
+        '@id("thrifty") forbid(principal, action, resource) when { context.spent.tokens > 1000 };\n'
+        "permit(principal, action, resource);"
+    )
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="Go")], owner="alice", profile="default")
+    called = llm_call(iteration_guard(StatePayload.model_validate(execution_input(meta.run_id)), runtime), runtime)
+    assert called.run is not None
+    spend = called.run.spend.model_copy(update={"delegated_tokens": 5_000})
+    delegated = called.model_copy(update={"run": called.run.model_copy(update={"spend": spend})})
+    # When Parse decides the model's call
+    parse(delegated, runtime)
+    # Then the policy refused it: its spend is the one the budget compares against its cap
+    decision = next(step for step in runtime.store.list_steps(meta.run_id) if step.kind == "parse")
+    assert [verdict and verdict.effect for verdict in decision.verdicts or []] == ["forbid"]

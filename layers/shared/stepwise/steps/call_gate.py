@@ -13,6 +13,7 @@ from stepwise.models.messages import ToolCall
 from stepwise.models.policy import PolicyVerdict
 from stepwise.models.run import RunMeta, StepRecord
 from stepwise.models.state import RunSpend
+from stepwise.steps.budgets import total_spend
 from stepwise.steps.runtime import StepRuntime
 
 # The error of the `tool` step of a call that was never sent: the policy refused it, or nobody approved it
@@ -51,6 +52,8 @@ def policy_verdicts(
 
     names = runtime.profile(meta.profile).tools
     specs = {spec.name: spec for spec in runtime.tools().specs(names, full=True)}
+    # what the run has spent as its budgets count it, its child runs' included: one figure for both
+    tokens, usd = total_spend(spend)
     verdicts: list[PolicyVerdict | None] = []
     for call in calls:
         spec = specs.get(call.name)
@@ -63,8 +66,8 @@ def policy_verdicts(
             arguments=call.arguments,
             profile=meta.profile,
             iteration=iteration,
-            tokens=spend.input_tokens + spend.output_tokens,
-            usd=spend.cost_usd,
+            tokens=tokens,
+            usd=usd,
         )
         verdicts.append(policy.decide(facts, spec.parameters))
     return verdicts
