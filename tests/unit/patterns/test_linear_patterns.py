@@ -44,9 +44,9 @@ def test_a_malformed_pattern_is_refused_as_not_a_regular_expression() -> None:
 @pytest.mark.parametrize(
     ("pattern", "text", "found"),
     [
-        (r"^\u00e9t\u00E9$", "été", True),  # ECMA-262 and Python's \uXXXX
+        (r"^\u00e9t\u00E9$", "été", True),  # ECMA-262 and Python's \uHHHH (four hex digits)
         (r"\u{1F600}", "a 😀", True),  # ECMA-262's \u{...}
-        (r"\U0001F600", "a 😀", True),  # Python's \UXXXXXXXX
+        (r"\U0001F600", "a 😀", True),  # Python's \UHHHHHHHH (eight hex digits)
         (r"\\u0041", "\\u0041", True),  # an escaped backslash stays one
         (r"done\Z", "done", True),  # Python's end of text
         (r"done\Z", "done\n", False),

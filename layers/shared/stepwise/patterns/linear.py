@@ -6,8 +6,8 @@ and the patterns that did not compile, are kept (the 4096 last used): the same f
 call, from any of `stepwise serve`'s threads (`functools.lru_cache` is safe to call from several at once;
 two threads compiling the same new pattern both get a working one).
 
-A few spellings RE2 lacks but whose meaning it has are rewritten first (`translated`): `\\uXXXX`,
-`\\u{X…}` and `\\UXXXXXXXX` (ECMA-262 and Python) become `\\x{…}`, Python's end of text `\\Z` becomes `\\z`,
+A few spellings RE2 lacks but whose meaning it has are rewritten first (`translated`): `\\uHHHH`,
+`\\u{H…}` and `\\UHHHHHHHH` (ECMA-262 and Python) become `\\x{…}`, Python's end of text `\\Z` becomes `\\z`,
 and ECMA-262's `\\p{Script=Greek}` and `\\p{General_Category=L}` become `\\p{Greek}` and `\\p{L}`. Nothing
 else is translated: `\\d`, `\\w`, `\\s` and `\\b` keep RE2's ASCII meaning (ECMA-262's for `\\d`, `\\w` and
 `\\b`; Python's `re` counts any script's digits, letters and spaces), which `\\p{..}` can widen where wanted. An
