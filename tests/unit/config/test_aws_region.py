@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore
 from tests.support.aws_loopback import AwsLoopback, converse_reply
+from tests.support.loopback_http import LoopbackHttpServer
 
 MODEL_ID = "us.amazon.nova-2-lite-v1:0"
 
@@ -185,3 +187,58 @@ def test_config_check_of_a_stack_without_a_region_is_one_line_and_exit_2(
         line.startswith("stepwise config check --aws: no AWS Region to find the stack stepwise in")
         and "--region" in line
     )
+
+
+class _CloudFormationWithoutStacks(BaseHTTPRequestHandler):
+    """CloudFormation's query API answering DescribeStacks as it does for a name it has no stack of."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        body = (
+            b'<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Sender</Type>'
+            b"<Code>ValidationError</Code><Message>Stack with id stepwise does not exist</Message></Error>"
+            b"<RequestId>5d5f6c5e-0000-1111-2222-333344445555</RequestId></ErrorResponse>"
+        )
+        self.send_response(400)
+        self.send_header("Content-Type", "text/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
+def test_config_check_of_a_stack_that_is_not_there_names_the_stack_and_the_region(
+    no_region: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a Region and credentials, and a CloudFormation that has no stack of that name
+    path = write_bedrock_config(tmp_path)
+    with LoopbackHttpServer(_CloudFormationWithoutStacks) as cloudformation:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDFORMATION", cloudformation.origin)
+        # When the deployment is checked by that name
+        code = main(["config", "check", str(path), "--stack", "stepwise", "--region", "eu-west-1"], out=io.StringIO())
+    # Then one line says which stack was not found where, and what to check, exit 2
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line == (
+        "stepwise config check --aws: no stack named stepwise in eu-west-1: check --stack (sam deploy's stack_name) "
+        "and --region"
+    )
+
+
+def test_config_check_of_a_stack_without_credentials_says_how_to_configure_them(
+    no_region: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a Region but no credentials anywhere the SDK's chain looks
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_WEB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(no_region))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    path = write_bedrock_config(tmp_path)
+    # When the deployment is checked
+    code = main(["config", "check", str(path), "--stack", "stepwise", "--region", "eu-west-1"], out=io.StringIO())
+    # Then one line says no credentials were found and how to give some, exit 2
+    assert code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("stepwise config check --aws: no AWS credentials were found; configure them (AWS_PROFILE")

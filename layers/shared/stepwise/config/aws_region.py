@@ -18,7 +18,7 @@ from stepwise.errors import ConfigError
 REGION_VARIABLES = ("AWS_REGION", "AWS_DEFAULT_REGION")
 HOW_TO_SET_A_REGION = (
     "set AWS_REGION (e.g. export AWS_REGION=us-east-1), run `aws configure set region <region>`, or give the "
-    "model (or its profile) a region:"
+    "model (or its profile) a `region:` in the configuration"
 )
 
 

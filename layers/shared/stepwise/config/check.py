@@ -182,8 +182,11 @@ def _check_deployment(path: Path, args: argparse.Namespace, out: TextIO) -> int:
             runs=args.expected_runs,
             waiting=args.waiting_requests,
         )
-    except (NoRegion, ClientError, BotoCoreError) as exc:
+    except NoRegion as exc:
         print(f"stepwise config check --aws: {exc}", file=sys.stderr)
+        return 2
+    except (ClientError, BotoCoreError) as exc:
+        print(f"stepwise config check --aws: {deployment_unreadable(exc, args.stack, args.region)}", file=sys.stderr)
         return 2
     where = f"stack {args.stack}, " if args.stack else ""
     model = report.model_id or "of the configuration"
@@ -195,6 +198,28 @@ def _check_deployment(path: Path, args: argparse.Namespace, out: TextIO) -> int:
     if not report.failed:
         print("aws: the deployment's models can be invoked", file=out)
     return 1 if report.failed else 0
+
+
+def deployment_unreadable(exc: Exception, stack: str | None, region: str | None) -> str:
+    """One line on why the deployment could not be read, with what to do: botocore's own wording names neither
+    the fix nor, for a missing stack, the Region it looked in."""
+    from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
+
+    where = f"in {region}" if region else "in your Region"
+    if isinstance(exc, NoCredentialsError):
+        return (
+            "no AWS credentials were found; configure them (AWS_PROFILE, `aws sso login`, or AWS_ACCESS_KEY_ID "
+            "and AWS_SECRET_ACCESS_KEY) and check again"
+        )
+    if isinstance(exc, EndpointConnectionError):
+        return f"{exc}; check this machine's network (or proxy) and that the Region is right"
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "ValidationError" and stack and "does not exist" in str(exc):
+            return f"no stack named {stack} {where}: check --stack (sam deploy's stack_name) and --region"
+        if code in {"ExpiredToken", "ExpiredTokenException", "RequestExpired"}:
+            return f"{exc}; the session's credentials have expired: sign in again (`aws sso login`) and check again"
+    return str(exc)
 
 
 def _check_aws(path: Path, out: TextIO) -> int:
