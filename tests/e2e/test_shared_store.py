@@ -84,10 +84,10 @@ def test_two_commands_started_at_once_share_one_engine(data_dir: Path) -> None:
 
 
 def test_an_engine_unused_for_its_idle_timeout_stops(data_dir: Path) -> None:
-    # Given a command that asked for a 1-second idle timeout, and has ended
-    _finished(_store_start(data_dir, idle_timeout="1"))
-    engine = read_record(data_dir)
-    assert engine is not None
+    # Given a command that started an engine with a 1-second idle timeout, and has ended (on a loaded machine the
+    # engine may already have stopped by then: what the command said is the evidence that it started)
+    said = _finished(_store_start(data_dir, idle_timeout="1"))
+    assert said.startswith("DynamoDB Local started")
     # When nothing uses the engine for longer than that
     deadline = time.monotonic() + STOPS_WITHIN_SECONDS
     while (_engines_serving(data_dir) or owner_alive(data_dir)) and time.monotonic() < deadline:
