@@ -166,6 +166,12 @@ CASES: dict[str, Case] = {
         ANSWER, lambda body: body.update(choices=[{"text": "Paris.", "index": 0}]), text="Paris."
     ),
     "no choice at all": Case(ANSWER, replace(choices=[]), text="", finish_reason=EMPTY_REPLY),
+    "a choice the content filter stopped before any message": Case(
+        "openllmetry_azure_openai_finish_content_filter_no_message",
+        lambda body: None,
+        text="",
+        finish_reason="content_filter",
+    ),
     # tool calls
     "a documented tool call": Case(
         TOOL_CALL, lambda body: None, calls=[("call_abc123", "get_current_weather", {"location": "Boston, MA"})]

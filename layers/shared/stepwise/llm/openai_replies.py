@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.finish import EMPTY_REPLY
+from stepwise.models.finish import EMPTY_REPLY, FILTERED_FINISH_REASONS
 from stepwise.models.messages import Completion
 from stepwise.protocols.provider_responses import custom_call, openai_refusal, openai_text
 from stepwise.protocols.reasoning_fields import reasoning_from_message
@@ -56,13 +56,17 @@ class _Choice(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _message_or_stand_in(cls, choice: Any) -> Any:
-        """A choice without `message`: its `delta` (a stream's shape, sent whole) or its legacy `text`."""
+        """A choice without `message`: its `delta` (a stream's shape, sent whole) or its legacy `text`; one
+        whose finish reason says the provider's filter withheld it (Azure OpenAI's `content_filter`) is an empty
+        message; any other choice without one is no completion."""
         if not isinstance(choice, dict) or "message" in choice:
             return choice
         if isinstance(choice.get("delta"), dict):
             return {**choice, "message": choice["delta"]}
         if isinstance(choice.get("text"), str):
             return {**choice, "message": {"content": choice["text"]}}
+        if choice.get("finish_reason") in FILTERED_FINISH_REASONS:
+            return {**choice, "message": {}}
         return choice
 
 

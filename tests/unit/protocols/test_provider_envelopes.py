@@ -1,0 +1,115 @@
+"""Provider envelopes read as each provider documents them: Gemini's Interactions API, and replies a provider
+stopped before any text (its filter, a call it could not read, the output cap), whose reason the error names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
+from stepwise.protocols import parse_completion
+from stepwise.protocols.provider_responses import completion_from_response
+
+
+def _interaction(*steps: dict[str, Any], key: str = "steps") -> dict[str, Any]:
+    return {
+        "id": "v1_x",
+        "object": "interaction",
+        "model": "gemini-3-flash-preview",
+        "status": "completed",
+        key: list(steps),
+    }
+
+
+def test_an_interaction_reply_is_its_model_output_not_the_echoed_input_nor_the_thought() -> None:
+    # Given an Interactions API response (the user's input echoed first, a thought summary, the model's output)
+    response = _interaction(
+        {"type": "user_input", "content": [{"type": "text", "text": "Tell me a joke."}]},
+        {"type": "thought", "signature": "c2ln", "summary": [{"type": "text", "text": "A pun will do."}]},
+        {"type": "model_output", "content": [{"type": "text", "text": "I would tell a UDP joke, "}]},
+        {"type": "model_output", "content": [{"type": "text", "text": "but you might not get it."}]},
+    )
+    # When read / Then the answer is the model's outputs joined, and the summary is the reasoning
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "I would tell a UDP joke, but you might not get it."
+    assert [block.text for block in completion.reasoning] == ["A pun will do."]
+
+
+def test_an_interaction_function_call_step_is_a_call_with_its_id() -> None:
+    # Given a function_call step (arguments an object), in the steps shape and in the legacy outputs shape
+    call = {"type": "function_call", "id": "fc_1", "name": "get_weather", "arguments": {"city": "Oslo"}}
+    for response in (_interaction(call), _interaction(call, key="outputs")):
+        # When parsed / Then it is the call to make, the provider's id kept
+        decision = parse_completion(response, "function_calling")
+        assert isinstance(decision, ToolCalls)
+        assert [(c.id, c.name, c.arguments) for c in decision.calls] == [("fc_1", "get_weather", {"city": "Oslo"})]
+
+
+def test_tools_gemini_ran_in_an_interaction_are_recorded_not_called() -> None:
+    # Given a google_search call and result Gemini ran itself, then text apart from the legacy text before it
+    response = _interaction(
+        {"type": "text", "text": "Let me search."},
+        {"type": "google_search_call", "id": "gs_1", "arguments": {"queries": ["x"]}},
+        {"type": "google_search_result", "call_id": "gs_1", "result": []},
+        {"type": "text", "text": "Spain won."},
+        key="outputs",
+    )
+    # When read / Then nothing is to be called, the search is recorded, the texts are paragraphs apart
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert (completion.tool_calls, completion.server_tools) == ([], ["google_search"])
+    assert completion.content == "Let me search.\n\nSpain won."
+
+
+@pytest.mark.parametrize(
+    ("response", "words"),
+    [
+        ({"candidates": [{"finishReason": "SAFETY", "index": 0}]}, ["content filter", "SAFETY"]),
+        ({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}}, ["content filter", "PROHIBITED_CONTENT"]),
+        ({"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL"}]}, ["malformed", "MALFORMED_FUNCTION_CALL"]),
+        ({"choices": [{"index": 0, "finish_reason": "content_filter"}]}, ["content filter", "content_filter"]),
+        (
+            {
+                "object": "response",
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "output": [],
+            },
+            ["output limit", "max_output_tokens"],
+        ),
+        ({"type": "message", "content": [], "stop_reason": "refusal"}, ["content filter", "refusal"]),
+    ],
+    ids=[
+        "gemini-safety",
+        "gemini-prompt-blocked",
+        "gemini-malformed-call",
+        "azure-filter",
+        "responses-cut",
+        "claude-refusal",
+    ],
+)
+def test_a_reply_the_provider_stopped_before_any_text_names_why(response: dict[str, Any], words: list[str]) -> None:
+    # Given a response with no text and no call, and the provider's reason; When parsed
+    decision = parse_completion(response, "function_calling")
+    # Then it is a parse error saying the reply was empty and why
+    assert isinstance(decision, ParseError)
+    assert all(word in decision.message for word in ["empty", *words])
+
+
+def test_an_empty_reply_that_simply_stopped_says_only_that_it_was_empty() -> None:
+    # Given Gemini's candidate with no parts that ended normally; When parsed / Then the plain empty-reply error
+    decision = parse_completion(
+        {"candidates": [{"content": {"role": "model"}, "finishReason": "STOP"}]}, "function_calling"
+    )
+    assert decision == ParseError(message="Your reply was empty.")
+
+
+def test_aleph_alpha_completions_are_read_as_text() -> None:
+    # Given Aleph Alpha's complete API body; When parsed / Then its first completion is the answer
+    response = {
+        "model_version": "2021-12",
+        "completions": [{"completion": " Paris.", "finish_reason": "maximum_tokens"}],
+    }
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Paris.")
