@@ -166,6 +166,11 @@ CASES: dict[str, Case] = {
         ANSWER, lambda body: body.update(choices=[{"text": "Paris.", "index": 0}]), text="Paris."
     ),
     "no choice at all": Case(ANSWER, replace(choices=[]), text="", finish_reason=EMPTY_REPLY),
+    "a spoken reply": Case(
+        "openai_chat_audio_reply_transcript",
+        lambda body: None,
+        text="Yes, golden retrievers are known to be very friendly dogs.",
+    ),
     "a choice the content filter stopped before any message": Case(
         "openllmetry_azure_openai_finish_content_filter_no_message",
         lambda body: None,

@@ -113,3 +113,38 @@ def test_aleph_alpha_completions_are_read_as_text() -> None:
         "completions": [{"completion": " Paris.", "finish_reason": "maximum_tokens"}],
     }
     assert parse_completion(response, "function_calling") == FinalAnswer(text="Paris.")
+
+
+def test_a_turn_the_provider_paused_is_continued_not_taken_as_the_answer() -> None:
+    # Given Claude's reply paused in its own server-tool loop (pause_turn), with the text it wrote so far
+    response = {
+        "type": "message",
+        "content": [
+            {"type": "text", "text": "I'll search for that."},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+        ],
+        "stop_reason": "pause_turn",
+    }
+    # When parsed / Then it is no final answer: the model is asked to go on
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ParseError)
+    assert "paused" in decision.message
+
+
+def test_a_spoken_reply_is_read_as_its_transcript() -> None:
+    # Given an OpenAI chat completion whose reply is audio (content null, the transcript beside the data)
+    message = {"role": "assistant", "content": None, "audio": {"id": "a1", "data": "UklG", "transcript": "Hello."}}
+    response = {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+    # When parsed / Then the transcript is the answer
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Hello.")
+
+
+def test_every_responses_item_of_a_tool_the_provider_ran_is_recorded_and_none_is_called() -> None:
+    # Given Responses items of tools xAI and OpenAI ran themselves, and a computer call the caller would drive
+    items = [{"type": kind, "id": kind} for kind in ("x_search_call", "code_interpreter_call", "computer_call")]
+    message = {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}
+    # When read / Then the provider's tools are recorded, the caller's is not, and nothing is to be called
+    completion = completion_from_response({"object": "response", "output": [*items, message]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls) == ("Done.", [])
+    assert completion.server_tools == ["x_search", "code_interpreter"]

@@ -20,3 +20,6 @@ FILTERED_FINISH_REASONS = frozenset(
 GUARDRAIL_MESSAGE_FINISH_REASON = "guardrail_intervened"
 # The answer of a filtered reply without a message of the provider's.
 FILTERED_NOTICE = "[the reply was withheld by the model provider's content filter]"
+# Anthropic's word for a turn it paused in its own loop of server tools (web search, code execution): the reply is
+# not finished, and the model is asked to go on.
+PAUSED_FINISH_REASONS = frozenset({"pause_turn"})

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.models.decision import Decision, ParseError
-from stepwise.models.finish import FILTERED_FINISH_REASONS, MALFORMED_FINISH_REASONS, TRUNCATED_FINISH_REASONS
+from stepwise.models.finish import (
+    FILTERED_FINISH_REASONS,
+    MALFORMED_FINISH_REASONS,
+    PAUSED_FINISH_REASONS,
+    TRUNCATED_FINISH_REASONS,
+)
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
@@ -19,8 +24,14 @@ _PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
 
 
 def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decision:
-    """Tool calls (keeping the provider's ids; the text is the thought), else the text as final answer."""
+    """Tool calls (keeping the provider's ids; the text is the thought), else the text as final answer; a turn the
+    provider paused (Anthropic's `pause_turn`) is no answer yet, and an empty reply says why when it can."""
     if not completion.tool_calls:
+        if completion.finish_reason in PAUSED_FINISH_REASONS:
+            return ParseError(
+                message=f"The provider paused your turn before it was complete (finish reason "
+                f"{completion.finish_reason}). Continue where you left off."
+            )
         if not completion.content.strip():
             return empty_reply(completion.finish_reason)
         written = with_written_calls(completion, tools)

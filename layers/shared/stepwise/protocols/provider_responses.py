@@ -110,8 +110,12 @@ def stop_reason(response: dict[str, Any]) -> str | None:
     return status if status in ("failed", "incomplete", "cancelled") else None
 
 
-# Responses API items for tools OpenAI runs itself: their results are in the response, nothing to call.
-_SERVER_ITEMS = ("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call")
+# Responses API items of calls the caller runs (a function, a custom tool, or a computer, shell or patch the caller
+# drives); every other ``*_call`` item is a tool the provider ran itself (OpenAI's web and file search, code
+# interpreter, image generation, MCP; xAI's X search): its result is in the response, nothing to call.
+_CALLER_RUN_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call"}
+)
 
 
 def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | ParseError:
@@ -134,8 +138,8 @@ def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | 
         elif kind == "reasoning":
             thought = "\n\n".join(part_texts(item.get("summary")) + part_texts(item.get("content")))
             thoughts.extend([ReasoningBlock(text=thought)] if thought else [])
-        elif kind in _SERVER_ITEMS:
-            server_tools.append(str(kind).removesuffix("_call"))
+        elif isinstance(kind, str) and kind.endswith("_call") and kind not in _CALLER_RUN_ITEMS:
+            server_tools.append(kind.removesuffix("_call"))
     completion = build_completion("\n\n".join(text for text in texts if text), calls, call_id_prefix, thoughts)
     if isinstance(completion, Completion):
         return completion.model_copy(update={"server_tools": server_tools})
@@ -163,7 +167,12 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
     # Cohere's v2 chat writes what it means to do with its calls as a tool_plan beside them.
-    content = openai_text(message.get("content")) or openai_refusal(message) or _tool_plan(message)
+    content = (
+        openai_text(message.get("content"))
+        or openai_refusal(message)
+        or openai_transcript(message)
+        or _tool_plan(message)
+    )
     calls: list[RawCall] = []
     raw_calls = message.get("tool_calls")
     # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
@@ -237,6 +246,14 @@ def openai_refusal(message: dict[str, Any]) -> str | None:
         if isinstance(part, dict) and part.get("type") == "refusal" and isinstance(part.get("refusal"), str)
     ]
     return "".join(refusals) or None
+
+
+def openai_transcript(message: dict[str, Any]) -> str:
+    """The transcript of an OpenAI message's spoken reply (``audio.transcript``, the audio modality's text), or
+    "" without one."""
+    audio = message.get("audio")
+    transcript = audio.get("transcript") if isinstance(audio, dict) else None
+    return transcript if isinstance(transcript, str) else ""
 
 
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
