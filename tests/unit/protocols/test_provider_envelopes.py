@@ -148,3 +148,29 @@ def test_every_responses_item_of_a_tool_the_provider_ran_is_recorded_and_none_is
     assert not isinstance(completion, ParseError)
     assert (completion.content, completion.tool_calls) == ("Done.", [])
     assert completion.server_tools == ["x_search", "code_interpreter"]
+
+
+def test_a_mistral_conversation_reads_its_message_and_calls_and_records_the_tools_mistral_ran() -> None:
+    # Given a Conversations API response: a web search Mistral ran, its message (text chunks around a citation),
+    # and a function call for the caller
+    response = {
+        "object": "conversation.response",
+        "outputs": [
+            {"type": "tool.execution", "name": "web_search"},
+            {
+                "type": "message.output",
+                "content": [
+                    {"type": "text", "text": "Spain won"},
+                    {"type": "tool_reference", "tool": "web_search", "title": "Euro 2024", "url": "https://e.org"},
+                    {"type": "text", "text": " in 2024."},
+                ],
+            },
+            {"type": "function.call", "tool_call_id": "t1", "name": "search", "arguments": '{"query": "final"}'},
+        ],
+    }
+    # When read / Then the text is one sentence, the call is to make, the search is recorded
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "Spain won in 2024."
+    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [("t1", "search", {"query": "final"})]
+    assert completion.server_tools == ["web_search"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from stepwise.models.decision import ParseError
 from stepwise.models.messages import Completion, ReasoningBlock
-from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
+from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts, passages_text
 
 
 def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
@@ -70,22 +70,13 @@ def completion_from_interaction(response: dict[str, Any], call_id_prefix: str) -
     steps = response.get("steps", response.get("outputs"))
     if not isinstance(steps, list):
         return ParseError(message="The interaction has no steps.")
-    passages: list[str] = []
-    adjacent = False
+    pieces: list[str | None] = []
     calls: list[RawCall] = []
     thoughts: list[ReasoningBlock] = []
     server_tools: list[str] = []
     for step in [step for step in steps if isinstance(step, dict)]:
         kind = step.get("type")
-        text = _output_text(step)
-        if text is not None:
-            if adjacent:
-                passages[-1] += text
-            else:
-                passages.append(text)
-            adjacent = True
-            continue
-        adjacent = False
+        pieces.append(_output_text(step))
         if kind == "thought":
             summary = "\n\n".join(part_texts(step.get("summary")))
             thoughts.extend([ReasoningBlock(text=summary)] if summary else [])
@@ -93,8 +84,7 @@ def completion_from_interaction(response: dict[str, Any], call_id_prefix: str) -
             calls.append((step.get("id"), step.get("name"), step.get("arguments")))
         elif isinstance(kind, str) and kind.endswith("_call"):
             server_tools.append(kind.removesuffix("_call"))
-    text = "\n\n".join(passage for passage in passages if passage)
-    completion = build_completion(text, calls, call_id_prefix, thoughts)
+    completion = build_completion(passages_text(pieces), calls, call_id_prefix, thoughts)
     if not isinstance(completion, Completion):
         return completion
     status = response.get("status")

@@ -2,11 +2,11 @@
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
 ``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's generateContent and Interactions
-responses (see `gemini_replies`), DashScope's and Ollama's native responses (chat and generate), Cohere's chat (v1
-and v2), the text-only bodies of legacy completion APIs and
-Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see `reasoning_fields`); tools
-in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
-`ParseError`, an unreadable tool is skipped.
+responses (see `gemini_replies`), Mistral's Conversations API (see `mistral_conversations`), DashScope's and
+Ollama's native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion
+APIs and Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see
+`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed
+payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from stepwise.models.finish import FILTERED_FINISH_REASONS
 from stepwise.models.messages import Completion, ReasoningBlock, ToolSpec
 from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.gemini_replies import completion_from_gemini, completion_from_interaction, is_interaction
+from stepwise.protocols.mistral_conversations import completion_from_conversation, is_conversation
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
 from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
 from stepwise.protocols.text_envelopes import envelope_text
@@ -50,6 +51,8 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
         return _from_openai_message(message, call_id_prefix)
     if is_interaction(response):
         return completion_from_interaction(response, call_id_prefix)
+    if is_conversation(response):
+        return completion_from_conversation(response, call_id_prefix)
     if isinstance(response.get("output"), list):
         # OpenAI's Responses API items, or Replicate's pieces of text
         pieces = envelope_text(response)
