@@ -174,3 +174,11 @@ def test_a_mistral_conversation_reads_its_message_and_calls_and_records_the_tool
     assert completion.content == "Spain won in 2024."
     assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [("t1", "search", {"query": "final"})]
     assert completion.server_tools == ["web_search"]
+
+
+def test_the_reasoning_bedrock_puts_before_gpt_oss_answers_is_not_the_answer() -> None:
+    # Given gpt-oss through Bedrock's InvokeModel: its reasoning in <reasoning> tags before the text content
+    message = {"role": "assistant", "content": "<reasoning>Largest planet: Jupiter.</reasoning>Jupiter is the largest."}
+    response = {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+    # When parsed / Then the answer is the text after the reasoning
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Jupiter is the largest.")
