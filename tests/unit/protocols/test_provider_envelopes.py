@@ -182,3 +182,22 @@ def test_the_reasoning_bedrock_puts_before_gpt_oss_answers_is_not_the_answer() -
     response = {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
     # When parsed / Then the answer is the text after the reasoning
     assert parse_completion(response, "function_calling") == FinalAnswer(text="Jupiter is the largest.")
+
+
+def test_code_gemini_executed_and_searches_it_grounded_on_are_recorded_as_tools_it_ran() -> None:
+    # Given a generateContent candidate with code Gemini ran, its result, the answer, and grounding searches
+    parts = [
+        {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}},
+        {"text": "2 + 2 = 4."},
+    ]
+    candidate = {
+        "content": {"parts": parts},
+        "finishReason": "STOP",
+        "groundingMetadata": {"webSearchQueries": ["2+2"]},
+    }
+    # When read / Then the answer is the text and both tools are recorded, none called
+    completion = completion_from_response({"candidates": [candidate]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls) == ("2 + 2 = 4.", [])
+    assert completion.server_tools == ["code_execution", "google_search"]

@@ -43,7 +43,19 @@ def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Com
                 thoughts.append(ReasoningBlock(text=part["text"]))
             else:
                 texts.append(part["text"])
-    return _with_reason(build_completion("".join(texts), calls, call_id_prefix, thoughts), reason)
+    completion = build_completion("".join(texts), calls, call_id_prefix, thoughts)
+    if isinstance(completion, Completion):
+        completion = completion.model_copy(update={"server_tools": _tools_gemini_ran(first, parts)})
+    return _with_reason(completion, reason)
+
+
+def _tools_gemini_ran(candidate: dict[str, Any], parts: list[Any]) -> list[str]:
+    """The tools Gemini ran itself for this candidate: code it executed (``executableCode`` parts) and the
+    searches its grounding made (``groundingMetadata.webSearchQueries``)."""
+    ran = ["code_execution" for part in parts if isinstance(part, dict) and "executableCode" in part]
+    grounding = candidate.get("groundingMetadata")
+    searched = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
+    return ran + (["google_search"] if isinstance(searched, list) and searched else [])
 
 
 def _stop_reason(response: dict[str, Any], candidate: dict[str, Any]) -> str | None:
