@@ -249,9 +249,10 @@ def test_a_model_name_the_body_does_not_give_is_the_configured_one() -> None:
         ({"choices": None}, "choices: Input should be a valid list"),
         ({"choices": ["text"]}, "body.choices.0: Input should be a valid dictionary"),
         ({"choices": [{"index": 0, "message": None}]}, "body.choices.0.message: Input should be a valid dictionary"),
+        ({"choices": [{"index": 0, "finish_reason": {}}]}, "body.choices.0.message: Field required"),
         ([{"choices": []}], "body: Input should be a valid dictionary"),
     ],
-    ids=["no-choices", "null-choices", "a-string-choice", "a-null-message", "a-list"],
+    ids=["no-choices", "null-choices", "a-string-choice", "a-null-message", "an-object-finish-reason", "a-list"],
 )
 def test_a_body_without_the_envelope_is_not_a_completion_and_the_field_is_named(body: Any, named: str) -> None:
     # Given a 200 body with no chat completion in it; When read; Then it is refused, naming the field and why

@@ -201,3 +201,10 @@ def test_code_gemini_executed_and_searches_it_grounded_on_are_recorded_as_tools_
     assert not isinstance(completion, ParseError)
     assert (completion.content, completion.tool_calls) == ("2 + 2 = 4.", [])
     assert completion.server_tools == ["code_execution", "google_search"]
+
+
+def test_a_choice_without_a_message_whose_finish_reason_is_no_word_is_unreadable() -> None:
+    # Given a choice with neither a message nor a finish reason that is a string; When parsed
+    decision = parse_completion({"choices": [{"index": 0, "finish_reason": {"reason": "x"}}]}, "function_calling")
+    # Then it is the parse error naming what is missing, never an exception
+    assert decision == ParseError(message="The response has no choices[0].message.")

@@ -66,7 +66,8 @@ class _Choice(BaseModel):
             return {**choice, "message": choice["delta"]}
         if isinstance(choice.get("text"), str):
             return {**choice, "message": {"content": choice["text"]}}
-        if choice.get("finish_reason") in FILTERED_FINISH_REASONS:
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason in FILTERED_FINISH_REASONS:
             return {**choice, "message": {}}
         return choice
 

@@ -44,7 +44,7 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
             legacy = envelope_text(response)
             if legacy is not None:
                 return Completion(content=legacy)
-            if isinstance(first, dict) and first.get("finish_reason") in FILTERED_FINISH_REASONS:
+            if isinstance(first, dict) and _is_filtered(first.get("finish_reason")):
                 # A choice the provider's filter withheld before any message (Azure OpenAI's): an empty reply.
                 return Completion(content="")
             return ParseError(message="The response has no choices[0].message.")
@@ -82,6 +82,11 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
     if text is not None:
         return Completion(content=text)
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _is_filtered(reason: Any) -> bool:
+    """True for a finish reason that says the provider's filter withheld the reply."""
+    return isinstance(reason, str) and reason in FILTERED_FINISH_REASONS
 
 
 # Where each provider says why its reply ended, as a path of keys: OpenAI-compatible chat and DashScope,
