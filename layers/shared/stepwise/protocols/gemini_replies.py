@@ -68,12 +68,17 @@ def _stop_reason(response: dict[str, Any], candidate: dict[str, Any]) -> str | N
     return blocked if isinstance(blocked, str) and blocked else None
 
 
+# The step types only the Interactions API writes, which name a response that lost its ``object`` field.
+_INTERACTION_STEPS = frozenset({"model_output", "user_input", "thought"})
+
+
 def is_interaction(response: dict[str, Any]) -> bool:
-    """True for an Interactions API response: ``object: interaction``, or a list of typed ``steps``."""
+    """True for an Interactions API response: ``object: interaction``, or ``steps`` of the API's own types."""
     if response.get("object") == "interaction":
         return True
     steps = response.get("steps")
-    return isinstance(steps, list) and bool(steps) and all(isinstance(step, dict) and "type" in step for step in steps)
+    kinds = [step.get("type") for step in steps if isinstance(step, dict)] if isinstance(steps, list) else []
+    return any(isinstance(kind, str) and kind in _INTERACTION_STEPS for kind in kinds)
 
 
 def completion_from_interaction(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
