@@ -184,7 +184,7 @@ def test_the_reasoning_bedrock_puts_before_gpt_oss_answers_is_not_the_answer() -
     assert parse_completion(response, "function_calling") == FinalAnswer(text="Jupiter is the largest.")
 
 
-def test_code_gemini_executed_and_searches_it_grounded_on_are_recorded_as_tools_it_ran() -> None:
+def test_code_gemini_ran_and_the_searches_and_pages_it_grounded_on_are_recorded_as_tools_it_ran() -> None:
     # Given a generateContent candidate with code Gemini ran, its result, the answer, and grounding searches
     parts = [
         {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)"}},
@@ -195,12 +195,13 @@ def test_code_gemini_executed_and_searches_it_grounded_on_are_recorded_as_tools_
         "content": {"parts": parts},
         "finishReason": "STOP",
         "groundingMetadata": {"webSearchQueries": ["2+2"]},
+        "urlContextMetadata": {"urlMetadata": [{"retrievedUrl": "https://e.org"}]},
     }
-    # When read / Then the answer is the text and both tools are recorded, none called
+    # When read / Then the answer is the text and the tools are recorded, none called
     completion = completion_from_response({"candidates": [candidate]})
     assert not isinstance(completion, ParseError)
     assert (completion.content, completion.tool_calls) == ("2 + 2 = 4.", [])
-    assert completion.server_tools == ["code_execution", "google_search"]
+    assert completion.server_tools == ["code_execution", "google_search", "url_context"]
 
 
 def test_a_choice_without_a_message_whose_finish_reason_is_no_word_is_unreadable() -> None:
@@ -208,3 +209,12 @@ def test_a_choice_without_a_message_whose_finish_reason_is_no_word_is_unreadable
     decision = parse_completion({"choices": [{"index": 0, "finish_reason": {"reason": "x"}}]}, "function_calling")
     # Then it is the parse error naming what is missing, never an exception
     assert decision == ParseError(message="The response has no choices[0].message.")
+
+
+def test_the_tools_a_groq_compound_system_ran_are_recorded_and_its_answer_kept() -> None:
+    # Given a Groq compound reply: the answer, with the searches Groq ran itself listed beside it
+    message = {"role": "assistant", "content": "About $97,000.", "executed_tools": [{"type": "search", "index": 0}]}
+    # When read / Then the answer is the content, nothing is to be called, the search is recorded
+    completion = completion_from_response({"choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls, completion.server_tools) == ("About $97,000.", [], ["search"])

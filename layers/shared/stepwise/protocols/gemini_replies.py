@@ -50,12 +50,14 @@ def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Com
 
 
 def _tools_gemini_ran(candidate: dict[str, Any], parts: list[Any]) -> list[str]:
-    """The tools Gemini ran itself for this candidate: code it executed (``executableCode`` parts) and the
-    searches its grounding made (``groundingMetadata.webSearchQueries``)."""
+    """The tools Gemini ran itself for this candidate: code it executed (``executableCode`` parts), the
+    searches its grounding made (``groundingMetadata.webSearchQueries``) and the pages it read
+    (``urlContextMetadata``)."""
     ran = ["code_execution" for part in parts if isinstance(part, dict) and "executableCode" in part]
     grounding = candidate.get("groundingMetadata")
     searched = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
-    return ran + (["google_search"] if isinstance(searched, list) and searched else [])
+    ran += ["google_search"] if isinstance(searched, list) and searched else []
+    return ran + (["url_context"] if isinstance(candidate.get("urlContextMetadata"), dict) else [])
 
 
 def _stop_reason(response: dict[str, Any], candidate: dict[str, Any]) -> str | None:

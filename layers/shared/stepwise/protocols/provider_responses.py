@@ -197,7 +197,13 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
-    return build_completion(content, calls, call_id_prefix, reasoning_from_message(message))
+    completion = build_completion(content, calls, call_id_prefix, reasoning_from_message(message))
+    executed = message.get("executed_tools")
+    if isinstance(completion, Completion) and isinstance(executed, list):
+        # Groq's compound systems list the tools they ran themselves (search, code, visits) beside the answer.
+        ran = [str(tool.get("type") or tool.get("name") or "unnamed") for tool in executed if isinstance(tool, dict)]
+        return completion.model_copy(update={"server_tools": ran})
+    return completion
 
 
 def _tool_plan(message: dict[str, Any]) -> str:
