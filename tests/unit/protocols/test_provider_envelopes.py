@@ -125,10 +125,13 @@ def test_a_turn_the_provider_paused_is_continued_not_taken_as_the_answer() -> No
         ],
         "stop_reason": "pause_turn",
     }
-    # When parsed / Then it is no final answer: the model is asked to go on
+    # When parsed, with and without its text / Then it is no final answer: the model is asked to go on
     decision = parse_completion(response, "function_calling")
     assert isinstance(decision, ParseError)
-    assert "paused" in decision.message
+    assert decision.message.startswith("The provider paused your turn")
+    silent = parse_completion({**response, "content": response["content"][1:]}, "function_calling")
+    assert isinstance(silent, ParseError)
+    assert silent.message.startswith("Your reply was empty: the provider paused your turn")
 
 
 def test_a_spoken_reply_is_read_as_its_transcript() -> None:

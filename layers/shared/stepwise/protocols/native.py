@@ -28,8 +28,9 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
     provider paused (Anthropic's `pause_turn`) is no answer yet, and an empty reply says why when it can."""
     if not completion.tool_calls:
         if completion.finish_reason in PAUSED_FINISH_REASONS:
+            empty = "Your reply was empty: t" if not completion.content.strip() else "T"
             return ParseError(
-                message=f"The provider paused your turn before it was complete (finish reason "
+                message=f"{empty}he provider paused your turn before it was complete (finish reason "
                 f"{completion.finish_reason}). Continue where you left off."
             )
         if not completion.content.strip():
