@@ -269,6 +269,7 @@ def _cases() -> list[Case]:
         Case("think_blocks.split_reasoning", "</think> only", split_reasoning, repeated("</think>")),
         Case("think_blocks.split_reasoning", "closed blocks", split_reasoning, repeated("<think></think>\n")),
         Case("think_blocks.split_reasoning", "line openers", split_reasoning, repeated("x\n<think>")),
+        Case("think_blocks.split_reasoning", "<reasoning> never closed", split_reasoning, repeated("<reasoning>")),
         Case(
             "think_blocks.split_reasoning",
             "Granite opener + spaces",

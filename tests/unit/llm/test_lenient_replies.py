@@ -166,6 +166,17 @@ CASES: dict[str, Case] = {
         ANSWER, lambda body: body.update(choices=[{"text": "Paris.", "index": 0}]), text="Paris."
     ),
     "no choice at all": Case(ANSWER, replace(choices=[]), text="", finish_reason=EMPTY_REPLY),
+    "a spoken reply": Case(
+        "openai_chat_audio_reply_transcript",
+        lambda body: None,
+        text="Yes, golden retrievers are known to be very friendly dogs.",
+    ),
+    "a choice the content filter stopped before any message": Case(
+        "openllmetry_azure_openai_finish_content_filter_no_message",
+        lambda body: None,
+        text="",
+        finish_reason="content_filter",
+    ),
     # tool calls
     "a documented tool call": Case(
         TOOL_CALL, lambda body: None, calls=[("call_abc123", "get_current_weather", {"location": "Boston, MA"})]
@@ -238,9 +249,10 @@ def test_a_model_name_the_body_does_not_give_is_the_configured_one() -> None:
         ({"choices": None}, "choices: Input should be a valid list"),
         ({"choices": ["text"]}, "body.choices.0: Input should be a valid dictionary"),
         ({"choices": [{"index": 0, "message": None}]}, "body.choices.0.message: Input should be a valid dictionary"),
+        ({"choices": [{"index": 0, "finish_reason": {}}]}, "body.choices.0.message: Field required"),
         ([{"choices": []}], "body: Input should be a valid dictionary"),
     ],
-    ids=["no-choices", "null-choices", "a-string-choice", "a-null-message", "a-list"],
+    ids=["no-choices", "null-choices", "a-string-choice", "a-null-message", "an-object-finish-reason", "a-list"],
 )
 def test_a_body_without_the_envelope_is_not_a_completion_and_the_field_is_named(body: Any, named: str) -> None:
     # Given a 200 body with no chat completion in it; When read; Then it is refused, naming the field and why

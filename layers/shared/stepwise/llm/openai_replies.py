@@ -7,7 +7,8 @@ So only the envelope is required here (a JSON object whose `choices` is a list, 
 it can mean, never refused:
 
 - content: a string, null, or a list of parts: text parts (a null or missing `text` is no text), bare
-  strings, and anything else skipped; with no text, a `refusal` (field or part) is the reply;
+  strings, and anything else skipped; with no text, a `refusal` (field or part) is the reply, else the
+  transcript of a spoken reply (`audio.transcript`);
 - tool calls: each object of `tool_calls` (anything else skipped; a custom tool call's free-form input is
   its arguments, `provider_responses.custom_call`), and a legacy `function_call`; a name
   that is not a string is no name (the call is dropped when it is repaired), arguments of any type are kept
@@ -28,9 +29,9 @@ from pydantic import BaseModel, ValidationError, model_validator
 from stepwise.inputs.json_limits import load_json
 from stepwise.inputs.validation_problems import describe_problems
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
-from stepwise.models.finish import EMPTY_REPLY
+from stepwise.models.finish import EMPTY_REPLY, FILTERED_FINISH_REASONS
 from stepwise.models.messages import Completion
-from stepwise.protocols.provider_responses import custom_call, openai_refusal, openai_text
+from stepwise.protocols.provider_responses import custom_call, openai_refusal, openai_text, openai_transcript
 from stepwise.protocols.reasoning_fields import reasoning_from_message
 from stepwise.protocols.usage_fields import openai_usage
 
@@ -56,13 +57,18 @@ class _Choice(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _message_or_stand_in(cls, choice: Any) -> Any:
-        """A choice without `message`: its `delta` (a stream's shape, sent whole) or its legacy `text`."""
+        """A choice without `message`: its `delta` (a stream's shape, sent whole) or its legacy `text`; one
+        whose finish reason says the provider's filter withheld it (Azure OpenAI's `content_filter`) is an empty
+        message; any other choice without one is no completion."""
         if not isinstance(choice, dict) or "message" in choice:
             return choice
         if isinstance(choice.get("delta"), dict):
             return {**choice, "message": choice["delta"]}
         if isinstance(choice.get("text"), str):
             return {**choice, "message": {"content": choice["text"]}}
+        reason = choice.get("finish_reason")
+        if isinstance(reason, str) and reason in FILTERED_FINISH_REASONS:
+            return {**choice, "message": {}}
         return choice
 
 
@@ -82,7 +88,7 @@ def read_chat_completion(body: Any, *, model: str) -> Completion:
     choice = _validated(_Choice, envelope.choices[0], "body.choices.0")
     message = choice.message
     return repaired_completion(
-        openai_text(message.get("content")) or openai_refusal(message) or "",
+        openai_text(message.get("content")) or openai_refusal(message) or openai_transcript(message),
         _tool_calls(message),
         usage=usage,
         model=name,

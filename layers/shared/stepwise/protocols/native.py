@@ -5,6 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from stepwise.models.decision import Decision, ParseError
+from stepwise.models.finish import (
+    FILTERED_FINISH_REASONS,
+    MALFORMED_FINISH_REASONS,
+    PAUSED_FINISH_REASONS,
+    TRUNCATED_FINISH_REASONS,
+)
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
@@ -18,10 +24,17 @@ _PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
 
 
 def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decision:
-    """Tool calls (keeping the provider's ids; the text is the thought), else the text as final answer."""
+    """Tool calls (keeping the provider's ids; the text is the thought), else the text as final answer; a turn the
+    provider paused (Anthropic's `pause_turn`) is no answer yet, and an empty reply says why when it can."""
     if not completion.tool_calls:
+        if completion.finish_reason in PAUSED_FINISH_REASONS:
+            empty = "Your reply was empty: t" if not completion.content.strip() else "T"
+            return ParseError(
+                message=f"{empty}he provider paused your turn before it was complete (finish reason "
+                f"{completion.finish_reason}). Continue where you left off."
+            )
         if not completion.content.strip():
-            return ParseError(message="Your reply was empty.")
+            return empty_reply(completion.finish_reason)
         written = with_written_calls(completion, tools)
         if written.tool_calls:
             return parse_native(written, tools)
@@ -78,6 +91,27 @@ def _wrapped_calls(call: ToolCall) -> list[ToolCall] | None:
         name = recipient.removeprefix("functions.")[:128]
         calls.append(ToolCall(id=f"{call.id}_{index}", name=name, arguments=parameters))
     return calls
+
+
+def empty_reply(finish_reason: str | None) -> ParseError:
+    """The parse error for a reply with neither text nor calls, saying why when the provider's finish reason
+    does: its filter withheld the reply, it could not read a call, or the output cap cut it before anything."""
+    if finish_reason in FILTERED_FINISH_REASONS:
+        return ParseError(
+            message=f"Your reply was empty: the model provider's content filter withheld it (finish reason "
+            f"{finish_reason}). Answer differently, or say what you cannot help with."
+        )
+    if finish_reason in MALFORMED_FINISH_REASONS:
+        return ParseError(
+            message=f"Your reply was empty: your tool call was malformed and the provider could not read it "
+            f"(finish reason {finish_reason}). Call the tool again with its arguments as one JSON object."
+        )
+    if finish_reason in TRUNCATED_FINISH_REASONS:
+        return ParseError(
+            message=f"Your reply was empty: the output limit was reached before any text or tool call (finish "
+            f"reason {finish_reason}). Think less and reply sooner: call one tool or give a short answer."
+        )
+    return ParseError(message="Your reply was empty.")
 
 
 def malformed_arguments(tool_name: str) -> ParseError:

@@ -1,11 +1,12 @@
 """Provider payloads read defensively: response dicts to a `Completion`, tool dicts to `ToolSpec`.
 
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
-``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's, DashScope's and Ollama's
-native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion APIs and
-Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see `reasoning_fields`); tools
-in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
-`ParseError`, an unreadable tool is skipped.
+``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's generateContent and Interactions
+responses (see `gemini_replies`), Mistral's Conversations API (see `mistral_conversations`), DashScope's and
+Ollama's native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion
+APIs and Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see
+`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed
+payload: a response gives a `ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -15,18 +16,26 @@ from typing import Any
 from pydantic import ValidationError
 
 from stepwise.models.decision import ParseError
-from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolSpec
+from stepwise.models.finish import FILTERED_FINISH_REASONS
+from stepwise.models.messages import Completion, ReasoningBlock, ToolSpec
 from stepwise.protocols.arguments import decode_arguments
-from stepwise.protocols.native import malformed_arguments
+from stepwise.protocols.gemini_replies import completion_from_gemini, completion_from_interaction, is_interaction
+from stepwise.protocols.mistral_conversations import completion_from_conversation, is_conversation
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
+from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
 from stepwise.protocols.text_envelopes import envelope_text
-
-# (provider id or None, name, raw arguments: an object or a JSON string)
-_RawCall = tuple[Any, Any, Any]
 
 
 def completion_from_response(response: dict[str, Any], call_id_prefix: str = "call") -> Completion | ParseError:
-    """A provider response dict as a `Completion`, or a `ParseError` saying why it cannot be read."""
+    """A provider response dict as a `Completion` keeping the provider's word for why the reply ended, or a
+    `ParseError` saying why it cannot be read."""
+    read = _read(response, call_id_prefix)
+    if isinstance(read, Completion) and read.finish_reason is None:
+        return read.model_copy(update={"finish_reason": stop_reason(response)})
+    return read
+
+
+def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     if "choices" in response:
         choices = response["choices"]
         first = choices[0] if isinstance(choices, list) and choices else None
@@ -35,8 +44,15 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
             legacy = envelope_text(response)
             if legacy is not None:
                 return Completion(content=legacy)
+            if isinstance(first, dict) and _is_filtered(first.get("finish_reason")):
+                # A choice the provider's filter withheld before any message (Azure OpenAI's): an empty reply.
+                return Completion(content="")
             return ParseError(message="The response has no choices[0].message.")
         return _from_openai_message(message, call_id_prefix)
+    if is_interaction(response):
+        return completion_from_interaction(response, call_id_prefix)
+    if is_conversation(response):
+        return completion_from_conversation(response, call_id_prefix)
     if isinstance(response.get("output"), list):
         # OpenAI's Responses API items, or Replicate's pieces of text
         pieces = envelope_text(response)
@@ -47,8 +63,8 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
         )
     if "output" in response:
         return _from_output(response["output"], call_id_prefix)
-    if isinstance(response.get("candidates"), list):
-        return _from_gemini(response["candidates"], call_id_prefix)
+    if isinstance(response.get("candidates"), list) or isinstance(response.get("promptFeedback"), dict):
+        return completion_from_gemini(response, call_id_prefix)
     if isinstance(response.get("message"), dict):
         # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
         return _from_openai_message(response["message"], call_id_prefix)
@@ -68,33 +84,46 @@ def completion_from_response(response: dict[str, Any], call_id_prefix: str = "ca
     return ParseError(message="The response is not in a known provider format.")
 
 
-def _from_gemini(candidates: list[Any], call_id_prefix: str) -> Completion | ParseError:
-    """Gemini's own API: ``candidates[0].content.parts``, text parts (those marked ``thought`` are its
-    reasoning) and ``functionCall`` parts."""
-    first = candidates[0] if candidates and isinstance(candidates[0], dict) else {}
-    content = first.get("content")
-    parts = content.get("parts") if isinstance(content, dict) else None
-    if not isinstance(parts, list):
-        return ParseError(message="The response has no candidates[0].content.parts.")
-    texts: list[str] = []
-    thoughts: list[ReasoningBlock] = []
-    calls: list[_RawCall] = []
-    for part in parts:
-        if not isinstance(part, dict):
-            continue
-        call = part.get("functionCall")
-        if isinstance(call, dict):
-            calls.append((call.get("id"), call.get("name"), call.get("args")))
-        elif isinstance(part.get("text"), str):
-            if part.get("thought") is True:
-                thoughts.append(ReasoningBlock(text=part["text"]))
+def _is_filtered(reason: Any) -> bool:
+    """True for a finish reason that says the provider's filter withheld the reply."""
+    return isinstance(reason, str) and reason in FILTERED_FINISH_REASONS
+
+
+# Where each provider says why its reply ended, as a path of keys: OpenAI-compatible chat and DashScope,
+# Anthropic, Bedrock Converse, Cohere, Ollama, and the Responses API's reason for an incomplete response.
+_STOP_PATHS: tuple[tuple[str | int, ...], ...] = (
+    ("choices", 0, "finish_reason"),
+    ("output", "choices", 0, "finish_reason"),
+    ("stop_reason",),
+    ("stopReason",),
+    ("finish_reason",),
+    ("done_reason",),
+    ("incomplete_details", "reason"),
+)
+
+
+def stop_reason(response: dict[str, Any]) -> str | None:
+    """The provider's own word for why its reply ended, or None; a Responses API response that failed or was
+    cut is its status."""
+    for path in _STOP_PATHS:
+        value: Any = response
+        for step in path:
+            if isinstance(step, int):
+                value = value[step] if isinstance(value, list) and len(value) > step else None
             else:
-                texts.append(part["text"])
-    return _completion("".join(texts), calls, call_id_prefix, thoughts)
+                value = value.get(step) if isinstance(value, dict) else None
+        if isinstance(value, str) and value:
+            return value
+    status = response.get("status")
+    return status if status in ("failed", "incomplete", "cancelled") else None
 
 
-# Responses API items for tools OpenAI runs itself: their results are in the response, nothing to call.
-_SERVER_ITEMS = ("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call")
+# Responses API items of calls the caller runs (a function, a custom tool, or a computer, shell or patch the caller
+# drives); every other ``*_call`` item is a tool the provider ran itself (OpenAI's web and file search, code
+# interpreter, image generation, MCP; xAI's X search): its result is in the response, nothing to call.
+_CALLER_RUN_ITEMS = frozenset(
+    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call", "apply_patch_call"}
+)
 
 
 def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | ParseError:
@@ -102,7 +131,7 @@ def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | 
     and ``custom_tool_call`` (calls to make, named by their ``call_id``), ``reasoning`` (its summary and text)
     and the items of tools OpenAI ran itself (recorded, not called). Messages apart are paragraphs apart."""
     texts: list[str] = []
-    calls: list[_RawCall] = []
+    calls: list[RawCall] = []
     thoughts: list[ReasoningBlock] = []
     server_tools: list[str] = []
     for item in [item for item in items if isinstance(item, dict)]:
@@ -115,20 +144,14 @@ def _from_response_items(items: list[Any], call_id_prefix: str) -> Completion | 
         elif kind == "custom_tool_call":
             calls.append((call_id, item.get("name"), custom_arguments(item.get("input"))))
         elif kind == "reasoning":
-            thought = "\n\n".join(_part_texts(item.get("summary")) + _part_texts(item.get("content")))
+            thought = "\n\n".join(part_texts(item.get("summary")) + part_texts(item.get("content")))
             thoughts.extend([ReasoningBlock(text=thought)] if thought else [])
-        elif kind in _SERVER_ITEMS:
-            server_tools.append(str(kind).removesuffix("_call"))
-    completion = _completion("\n\n".join(text for text in texts if text), calls, call_id_prefix, thoughts)
+        elif isinstance(kind, str) and kind.endswith("_call") and kind not in _CALLER_RUN_ITEMS:
+            server_tools.append(kind.removesuffix("_call"))
+    completion = build_completion("\n\n".join(text for text in texts if text), calls, call_id_prefix, thoughts)
     if isinstance(completion, Completion):
         return completion.model_copy(update={"server_tools": server_tools})
     return completion
-
-
-def _part_texts(parts: Any) -> list[str]:
-    """The texts of a list of ``{"type": ..., "text": ...}`` parts (reasoning summaries and contents)."""
-    found = [part.get("text") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
-    return [text for text in found if isinstance(text, str) and text.strip()]
 
 
 def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
@@ -152,8 +175,13 @@ def _from_output(output: Any, call_id_prefix: str) -> Completion | ParseError:
 def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """An OpenAI assistant message: content (text or parts), tool_calls, or a legacy function_call."""
     # Cohere's v2 chat writes what it means to do with its calls as a tool_plan beside them.
-    content = openai_text(message.get("content")) or openai_refusal(message) or _tool_plan(message)
-    calls: list[_RawCall] = []
+    content = (
+        openai_text(message.get("content"))
+        or openai_refusal(message)
+        or openai_transcript(message)
+        or _tool_plan(message)
+    )
+    calls: list[RawCall] = []
     raw_calls = message.get("tool_calls")
     # An entry that is not an object names nothing to call: skipped, as the OpenAI SDK would keep it unread.
     for raw in [raw for raw in raw_calls if isinstance(raw, dict)] if isinstance(raw_calls, list) else []:
@@ -169,7 +197,13 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
-    return _completion(content, calls, call_id_prefix, reasoning_from_message(message))
+    completion = build_completion(content, calls, call_id_prefix, reasoning_from_message(message))
+    executed = message.get("executed_tools")
+    if isinstance(completion, Completion) and isinstance(executed, list):
+        # Groq's compound systems list the tools they ran themselves (search, code, visits) beside the answer.
+        ran = [str(tool.get("type") or tool.get("name") or "unnamed") for tool in executed if isinstance(tool, dict)]
+        return completion.model_copy(update={"server_tools": ran})
+    return completion
 
 
 def _tool_plan(message: dict[str, Any]) -> str:
@@ -228,13 +262,21 @@ def openai_refusal(message: dict[str, Any]) -> str | None:
     return "".join(refusals) or None
 
 
+def openai_transcript(message: dict[str, Any]) -> str:
+    """The transcript of an OpenAI message's spoken reply (``audio.transcript``, the audio modality's text), or
+    "" without one."""
+    audio = message.get("audio")
+    transcript = audio.get("transcript") if isinstance(audio, dict) else None
+    return transcript if isinstance(transcript, str) else ""
+
+
 def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
     """Content blocks of Bedrock Converse (``text`` / ``citationsContent`` / ``toolUse``) or Anthropic
     (``text`` / ``tool_use``); their reasoning blocks (``reasoningContent``, ``thinking``) are kept apart, and
     tools the provider ran itself (``server_tool_use``) are not calls to make."""
     if not isinstance(blocks, list):
         return ParseError(message="The response message has no content blocks.")
-    calls: list[_RawCall] = []
+    calls: list[RawCall] = []
     for block in blocks:
         if not isinstance(block, dict):
             continue
@@ -243,7 +285,7 @@ def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
             calls.append((tool_use.get("toolUseId"), tool_use.get("name"), tool_use.get("input")))
         elif block.get("type") == "tool_use":
             calls.append((block.get("id"), block.get("name"), block.get("input")))
-    completion = _completion(blocks_text(blocks), calls, call_id_prefix, reasoning_from_blocks(blocks))
+    completion = build_completion(blocks_text(blocks), calls, call_id_prefix, reasoning_from_blocks(blocks))
     if isinstance(completion, Completion):
         return completion.model_copy(update={"server_tools": server_tool_names(blocks)})
     return completion
@@ -301,27 +343,6 @@ def server_tool_names(blocks: list[Any]) -> list[str]:
         elif block.get("type") in _ANTHROPIC_SERVER_BLOCKS:
             names.append(str(block.get("name") or "unnamed"))
     return names
-
-
-def _completion(
-    content: str, calls: list[_RawCall], call_id_prefix: str, reasoning: list[ReasoningBlock]
-) -> Completion | ParseError:
-    """Build the completion; a call without a name is dropped (as trpc-agent does), unreadable arguments
-    are a parse error.
-    """
-    tool_calls: list[ToolCall] = []
-    for position, (call_id, name, raw_arguments) in enumerate(calls):
-        if not isinstance(name, str) or not name.strip():
-            continue
-        arguments = decode_arguments(raw_arguments)
-        if arguments is None:
-            return malformed_arguments(name)
-        identifier = call_id if isinstance(call_id, str) and call_id else f"{call_id_prefix}_{position}"
-        try:
-            tool_calls.append(ToolCall(id=identifier, name=name.strip(), arguments=arguments))
-        except ValidationError:
-            return ParseError(message=f'Your call to tool "{name[:128]}" has an invalid id or name.')
-    return Completion(content=content, tool_calls=tool_calls, reasoning=reasoning)
 
 
 def tool_specs_from(tools: list[ToolSpec] | list[dict[str, Any]] | None) -> list[ToolSpec] | None:

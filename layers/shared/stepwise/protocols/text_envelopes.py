@@ -3,10 +3,11 @@ model-family bodies of Bedrock's InvokeModel.
 
 Read: OpenAI's completions (``choices[0].text``), Anthropic's Text Completions and Claude v2 on Bedrock
 (``completion``), Amazon Titan Text (``results[0].outputText``), Meta Llama on Bedrock (``generation``), Mistral on
-Bedrock (``outputs[0].text``), Cohere's Generate API and Command on Bedrock (``generations[0].text``) and AI21
-Jurassic (``completions[0].data.text``), Hugging Face TGI (``generated_text``), IBM watsonx.ai
-(``results[0].generated_text``), Cloudflare Workers AI (``result.response``) and Replicate (``output``, a list of
-the pieces the model wrote), as each provider documents its response body.
+Bedrock (``outputs[0].text``), Cohere's Generate API and Command on Bedrock (``generations[0].text``), AI21
+Jurassic (``completions[0].data.text``), Aleph Alpha's complete API (``completions[0].completion``), Hugging Face
+TGI (``generated_text``), IBM watsonx.ai (``results[0].generated_text``), Cloudflare Workers AI
+(``result.response``) and Replicate (``output``, a list of the pieces the model wrote), as each provider documents
+its response body.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _FIRST_OF: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("outputs", ("text",)),
     ("generations", ("text",)),
     ("completions", ("data", "text")),
+    ("completions", ("completion",)),
 )
 # Keys whose value is the whole text.
 _WHOLE = ("completion", "generation", "generated_text")

@@ -3,7 +3,8 @@
 Reasoning models served raw (Ollama, vLLM or llama.cpp without a reasoning parser, a gateway passing text
 through) write their thinking into the content, between tags the chat template defines: `<think>` (DeepSeek-R1,
 Qwen3, QwQ, GLM, MiniMax, Nemotron...), `<thinking>`, `<seed:think>` (Seed-OSS), `[THINK]` (Magistral),
-`◁think▷` (Kimi), `<|START_THINKING|>` (Command A, whose reply then comes in `<|START_RESPONSE|>`), or
+`◁think▷` (Kimi), `<|START_THINKING|>` (Command A, whose reply then comes in `<|START_RESPONSE|>`), `<reasoning>`
+(gpt-oss on Bedrock: InvokeModel and its OpenAI-compatible endpoint put the reasoning before the answer), or
 Granite's "Here is my thought process:" lines. What they think mentions actions, JSON blocks, tags and answers
 they then decide against, so it is never read as the reply.
 
@@ -30,6 +31,7 @@ _PAIRS: tuple[tuple[str, str], ...] = (
     (r"\[THINK\]", r"\[/THINK\]"),
     (r"◁think▷", r"◁/think▷"),
     (r"<\|START_THINKING\|>", r"<\|END_THINKING\|>"),
+    (r"<reasoning>", r"</reasoning>"),
 )
 _OPENING = re.compile("|".join(f"(?P<o{index}>{opening})" for index, (opening, _) in enumerate(_PAIRS)), re.IGNORECASE)
 _CLOSING = [re.compile(closing, re.IGNORECASE) for _, closing in _PAIRS]

@@ -1,0 +1,223 @@
+"""Provider envelopes read as each provider documents them: Gemini's Interactions API, and replies a provider
+stopped before any text (its filter, a call it could not read, the output cap), whose reason the error names."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
+from stepwise.protocols import parse_completion
+from stepwise.protocols.provider_responses import completion_from_response
+
+
+def _interaction(*steps: dict[str, Any], key: str = "steps") -> dict[str, Any]:
+    return {
+        "id": "v1_x",
+        "object": "interaction",
+        "model": "gemini-3-flash-preview",
+        "status": "completed",
+        key: list(steps),
+    }
+
+
+def test_an_interaction_reply_is_its_model_output_not_the_echoed_input_nor_the_thought() -> None:
+    # Given an Interactions API response (the user's input echoed first, a thought summary, the model's output)
+    response = _interaction(
+        {"type": "user_input", "content": [{"type": "text", "text": "Tell me a joke."}]},
+        {"type": "thought", "signature": "c2ln", "summary": [{"type": "text", "text": "A pun will do."}]},
+        {"type": "model_output", "content": [{"type": "text", "text": "I would tell a UDP joke, "}]},
+        {"type": "model_output", "content": [{"type": "text", "text": "but you might not get it."}]},
+    )
+    # When read / Then the answer is the model's outputs joined, and the summary is the reasoning
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "I would tell a UDP joke, but you might not get it."
+    assert [block.text for block in completion.reasoning] == ["A pun will do."]
+
+
+def test_an_interaction_function_call_step_is_a_call_with_its_id() -> None:
+    # Given a function_call step (arguments an object), in the steps shape and in the legacy outputs shape
+    call = {"type": "function_call", "id": "fc_1", "name": "get_weather", "arguments": {"city": "Oslo"}}
+    for response in (_interaction(call), _interaction(call, key="outputs")):
+        # When parsed / Then it is the call to make, the provider's id kept
+        decision = parse_completion(response, "function_calling")
+        assert isinstance(decision, ToolCalls)
+        assert [(c.id, c.name, c.arguments) for c in decision.calls] == [("fc_1", "get_weather", {"city": "Oslo"})]
+
+
+def test_tools_gemini_ran_in_an_interaction_are_recorded_not_called() -> None:
+    # Given a google_search call and result Gemini ran itself, then text apart from the legacy text before it
+    response = _interaction(
+        {"type": "text", "text": "Let me search."},
+        {"type": "google_search_call", "id": "gs_1", "arguments": {"queries": ["x"]}},
+        {"type": "google_search_result", "call_id": "gs_1", "result": []},
+        {"type": "text", "text": "Spain won."},
+        key="outputs",
+    )
+    # When read / Then nothing is to be called, the search is recorded, the texts are paragraphs apart
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert (completion.tool_calls, completion.server_tools) == ([], ["google_search"])
+    assert completion.content == "Let me search.\n\nSpain won."
+
+
+@pytest.mark.parametrize(
+    ("response", "words"),
+    [
+        ({"candidates": [{"finishReason": "SAFETY", "index": 0}]}, ["content filter", "SAFETY"]),
+        ({"promptFeedback": {"blockReason": "PROHIBITED_CONTENT"}}, ["content filter", "PROHIBITED_CONTENT"]),
+        ({"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL"}]}, ["malformed", "MALFORMED_FUNCTION_CALL"]),
+        ({"choices": [{"index": 0, "finish_reason": "content_filter"}]}, ["content filter", "content_filter"]),
+        (
+            {
+                "object": "response",
+                "status": "incomplete",
+                "incomplete_details": {"reason": "max_output_tokens"},
+                "output": [],
+            },
+            ["output limit", "max_output_tokens"],
+        ),
+        ({"type": "message", "content": [], "stop_reason": "refusal"}, ["content filter", "refusal"]),
+    ],
+    ids=[
+        "gemini-safety",
+        "gemini-prompt-blocked",
+        "gemini-malformed-call",
+        "azure-filter",
+        "responses-cut",
+        "claude-refusal",
+    ],
+)
+def test_a_reply_the_provider_stopped_before_any_text_names_why(response: dict[str, Any], words: list[str]) -> None:
+    # Given a response with no text and no call, and the provider's reason; When parsed
+    decision = parse_completion(response, "function_calling")
+    # Then it is a parse error saying the reply was empty and why
+    assert isinstance(decision, ParseError)
+    assert all(word in decision.message for word in ["empty", *words])
+
+
+def test_an_empty_reply_that_simply_stopped_says_only_that_it_was_empty() -> None:
+    # Given Gemini's candidate with no parts that ended normally; When parsed / Then the plain empty-reply error
+    decision = parse_completion(
+        {"candidates": [{"content": {"role": "model"}, "finishReason": "STOP"}]}, "function_calling"
+    )
+    assert decision == ParseError(message="Your reply was empty.")
+
+
+def test_aleph_alpha_completions_are_read_as_text() -> None:
+    # Given Aleph Alpha's complete API body; When parsed / Then its first completion is the answer
+    response = {
+        "model_version": "2021-12",
+        "completions": [{"completion": " Paris.", "finish_reason": "maximum_tokens"}],
+    }
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Paris.")
+
+
+def test_a_turn_the_provider_paused_is_continued_not_taken_as_the_answer() -> None:
+    # Given Claude's reply paused in its own server-tool loop (pause_turn), with the text it wrote so far
+    response = {
+        "type": "message",
+        "content": [
+            {"type": "text", "text": "I'll search for that."},
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}},
+        ],
+        "stop_reason": "pause_turn",
+    }
+    # When parsed, with and without its text / Then it is no final answer: the model is asked to go on
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ParseError)
+    assert decision.message.startswith("The provider paused your turn")
+    silent = parse_completion({**response, "content": response["content"][1:]}, "function_calling")
+    assert isinstance(silent, ParseError)
+    assert silent.message.startswith("Your reply was empty: the provider paused your turn")
+
+
+def test_a_spoken_reply_is_read_as_its_transcript() -> None:
+    # Given an OpenAI chat completion whose reply is audio (content null, the transcript beside the data)
+    message = {"role": "assistant", "content": None, "audio": {"id": "a1", "data": "UklG", "transcript": "Hello."}}
+    response = {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+    # When parsed / Then the transcript is the answer
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Hello.")
+
+
+def test_every_responses_item_of_a_tool_the_provider_ran_is_recorded_and_none_is_called() -> None:
+    # Given Responses items of tools xAI and OpenAI ran themselves, and a computer call the caller would drive
+    items = [{"type": kind, "id": kind} for kind in ("x_search_call", "code_interpreter_call", "computer_call")]
+    message = {"type": "message", "content": [{"type": "output_text", "text": "Done."}]}
+    # When read / Then the provider's tools are recorded, the caller's is not, and nothing is to be called
+    completion = completion_from_response({"object": "response", "output": [*items, message]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls) == ("Done.", [])
+    assert completion.server_tools == ["x_search", "code_interpreter"]
+
+
+def test_a_mistral_conversation_reads_its_message_and_calls_and_records_the_tools_mistral_ran() -> None:
+    # Given a Conversations API response: a web search Mistral ran, its message (text chunks around a citation),
+    # and a function call for the caller
+    response = {
+        "object": "conversation.response",
+        "outputs": [
+            {"type": "tool.execution", "name": "web_search"},
+            {
+                "type": "message.output",
+                "content": [
+                    {"type": "text", "text": "Spain won"},
+                    {"type": "tool_reference", "tool": "web_search", "title": "Euro 2024", "url": "https://e.org"},
+                    {"type": "text", "text": " in 2024."},
+                ],
+            },
+            {"type": "function.call", "tool_call_id": "t1", "name": "search", "arguments": '{"query": "final"}'},
+        ],
+    }
+    # When read / Then the text is one sentence, the call is to make, the search is recorded
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "Spain won in 2024."
+    assert [(c.id, c.name, c.arguments) for c in completion.tool_calls] == [("t1", "search", {"query": "final"})]
+    assert completion.server_tools == ["web_search"]
+
+
+def test_the_reasoning_bedrock_puts_before_gpt_oss_answers_is_not_the_answer() -> None:
+    # Given gpt-oss through Bedrock's InvokeModel: its reasoning in <reasoning> tags before the text content
+    message = {"role": "assistant", "content": "<reasoning>Largest planet: Jupiter.</reasoning>Jupiter is the largest."}
+    response = {"choices": [{"index": 0, "finish_reason": "stop", "message": message}]}
+    # When parsed / Then the answer is the text after the reasoning
+    assert parse_completion(response, "function_calling") == FinalAnswer(text="Jupiter is the largest.")
+
+
+def test_code_gemini_ran_and_the_searches_and_pages_it_grounded_on_are_recorded_as_tools_it_ran() -> None:
+    # Given a generateContent candidate with code Gemini ran, its result, the answer, and grounding searches
+    parts = [
+        {"executableCode": {"language": "PYTHON", "code": "print(2 + 2)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}},
+        {"text": "2 + 2 = 4."},
+    ]
+    candidate = {
+        "content": {"parts": parts},
+        "finishReason": "STOP",
+        "groundingMetadata": {"webSearchQueries": ["2+2"]},
+        "urlContextMetadata": {"urlMetadata": [{"retrievedUrl": "https://e.org"}]},
+    }
+    # When read / Then the answer is the text and the tools are recorded, none called
+    completion = completion_from_response({"candidates": [candidate]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls) == ("2 + 2 = 4.", [])
+    assert completion.server_tools == ["code_execution", "google_search", "url_context"]
+
+
+def test_a_choice_without_a_message_whose_finish_reason_is_no_word_is_unreadable() -> None:
+    # Given a choice with neither a message nor a finish reason that is a string; When parsed
+    decision = parse_completion({"choices": [{"index": 0, "finish_reason": {"reason": "x"}}]}, "function_calling")
+    # Then it is the parse error naming what is missing, never an exception
+    assert decision == ParseError(message="The response has no choices[0].message.")
+
+
+def test_the_tools_a_groq_compound_system_ran_are_recorded_and_its_answer_kept() -> None:
+    # Given a Groq compound reply: the answer, with the searches Groq ran itself listed beside it
+    message = {"role": "assistant", "content": "About $97,000.", "executed_tools": [{"type": "search", "index": 0}]}
+    # When read / Then the answer is the content, nothing is to be called, the search is recorded
+    completion = completion_from_response({"choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.tool_calls, completion.server_tools) == ("About $97,000.", [], ["search"])
