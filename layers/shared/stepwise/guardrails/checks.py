@@ -77,7 +77,8 @@ def check_text(
         elif isinstance(rule, BedrockRule):
             client = bedrock(rule.bedrock.region) if bedrock is not None else None
             if not current.strip():
-                # nothing to check, and ApplyGuardrail refuses an empty text block: asking would fail closed
+                # nothing a policy could act on; the service is reported to refuse an empty text block (botocore's
+                # model sets no minimum), and a refused request would block this text as an unreachable guardrail
                 checked.skipped.append(rule.name)
             elif client is None:
                 checked.interventions.append(Intervention(rule.name, "blocked", "no Bedrock client"))
