@@ -22,7 +22,7 @@ from typing import Any
 
 from stepwise.steps.api.events import CURSOR_FIELD, event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
-from stepwise.steps.api.problems import ApiError
+from stepwise.steps.api.problems import ApiError, InvalidRequest
 from stepwise.steps.runtime import StepRuntime
 from stepwise.streaming.answers import Event, Hangup, HttpResponse, StreamRoute, error_answer, proxy_response
 from stepwise.streaming.slots import HeldStream, StreamSlots
@@ -90,6 +90,9 @@ def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) 
     def answer(event: Event) -> HttpResponse:
         try:
             owner = request_owner(event)
+            refused = InvalidRequest.unknown_parameters(event.get("queryStringParameters") or {}, ("after",))
+            if refused is not None:
+                raise refused
         except ApiError as error:
             return error_answer(error.status, error.type, error.message, details=error.details)
         release = _claim(slots, owner)

@@ -6,8 +6,10 @@ streaming function's routes above all, does not load Powertools' event handler t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
+
+from stepwise.inputs.text_policy import clean_text
 
 _MAX_PROBLEMS_IN_MESSAGE = 3
 
@@ -162,6 +164,14 @@ class InvalidRequest(ApiError):
     def of(cls, field: str, reason: str) -> InvalidRequest:
         """One problem with one field."""
         return cls([(field, reason)])
+
+    @classmethod
+    def unknown_parameters(cls, given: Iterable[str], known: Collection[str]) -> InvalidRequest | None:
+        """The 422 naming each query parameter of `given` that is not one of `known` (the route's), saying what
+        the route takes; None when every one is known."""
+        unknown = sorted(set(given) - set(known))
+        takes = f"not a parameter: this route takes {', '.join(sorted(known))}"
+        return cls([(f"{clean_text(name)} (query parameter)", takes) for name in unknown]) if unknown else None
 
 
 class RunFailed(ApiError):
