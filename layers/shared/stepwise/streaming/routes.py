@@ -90,7 +90,10 @@ def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) 
     def answer(event: Event) -> HttpResponse:
         try:
             owner = request_owner(event)
-            refused = InvalidRequest.unknown_parameters(event.get("queryStringParameters") or {}, ("after",))
+            given = event.get("multiValueQueryStringParameters") or {
+                name: [value] for name, value in (event.get("queryStringParameters") or {}).items()
+            }
+            refused = InvalidRequest.of_query(given, ("after",), ("after",))
             if refused is not None:
                 raise refused
         except ApiError as error:

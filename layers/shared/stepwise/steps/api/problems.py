@@ -6,7 +6,7 @@ streaming function's routes above all, does not load Powertools' event handler t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from stepwise.inputs.text_policy import clean_text
@@ -166,12 +166,21 @@ class InvalidRequest(ApiError):
         return cls([(field, reason)])
 
     @classmethod
-    def unknown_parameters(cls, given: Iterable[str], known: Collection[str]) -> InvalidRequest | None:
-        """The 422 naming each query parameter of `given` that is not one of `known` (the route's), saying what
-        the route takes; None when every one is known."""
-        unknown = sorted(set(given) - set(known))
-        takes = f"not a parameter: this route takes {', '.join(sorted(known))}"
-        return cls([(f"{clean_text(name)} (query parameter)", takes) for name in unknown]) if unknown else None
+    def of_query(
+        cls, given: Mapping[str, Sequence[str]], known: Collection[str], single: Collection[str] = ()
+    ) -> InvalidRequest | None:
+        """The 422 naming each query parameter of `given` (each name's values) that is not one of `known` (the
+        route's, saying what it takes), and each of `single` given more than once; None when all is well."""
+        problems = [
+            (f"{clean_text(name)} (query parameter)", f"not a parameter: this route takes {', '.join(sorted(known))}")
+            for name in sorted(set(given) - set(known))
+        ]
+        problems += [
+            (f"{name} (query parameter)", f"given {len(given[name])} times: it takes one value")
+            for name in sorted(single)
+            if len(given.get(name) or ()) > 1
+        ]
+        return cls(problems) if problems else None
 
 
 class RunFailed(ApiError):

@@ -74,15 +74,16 @@ def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: 
 
 
 def refuse_unknown_query_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
-    """Middleware: on a route that takes query parameters, one it does not take is a 422 naming it (a filter
-    misspelled, `stauts=FAILED`, would otherwise be ignored and the answer hold what it meant to leave out).
-    Routes that take none let any through: a client's own (a cache buster, Azure's `api-version`) changes
-    nothing there."""
+    """Middleware: on a route that takes query parameters, one it does not take is a 422 naming it (a misspelled
+    filter, `stauts=FAILED`, would otherwise be ignored and the answer hold what it meant to leave out). Routes
+    that take none let any through: a client's own (a cache buster, Azure's `api-version`) changes nothing there.
+    One of its own given twice is refused by the validation that runs first (`errors._validation_reason`)."""
     route = app.context.get("_route")
     dependant = getattr(route, "dependant", None)
     known = [field.alias for field in dependant.query_params] if dependant is not None else []
     if known:
-        refused = InvalidRequest.unknown_parameters(app.current_event.query_string_parameters or {}, known)
+        given = app.current_event.query_string_parameters or {}
+        refused = InvalidRequest.of_query({name: [value] for name, value in given.items()}, known)
         if refused is not None:
             raise refused
     return next_middleware(app)
