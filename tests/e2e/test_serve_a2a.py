@@ -21,10 +21,12 @@ from a2a.types import (
     Role,
     SendMessageRequest,
     StreamResponse,
+    SubscribeToTaskRequest,
     Task,
     TaskState,
 )
-from a2a.utils.errors import TaskNotFoundError
+from a2a.utils.constants import TransportProtocol
+from a2a.utils.errors import TaskNotFoundError, UnsupportedOperationError
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import native_assistant_config, script_tool_then_slow_answer, serve
@@ -204,3 +206,26 @@ def test_a_task_id_that_is_no_run_id_names_no_task(api: LocalApi) -> None:
     answer = httpx.post(f"{api.url}/a2a/assistant", json=rpc, headers={"x-api-key": "erin", "a2a-version": "1.0"})
     # Then it is not found (A2A's TaskNotFoundError), and no other route of the API was reached
     assert answer.json()["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize("binding", [TransportProtocol.JSONRPC, TransportProtocol.HTTP_JSON])
+def test_subscribing_to_a_task_that_ended_is_refused_before_any_event(
+    api: LocalApi, model_server: FakeOpenAIServer, binding: TransportProtocol
+) -> None:
+    # Given a completed task
+    model_server.enqueue(body=chat_completion(content="Done already."))
+    [response] = run(send(api.url, "frank", question("Quick one?"), streaming=False))
+    received: list[StreamResponse] = []
+
+    async def subscribe() -> None:
+        async with httpx.AsyncClient(headers={"x-api-key": "frank"}, timeout=30) as http:
+            config = ClientConfig(httpx_client=http, supported_protocol_bindings=[binding.value])
+            client = await ClientFactory(config).create_from_url(api.url)
+            async for event in client.subscribe(SubscribeToTaskRequest(id=response.task.id)):
+                received.append(event)
+
+    # When the SDK client subscribes to it, over each binding
+    with pytest.raises(UnsupportedOperationError, match="has ended"):
+        run(subscribe())
+    # Then it is the spec's UnsupportedOperationError, and nothing of the task was replayed before it
+    assert received == []

@@ -203,6 +203,21 @@ def test_a_step_running_at_the_cancellation_writes_nothing_that_moves_the_run_on
     assert [(step.iteration, step.kind) for step in steps] in ([], [(1, "llm")])
 
 
+def test_a_list_cursor_sent_with_other_filters_is_refused_and_with_another_limit_continues(api: LocalApi) -> None:
+    # Given two runs of a session, and the cursor after the first page of that session's runs
+    client = caller(api, "filter-switcher")
+    in_session = [post(client, f"turn {index}", session_id="switch-1") for index in range(2)]
+    cursor = client.get("/v1/runs", params={"session_id": "switch-1", "limit": 1}).json()["next_cursor"]
+    # When the next page is asked with the same filters and a larger page, then without the session filter
+    same = client.get("/v1/runs", params={"session_id": "switch-1", "limit": 5, "cursor": cursor})
+    other = client.get("/v1/runs", params={"limit": 5, "cursor": cursor})
+    # Then the first continues below the first page, and the second is refused naming the cursor and why
+    assert [run["run_id"] for run in same.json()["runs"]] == [in_session[0]]
+    assert other.status_code == 422
+    [error] = other.json()["error"]["details"]["errors"]
+    assert error["field"] == "cursor (query parameter)" and "other filters" in error["reason"]
+
+
 def in_first_iteration(client: httpx.Client, run_id: str) -> None:
     """Wait until the run's first iteration began (its model call, slow, is then in flight)."""
     deadline = time.monotonic() + 60
@@ -327,6 +342,21 @@ def test_streamed_events_arrive_as_steps_are_stored_and_end_with_the_run(api: Lo
     steps = [(data["iteration"], data["kind"]) for name, data, _ in received if name == "step"]
     assert steps == [(1, "llm"), (1, "parse"), (1, "tool"), (2, "llm"), (2, "parse")]
     assert (received[-1][0], received[-1][1]["status"], received[-1][1]["outcome"]) == ("end", "SUCCEEDED", "answered")
+
+
+def test_an_events_cursor_of_another_run_is_refused_naming_it(api: LocalApi) -> None:
+    # Given two runs of one caller, and a cursor the first one's events returned
+    client = caller(api, "cursor-mixer")
+    first, second = post(client, "quick"), post(client, "quick")
+    cursor = client.get(f"/v1/runs/{first}/events").json()["next_cursor"]
+    # When the second run's events are asked after it, as JSON and as a stream resumed with Last-Event-ID
+    polled = client.get(f"/v1/runs/{second}/events", params={"after": cursor})
+    streamed = client.get(f"/v1/runs/{second}/events", headers={"accept": "text/event-stream", "last-event-id": cursor})
+    # Then both are refused, naming where the cursor came and why, instead of skipping the run's steps
+    refusals = [answer.json()["error"]["details"]["errors"][0] for answer in (polled, streamed)]
+    assert (polled.status_code, streamed.status_code) == (422, 422)
+    assert [refusal["field"] for refusal in refusals] == ["after (query parameter)", "Last-Event-ID (header)"]
+    assert all("another run" in refusal["reason"] for refusal in refusals)
 
 
 def sse_steps_with_ids(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -157,3 +157,36 @@ def test_a_key_too_long_to_be_an_owner_is_refused_naming_the_header(api: LocalAp
     assert (response.status_code, error["details"]["errors"][0]["field"]) == (400, "x-api-key (header)")
     assert "5000 characters" in error["message"]
     assert items_in_table(api) == 0
+
+
+UNKNOWN = "not a parameter: this route takes "
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "accept", "field", "reason"),
+    [
+        ("/v1/runs", {"stauts": "FAILED"}, "application/json", "stauts", UNKNOWN),
+        ("/v1/approvals", {"cursr": "x"}, "application/json", "cursr", UNKNOWN),
+        ("/v1/runs/run-1/events", {"stauts": "FAILED"}, "application/json", "stauts", UNKNOWN),
+        ("/v1/runs/run-1/events", {"stauts": "FAILED"}, "text/event-stream", "stauts", UNKNOWN),
+        ("/v1/runs", {"profile": ["a", "b"]}, "application/json", "profile", "given 2 times: it takes one value"),
+        ("/v1/runs/run-1/events", {"after": ["a", "b"]}, "text/event-stream", "after", "given 2 times"),
+    ],
+    ids=["list", "approvals", "events", "events streamed", "a filter twice", "a cursor twice streamed"],
+)
+def test_a_query_parameter_a_route_does_not_take_or_given_twice_is_refused_naming_it(
+    api: LocalApi, path: str, params: dict[str, Any], accept: str, field: str, reason: str
+) -> None:
+    # When a route that takes query parameters is sent one it does not take (a misspelled filter), or one twice
+    response = httpx.get(api.url + path, params=params, headers={"x-api-key": "k", "accept": accept}, timeout=10)
+    # Then it is a 422 naming it and why, instead of an answer that ignored it or a reason that puzzles
+    [error] = response.json()["error"]["details"]["errors"]
+    assert (response.status_code, error["field"]) == (422, f"{field} (query parameter)")
+    assert error["reason"].startswith(reason)
+
+
+def test_a_route_without_query_parameters_lets_a_clients_own_through(api: LocalApi) -> None:
+    # When the models are listed with a parameter a client adds on its own (Azure's, a cache buster)
+    response = httpx.get(api.url + "/v1/models", params={"api-version": "2024-10-21"}, headers={"x-api-key": "k"})
+    # Then it is answered as without it
+    assert response.status_code == 200 and response.json()["data"]

@@ -4,6 +4,7 @@ waits."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +37,7 @@ def _request(store: ConversationStore, token: str, *, now: float = 1_900_000_000
 def test_a_waiting_call_marks_the_run_waiting_until_it_is_answered(store: ConversationStore) -> None:
     # Given a call stored as waiting, and the run marked so
     approval = _request(store, "token-1")
-    store.approvals.mark_waiting("run1")
+    store.approvals.mark_waiting(approval)
     waiting = store.require_run("run1").status
     # When it is approved and no other call waits
     store.approvals.answer(approval, "approved", reason="fine", by="alice")
@@ -116,7 +117,7 @@ def test_the_run_status_is_never_reopened_once_the_run_ended(store: Conversation
     # Given a run that ended
     store.finish_run(store.require_run("run1"), "SUCCEEDED", stop_reason="final_answer", answer="done")
     # When a late wait tries to mark it waiting / Then nothing changes
-    assert store.approvals.mark_waiting("run1") is False
+    assert store.approvals.mark_waiting(_request(store, "token-1")) is False
     assert store.require_run("run1").status == "SUCCEEDED"
 
 
@@ -126,7 +127,7 @@ def test_a_call_that_begins_to_wait_while_a_sibling_marks_the_run_running_keeps_
     # Given a run whose call 0 waited and was answered, and whose parallel call 1 begins to wait just as call
     # 0's settling marks the run RUNNING: after its listing found nothing waiting, before its write
     first = _request(store, "token-1")
-    store.approvals.mark_waiting("run1")
+    store.approvals.mark_waiting(first)
     store.approvals.answer(first, "approved", reason=None, by="alice")
     client, _ = dynamodb_table
     sibling = ToolCall(id="call_1_1", name="transfer", arguments={"amount": 7})
@@ -136,7 +137,7 @@ def test_a_call_that_begins_to_wait_while_a_sibling_marks_the_run_running_keeps_
             return
         client.meta.events.unregister("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
         now = 1_900_000_000.0
-        store.approvals.request(
+        waiting = store.approvals.request(
             "run1",
             1,
             1,
@@ -147,7 +148,7 @@ def test_a_call_that_begins_to_wait_while_a_sibling_marks_the_run_running_keeps_
             timeout_at=now + 600,
             expires_at=2_000_000_000,
         )
-        store.approvals.mark_waiting("run1")
+        store.approvals.mark_waiting(waiting)
 
     client.meta.events.register("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
     # When call 0's settling marks the run running unless a call waits
@@ -155,3 +156,41 @@ def test_a_call_that_begins_to_wait_while_a_sibling_marks_the_run_running_keeps_
     # Then the run is WAITING_APPROVAL, as call 1 waits (it read RUNNING while a call waited)
     assert [approval.pending for approval in store.approvals.list("run1")] == [False, True]
     assert store.require_run("run1").status == "WAITING_APPROVAL"
+
+
+def test_a_sibling_answered_as_the_settling_marks_the_run_back_waiting_leaves_it_running(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given call 0 answered, and a parallel call 1 stored as waiting just as call 0's settling marks the run
+    # RUNNING; and call 1 answered (the API marking the run running unless a call waits) just before the
+    # settling, having found it waiting, marks the run back WAITING_APPROVAL
+    first = _request(store, "token-1")
+    store.approvals.mark_waiting(first)
+    store.approvals.answer(first, "approved", reason=None, by="alice")
+    client, _ = dynamodb_table
+    now = 1_900_000_000.0
+    sibling = ToolCall(id="call_1_1", name="transfer", arguments={"amount": 7})
+
+    def sibling_begins_to_wait(params: dict[str, Any], **_: Any) -> None:
+        if params.get("ExpressionAttributeValues", {}).get(":status") != {"S": "RUNNING"}:
+            return
+        client.meta.events.unregister("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
+        store.approvals.request(
+            "run1", 1, 1, sibling, owner="alice", token="t2", now=now, timeout_at=now + 600, expires_at=2_000_000_000
+        )
+        client.meta.events.register("before-parameter-build.dynamodb", sibling_answered)
+
+    def sibling_answered(params: dict[str, Any], **_: Any) -> None:
+        if '":status": {"S": "WAITING_APPROVAL"}' not in json.dumps(params):
+            return
+        client.meta.events.unregister("before-parameter-build.dynamodb", sibling_answered)
+        [waiting] = [approval for approval in store.approvals.list("run1") if approval.pending]
+        store.approvals.answer(waiting, "approved", reason=None, by="alice")
+        store.approvals.mark_running_unless_waiting("run1")
+
+    client.meta.events.register("before-parameter-build.dynamodb.UpdateItem", sibling_begins_to_wait)
+    # When call 0's settling marks the run running unless a call waits
+    store.approvals.mark_running_unless_waiting("run1")
+    # Then no call waits, and the run is RUNNING: not WAITING_APPROVAL with nothing to approve
+    assert [approval.status for approval in store.approvals.list("run1")] == ["approved", "approved"]
+    assert store.require_run("run1").status == "RUNNING"

@@ -1,12 +1,15 @@
-"""The order and completeness of a run's events, whatever order its steps were stored in."""
+"""The order and completeness of a run's events, whatever order its steps were stored in; and their cursors."""
 
 from __future__ import annotations
 
 import base64
 import json
 
+import pytest
+
 from stepwise.models.run import StepRecord
 from stepwise.steps.api.events import decode_events_cursor, deliverable_steps, encode_events_cursor
+from stepwise.steps.api.problems import InvalidRequest
 
 
 def steps_of_an_iteration_with_two_parallel_calls(*, tools_stored: tuple[int, ...]) -> list[StepRecord]:
@@ -66,9 +69,27 @@ def test_a_model_calls_reasoning_goes_out_with_it_before_its_decision_is_read() 
     assert [step.kind for step in delivered] == ["llm", "reasoning"]
 
 
-def test_a_cursor_handed_out_before_the_reasoning_step_existed_still_continues_after_its_step() -> None:
-    # Given a version-1 cursor after the decision of iteration 2 (kinds then counted llm, parse, tool, format)
-    version_1 = base64.urlsafe_b64encode(json.dumps({"v": 1, "p": [2, 1, -1]}).encode()).decode().rstrip("=")
-    # When it is read / Then it names the same place: after that decision, before its tool calls
-    assert decode_events_cursor(version_1) == (2, 2, -1)
-    assert decode_events_cursor(encode_events_cursor((2, 2, -1))) == (2, 2, -1)
+def test_a_cursor_continues_the_run_it_was_returned_for() -> None:
+    # Given a cursor returned for run A after the decision of its iteration 2
+    cursor = encode_events_cursor("run-a", (2, 2, -1))
+    # When run A's events are asked after it / Then it names that place
+    assert decode_events_cursor(cursor, "run-a") == (2, 2, -1)
+
+
+def test_a_cursor_of_another_run_is_refused_naming_the_field_and_why() -> None:
+    # Given a cursor returned for run A
+    cursor = encode_events_cursor("run-a", (2, 2, -1))
+    # When run B's events are asked after it
+    with pytest.raises(InvalidRequest) as refused:
+        decode_events_cursor(cursor, "run-b", field="Last-Event-ID (header)")
+    # Then it is refused, naming the field it came in and that it is another run's
+    [error] = refused.value.details["errors"]
+    assert error["field"] == "Last-Event-ID (header)" and "another run" in error["reason"]
+
+
+def test_a_cursor_that_names_no_run_is_refused() -> None:
+    # Given a cursor of the format that named no run (version 2)
+    unbound = base64.urlsafe_b64encode(json.dumps({"v": 2, "p": [2, 2, -1]}).encode()).decode().rstrip("=")
+    # When a run's events are asked after it / Then it is not a cursor this API returns
+    with pytest.raises(InvalidRequest, match="not a cursor this API returned"):
+        decode_events_cursor(unbound, "run-a")

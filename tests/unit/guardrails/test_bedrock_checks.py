@@ -122,3 +122,21 @@ def test_log_only_records_every_rule_and_changes_nothing(bedrock: tuple[Any, Stu
     ]
     assert checked.text == "my password is 4111111111111111"
     assert not checked.blocked
+
+
+@pytest.mark.parametrize("text", ["", " \n\t"], ids=["empty", "blank"])
+def test_a_text_with_nothing_to_check_is_not_sent_and_the_rule_is_named_as_skipped(
+    bedrock: tuple[Any, Stubber], text: str
+) -> None:
+    # Given an output rule naming a guardrail (no answer stubbed: a request would fail, and so block)
+    client, _ = bedrock
+    guardrails = Guardrails.model_validate({"output": [GUARDRAIL]})
+    # When an empty or blank answer is checked
+    checked = check_text(text, guardrails, "output", bedrock=lambda region: client)
+    # Then nothing is blocked or changed, and the rule is recorded as not asked
+    assert (checked.blocked, checked.text, checked.interventions, checked.skipped) == (
+        False,
+        text,
+        [],
+        ["bedrock:gr1a2b3c:1"],
+    )

@@ -3,6 +3,7 @@ deadline), the wait stores it, and ToolInvoke runs it only once approved."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,3 +148,35 @@ def test_a_call_refused_without_a_person_answering_does_not_tell_the_model_an_ap
     assert not (config_dir / "launched.txt").exists()
     assert "approver" not in observation
     assert "needs approval, and none could be obtained" in observation and reason in observation
+
+
+def test_a_call_answered_before_its_wait_marks_the_run_leaves_the_run_running(
+    dynamodb_table: tuple[Any, str], config_dir: Path
+) -> None:
+    # Given a parsed call that needs approval, and an answer that lands after its wait stored it and before the
+    # wait marks the run WAITING_APPROVAL: the API records it (and marks the run running unless a call waits),
+    # and Step Functions, told, runs ToolInvoke, which settles the call
+    clock = Clock(seconds_left=300)
+    runtime = runtime_for(dynamodb_table, config_dir, clock)
+    payload = parsed(runtime, clock)
+    item = {"run_id": payload.run_id, "iteration": payload.iteration, "index": 0, "call": payload.calls[0]}
+    client, _ = dynamodb_table
+    event_name = "before-parameter-build.dynamodb"
+
+    def answered_first(params: dict[str, Any], **_: Any) -> None:
+        if '":status": {"S": "WAITING_APPROVAL"}' not in json.dumps(params):
+            return
+        client.meta.events.unregister(event_name, answered_first)
+        approvals = runtime.store.approvals
+        [waiting] = approvals.list(payload.run_id)
+        approvals.answer(waiting, "approved", reason=None, by="alice")
+        approvals.mark_running_unless_waiting(payload.run_id)
+        tool_invoke(ToolInvokeEvent.model_validate(item | {"approval": {"approved": True}}), runtime)
+
+    client.meta.events.register(event_name, answered_first)
+    # When the wait-for-approval task runs
+    await_approval(ApprovalWaitEvent.model_validate(item | {"task_token": "token-1"}), runtime)
+    # Then the call ran once approved, and the run is RUNNING: not WAITING_APPROVAL with nothing to approve
+    assert [approval.status for approval in runtime.store.approvals.list(payload.run_id)] == ["approved"]
+    assert (config_dir / "launched.txt").exists()
+    assert runtime.store.require_run(payload.run_id).status == "RUNNING"

@@ -188,7 +188,7 @@ def test_the_developer_guides_other_events_are_refused_naming_the_status(runtime
 def wait_for_approval(runtime: StepRuntime, run_id: str, index: int) -> None:
     """Call `index` of the run's first iteration waits for alice's approval, as ToolInvoke's wait stores it."""
     meta = runtime.store.begin_iteration(run_id, 1)
-    runtime.store.approvals.request(
+    approval = runtime.store.approvals.request(
         run_id,
         1,
         index,
@@ -199,7 +199,7 @@ def wait_for_approval(runtime: StepRuntime, run_id: str, index: int) -> None:
         timeout_at=1000.0 + 3600,
         expires_at=meta.expires_at,
     )
-    runtime.store.approvals.mark_waiting(run_id)
+    runtime.store.approvals.mark_waiting(approval)
 
 
 def indexed_runs(dynamodb_table: tuple[Any, str], owner: str) -> list[str]:

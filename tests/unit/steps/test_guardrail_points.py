@@ -174,6 +174,22 @@ def test_a_blocked_tool_result_is_replaced_by_the_notice_before_it_is_stored(
     assert step.guardrail is not None and [a.detail for a in step.guardrail.actions] == ["aws_key=1", "aws_key=1"]
 
 
+def test_an_empty_tool_result_goes_on_without_asking_a_bedrock_guardrail(
+    dynamodb_table: tuple[Any, str], tmp_path: Path, bedrock: tuple[Any, Stubber]
+) -> None:
+    # Given a profile whose tool results go through a Bedrock guardrail (no answer stubbed: a request would fail,
+    # as ApplyGuardrail refuses an empty text block, and a guardrail that cannot be asked blocks)
+    client, _ = bedrock
+    guardrails = {"tool_results": [{"bedrock": {"id": "gr1a2b3c", "version": "3"}}], "tool_notice": "[withheld]"}
+    runtime = runtime_with(dynamodb_table, tmp_path, guardrails, OneReply("unused"), client)
+    meta = create_run(runtime, messages=[ChatMessage(role="user", content="touch it")], owner="o", profile="default")
+    # When a call's result is empty
+    content, error = guard_observation(runtime, meta, 1, 0, "", None)
+    # Then it goes on as it is, unblocked, and no guardrail step was written
+    assert (content, error) == ("", None)
+    assert [step.kind for step in runtime.store.list_steps(meta.run_id)] == []
+
+
 def test_a_run_whose_every_tool_result_was_withheld_does_not_succeed_with_the_notice_as_its_answer(
     dynamodb_table: tuple[Any, str], tmp_path: Path
 ) -> None:

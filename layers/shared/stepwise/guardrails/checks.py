@@ -39,6 +39,8 @@ class Checked:
     interventions: list[Intervention] = field(default_factory=list)
     # the text a blocking Bedrock guardrail gave in its place (its blocked message), if any
     replacement: str | None = None
+    # the Bedrock rules not asked because the text had nothing to check (empty or blank), by name
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -74,7 +76,11 @@ def check_text(
             checked.blocked = True
         elif isinstance(rule, BedrockRule):
             client = bedrock(rule.bedrock.region) if bedrock is not None else None
-            if client is None:
+            if not current.strip():
+                # nothing a policy could act on; the service is reported to refuse an empty text block (botocore's
+                # model sets no minimum), and a refused request would block this text as an unreachable guardrail
+                checked.skipped.append(rule.name)
+            elif client is None:
                 checked.interventions.append(Intervention(rule.name, "blocked", "no Bedrock client"))
                 checked.blocked = True
             else:

@@ -123,7 +123,8 @@ def await_approval(event: ApprovalWaitEvent, runtime: StepRuntime) -> dict[str, 
     if not approval.pending:
         approvals.mark_running_unless_waiting(event.run_id)
         raise ApprovalSettled(f"call {call.id} was already {approval.status}")
-    approvals.mark_waiting(event.run_id)
+    # not marked when the call was answered since it was stored: the answer's Step Functions callback goes on
+    approvals.mark_waiting(approval)
     metrics.add_metric(name="ApprovalsRequested", unit="Count", value=1)
     logger.info("waiting for approval", extra={"run_id": event.run_id, "tool": call.name, "call_id": call.id})
     return {"call_id": call.id, "waiting": True}

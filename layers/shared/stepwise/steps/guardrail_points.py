@@ -56,7 +56,12 @@ def check(runtime: StepRuntime, profile: str, guardrails: Guardrails, point: Gua
     def client_for(region: str | None) -> Any:
         return runtime.guardrail_client(region or profile_region)
 
-    return check_text(text, guardrails, point, bedrock=client_for)
+    checked = check_text(text, guardrails, point, bedrock=client_for)
+    if checked.skipped:
+        logger.info(
+            "guardrail not asked: the text is empty", extra={"point": point, "rules": ", ".join(checked.skipped)}
+        )
+    return checked
 
 
 def record_interventions(

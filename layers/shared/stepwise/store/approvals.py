@@ -5,8 +5,8 @@ API with a conditional update (pending -> approved or denied, so a second answer
 with a check that the run is still open (so of an answer and the run's cancellation, one comes first), and
 settled by ToolInvoke when the wait ended otherwise (timed out, or answered straight through Step Functions).
 ToolInvoke marks the outcome it acts on consumed, after which the API never undoes the answer. META is
-`WAITING_APPROVAL` while a call waits and back to `RUNNING` once none does; both writes are conditional
-on those statuses, so they never reopen an ended run.
+`WAITING_APPROVAL` while a call waits (in one transaction with a check that the call does) and back to
+`RUNNING` once none does; both writes are conditional on those statuses, so they never reopen an ended run.
 
 While it is pending the item also carries `waiting_owner` and `waiting_order`, the keys of the sparse
 `WaitingApprovalsByOwner` index: every write that takes it out of `pending` removes `waiting_owner` in the
@@ -305,19 +305,22 @@ class ApprovalStore:
             raise ApprovalNotPending(current or approval) from None
         return _to_approval(deserialize_item(response["Attributes"]))
 
-    def _set_status(self, run_id: str, status: str, allowed: tuple[str, ...]) -> bool:
+    def _status_update(self, run_id: str, status: str, allowed: tuple[str, ...]) -> dict[str, Any]:
+        """The update of META's status to `status`, conditional on its being one of `allowed`."""
         values = {f":from{index}": serialize_value(each) for index, each in enumerate(allowed)}
+        return {
+            "TableName": self._db.name,
+            "Key": serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
+            "UpdateExpression": "SET #status = :status, updated_at = :now",
+            "ConditionExpression": f"attribute_exists(pk) AND #status IN ({', '.join(values)})",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": values
+            | {":status": serialize_value(status), ":now": serialize_value(self._now_iso())},
+        }
+
+    def _set_status(self, run_id: str, status: str, allowed: tuple[str, ...]) -> bool:
         try:
-            self._db.call(
-                "update_item",
-                TableName=self._db.name,
-                Key=serialize_item({"pk": keys.run_pk(run_id), "sk": keys.META_SK}),
-                UpdateExpression="SET #status = :status, updated_at = :now",
-                ConditionExpression=f"attribute_exists(pk) AND #status IN ({', '.join(values)})",
-                ExpressionAttributeNames={"#status": "status"},
-                ExpressionAttributeValues=values
-                | {":status": serialize_value(status), ":now": serialize_value(self._now_iso())},
-            )
+            self._db.call("update_item", **self._status_update(run_id, status, allowed))
         except ClientError as exc:
             if not condition_failed(exc):
                 raise
@@ -348,9 +351,33 @@ class ApprovalStore:
             withdrawn += 1
         return withdrawn
 
-    def mark_waiting(self, run_id: str) -> bool:
-        """META to WAITING_APPROVAL, unless the run ended (or is not yet RUNNING); False when not changed."""
-        return self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING", "WAITING_APPROVAL"))
+    def mark_waiting(self, approval: Approval) -> bool:
+        """META to WAITING_APPROVAL while `approval` still waits with its token, unless the run ended (or is not
+        yet RUNNING); False when not changed. With the check of the call in one transaction, an answer stored
+        just before (whose `mark_running_unless_waiting` found nothing to undo) leaves the run RUNNING."""
+        waits = {
+            "TableName": self._db.name,
+            "Key": self._key(approval.run_id, approval.iteration, approval.index),
+            "ConditionExpression": "#status = :pending AND task_token = :token",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
+                ":pending": serialize_value("pending"),
+                ":token": serialize_value(approval.task_token),
+            },
+        }
+        mark = self._status_update(approval.run_id, "WAITING_APPROVAL", ("RUNNING", "WAITING_APPROVAL"))
+        for _ in range(_CONFLICTS_TOLERATED):
+            try:
+                self._db.call("transact_write_items", TransactItems=[{"Update": mark}, {"ConditionCheck": waits}])
+            except ClientError as exc:
+                if error_code(exc) != "TransactionCanceledException":
+                    raise
+                reasons = [cause.get("Code") for cause in exc.response["CancellationReasons"]]
+                if "ConditionalCheckFailed" in reasons:
+                    return False
+                continue  # another write of the run or the call at that instant (TransactionConflict)
+            return True
+        raise StoreTransientError(f"marking run {approval.run_id} waiting kept meeting other writes of it")
 
     def mark_running_unless_waiting(self, run_id: str) -> bool:
         """META back to RUNNING when no call of the run waits for approval any more.
@@ -363,7 +390,8 @@ class ApprovalStore:
             return False
         if not self._set_status(run_id, "RUNNING", ("WAITING_APPROVAL",)):
             return False
-        if any(approval.pending for approval in self.list(run_id)):
-            self._set_status(run_id, "WAITING_APPROVAL", ("RUNNING",))
+        waiting = next((approval for approval in self.list(run_id) if approval.pending), None)
+        if waiting is not None:
+            self.mark_waiting(waiting)
             return False
         return True

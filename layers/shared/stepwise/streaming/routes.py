@@ -20,9 +20,9 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from stepwise.steps.api.events import event_stream, follow_run
+from stepwise.steps.api.events import CURSOR_FIELD, event_stream, follow_run
 from stepwise.steps.api.ownership import request_owner
-from stepwise.steps.api.problems import ApiError
+from stepwise.steps.api.problems import ApiError, InvalidRequest
 from stepwise.steps.runtime import StepRuntime
 from stepwise.streaming.answers import Event, Hangup, HttpResponse, StreamRoute, error_answer, proxy_response
 from stepwise.streaming.slots import HeldStream, StreamSlots
@@ -30,6 +30,7 @@ from stepwise.streaming.slots import HeldStream, StreamSlots
 EVENTS_RESOURCE = "/v1/runs/{run_id}/events"
 CHAT_RESOURCE = "/v1/chat/completions"
 EVENT_STREAM = "text/event-stream"
+LAST_EVENT_ID_FIELD = "Last-Event-ID (header)"
 # an SSE answer must reach the client as it is written: no caching, no proxy buffering
 _SSE_HEADERS = [("content-type", EVENT_STREAM), ("cache-control", "no-cache"), ("x-accel-buffering", "no")]
 
@@ -64,12 +65,16 @@ def _streamed(
     return HttpResponse(200, [*_SSE_HEADERS, *headers], HeldStream(body, release), closing=closing, hangup=hangup)
 
 
-def _resumed_after(event: Event) -> str | None:
-    """Where a stream starts: after the `Last-Event-ID` a reconnecting client sends (each step's id is the
-    cursor right after it), else after the `after` query parameter, else at the run's first step.
+def _resumed_after(event: Event) -> tuple[str | None, str]:
+    """Where a stream starts, and the name of what said so: after the `Last-Event-ID` a reconnecting client
+    sends (each step's id is the cursor right after it), else after the `after` query parameter, else at the
+    run's first step.
 
     The header wins: `EventSource` reconnects to the URL it first opened, whose `after` is older."""
-    return _header(event, "last-event-id") or (event.get("queryStringParameters") or {}).get("after") or None
+    resumed = _header(event, "last-event-id")
+    if resumed:
+        return resumed, LAST_EVENT_ID_FIELD
+    return (event.get("queryStringParameters") or {}).get("after") or None, CURSOR_FIELD
 
 
 def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) -> StreamRoute:
@@ -85,19 +90,27 @@ def events_stream_route(runtime: StepRuntime, slots: StreamSlots | None = None) 
     def answer(event: Event) -> HttpResponse:
         try:
             owner = request_owner(event)
+            given = event.get("multiValueQueryStringParameters") or {
+                name: [value] for name, value in (event.get("queryStringParameters") or {}).items()
+            }
+            refused = InvalidRequest.of_query(given, ("after",), ("after",))
+            if refused is not None:
+                raise refused
         except ApiError as error:
             return error_answer(error.status, error.type, error.message, details=error.details)
         release = _claim(slots, owner)
         if isinstance(release, HttpResponse):
             return release
         hangup = Hangup()
+        after, cursor_field = _resumed_after(event)
         try:
             reads = follow_run(
                 runtime,
                 owner=owner,
                 run_reference=(event.get("pathParameters") or {}).get("run_id", ""),
-                after=_resumed_after(event),
+                after=after,
                 sleep=hangup.sleep,
+                cursor_field=cursor_field,
             )
         except ApiError as error:
             release()

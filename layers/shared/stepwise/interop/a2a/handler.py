@@ -45,6 +45,7 @@ from a2a.types import (
     TaskNotCancelableError,
     TaskNotFoundError,
     TaskPushNotificationConfig,
+    TaskState,
     UnsupportedOperationError,
 )
 from a2a.utils.errors import ExtendedAgentCardNotConfiguredError
@@ -97,8 +98,16 @@ class RunsRequestHandler(RequestHandler):
     async def on_subscribe_to_task(
         self, params: SubscribeToTaskRequest, context: ServerCallContext
     ) -> AsyncGenerator[Event]:
-        """Follow a task from its first step, as a streamed send does."""
-        async for event in self._follow(_caller(context), params.id, context):
+        """Follow a task from its first step, as a streamed send does; a task that ended is refused (the spec's
+        `UnsupportedOperationError`: nothing more will happen to it; get-task reads it), before any event."""
+        caller = _caller(context)
+        task = await self._task(caller, params.id, context)
+        if task.status.state in tasks.TERMINAL:
+            raise UnsupportedOperationError(
+                f"task {params.id} has ended ({TaskState.Name(task.status.state)}): there is nothing to subscribe "
+                "to; get the task to read it"
+            )
+        async for event in self._follow(caller, params.id, context, task):
             yield event
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
@@ -184,10 +193,13 @@ class RunsRequestHandler(RequestHandler):
             raise TaskNotFoundError(f"no task {run_id} of agent {context.state[PROFILE_STATE]}")
         return tasks.task_of(answer.body)
 
-    async def _follow(self, caller: ApiCaller, run_id: str, context: ServerCallContext) -> AsyncGenerator[Event]:
-        """The task, then its steps as they are stored; at its end its artifacts and final status. A run
-        that waits for a person ends the stream with that status (subscribe again to follow it on)."""
-        task = await self._task(caller, run_id, context)
+    async def _follow(
+        self, caller: ApiCaller, run_id: str, context: ServerCallContext, task: Task | None = None
+    ) -> AsyncGenerator[Event]:
+        """The task (read now unless given), then its steps as they are stored; at its end its artifacts and
+        final status. A run that waits for a person ends the stream with that status (subscribe again to
+        follow it on)."""
+        task = task or await self._task(caller, run_id, context)
         yield task
         cursor = ""
         index = 0

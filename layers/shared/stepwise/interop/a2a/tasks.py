@@ -39,6 +39,15 @@ STATES: dict[str, TaskState] = {
     "CANCELLED": TaskState.TASK_STATE_CANCELED,
 }
 ENDED = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"})
+# The states after which nothing more happens to a task (the spec's terminal states).
+TERMINAL = frozenset(
+    {
+        TaskState.TASK_STATE_COMPLETED,
+        TaskState.TASK_STATE_FAILED,
+        TaskState.TASK_STATE_CANCELED,
+        TaskState.TASK_STATE_REJECTED,
+    }
+)
 WAITING = frozenset({"WAITING_APPROVAL", "WAITING_BUDGET", "PAUSED"})
 # The states a blocking send returns at: the run ended, or waits for a person.
 SETTLED = frozenset(

@@ -34,7 +34,7 @@ Messages never quote the caller's input: pydantic's `input` is dropped from vali
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -108,11 +108,21 @@ def is_json_content_type(content_type: str) -> bool:
     return media_type in ("", "application/json")
 
 
+def _validation_reason(error: Mapping[str, Any]) -> str:
+    """Why a value was refused; a query parameter of one value given several times is said so (Powertools
+    passes a repeated one as the list of its values, which the parameter's type then refuses)."""
+    given = error.get("input")
+    location = error.get("loc", ())
+    if location and location[0] == "query" and isinstance(given, list) and len(given) > 1:
+        return f"given {len(given)} times: it takes one value"
+    return reason_of(error)
+
+
 def _from_validation(exc: RequestValidationError) -> ApiError:
     errors = list(exc.errors())
     if any(error.get("type") == "json_invalid" for error in errors):
         return InvalidJson("the body is not valid JSON")
-    return InvalidRequest([(_field_name(error.get("loc", ())), reason_of(error)) for error in errors])
+    return InvalidRequest([(_field_name(error.get("loc", ())), _validation_reason(error)) for error in errors])
 
 
 def as_api_error(exc: Exception, *, content_type: str = "") -> ApiError:

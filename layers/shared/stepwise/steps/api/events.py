@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -25,15 +26,17 @@ from stepwise.steps.guardrail_points import shown_guardrails, step_screen
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.trace import step_order
 
-# Version 2 counts the `reasoning` step among the kinds of a position; a version-1 cursor is read as it was meant.
-CURSOR_VERSION = 2
-_V1_KIND_ORDER = (0, 2, 3, 4)
+# Version 3 names the run a cursor was returned for: a cursor of another run is refused, not read as a place in
+# this one (it would skip this run's steps before it). Versions 1 and 2 named no run; nothing stores them.
+CURSOR_VERSION = 3
 STREAM_POLL_SECONDS = 0.2
 # An SSE comment line sent when nothing was stored for this long: API Gateway closes a streamed answer idle
 # for 30 s (edge-optimized endpoint; 5 min regional), and a model call can take longer than that.
 KEEPALIVE_SECONDS = 10.0
 KEEPALIVE_FRAME = b": keep-alive\n\n"
-_CURSOR_FIELD = "after (query parameter)"
+CURSOR_FIELD = "after (query parameter)"
+_NOT_A_CURSOR = "not a cursor this API returned"
+_ANOTHER_RUNS = "a cursor of another run: a cursor continues only the events of the run it was returned for"
 
 Position = tuple[int, int, int]
 _START: Position = (0, -1, -1)
@@ -43,34 +46,40 @@ def _position(step: StepRecord) -> Position:
     return step_order(step)
 
 
-def encode_events_cursor(position: Position) -> str:
-    """The opaque cursor that continues after the step at `position`."""
-    document = json.dumps({"v": CURSOR_VERSION, "p": list(position)}, separators=(",", ":"))
+def _run_tag(run_id: str) -> str:
+    """What a cursor keeps of its run: enough to tell it from another, short enough for a URL."""
+    return hashlib.sha256(run_id.encode("utf-8")).hexdigest()[:16]
+
+
+def encode_events_cursor(run_id: str, position: Position) -> str:
+    """The opaque cursor that continues after the step at `position` of run `run_id`."""
+    document = json.dumps({"v": CURSOR_VERSION, "r": _run_tag(run_id), "p": list(position)}, separators=(",", ":"))
     return base64.urlsafe_b64encode(document.encode("utf-8")).decode("ascii").rstrip("=")
 
 
-def decode_events_cursor(cursor: str) -> Position:
-    """The position a cursor names; 422 naming `after` for anything this API did not hand out."""
+def decode_events_cursor(cursor: str, run_id: str, *, field: str = CURSOR_FIELD) -> Position:
+    """The position a cursor of run `run_id` names; 422 naming `field` for anything this API did not hand out,
+    and for a cursor it handed out for another run."""
     try:
         document = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode("ascii")))
     except (ValueError, binascii.Error, UnicodeError):
-        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
-    position = document.get("p") if isinstance(document, dict) else None
-    version = document.get("v") if isinstance(document, dict) else None
+        raise InvalidRequest.of(field, _NOT_A_CURSOR) from None
+    if not isinstance(document, dict):
+        raise InvalidRequest.of(field, _NOT_A_CURSOR)
+    position = document.get("p")
+    tag = document.get("r")
     valid = (
-        version in (1, CURSOR_VERSION)
+        document.get("v") == CURSOR_VERSION
+        and isinstance(tag, str)
         and isinstance(position, list)
         and len(position) == 3
         and all(isinstance(part, int) and not isinstance(part, bool) and -1 <= part <= 100_000 for part in position)
     )
     if not valid or position is None:
-        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
-    kind = position[1]
-    if version == 1:
-        if not 0 <= kind < len(_V1_KIND_ORDER):
-            raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
-        kind = _V1_KIND_ORDER[kind]
-    return (position[0], kind, position[2])
+        raise InvalidRequest.of(field, _NOT_A_CURSOR)
+    if tag != _run_tag(run_id):
+        raise InvalidRequest.of(field, _ANOTHER_RUNS)
+    return (position[0], position[1], position[2])
 
 
 def deliverable_steps(steps: list[StepRecord], *, ended: bool) -> list[StepRecord]:
@@ -109,11 +118,14 @@ def run_events(
     run_reference: str,
     after: str | None,
     grace_seconds: float = LOST_RUN_GRACE_SECONDS,
+    cursor_field: str = CURSOR_FIELD,
 ) -> RunEvents:
-    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, and whether the run has ended."""
+    """`GET /v1/runs/{run_id}/events`: the steps stored after the cursor, and whether the run has ended.
+
+    `cursor_field` is where the request carried `after` (the stream's `Last-Event-ID` header), for its error."""
     store = runtime.store
     run_id = parse_run_reference(run_reference)
-    start = decode_events_cursor(after) if after else _START
+    start = decode_events_cursor(after, run_id, field=cursor_field) if after else _START
     # META first: a step stored after this read is delivered next time, never lost between the two reads
     meta = visible_run(store, run_id, owner)
     status, _ = reported_status(meta, now=runtime.clock(), grace_seconds=grace_seconds)
@@ -130,8 +142,8 @@ def run_events(
         done=ended,
         outcome=reported_outcome(meta, status),
         events=[screen(trace_step(step)) for step in fresh],
-        next_cursor=encode_events_cursor(last),
-    ).with_cursors([encode_events_cursor(_position(step)) for step in fresh])
+        next_cursor=encode_events_cursor(run_id, last),
+    ).with_cursors([encode_events_cursor(run_id, _position(step)) for step in fresh])
 
 
 def follow_run(
@@ -142,13 +154,14 @@ def follow_run(
     after: str | None,
     poll_seconds: float = STREAM_POLL_SECONDS,
     sleep: Callable[[float], None] = time.sleep,
+    cursor_field: str = CURSOR_FIELD,
 ) -> Iterator[RunEvents]:
     """Each read of the run's new steps, polling the store until the run has ended (the last read is `done`).
 
-    The first read happens here, so a run the caller may not see (404) or a bad cursor (422) raises
-    before the iterator is handed out.
+    The first read happens here, so a run the caller may not see (404) or a bad cursor (422, naming
+    `cursor_field`) raises before the iterator is handed out.
     """
-    first = run_events(runtime, owner=owner, run_reference=run_reference, after=after)
+    first = run_events(runtime, owner=owner, run_reference=run_reference, after=after, cursor_field=cursor_field)
 
     def reads() -> Iterator[RunEvents]:
         answer = first

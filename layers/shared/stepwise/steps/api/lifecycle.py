@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import re
 
@@ -26,29 +27,51 @@ from stepwise.store import RunAlreadyEnded
 from stepwise.store.run_filters import RunFilter
 from stepwise.telemetry.observability import logger
 
-CURSOR_VERSION = 1
+# Version 2 names the filters a cursor was returned under: sent with others it is refused, not read as a
+# place in another listing (it would skip that listing's newer runs). A version-1 cursor, from before, is read
+# as it was meant: the console keeps cursors in the page's address, which a bookmark keeps.
+CURSOR_VERSION = 2
+_UNBOUND_VERSION = 1
 _RUN_ORDER = re.compile(r"^\d{4}-\d{2}-\d{2}T[0-9:.]+Z#[A-Za-z0-9_-]{1,80}$")
 _CURSOR_FIELD = "cursor (query parameter)"
+_NOT_A_CURSOR = "not a cursor this API returned"
+_OTHER_FILTERS = (
+    "a cursor of a listing with other filters: send it with the status, session_id and filters of the request "
+    "that returned it (only limit may change), or leave it out to start again"
+)
 
 
-def encode_cursor(run_order: str) -> str:
-    """The opaque cursor that continues a listing below `run_order`."""
-    document = json.dumps({"v": CURSOR_VERSION, "after": run_order}, separators=(",", ":"))
+def listing_tag(status: RunStatus | None, session_id: str | None, filters: RunFilter | None) -> str:
+    """What a cursor keeps of the listing it was returned for: its filters, as a short digest."""
+    chosen = (filters or RunFilter()).model_dump(mode="json", exclude={"status", "lost_deadline_before"})
+    document = json.dumps({"status": status, "session_id": session_id, **chosen}, sort_keys=True)
+    return hashlib.sha256(document.encode("utf-8")).hexdigest()[:16]
+
+
+def encode_cursor(run_order: str, listing: str) -> str:
+    """The opaque cursor that continues the listing `listing` (`listing_tag`) below `run_order`."""
+    document = json.dumps({"v": CURSOR_VERSION, "q": listing, "after": run_order}, separators=(",", ":"))
     return base64.urlsafe_b64encode(document.encode("utf-8")).decode("ascii").rstrip("=")
 
 
-def decode_cursor(cursor: str) -> str:
-    """The position a cursor holds; 422 naming the cursor for anything this API did not hand out."""
+def decode_cursor(cursor: str, listing: str) -> str:
+    """The position a cursor of the listing `listing` holds; 422 naming the cursor for anything this API did not
+    hand out, and for a cursor it handed out for a listing with other filters."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         document = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
     except (ValueError, binascii.Error, UnicodeError):
-        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned") from None
+        raise InvalidRequest.of(_CURSOR_FIELD, _NOT_A_CURSOR) from None
     if not isinstance(document, dict):
-        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+        raise InvalidRequest.of(_CURSOR_FIELD, _NOT_A_CURSOR)
     position = document.get("after")
-    if document.get("v") != CURSOR_VERSION or not isinstance(position, str) or not _RUN_ORDER.fullmatch(position):
-        raise InvalidRequest.of(_CURSOR_FIELD, "not a cursor this API returned")
+    version = document.get("v")
+    bound = version == CURSOR_VERSION and isinstance(document.get("q"), str)
+    readable = isinstance(position, str) and _RUN_ORDER.fullmatch(position) is not None
+    if not (bound or version == _UNBOUND_VERSION) or not readable or not isinstance(position, str):
+        raise InvalidRequest.of(_CURSOR_FIELD, _NOT_A_CURSOR)
+    if bound and document["q"] != listing:
+        raise InvalidRequest.of(_CURSOR_FIELD, _OTHER_FILTERS)
     return position
 
 
@@ -86,6 +109,7 @@ def list_runs(
     `status` and `filters` (the store's; `status` is matched as reported, a lost run as TIMED_OUT)."""
     now = services.runtime.clock()
     grace = services.lost_run_grace_seconds
+    listing = listing_tag(status, session_id, filters)
     wanted = (filters or RunFilter()).model_copy(update={"status": status, "lost_deadline_before": now - grace})
 
     def shown_status(summary: RunSummary) -> RunStatus:
@@ -98,7 +122,7 @@ def list_runs(
         owner,
         limit=limit,
         session_id=session_id,
-        before=decode_cursor(cursor) if cursor else None,
+        before=decode_cursor(cursor, listing) if cursor else None,
         filters=wanted,
         accept=lambda summary: status is None or shown_status(summary) == status,
     )
@@ -107,7 +131,7 @@ def list_runs(
     answers = services.runtime.store.directory.answers(undecided) if undecided else {}
     return RunList(
         runs=[_list_item(summary, shown_status(summary), answers) for summary in page.runs],
-        next_cursor=encode_cursor(page.next_after) if page.next_after else None,
+        next_cursor=encode_cursor(page.next_after, listing) if page.next_after else None,
         searched_until=page.stopped_at.split("#", 1)[0] if page.stopped_at else None,
     )
 

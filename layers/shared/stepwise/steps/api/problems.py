@@ -6,8 +6,10 @@ streaming function's routes above all, does not load Powertools' event handler t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+from stepwise.inputs.text_policy import clean_text
 
 _MAX_PROBLEMS_IN_MESSAGE = 3
 
@@ -162,6 +164,23 @@ class InvalidRequest(ApiError):
     def of(cls, field: str, reason: str) -> InvalidRequest:
         """One problem with one field."""
         return cls([(field, reason)])
+
+    @classmethod
+    def of_query(
+        cls, given: Mapping[str, Sequence[str]], known: Collection[str], single: Collection[str] = ()
+    ) -> InvalidRequest | None:
+        """The 422 naming each query parameter of `given` (each name's values) that is not one of `known` (the
+        route's, saying what it takes), and each of `single` given more than once; None when all is well."""
+        problems = [
+            (f"{clean_text(name)} (query parameter)", f"not a parameter: this route takes {', '.join(sorted(known))}")
+            for name in sorted(set(given) - set(known))
+        ]
+        problems += [
+            (f"{name} (query parameter)", f"given {len(given[name])} times: it takes one value")
+            for name in sorted(single)
+            if len(given.get(name) or ()) > 1
+        ]
+        return cls(problems) if problems else None
 
 
 class RunFailed(ApiError):

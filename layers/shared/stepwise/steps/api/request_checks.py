@@ -1,5 +1,6 @@
 """What every request is checked for before its route runs: a JSON body within the size and depth limits whose
-strings can be stored, parameters without lone surrogates, and a JSON content type where a body is read.
+strings can be stored, parameters without lone surrogates and none a route does not take, and a JSON content
+type where a body is read.
 """
 
 from __future__ import annotations
@@ -69,6 +70,22 @@ def refuse_unencodable_parameters(app: APIGatewayRestResolver, next_middleware: 
                 reason = find_unencodable(str(text), include_nul=False)
                 if reason is not None:
                     raise InvalidRequest.of(f"{clean_text(str(name))} ({source})", reason)
+    return next_middleware(app)
+
+
+def refuse_unknown_query_parameters(app: APIGatewayRestResolver, next_middleware: NextMiddleware) -> Response[Any]:
+    """Middleware: on a route that takes query parameters, one it does not take is a 422 naming it (a misspelled
+    filter, `stauts=FAILED`, would otherwise be ignored and the answer hold what it meant to leave out). Routes
+    that take none let any through: a client's own (a cache buster, Azure's `api-version`) changes nothing there.
+    One of its own given twice is refused by the validation that runs first (`errors._validation_reason`)."""
+    route = app.context.get("_route")
+    dependant = getattr(route, "dependant", None)
+    known = [field.alias for field in dependant.query_params] if dependant is not None else []
+    if known:
+        given = app.current_event.query_string_parameters or {}
+        refused = InvalidRequest.of_query({name: [value] for name, value in given.items()}, known)
+        if refused is not None:
+            raise refused
     return next_middleware(app)
 
 

@@ -49,7 +49,11 @@ from stepwise.steps.api.openapi_schemas import (
 )
 from stepwise.steps.api.ownership import request_owner
 from stepwise.steps.api.redacted_answers import secrets_known_first
-from stepwise.steps.api.request_checks import refuse_unencodable_parameters, require_json
+from stepwise.steps.api.request_checks import (
+    refuse_unencodable_parameters,
+    refuse_unknown_query_parameters,
+    require_json,
+)
 from stepwise.steps.api.run_list_params import (
     CreatedAfterParam,
     CreatedBeforeParam,
@@ -82,7 +86,7 @@ def register_routes(app: APIGatewayRestResolver, services: LazyServices) -> None
     the routes' OpenAPI description and validation are declared with them.
     """
     register_error_handlers(app)
-    app.use([secrets_known_first(services), refuse_unencodable_parameters])
+    app.use([secrets_known_first(services), refuse_unencodable_parameters, refuse_unknown_query_parameters])
 
     @app.post(
         "/v1/runs",
