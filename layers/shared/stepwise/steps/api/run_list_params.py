@@ -16,6 +16,9 @@ from stepwise.store.run_filters import RunFilter
 # What a metadata filter looks like: one `key=value` pair, with the limits run metadata is stored under.
 METADATA_FILTER_PATTERN = r"^[^=]{1,64}=.{0,512}$"
 MAX_SEARCH_CHARS = 200
+# The pages of the API's listings (runs, and the calls waiting for approval).
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 100
 
 ProfileParam = Annotated[str | None, Query(min_length=1, max_length=128, description="Only runs of this profile.")]
 ToolParam = Annotated[
