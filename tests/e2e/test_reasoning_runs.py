@@ -17,7 +17,8 @@ from botocore.exceptions import ClientError
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
+from stepwise.models.step_record import StepRecord
 from tests.e2e.conftest import ConfigWriter
 from tests.support.aws_loopback import AwsLoopback, converse_reply
 from tests.support.emf_metrics import emitted, total

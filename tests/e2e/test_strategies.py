@@ -9,7 +9,8 @@ import pytest
 
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi, example_tools_config
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
+from stepwise.models.step_record import StepRecord
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer, scripted_model
 from tests.support.openai_server import FakeOpenAIServer, RecordedRequest, chat_completion
 

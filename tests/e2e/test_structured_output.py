@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
+from stepwise.models.step_record import StepRecord
 from tests.e2e.conftest import ConfigWriter, scripted_model
 from tests.support.openai_server import FakeOpenAIServer, RecordedRequest, chat_completion
 

@@ -7,7 +7,8 @@ from typing import Any
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.run_recovery import resume_input
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage
+from stepwise.models.step_record import StepRecord
 from tests.integration.conftest import RUN_ID, start_demo_run
 
 

@@ -11,7 +11,8 @@ from botocore.stub import Stubber
 
 from stepwise.errors import RunNotFound, StoreTransientError
 from stepwise.models.messages import ChatMessage, ReasoningBlock, ToolCall
-from stepwise.models.run import RunMeta, RunUsage, StepRecord
+from stepwise.models.run import RunMeta, RunUsage
+from stepwise.models.step_record import StepRecord, usage_of_steps
 from stepwise.steps.api.events import deliverable_steps
 from stepwise.store import ConversationStore
 
@@ -68,9 +69,7 @@ def test_a_retried_completion_is_stored_once_and_counted_once(store: Conversatio
     # Then the second write changes nothing: one message, one step, usage counted once
     assert (first, second) == (True, False)
     assert len(store.list_messages("run1")) == 2
-    assert RunUsage.from_steps(store.list_steps("run1")) == RunUsage(
-        input_tokens=10, output_tokens=3, llm_calls=1, llm_ms=5
-    )
+    assert usage_of_steps(store.list_steps("run1")) == RunUsage(input_tokens=10, output_tokens=3, llm_calls=1, llm_ms=5)
     assert store.list_messages("run1")[1].tool_calls[0].arguments == {"a": 1}
 
 

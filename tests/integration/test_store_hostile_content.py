@@ -12,7 +12,7 @@ from botocore.stub import Stubber
 from stepwise.config.redaction import Redactor
 from stepwise.errors import StorePermanentError
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.store import ConversationStore
 from stepwise.store.item_limit import MAX_ITEM_BYTES, item_size
 from tests.integration.test_store import make_meta

@@ -8,7 +8,7 @@ import json
 from stepwise.inputs.display_text import arguments_display, visible
 from stepwise.local.trace_printer import describe_step
 from stepwise.models.approval import ApprovalNote, arguments_sha256
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 
 # One of each category escaped: a bidi override and its pop (Cf), a zero-width space (Cf), a line
 # separator (Zl), a paragraph separator (Zp), a carriage return, an escape and a C1 control (Cc), and a tag

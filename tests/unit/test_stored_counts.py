@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from stepwise.models.counts import MAX_STORED_COUNT
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage
 from stepwise.models.state import StatePayload, parse_event
+from stepwise.models.step_record import StepRecord, usage_of_steps
 from stepwise.models.summary import ConversationSummary
 
 COUNTS = [(-5, 0), (12.6, 13), ("40", 40), ("lots", 0), (None, 0), (True, 0), (10**40, MAX_STORED_COUNT)]
@@ -55,5 +56,5 @@ def test_cached_and_reasoning_tokens_are_kept_within_the_totals_they_are_part_of
     # When read; Then the parts are cut to their totals, the cache reads first
     assert (step.cache_read_tokens, step.cache_write_tokens, step.reasoning_tokens) == (100, 0, 20)
     # And a run's usage summed from it keeps them within as well
-    usage = RunUsage.from_steps([step.model_copy(update={"latency_ms": 5.0})])
+    usage = usage_of_steps([step.model_copy(update={"latency_ms": 5.0})])
     assert (usage.cache_read_tokens, usage.reasoning_tokens) == (100, 20)

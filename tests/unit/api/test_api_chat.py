@@ -14,7 +14,8 @@ from openai.types.chat import ChatCompletion as SdkCompletion
 from stepwise.models.api_requests import RunRequest
 from stepwise.models.chat_api import ChatCompletion, ChatCompletionRequest, ChatStreamStart
 from stepwise.models.messages import ChatMessage, ReasoningBlock, ToolSpec
-from stepwise.models.run import RunError, RunMeta, RunOptions, RunUsage, StepRecord
+from stepwise.models.run import RunError, RunMeta, RunOptions, RunUsage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.chat import (
     FIRST_POLL_SECONDS,
     MAX_POLL_SECONDS,

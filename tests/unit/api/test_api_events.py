@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.events import decode_events_cursor, deliverable_steps, encode_events_cursor
 from stepwise.steps.api.problems import InvalidRequest
 

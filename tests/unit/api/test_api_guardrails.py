@@ -15,7 +15,8 @@ from botocore.stub import Stubber
 
 from stepwise.models.chat_api import ChatCompletionRequest, ChatStreamStart
 from stepwise.models.messages import ChatMessage, ReasoningBlock
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.chat import chat_completion_of, complete_chat
 from stepwise.steps.api.chat_stream import chat_chunks
 from stepwise.steps.api.events import run_events

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.errors import InvalidRequest
 from stepwise.steps.api.lifecycle import list_runs
 from stepwise.steps.api.run_views import OBSERVATION_SUMMARY_CHARS, describe_run, trace_step

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stepwise.local.trace_printer import describe_step
 from stepwise.models.policy import PolicyVerdict
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 
 
 def test_a_policy_step_is_one_line_naming_the_tool_and_the_verdict() -> None:

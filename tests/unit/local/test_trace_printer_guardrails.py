@@ -11,7 +11,7 @@ from typing import Any
 from stepwise.local.asl import StateEvent
 from stepwise.local.trace_printer import LiveTracePrinter
 from stepwise.models.messages import ChatMessage, ReasoningBlock
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.runs import create_run
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import ConversationStore

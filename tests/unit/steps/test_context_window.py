@@ -12,8 +12,9 @@ from stepwise.config.context import ContextLimits, ContextSettings
 from stepwise.errors import ContextWindowExceeded
 from stepwise.llm.provider_errors import openai_error
 from stepwise.models.messages import ChatMessage, ChatRequest, ToolCall
-from stepwise.models.run import CompactionNote, StoredMessage
+from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
+from stepwise.models.step_record import CompactionNote
 from stepwise.models.summary import CallDigest, ConversationSummary
 from stepwise.steps.context_window import RequestSize, fit_request, overflow_safety, rendered_history
 from stepwise.steps.summary_text import summary_message

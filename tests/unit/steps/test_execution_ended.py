@@ -17,7 +17,7 @@ import pytest
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.messages import ChatMessage, ToolCall
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.agent import StoredRun
 from stepwise.steps.execution_ended import handle
 from stepwise.steps.runs import create_run

@@ -20,7 +20,8 @@ from stepwise.config.redaction import Redactor
 from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
 from stepwise.llm.scripted import ScriptedChatModel
 from stepwise.models.messages import ChatRequest, Completion, ToolCall
-from stepwise.models.run import CompactionNote, StoredMessage
+from stepwise.models.run import StoredMessage
+from stepwise.models.step_record import CompactionNote
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.context_wording import EN
 from stepwise.steps.summarizer import SummaryInput, call_digests, write_notes

@@ -15,7 +15,7 @@ import pytest
 from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.steps import tool_invoke
 from stepwise.steps.api.idempotency import IdempotentStarts
 from stepwise.steps.api.overview import describe_overview

@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from stepwise.models.api_responses import RunView
-from stepwise.models.run import Outcome, RunMeta, StepRecord
+from stepwise.models.run import Outcome, RunMeta
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.outcome import run_outcome
 
 

@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from stepwise.models.run import RunError, RunMeta, StepRecord
+from stepwise.models.run import RunError, RunMeta
 from stepwise.models.state import ContextState, RunContext, StatePayload
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.budgets import spend_before
 from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.context_state import latest_summary_ref

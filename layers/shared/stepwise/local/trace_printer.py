@@ -18,7 +18,7 @@ from typing import TextIO
 from stepwise.inputs.display_text import arguments_display, visible
 from stepwise.local.asl import StateEvent
 from stepwise.models.approval import ApprovalNote
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.guardrail_points import shown_guardrails, step_screen
 from stepwise.steps.runtime import StepRuntime
 

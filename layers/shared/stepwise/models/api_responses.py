@@ -18,16 +18,8 @@ from stepwise.models.guardrail import GuardrailNote
 from stepwise.models.online_eval import OnlineEvalResult
 from stepwise.models.pause import PauseView
 from stepwise.models.policy import PolicyVerdict
-from stepwise.models.run import (
-    CompactionNote,
-    IntentOutcome,
-    Outcome,
-    ReplayLink,
-    RunError,
-    RunStatus,
-    RunUsage,
-    StopReason,
-)
+from stepwise.models.run import IntentOutcome, Outcome, ReplayLink, RunError, RunStatus, RunUsage, StopReason
+from stepwise.models.step_record import CompactionNote
 
 
 class RunAccepted(BaseModel, defer_build=True):

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from stepwise.models.counts import Count
-from stepwise.models.run import CompactionNote
+from stepwise.models.step_record import CompactionNote
 
 
 class CallDigest(BaseModel, defer_build=True):

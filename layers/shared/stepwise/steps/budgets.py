@@ -8,8 +8,9 @@ trace is read for spending only when the run ends (its usage) and when a stopped
 from __future__ import annotations
 
 from stepwise.models.budget import BudgetReason
-from stepwise.models.run import RunUsage, StepRecord
+from stepwise.models.run import RunUsage
 from stepwise.models.state import RunContext, RunSpend
+from stepwise.models.step_record import StepRecord, usage_of_steps
 from stepwise.steps.runtime import StepRuntime
 
 
@@ -33,7 +34,7 @@ def _cost(profile: str, tokens: RunSpend, runtime: StepRuntime) -> float | None:
 def priced_usage(profile: str, steps: list[StepRecord], runtime: StepRuntime) -> RunUsage:
     """A run's usage from its trace, with its cost when the profile's model has prices, and the usage of each
     child run its agent calls started (their tokens and calls, their cost at their own models' prices)."""
-    usage = RunUsage.from_steps(steps)
+    usage = usage_of_steps(steps)
     cost = _cost(profile, _tokens_of(usage), runtime)
     usage = usage if cost is None else usage.model_copy(update={"cost_usd": cost})
     for step in steps:
@@ -90,7 +91,7 @@ def spend_before(profile: str, steps: list[StepRecord], iteration: int, runtime:
     """What the run's model calls of the iterations before `iteration` spent (the loop's and the summaries'),
     and its child runs started in them, from its stored trace."""
     spent = [step for step in steps if step.kind in ("llm", "compaction") and step.iteration < iteration]
-    usage = RunUsage.from_steps(spent)
+    usage = usage_of_steps(spent)
     children = [step.child_usage for step in steps if step.child_usage is not None and step.iteration < iteration]
     return with_delegated(_priced_spend(profile, _tokens_of(usage), runtime), children)
 

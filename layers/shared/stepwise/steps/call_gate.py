@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from stepwise.models.messages import ToolCall
 from stepwise.models.policy import PolicyVerdict
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
 from stepwise.models.state import RunSpend
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.budgets import total_spend
 from stepwise.steps.runtime import StepRuntime
 

@@ -20,8 +20,9 @@ from typing import Any, Literal
 
 from stepwise.models.messages import ChatRequest, Completion
 from stepwise.models.overflow import stated_limits
-from stepwise.models.run import CompactionNote, StoredMessage
+from stepwise.models.run import StoredMessage
 from stepwise.models.state import CompactEvent, RunContext, StatePayload, SummaryRef, parse_event
+from stepwise.models.step_record import CompactionNote
 from stepwise.models.summary import ConversationSummary
 from stepwise.steps.agent import StoredRun
 from stepwise.steps.budgets import spend_after

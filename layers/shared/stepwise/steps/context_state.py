@@ -11,8 +11,8 @@ import math
 from typing import TYPE_CHECKING
 
 from stepwise.errors import InvalidStateEvent
-from stepwise.models.run import StepRecord
 from stepwise.models.state import ContextState, StatePayload, SummaryRef
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.token_estimate import MESSAGE_OVERHEAD_TOKENS, tokens_of_chars
 
 if TYPE_CHECKING:

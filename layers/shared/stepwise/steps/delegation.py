@@ -15,8 +15,9 @@ from typing import Any
 from stepwise.config.agents import AgentRef, agent_tool_description
 from stepwise.models.delegation import ChildAllotment
 from stepwise.models.messages import ToolCall, ToolSpec
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
 from stepwise.models.state import RunContext
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.budgets import total_spend
 from stepwise.steps.runtime import StepRuntime
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stepwise.models.run import Outcome, RunError, RunMeta, StepRecord, StopReason, StoredMessage, tools_called
+from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
+from stepwise.models.step_record import StepRecord, tools_called
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.call_gate import never_sent
 from stepwise.steps.child_ends import answer_parent

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from stepwise.models.guardrail import GuardrailAction, GuardrailNote
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import RunError, RunMeta, RunUsage, StepRecord
+from stepwise.models.run import RunError, RunMeta, RunUsage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.run_metrics import record_run_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store import RunRef

@@ -10,8 +10,8 @@ from stepwise.config.model_catalog import ModelFacts
 from stepwise.errors import ContextWindowExceeded, ContextWindowExhausted
 from stepwise.inputs.text_policy import replacement_note
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
-from stepwise.models.run import StepRecord
 from stepwise.models.state import RunContext, StatePayload, parse_event
+from stepwise.models.step_record import StepRecord
 from stepwise.models.summary import ConversationSummary
 from stepwise.protocols.native import with_unwrapped_calls
 from stepwise.protocols.text_tool_calls import with_written_calls

@@ -7,8 +7,9 @@ from typing import Any
 from stepwise.errors import InvalidStateEvent
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, Completion, ToolCall
-from stepwise.models.run import RunMeta, StepRecord
+from stepwise.models.run import RunMeta
 from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, StatePayload, parse_event
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of

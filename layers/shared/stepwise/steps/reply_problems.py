@@ -24,7 +24,7 @@ from stepwise.models.finish import (
 )
 from stepwise.models.messages import ToolCall
 from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, refused_arguments
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 
 
 def reply_problem(step: StepRecord | None, decision: Decision, calls: list[ToolCall]) -> ParseError | None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 
 from stepwise.errors import ConfigError, provider_status, provider_wait
-from stepwise.models.run import OPEN_STATUSES, RunError, RunMeta, RunStatus, StopReason, tools_called
+from stepwise.models.run import OPEN_STATUSES, RunError, RunMeta, RunStatus, StopReason
+from stepwise.models.step_record import tools_called
 from stepwise.steps.budgets import priced_usage
 from stepwise.steps.child_ends import answer_parent
 from stepwise.steps.executions import ExecutionStopFailed

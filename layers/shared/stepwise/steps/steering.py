@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepwise.errors import RunNotFound
-from stepwise.models.run import StepRecord, StoredMessage
+from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState, PauseWaitEvent, RunContext
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.runtime import StepRuntime
 from stepwise.store.history import Conversation
 from stepwise.store.keys import LAST_SLOT, STEER_FIRST_SLOT

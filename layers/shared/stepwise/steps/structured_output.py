@@ -18,7 +18,8 @@ from stepwise.config.language import Language
 from stepwise.config.llm import ModelCapabilities
 from stepwise.errors import LLMPermanentError
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
-from stepwise.models.run import RunMeta, StepRecord, StoredMessage
+from stepwise.models.run import RunMeta, StoredMessage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.runtime import StepRuntime
 from stepwise.steps.usage_estimate import estimated_usage_note
 from stepwise.store.keys import observation_slot

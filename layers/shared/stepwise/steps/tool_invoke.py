@@ -13,8 +13,9 @@ from stepwise.errors import InvalidStateEvent
 from stepwise.models.approval import ApprovalNote
 from stepwise.models.messages import ChatMessage, ToolCall
 from stepwise.models.policy import PolicyVerdict
-from stepwise.models.run import RunMeta, RunUsage, StepRecord
+from stepwise.models.run import RunMeta, RunUsage
 from stepwise.models.state import ApprovalWaitEvent, ChildWaitEvent, ToolInvokeEvent, ToolInvokeResult, parse_event
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.approvals import Verdict, await_approval, settle_approval, stored_call
 from stepwise.steps.call_gate import POLICY_REFUSAL_ERROR, approval_refusal_error, refusal_observation, verdict_of
 from stepwise.steps.guardrail_points import guard_observation

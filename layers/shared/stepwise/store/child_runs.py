@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from stepwise.errors import RunNotFound
 from stepwise.models.delegation import ChildRunLink
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item, serialize_value
 from stepwise.store.items import to_meta

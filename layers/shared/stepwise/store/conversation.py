@@ -19,15 +19,8 @@ from botocore.exceptions import ClientError
 
 from stepwise.errors import RunNotFound
 from stepwise.models.messages import ChatMessage
-from stepwise.models.run import (
-    Outcome,
-    RunError,
-    RunMeta,
-    RunStatus,
-    RunUsage,
-    StepRecord,
-    StoredMessage,
-)
+from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, RunUsage, StoredMessage
+from stepwise.models.step_record import StepRecord
 from stepwise.store import keys
 from stepwise.store.approvals import ApprovalStore
 from stepwise.store.budget_waits import BudgetWaitStore

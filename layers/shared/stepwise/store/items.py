@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from stepwise.models.messages import ChatMessage, ImageInput, ReasoningBlock, ToolCall
-from stepwise.models.run import RunMeta, StepRecord, StoredMessage
+from stepwise.models.run import RunMeta, StoredMessage
+from stepwise.models.step_record import StepRecord
 from stepwise.store import keys
 
 

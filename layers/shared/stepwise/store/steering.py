@@ -21,7 +21,8 @@ from botocore.exceptions import ClientError
 
 from stepwise.models.messages import ChatMessage
 from stepwise.models.pause import PauseState
-from stepwise.models.run import OPEN_STATUSES, StepRecord
+from stepwise.models.run import OPEN_STATUSES
+from stepwise.models.step_record import StepRecord
 from stepwise.store import keys
 from stepwise.store.codec import serialize_item, serialize_value
 from stepwise.store.history import PostedMessage

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from stepwise.models.run import StepRecord
+from stepwise.models.step_record import StepRecord
 from stepwise.models.summary import ConversationSummary
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item

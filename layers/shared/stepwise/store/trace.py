@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stepwise.models.messages import ReasoningBlock
-from stepwise.models.run import STEP_KIND_ORDER, StepRecord, StoredMessage
+from stepwise.models.run import StoredMessage
+from stepwise.models.step_record import STEP_KIND_ORDER, StepRecord
 from stepwise.store import keys
 from stepwise.store.codec import serialize_value
 from stepwise.store.history import MESSAGE_ATTRIBUTES, message_projection

@@ -4,7 +4,8 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from stepwise.models.run import RunMeta, StepRecord, StoredMessage
+from stepwise.models.run import RunMeta, StoredMessage
+from stepwise.models.step_record import StepRecord
 
 
 class RunRef(Protocol):

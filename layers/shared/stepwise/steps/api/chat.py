@@ -39,7 +39,8 @@ from stepwise.models.chat_api import (
     PromptTokensDetails,
 )
 from stepwise.models.messages import SamplingOptions, ToolSpec
-from stepwise.models.run import RunMeta, RunOptions, RunUsage, StepRecord
+from stepwise.models.run import RunMeta, RunOptions, RunUsage
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.problems import GatewayTimeout, NotFound, RunFailed
 from stepwise.steps.api.run_endings import run_ending
 from stepwise.steps.api.runs import (

@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from stepwise.models.api_responses import RunEvents
-from stepwise.models.run import OPEN_STATUSES, StepRecord
+from stepwise.models.run import OPEN_STATUSES
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.problems import InvalidRequest
 from stepwise.steps.api.run_views import reported_outcome, reported_status, trace_step

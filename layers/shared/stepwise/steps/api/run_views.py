@@ -9,7 +9,8 @@ from __future__ import annotations
 from stepwise.models.api_responses import RunView, TraceStep
 from stepwise.models.budget import BudgetWaitView
 from stepwise.models.pause import PauseView
-from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus, StepRecord
+from stepwise.models.run import Outcome, RunError, RunMeta, RunStatus
+from stepwise.models.step_record import StepRecord
 from stepwise.steps.api.approval_views import pending_approvals
 from stepwise.steps.api.ownership import parse_run_reference, visible_run
 from stepwise.steps.api.services import ApiServices
