@@ -339,9 +339,28 @@ def test_a_tool_code_fence_holding_other_python_stays_the_answer() -> None:
     assert parse_completion(text, "function_calling", TOOLS) == FinalAnswer(text=text)
 
 
-@pytest.mark.parametrize("token", ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>"])
+@pytest.mark.parametrize("token", ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>", "<|eot|>", "<|eom|>"])
 def test_an_end_of_turn_token_decoded_into_the_text_is_not_part_of_the_answer(token: str) -> None:
     # Given an answer that ends with its family's end-of-turn token / When it is parsed
     decision = parse_completion(f"The move is e5g4.{token}\n", "function_calling", TOOLS)
     # Then the answer is the text before it
     assert decision == FinalAnswer(text="The move is e5g4.")
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        # meta-llama/llama-models models/llama3_3/prompt_format.md: a built-in tool, called as `tool.call(...)`
+        ('<|python_tag|>brave_search.call(query="gold price")<|eom_id|>', ("brave_search", {"query": "gold price"})),
+        # its custom tool format: the arguments as one JSON object in the function tag
+        ('<function=get_weather>{"city": "Paris"}</function><|eot_id|>', ("get_weather", {"city": "Paris"})),
+        # Llama 4's pythonic calls, ended by its own end-of-turn token
+        ('[get_weather(city="Paris")]<|eot|>', ("get_weather", {"city": "Paris"})),
+    ],
+)
+def test_llamas_documented_call_formats_are_the_calls(text: str, call: tuple[str, dict[str, str]]) -> None:
+    # Given a call as Llama 3.1 to 4 write it, served without Llama's tool parser / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is that call, named as the tool and with its arguments
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [call]

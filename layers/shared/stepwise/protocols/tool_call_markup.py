@@ -133,7 +133,7 @@ def tagged_calls(text: str) -> Found | None:
 def bare_function_calls(text: str) -> Found | None:
     """``<function=name><parameter=p>v</parameter></function>`` blocks that open a line with no ``<tool_call>``
     around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write."""
-    calls = [(match.start("call"), markup_call(match, _PARAMETER)) for match in _LINE_FUNCTION.finditer(text)]
+    calls = [(match.start("call"), _function_call(match)) for match in _LINE_FUNCTION.finditer(text)]
     return Found(calls[0][0], [call for _, call in calls]) if calls else None
 
 
@@ -142,7 +142,7 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     family writes them."""
     text = body.strip()
     if "<function=" in text:
-        return [markup_call(match, _PARAMETER) for match in _FUNCTION.finditer(text)]
+        return [_function_call(match) for match in _FUNCTION.finditer(text)]
     invokes = [markup_call(match, NAMED_PARAMETER) for match in INVOKE.finditer(text)]
     invokes = invokes or [_legacy_invoke(match) for match in _LEGACY_INVOKE.finditer(text)]
     if invokes:
@@ -166,6 +166,16 @@ def _legacy_invoke(invoke: re.Match[str]) -> TextCall:
         return TextCall(invoke.group("name"), body.strip())
     values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
     return TextCall(invoke.group("name"), values, markup=True)
+
+
+def _function_call(function: re.Match[str]) -> TextCall:
+    """A ``<function=name>`` call: its arguments as ``<parameter=p>`` tags, or as one JSON object (Llama 3.1 to 4's
+    custom tool format, ``<function=name>{"n": 10}</function>``)."""
+    body = function.group("body").strip()
+    if body.startswith("{") and _PARAMETER.search(body) is None:
+        value = scan_value(body, 0)
+        return TextCall(function.group("name"), value[0] if value else body)
+    return markup_call(function, _PARAMETER)
 
 
 def markup_call(function: re.Match[str], parameter: re.Pattern[str]) -> TextCall:
@@ -261,10 +271,16 @@ def _pythonic_calls(text: str) -> list[TextCall]:
         call, position = read
         if not _IDENTIFIER.match(call.name) or call.positional:
             return []
-        calls.append(TextCall(call.name, call.named))
+        calls.append(TextCall(_builtin_tool_name(call.name), call.named))
         while position < len(body) and (body[position].isspace() or body[position] in between):
             position += 1
     return calls
+
+
+def _builtin_tool_name(name: str) -> str:
+    """The tool a Python call names: Llama 3.1's built-in tools are called as ``brave_search.call(query=...)``."""
+    tool = name.removesuffix(".call")
+    return tool if tool and tool != name and not tool.endswith(".") else name
 
 
 def pythonic_reply_calls(text: str) -> Found | None:

@@ -2,7 +2,8 @@
 
 A server or notebook that decodes the whole generation (``skip_special_tokens=False``, a raw llama.cpp or MLX
 run) leaves the token that ended the turn at the end of the text: Gemma's ``<end_of_turn>``, ChatML's
-``<|im_end|>``, Llama 3's ``<|eot_id|>`` and ``<|end_of_text|>``, Phi's ``<|end|>``, GPT-2-style
+``<|im_end|>``, Llama 3's ``<|eot_id|>`` and ``<|end_of_text|>`` (``<|eom_id|>`` after a built-in tool call), Llama 4's
+``<|eot|>`` and ``<|eom|>``, Phi's ``<|end|>``, GPT-2-style
 ``<|endoftext|>``, DeepSeek's end of sentence (between full-width bars), SentencePiece ``</s>`` and ``<eos>``.
 They are the turn's end, never part of an answer, a call's arguments or a thought.
 """
@@ -15,6 +16,9 @@ _END_OF_TURN = (
     "<end_of_turn>",
     "<|im_end|>",
     "<|eot_id|>",
+    "<|eom_id|>",
+    "<|eot|>",
+    "<|eom|>",
     "<|end|>",
     "<|endoftext|>",
     "<|end_of_text|>",
