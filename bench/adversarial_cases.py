@@ -35,6 +35,8 @@ from stepwise.protocols import (
     provider_responses,
     shapes,
     text_tool_calls,
+    tool_call_lines,
+    tool_call_markup,
 )
 from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
@@ -335,6 +337,25 @@ def _cases() -> list[Case]:
             "a call list per line [f(a=1)]\\n…",
             _written_calls,
             repeated("[f(a=1)]\n", suffix="[f()]"),
+        ),
+        # The readers of one family each, timed alone: tool_calls_in_text runs every reader on each input.
+        Case(
+            "tool_call_markup.bare_function_calls",
+            "<function=f>{ openings, one closing at the end",
+            tool_call_markup.bare_function_calls,
+            repeated("<function=f>{", suffix="</function>"),
+        ),
+        Case(
+            "tool_call_lines.recipient_calls",
+            ">>>name and spaces, no line break",
+            tool_call_lines.recipient_calls,
+            repeated(">>>name \t"),
+        ),
+        Case(
+            "tool_call_lines.call_line_calls",
+            "Call: f(a=f(a=…",
+            tool_call_lines.call_line_calls,
+            repeated("f(a=", prefix="Call: "),
         ),
         Case(
             "text_tool_calls.tool_calls_in_text",

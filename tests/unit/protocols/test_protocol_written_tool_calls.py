@@ -364,3 +364,71 @@ def test_llamas_documented_call_formats_are_the_calls(text: str, call: tuple[str
     # Then it is that call, named as the tool and with its arguments
     assert isinstance(decision, ToolCalls)
     assert [(c.name, c.arguments) for c in decision.calls] == [call]
+
+
+CAR_TOOLS = [*TOOLS, ToolSpec(name="get_car_price", parameters={"type": "object", "properties": {}})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # MeetKai/functionary tests/prompt_test_v3.llama3.txt: a remark to the user, then a call per recipient line
+        '>>>all\nI will compare>>>get_car_price\n{"car_name": "Song"}>>>get_car_price\n{"car_name": "Tang"}',
+        # tests/prompt_test_v3-llama3.1.txt: the function tags right after the remark, on its line
+        'I will compare<function=get_car_price>{"car_name": "Song"}</function>'
+        '<function=get_car_price>{"car_name": "Tang"}</function><|eom_id|>',
+    ],
+)
+def test_functionarys_calls_after_its_remark_are_the_calls(text: str) -> None:
+    # Given Functionary's reply: a remark, then two calls / When it is parsed
+    decision = parse_completion(text, "function_calling", CAR_TOOLS)
+    # Then both calls are read, and the remark is the thought
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_car_price", {"car_name": "Song"}),
+        ("get_car_price", {"car_name": "Tang"}),
+    ]
+    assert decision.thought == "I will compare"
+
+
+def test_functionarys_text_to_all_is_the_answer_without_its_recipient_line() -> None:
+    # Given Functionary v3's answer, addressed to all / When it is parsed
+    decision = parse_completion(">>>all\nIt is 10 degrees in Hanoi.", "function_calling", TOOLS)
+    # Then the answer is the text after the recipient line
+    assert decision == FinalAnswer(text="It is 10 degrees in Hanoi.")
+
+
+def test_nexusravens_call_line_is_the_calls_and_its_explanation_is_ignored() -> None:
+    # Given NexusRaven-V2's reply: "Call:" and calls separated by semicolons, then its explanation
+    text = "Call: get_weather(city='Paris'); get_weather(city='Oslo'); \nThought: These calls answer it."
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then both calls are read
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Oslo"}),
+    ]
+
+
+def test_a_call_nested_in_another_calls_argument_asks_for_one_call_at_a_time() -> None:
+    # Given NexusRaven's nested call, whose argument is a call of another offered tool
+    text = "Call: get_weather(city=bash(command='cat city.txt'))<bot_end>\nThought: nested."
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the model is told to call the inner tool first
+    assert isinstance(decision, ParseError)
+    assert "call bash first" in decision.message
+
+
+def test_command_rs_action_block_of_tool_name_objects_is_the_call() -> None:
+    # Given Command R's plan and its "Action:" block of {"tool_name", "parameters"} objects
+    text = (
+        'Plan: I will check.\nAction: ```json\n[\n    {"tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]'
+        "\n```"
+    )
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is the call
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]

@@ -86,7 +86,7 @@ def _decision_blocks(text: str) -> list[JsonSpan]:
 def _action_name(block: JsonSpan) -> object:
     """What a block names as its action: its action key, else a call object's name."""
     found, action = pick(block.value, ACTION_KEYS)
-    return action if found else block.value.get("name")
+    return action if found else block.value.get("name", block.value.get("tool_name"))
 
 
 def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:

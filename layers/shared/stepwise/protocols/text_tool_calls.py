@@ -17,6 +17,7 @@ from stepwise.protocols.arguments import (
     parameter_type,
     unwrapped_arguments,
 )
+from stepwise.protocols.tool_call_lines import call_line_calls, recipient_calls
 from stepwise.protocols.tool_call_markup import (
     Found,
     TextCall,
@@ -57,6 +58,8 @@ _READERS = (
     qwen_agent_calls,
     function_gemma_calls,
     tool_code_calls,
+    call_line_calls,
+    recipient_calls,
     pythonic_reply_calls,
     call_object_calls,
 )

@@ -29,6 +29,7 @@ server parser works on one model's tokens), hence this module.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, NamedTuple
 
@@ -67,6 +68,8 @@ _CLOSING = re.compile(
     r"|<\|action_end\|>|<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>"
 )
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
+_FUNCTION_OPENING = re.compile(r"<function=(?P<name>[^>\s]++)>")
+_FUNCTION_CLOSING = re.compile(r"</function>")
 _LINE_FUNCTION = re.compile(
     r"(?:^|\n)[ \t]*+(?P<call><function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z))", re.DOTALL
 )
@@ -98,7 +101,8 @@ _NAME_THEN_JSON = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*+)\s*+(?:\[CALL_ID\][^\
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _LINE_BRACKET = re.compile(r"(?:^|\n)[ \t]*+\[")
 
-_CALL_KEYS = {"name", "function", "arguments", "parameters", "params", "type", "id"}
+# Cohere's Command R writes "tool_name" (Command R7B adds "tool_call_id") where others write "name".
+_CALL_KEYS = {"name", "tool_name", "function", "arguments", "parameters", "params", "type", "id", "tool_call_id"}
 # Where the arguments of a call object are: OpenAI's and Hermes' key, Llama 3's, and the shorter one some
 # prompts ask for (Hermes 2 Pro under llama.cpp and Ollama wrote "params" when asked so).
 _ARGUMENT_KEYS = ("arguments", "parameters", "params")
@@ -132,9 +136,29 @@ def tagged_calls(text: str) -> Found | None:
 
 def bare_function_calls(text: str) -> Found | None:
     """``<function=name><parameter=p>v</parameter></function>`` blocks that open a line with no ``<tool_call>``
-    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write."""
+    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write; and,
+    anywhere in the text, closed ``<function=name>{...}</function>`` tags holding JSON (Llama 3.1's custom tool
+    format, which Functionary v3.1 writes right after its remark)."""
     calls = [(match.start("call"), _function_call(match)) for match in _LINE_FUNCTION.finditer(text)]
+    calls = calls or _json_function_tags(text)
     return Found(calls[0][0], [call for _, call in calls]) if calls else None
+
+
+def _json_function_tags(text: str) -> list[tuple[int, TextCall]]:
+    """Closed ``<function=name>`` tags whose body is one JSON object, wherever they are. Each opening is paired
+    with the first closing tag after it from one list of closings, so no search runs twice over the text."""
+    closings = [match.start() for match in _FUNCTION_CLOSING.finditer(text)]
+    calls: list[tuple[int, TextCall]] = []
+    for opening in _FUNCTION_OPENING.finditer(text):
+        index = bisect.bisect_left(closings, opening.end())
+        if index == len(closings):
+            break
+        body = text[opening.end() : closings[index]].strip()
+        value = scan_value(body, 0) if body.startswith("{") else None
+        if value is None or value[1] != len(body):
+            return []
+        calls.append((opening.start(), TextCall(opening.group("name"), value[0])))
+    return calls
 
 
 def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
@@ -155,7 +179,7 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     if mistral is not None:
         value = scan_value(text, mistral.end())
         return [TextCall(mistral.group("name"), value[0] if value else text[mistral.end() :])]
-    return _json_calls(text) or _pythonic_calls(text)
+    return _json_calls(text) or pythonic_calls(text)
 
 
 def _legacy_invoke(invoke: re.Match[str]) -> TextCall:
@@ -254,7 +278,7 @@ def _call_name(value: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _pythonic_calls(text: str) -> list[TextCall]:
+def pythonic_calls(text: str) -> list[TextCall]:
     """Python calls with keyword arguments: ``[f(a=1), g()]``, one such list per line (``[f(a=1)]\n[g()]``,
     as small fine-tunes write parallel calls), or without the brackets."""
     body = text.strip()
@@ -288,13 +312,13 @@ def pythonic_reply_calls(text: str) -> Found | None:
     tags; a remark may come before it). The first and the last line that opens with a bracket are tried.
     A reply that is nothing but calls may leave the brackets out (Gemma fine-tunes under BFCL's prompt)."""
     if text.rstrip().endswith(")"):
-        bare = _pythonic_calls(text)
+        bare = pythonic_calls(text)
         return Found(0, bare) if bare else None
     if not text.rstrip().endswith("]"):
         return None
     openers = [match.end() - 1 for match in _LINE_BRACKET.finditer(text)]
     for start in dict.fromkeys(openers[:1] + openers[-1:]):
-        calls = _pythonic_calls(text[start:])
+        calls = pythonic_calls(text[start:])
         if calls:
             return Found(start, calls)
     return None
@@ -316,7 +340,7 @@ def is_call_object(value: Any) -> bool:
     """True for an object whose keys are those of a call: a name, its arguments (or parameters), maybe an id."""
     return (
         isinstance(value, dict)
-        and isinstance(value.get("name", value.get("function")), str)
+        and _call_name(value) is not None
         and any(key in value for key in _ARGUMENT_KEYS)
         and set(value) <= _CALL_KEYS
     )
