@@ -340,9 +340,9 @@ def _cases() -> list[Case]:
         ),
         # The readers of one family each, timed alone: tool_calls_in_text runs every reader on each input.
         Case(
-            "tool_call_markup.bare_function_calls",
+            "tool_call_markup.inline_function_calls",
             "<function=f>{ openings, one closing at the end",
-            tool_call_markup.bare_function_calls,
+            tool_call_markup.inline_function_calls,
             repeated("<function=f>{", suffix="</function>"),
         ),
         Case(
@@ -350,6 +350,12 @@ def _cases() -> list[Case]:
             ">>>name and spaces, no line break",
             tool_call_lines.recipient_calls,
             repeated(">>>name \t"),
+        ),
+        Case(
+            "tool_call_lines.nested_call",
+            "Call: f(a=x a=x … never closed",
+            tool_call_lines.nested_call,
+            repeated("a=x ", prefix="Call: f("),
         ),
         Case(
             "tool_call_lines.call_line_calls",

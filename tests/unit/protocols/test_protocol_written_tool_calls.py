@@ -418,7 +418,7 @@ def test_a_call_nested_in_another_calls_argument_asks_for_one_call_at_a_time() -
     decision = parse_completion(text, "function_calling", TOOLS)
     # Then the model is told to call the inner tool first
     assert isinstance(decision, ParseError)
-    assert "call bash first" in decision.message
+    assert "call bash first" in decision.message and '"get_weather"' in decision.message
 
 
 def test_command_rs_action_block_of_tool_name_objects_is_the_call() -> None:
@@ -432,3 +432,19 @@ def test_command_rs_action_block_of_tool_name_objects_is_the_call() -> None:
     # Then it is the call
     assert isinstance(decision, ToolCalls)
     assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_function_tag_shown_in_prose_naming_no_offered_tool_stays_the_answer() -> None:
+    # Given an answer that shows Llama's custom tool format as an example, for a tool the turn does not offer
+    text = 'Llama 3.1 writes such a call as <function=trending_songs>{"n": 5}</function> on one line.'
+    # When it is parsed / Then it is the answer, not a call
+    assert parse_completion(text, "function_calling", TOOLS) == FinalAnswer(text=text)
+
+
+def test_code_that_calls_a_tool_in_a_string_parameter_is_no_nested_call() -> None:
+    # Given a call whose string parameter holds code that calls another offered tool
+    text = "Call: bash(command='get_weather(city=1)')"
+    # When it is parsed / Then it is the call, its code kept as written
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("bash", {"command": "get_weather(city=1)"})]

@@ -7,8 +7,8 @@ from typing import Any
 from stepwise.models.decision import Decision, ParseError
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
-from stepwise.protocols.call_syntax import parse_call_at
 from stepwise.protocols.text_tool_calls import with_written_calls
+from stepwise.protocols.tool_call_lines import nested_call
 from stepwise.protocols.tool_call_markup import call_opening
 
 # The OpenAI-compatible provider keeps an undecodable arguments string under this key so that the
@@ -24,9 +24,12 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
         if not completion.content.strip():
             return ParseError(message="Your reply was empty.")
         written = with_written_calls(completion, tools)
-        nested = nested_call(written.tool_calls, tools)
+        nested = nested_call(completion.content)
         if nested is not None:
-            return nested
+            return ParseError(
+                message=f'Your call passes the result of {nested[0][:128]}(...) to "{nested[1][:128]}" as an argument. '
+                f"Call one tool at a time: call {nested[0][:128]} first, then use its result."
+            )
         if written.tool_calls:
             return parse_native(written, tools)
         opening = call_opening(completion.content)
@@ -82,21 +85,6 @@ def _wrapped_calls(call: ToolCall) -> list[ToolCall] | None:
         name = recipient.removeprefix("functions.")[:128]
         calls.append(ToolCall(id=f"{call.id}_{index}", name=name, arguments=parameters))
     return calls
-
-
-def nested_call(calls: list[ToolCall], tools: list[ToolSpec] | None) -> ParseError | None:
-    """The parse error for a call whose argument is a call of another offered tool (NexusRaven writes
-    ``f(x=g(y=1))`` for its caller to eval): the inner call has to run first, as a call of its own."""
-    for call in calls:
-        for value in call.arguments.values():
-            inner = parse_call_at(value, 0) if isinstance(value, str) else None
-            if inner is None or inner[1] != len(value.rstrip()) or find_tool(tools, inner[0].name) is None:
-                continue
-            return ParseError(
-                message=f'Your call to "{call.name[:128]}" takes the result of {inner[0].name[:128]}(...) as an '
-                f"argument. Call one tool at a time: call {inner[0].name[:128]} first, then use its result."
-            )
-    return None
 
 
 def malformed_arguments(tool_name: str) -> ParseError:

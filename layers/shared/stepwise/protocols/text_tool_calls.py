@@ -23,6 +23,7 @@ from stepwise.protocols.tool_call_markup import (
     TextCall,
     bare_function_calls,
     call_object_calls,
+    inline_function_calls,
     markup_value,
     pythonic_reply_calls,
     tagged_calls,
@@ -62,11 +63,13 @@ _READERS = (
     recipient_calls,
     pythonic_reply_calls,
     call_object_calls,
+    inline_function_calls,
 )
 
 
-# Readers of calls written with no markup around them, which an answer may also hold as an example.
-_UNTAGGED_READERS = (pythonic_reply_calls, call_object_calls)
+# Readers of calls written with no markup around them (or with markup in the middle of prose), which an answer
+# may also hold as an example.
+_UNTAGGED_READERS = (pythonic_reply_calls, call_object_calls, inline_function_calls)
 
 
 def _find_calls(text: str) -> tuple[Found, bool] | None:

@@ -18,6 +18,7 @@ from stepwise.protocols.tool_call_markup import Found, TextCall, pythonic_calls
 
 _CALL_LINE = re.compile(r"\A\s*+Call:[ \t]*+")
 _CALL_LINE_END = re.compile(r"<bot_end>|\n")
+_CALL_HEAD = re.compile(r"[ \t]*+(?P<name>[A-Za-z_][\w.]*+)[ \t]*+\(")
 _RECIPIENT = re.compile(r">>>(?P<name>[A-Za-z_][\w.\-]*+)[ \t]*+\n")
 # Functionary's recipient for text addressed to the user.
 TEXT_RECIPIENT = "all"
@@ -31,6 +32,36 @@ def call_line_calls(text: str) -> Found | None:
     end = _CALL_LINE_END.search(text, opening.end())
     calls = pythonic_calls(text[opening.end() : end.start() if end else len(text)].strip().rstrip(";"))
     return Found(opening.start(), calls) if calls else None
+
+
+def nested_call(text: str) -> tuple[str, str] | None:
+    """The inner and outer names of a call passed unquoted as another call's argument on a ``Call:`` line
+    (NexusRaven writes ``f(x=g(y=1))`` for its caller to eval), or None. One pass over the line: quotes and
+    parentheses are tracked, and a name right after a keyword's ``=`` that a parenthesis follows is a call."""
+    opening = _CALL_LINE.match(text)
+    if opening is None:
+        return None
+    end = _CALL_LINE_END.search(text, opening.end())
+    line = text[opening.end() : end.start() if end else len(text)]
+    quote = ""
+    depth = 0
+    segment = 0
+    outer = ""
+    for index, char in enumerate(line):
+        if quote:
+            quote = "" if char == quote and line[index - 1] != "\\" else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "(":
+            outer = line[segment:index].strip() if depth == 0 else outer
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char in ",;" and depth == 0:
+            segment = index + 1
+        elif char == "=" and depth == 1 and (inner := _CALL_HEAD.match(line, index + 1)) is not None:
+            return inner.group("name"), outer
+    return None
 
 
 def recipient_calls(text: str) -> Found | None:

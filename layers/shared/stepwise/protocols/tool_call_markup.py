@@ -136,11 +136,17 @@ def tagged_calls(text: str) -> Found | None:
 
 def bare_function_calls(text: str) -> Found | None:
     """``<function=name><parameter=p>v</parameter></function>`` blocks that open a line with no ``<tool_call>``
-    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write; and,
-    anywhere in the text, closed ``<function=name>{...}</function>`` tags holding JSON (Llama 3.1's custom tool
-    format, which Functionary v3.1 writes right after its remark)."""
+    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write (its
+    arguments as ``<parameter=p>`` tags, or as one JSON object: Llama 3.1's custom tool format)."""
     calls = [(match.start("call"), _function_call(match)) for match in _LINE_FUNCTION.finditer(text)]
-    calls = calls or _json_function_tags(text)
+    return Found(calls[0][0], [call for _, call in calls]) if calls else None
+
+
+def inline_function_calls(text: str) -> Found | None:
+    """Closed ``<function=name>{...}</function>`` tags holding JSON anywhere in the text, as Functionary v3.1
+    writes them right after its remark. In the middle of prose such a tag may also be an example an answer shows,
+    so these are read as calls written without markup of their own (`text_tool_calls` decides which)."""
+    calls = _json_function_tags(text)
     return Found(calls[0][0], [call for _, call in calls]) if calls else None
 
 
