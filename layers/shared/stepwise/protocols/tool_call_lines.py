@@ -21,7 +21,7 @@ _CALL_LINE_END = re.compile(r"<bot_end>|\n")
 _CALL_HEAD = re.compile(r"[ \t]*+(?P<name>[A-Za-z_][\w.]*+)[ \t]*+\(")
 _RECIPIENT = re.compile(r">>>(?P<name>[A-Za-z_][\w.\-]*+)[ \t]*+\n")
 # Functionary's recipient for text addressed to the user.
-TEXT_RECIPIENT = "all"
+_TEXT_RECIPIENT = "all"
 
 
 def call_line_calls(text: str) -> Found | None:
@@ -70,7 +70,7 @@ def recipient_calls(text: str) -> Found | None:
     calls: list[TextCall] = []
     start: int | None = None
     for index, marker in enumerate(markers):
-        if marker.group("name") == TEXT_RECIPIENT:
+        if marker.group("name") == _TEXT_RECIPIENT:
             continue
         end = markers[index + 1].start() if index + 1 < len(markers) else len(text)
         content = text[marker.end() : end].strip()

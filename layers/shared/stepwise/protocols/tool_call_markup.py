@@ -7,7 +7,8 @@ calls as the model wrote them. The families differ in how a call opens and how i
   ``<tool_call>``, Granite ``<|tool_call|>``, Jamba, Hunyuan and MiniMax ``<tool_calls>``, Apertus
   ``<|tools_prefix|>`` (each call keyed by the tool's name), GigaChat ``<|function_call|>``, Granite-20B
   ``<function_call>``, InternLM2 ``<|action_start|><|plugin|>``, LongCat, Mistral ``[TOOL_CALLS]``, Phi-4-mini
-  ``functools[...]``, Llama 3.1 ``<|python_tag|>``;
+  ``functools[...]``, Llama 3.1 ``<|python_tag|>`` (its built-in tools called as ``brave_search.call(...)``), and
+  Llama 3.1 to 4's custom ``<function=name>{...}</function>`` (Functionary v3.1 writes it right after a remark);
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
@@ -19,7 +20,7 @@ calls as the model wrote them. The families differ in how a call opens and how i
   ``<start_function_call>call:name{key:<escape>value<escape>}``;
 - no tag at all: a Python list of calls (Llama 3.2/4 ``[get_weather(city='SF')]``, Llama 4 also inside
   ``<|python_start|>``) or call objects in the text (Llama 3 ``{"name": ..., "parameters": {...}}``, xLAM's
-  list, fenced or not).
+  list, fenced or not; Command R's ``{"tool_name", "parameters"}``).
 
 The readers follow the format each family's chat template documents (and vLLM's parsers read), one per family
 of markup rather than per model, so a fine-tune that reuses a family's markup is read too; `text_tool_calls`
