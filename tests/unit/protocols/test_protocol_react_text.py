@@ -9,6 +9,7 @@ import pytest
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols import get_protocol
+from stepwise.protocols.base import ProtocolName
 
 
 def parse(text: str, tools: list[ToolSpec] | None = None) -> Decision:
@@ -323,7 +324,7 @@ def test_an_action_spelling_an_offered_tools_name_with_punctuation_calls_that_to
         ("markers", '/*ACTION*/ finish(answer="It is sunny in Beijing.") /*END_ACTION*/'),
     ],
 )
-def test_the_final_answer_action_written_as_a_call_is_the_answer(protocol: str, reply: str) -> None:
+def test_the_final_answer_action_written_as_a_call_is_the_answer(protocol: ProtocolName, reply: str) -> None:
     # Given the final-answer action written as a function call, its answer as its argument
     # When parsed / Then it is the final answer, not a call of a tool named finish
     decision = get_protocol(protocol).parse(Completion(content=reply), None)
