@@ -346,6 +346,12 @@ def _cases() -> list[Case]:
             repeated("<function=f>{", suffix="</function>"),
         ),
         Case(
+            "tool_call_markup.tagged_calls",
+            "<function_call><invoke_name>f</invoke_name><parameters><a>x …, nothing closed",
+            tool_call_markup.tagged_calls,
+            repeated("<function_call><invoke_name>f</invoke_name><parameters><a>x"),
+        ),
+        Case(
             "tool_call_lines.recipient_calls",
             ">>>name and spaces, no line break",
             tool_call_lines.recipient_calls,

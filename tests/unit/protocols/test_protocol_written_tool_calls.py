@@ -142,6 +142,8 @@ FAMILIES = {
     "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
     "claude_prompt_based": "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Lyon</city>"
     "</parameters></invoke></function_calls>",
+    "deepseek_v4_invoke_name": "<function_call>\n<invoke_name>get_weather</invoke_name>\n<parameters>\n"
+    "<city>Lyon</city>\n</parameters>\n</function_call>",
     "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
     "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",

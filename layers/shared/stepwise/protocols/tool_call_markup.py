@@ -12,8 +12,9 @@ calls as the model wrote them. The families differ in how a call opens and how i
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
-  name=...>``, Claude's prompt-based ``<function_calls><invoke><tool_name>name</tool_name><parameters>``, Mistral
-  v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+  name=...>``, Claude's prompt-based ``<function_calls><invoke><tool_name>name</tool_name><parameters>`` (and
+  DeepSeek-V4's ``<function_call><invoke_name>name</invoke_name><parameters>``), Mistral v11
+  ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens (read in `tool_call_tokens`): DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony
   ``to=functions.name``, Qwen-Agent's ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}``, FunctionGemma's
@@ -90,6 +91,9 @@ _LEGACY_INVOKE = re.compile(
     r"<invoke>\s*+<tool_name>\s*+(?P<name>[^<\s]++)\s*+</tool_name>(?P<body>.*?)(?:</invoke>|\Z)", re.DOTALL
 )
 _LEGACY_PARAMETERS = re.compile(r"<parameters>(?P<body>.*?)(?:</parameters>|\Z)", re.DOTALL)
+# The same without the <invoke> around it, the name in an element of its own first: DeepSeek-V4 writes
+# <function_call><invoke_name>name</invoke_name><parameters>...</parameters></function_call>.
+_NAME_ELEMENT = re.compile(r"<(?P<tag>invoke_name|tool_name|function_name)>\s*+(?P<name>[^<\s]++)\s*+</(?P=tag)>")
 _ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w.\-]*+)>(?P<value>[^<]*+)</(?P=tag)>")
 _ARG_PAIR = re.compile(
     r"<arg_key>(?P<key>[^<]*)</arg_key>\s*+<arg_value>(?P<value>.*?)(?:</arg_value>|(?=<arg_key>)|\Z)", re.DOTALL
@@ -175,9 +179,14 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     if "<function=" in text:
         return [_function_call(match) for match in _FUNCTION.finditer(text)]
     invokes = [markup_call(match, NAMED_PARAMETER) for match in INVOKE.finditer(text)]
-    invokes = invokes or [_legacy_invoke(match) for match in _LEGACY_INVOKE.finditer(text)]
+    invokes = invokes or [
+        _element_call(match.group("name"), match.group("body")) for match in _LEGACY_INVOKE.finditer(text)
+    ]
     if invokes:
         return invokes
+    name_element = _NAME_ELEMENT.match(text)
+    if name_element is not None:
+        return [_element_call(name_element.group("name"), text[name_element.end() :])]
     named = _NAME_LINE.match(text)
     if named is not None and (closed or named.group("end")):
         pairs = {match.group("key").strip(): _markup_text(match.group("value")) for match in _ARG_PAIR.finditer(text)}
@@ -189,14 +198,15 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     return _json_calls(text) or pythonic_calls(text)
 
 
-def _legacy_invoke(invoke: re.Match[str]) -> TextCall:
-    """A call in Claude's prompt-based markup: its parameters as elements (or one JSON object)."""
-    parameters = _LEGACY_PARAMETERS.search(invoke.group("body"))
-    body = parameters.group("body") if parameters else ""
-    if body.strip().startswith("{"):
-        return TextCall(invoke.group("name"), body.strip())
-    values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
-    return TextCall(invoke.group("name"), values, markup=True)
+def _element_call(name: str, body: str) -> TextCall:
+    """A call in Claude's prompt-based markup, or DeepSeek-V4's like it: its parameters as elements (or one JSON
+    object) in the ``<parameters>`` of the `body` after its name."""
+    parameters = _LEGACY_PARAMETERS.search(body)
+    inner = parameters.group("body") if parameters else ""
+    if inner.strip().startswith("{"):
+        return TextCall(name, inner.strip())
+    values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(inner)}
+    return TextCall(name, values, markup=True)
 
 
 def _function_call(function: re.Match[str]) -> TextCall:
