@@ -144,6 +144,8 @@ FAMILIES = {
     "</parameters></invoke></function_calls>",
     "deepseek_v4_invoke_name": "<function_call>\n<invoke_name>get_weather</invoke_name>\n<parameters>\n"
     "<city>Lyon</city>\n</parameters>\n</function_call>",
+    "minimax_m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<city>Lyon'
+    "]<]minimax[>[</city>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
     "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
     "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",

@@ -12,9 +12,9 @@ calls as the model wrote them. The families differ in how a call opens and how i
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
-  name=...>``, Claude's prompt-based ``<function_calls><invoke><tool_name>name</tool_name><parameters>`` (and
-  DeepSeek-V4's ``<function_call><invoke_name>name</invoke_name><parameters>``), Mistral v11
-  ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+  name=...>`` (MiniMax-M3: an element per argument), Claude's prompt-based ``<function_calls><invoke><tool_name>
+  name</tool_name><parameters>`` (and DeepSeek-V4's ``<function_call><invoke_name>name</invoke_name>
+  <parameters>``), Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens (read in `tool_call_tokens`): DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony
   ``to=functions.name``, Qwen-Agent's ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}``, FunctionGemma's
@@ -178,7 +178,7 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     text = body.strip()
     if "<function=" in text:
         return [_function_call(match) for match in _FUNCTION.finditer(text)]
-    invokes = [markup_call(match, NAMED_PARAMETER) for match in INVOKE.finditer(text)]
+    invokes = [_invoke_call(match) for match in INVOKE.finditer(text)]
     invokes = invokes or [
         _element_call(match.group("name"), match.group("body")) for match in _LEGACY_INVOKE.finditer(text)
     ]
@@ -205,8 +205,20 @@ def _element_call(name: str, body: str) -> TextCall:
     inner = parameters.group("body") if parameters else ""
     if inner.strip().startswith("{"):
         return TextCall(name, inner.strip())
-    values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(inner)}
-    return TextCall(name, values, markup=True)
+    return TextCall(name, _element_values(inner), markup=True)
+
+
+def _element_values(body: str) -> dict[str, str]:
+    """The arguments written as an element each, ``<city>Lyon</city>``, named by their tags."""
+    return {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
+
+
+def _invoke_call(invoke: re.Match[str]) -> TextCall:
+    """An ``<invoke name=...>`` call: its arguments as ``<parameter name=...>`` tags (MiniMax-M2, Step3), or as an
+    element per argument, named by its tag (MiniMax-M3)."""
+    if NAMED_PARAMETER.search(invoke.group("body")) is None:
+        return TextCall(invoke.group("name"), _element_values(invoke.group("body")), markup=True)
+    return markup_call(invoke, NAMED_PARAMETER)
 
 
 def _function_call(function: re.Match[str]) -> TextCall:
