@@ -37,6 +37,7 @@ from stepwise.protocols import (
     text_tool_calls,
     tool_call_lines,
     tool_call_markup,
+    tool_call_tokens,
 )
 from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
@@ -350,6 +351,18 @@ def _cases() -> list[Case]:
             "<function_call><invoke_name>f</invoke_name><parameters><a>x …, nothing closed",
             tool_call_markup.tagged_calls,
             repeated("<function_call><invoke_name>f</invoke_name><parameters><a>x"),
+        ),
+        Case(
+            "tool_call_tokens.gemma4_calls",
+            '<|tool_call>call:f{a:<|"|>x …, nothing closed',
+            tool_call_tokens.gemma4_calls,
+            repeated('<|tool_call>call:f{a:<|"|>x'),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            '<tool_calls><invoke name="f"><parameter name="a" string="true" … never closed',
+            _written_calls,
+            repeated('<parameter name="a" string="true" ', prefix='<tool_calls><invoke name="f">'),
         ),
         Case(
             "tool_call_lines.recipient_calls",

@@ -146,6 +146,10 @@ FAMILIES = {
     "<city>Lyon</city>\n</parameters>\n</function_call>",
     "minimax_m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<city>Lyon'
     "]<]minimax[>[</city>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+    "gemma4": '<|tool_call>call:get_weather{city:<|"|>Lyon<|"|>}<tool_call|>',
+    "deepseek_v32_dsml": '<\uff5cDSML\uff5cfunction_calls>\n<\uff5cDSML\uff5cinvoke name="get_weather">\n'
+    '<\uff5cDSML\uff5cparameter name="city" string="true">Lyon</\uff5cDSML\uff5cparameter>\n'
+    "</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>",
     "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
     "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",

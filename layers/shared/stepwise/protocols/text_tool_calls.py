@@ -27,10 +27,12 @@ from stepwise.protocols.tool_call_markup import (
     markup_value,
     pythonic_reply_calls,
     tagged_calls,
+    without_markup_tokens,
 )
 from stepwise.protocols.tool_call_tokens import (
     deepseek_calls,
     function_gemma_calls,
+    gemma4_calls,
     harmony_calls,
     kimi_calls,
     qwen_agent_calls,
@@ -58,6 +60,7 @@ _READERS = (
     harmony_calls,
     qwen_agent_calls,
     function_gemma_calls,
+    gemma4_calls,
     tool_code_calls,
     call_line_calls,
     recipient_calls,
@@ -80,6 +83,7 @@ def _find_calls(text: str) -> tuple[Found, bool] | None:
 
 def tool_calls_in_text(text: str) -> TextCalls | None:
     """The calls written in `text` as a model's raw tool-call markup, or None when it has none."""
+    text = without_markup_tokens(text)
     first = _find_calls(text)
     if first is None:
         return None

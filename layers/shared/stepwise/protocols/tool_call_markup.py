@@ -12,13 +12,15 @@ calls as the model wrote them. The families differ in how a call opens and how i
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
-  name=...>`` (MiniMax-M3: an element per argument), Claude's prompt-based ``<function_calls><invoke><tool_name>
-  name</tool_name><parameters>`` (and DeepSeek-V4's ``<function_call><invoke_name>name</invoke_name>
-  <parameters>``), Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+  name=...>`` (MiniMax-M3: an element per argument; DeepSeek-V3.2 and V4 the same inside ``<function_calls>``
+  or ``<tool_calls>``, each tag with ``DSML`` between full-width bars), Claude's prompt-based
+  ``<function_calls><invoke><tool_name>name</tool_name><parameters>`` (and DeepSeek-V4's ``<function_call>
+  <invoke_name>name</invoke_name><parameters>``), Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens (read in `tool_call_tokens`): DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony
   ``to=functions.name``, Qwen-Agent's ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}``, FunctionGemma's
-  ``<start_function_call>call:name{key:<escape>value<escape>}``;
+  ``<start_function_call>call:name{key:<escape>value<escape>}``, Gemma 4's ``<|tool_call>call:name{key:<|"|>value
+  <|"|>}<tool_call|>``;
 - no tag at all: a Python list of calls (Llama 3.2/4 ``[get_weather(city='SF')]``, Llama 4 also inside
   ``<|python_start|>``) or call objects in the text (Llama 3 ``{"name": ..., "parameters": {...}}``, xLAM's
   list, fenced or not; Command R's ``{"tool_name", "parameters"}``).
@@ -80,8 +82,9 @@ _PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parame
 INVOKE = re.compile(
     r"<(?:[\w-]++:)?invoke\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<body>.*?)(?:</(?:[\w-]++:)?invoke>|\Z)", re.DOTALL
 )
+# DeepSeek-V3.2 and V4 add string="true" (the value is text) or "false" (JSON) after the name.
 NAMED_PARAMETER = re.compile(
-    r"<(?:[\w-]++:)?parameter\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<value>.*?)"
+    r"<(?:[\w-]++:)?parameter\s++name=\"(?P<name>[^\"]+)\"[^<>]*+>(?P<value>.*?)"
     r"(?:</(?:[\w-]++:)?parameter>|(?=<(?:[\w-]++:)?parameter\s)|\Z)",
     re.DOTALL,
 )
@@ -115,13 +118,30 @@ _ARGUMENT_KEYS = ("arguments", "parameters", "params")
 # JSON or markup follows.
 _CALL_OPENING = re.compile(
     r"<tool_calls?>(?=\s*+[{\[<])|<function_calls?>(?=\s*+[{\[<])|<(?:seed|minimax):tool_call>|<longcat_tool_call>"
-    r"|<TOOLCALL>"
+    r"|<TOOLCALL>|<\|tool_call>"
     r"|<\|(?:tool_call|python_tag|python_start|tool_call_start|action_start|tool_calls_section_begin|tool_call_begin"
     r"|START_ACTION|tools_prefix|function_call)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
     "|<[|\uff5c]tool[\u2581_ ]calls?[\u2581_ ]begin[|\uff5c]>"
     r"|(?:^|\n)[ \t]*+<function=[^>\s]++>"
 )
+# Tokens some families write inside their call markup, never text: MiniMax-M3's ]<]minimax[>[ before each tag,
+# DeepSeek-V3.2's and V4's DSML (between full-width bars, or ASCII ones) right after each tag's "<" or "</".
+_MARKUP_TOKENS = (
+    ("]<]minimax[>[<", "<"),
+    ("<\uff5cDSML\uff5c", "<"),
+    ("</\uff5cDSML\uff5c", "</"),
+    ("<|DSML|", "<"),
+    ("</|DSML|", "</"),
+)
 _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
+
+
+def without_markup_tokens(text: str) -> str:
+    """`text` with the tokens some families write inside their call markup taken out of its tags."""
+    for token, tag in _MARKUP_TOKENS:
+        if token in text:
+            text = text.replace(token, tag)
+    return text
 
 
 def tagged_calls(text: str) -> Found | None:
@@ -378,5 +398,5 @@ def is_call_object(value: Any) -> bool:
 def call_opening(text: str) -> str | None:
     """The opening of a call in some model family's markup that `text` holds, or None: when no call could be
     read after it, the call was cut off or broken, not an answer."""
-    opening = _CALL_OPENING.search(text)
+    opening = _CALL_OPENING.search(without_markup_tokens(text))
     return opening.group().strip() if opening else None

@@ -7,8 +7,7 @@ run) leaves the token that ended the turn at the end of the text: Gemma's ``<end
 ``<|endoftext|>``, DeepSeek's end of sentence (between full-width bars), SentencePiece ``</s>`` and ``<eos>``.
 They are the turn's end, never part of an answer, a call's arguments or a thought. Functionary v3 opens a message
 to the user with ``>>>all`` on a line of its own (its calls with ``>>>tool_name``): that line is the message's
-address, not its text. MiniMax-M3 writes the token ``]<]minimax[>[`` before each tag of its calls: a token of the
-markup, never text.
+address, not its text.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ _END_OF_TURN = (
     "<eos>",
 )
 _TEXT_RECIPIENT_LINE = ">>>all\n"
-_TAG_PREFIX_TOKEN = "]<]minimax[>["
 # A generation ends with one such token, sometimes two (end of turn, then end of text); more are not looked for.
 _MOST_TOKENS = 4
 
@@ -50,11 +48,8 @@ def without_end_of_turn(completion: Completion) -> Completion:
 
 
 def without_turn_tokens(completion: Completion) -> Completion:
-    """The completion without its end-of-turn tokens, the tokens that prefix a family's tags, and a leading
-    ``>>>all`` recipient line."""
+    """The completion without its end-of-turn tokens and without a leading ``>>>all`` recipient line."""
     trimmed = without_end_of_turn(completion)
-    if _TAG_PREFIX_TOKEN in trimmed.content:
-        trimmed = trimmed.model_copy(update={"content": trimmed.content.replace(_TAG_PREFIX_TOKEN, "")})
     text = trimmed.content
     start = len(text) - len(text.lstrip())
     if not text.startswith(_TEXT_RECIPIENT_LINE, start):
