@@ -279,8 +279,9 @@ def test_harmony_calls_are_read_wherever_their_header_names_the_recipient(text: 
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Ly',
         "I will check.<\uff5ctool\u2581calls\u2581begin\uff5c>get_weather",
         "<function_calls><tool_name>get_weather<parameters><city>Lyon</city></parameters></function_calls>",
+        "<name>get_weather\n</parameter>\n<parameter=city>\nLyon\n</parameter>\n</function>",
     ],
-    ids=["cut_json", "cut_special_token", "no_invoke"],
+    ids=["cut_json", "cut_special_token", "no_invoke", "garbled_function_tag"],
 )
 def test_a_call_whose_markup_cannot_be_read_is_reported_not_answered(text: str) -> None:
     # Given a reply that opens a call in some family's markup, cut off or broken / When parsed

@@ -114,15 +114,16 @@ _CALL_KEYS = {"name", "tool_name", "function", "arguments", "parameters", "param
 # Where the arguments of a call object are: OpenAI's and Hermes' key, Llama 3's, and the shorter one some
 # prompts ask for (Hermes 2 Pro under llama.cpp and Ollama wrote "params" when asked so).
 _ARGUMENT_KEYS = ("arguments", "parameters", "params")
-# The opening of a call in some family's markup, where prose never writes it: a special token, or a tag that
-# JSON or markup follows.
+# The opening of a call in some family's markup, where prose never writes it: a special token, a tag that JSON
+# or markup follows, or a Qwen3-Coder tag opening a line (its <parameter=...> too, when the model garbled the
+# <function=...> before it).
 _CALL_OPENING = re.compile(
     r"<tool_calls?>(?=\s*+[{\[<])|<function_calls?>(?=\s*+[{\[<])|<(?:seed|minimax):tool_call>|<longcat_tool_call>"
     r"|<TOOLCALL>|<\|tool_call>"
     r"|<\|(?:tool_call|python_tag|python_start|tool_call_start|action_start|tool_calls_section_begin|tool_call_begin"
     r"|START_ACTION|tools_prefix|function_call)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
     "|<[|\uff5c]tool[\u2581_ ]calls?[\u2581_ ]begin[|\uff5c]>"
-    r"|(?:^|\n)[ \t]*+<function=[^>\s]++>"
+    r"|(?:^|\n)[ \t]*+<(?:function|parameter)=[^>\s]++>"
 )
 # Tokens some families write inside their call markup, never text: MiniMax-M3's ]<]minimax[>[ before each tag,
 # DeepSeek-V3.2's and V4's DSML (between full-width bars, or ASCII ones) right after each tag's "<" or "</".
