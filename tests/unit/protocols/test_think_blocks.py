@@ -55,6 +55,8 @@ from stepwise.protocols.think_blocks import split_reasoning, without_reasoning
             "We think.",
             "Hello.",
         ),
+        # the same decoded with its special tokens skipped (Augustas11/macprovider issue #743, gpt-oss-20b on MLX)
+        ("analysisThe answer is four.assistantfinalfour", "The answer is four.", "four"),
     ],
 )
 def test_the_reasoning_of_each_model_family_is_split_off_its_reply(text: str, reasoning: str, reply: str) -> None:
