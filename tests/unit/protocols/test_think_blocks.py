@@ -73,6 +73,14 @@ def test_a_reply_cut_off_while_thinking_is_all_reasoning() -> None:
     assert split == ("This is a reasoning section", "", True)
 
 
+def test_a_call_opened_inside_unclosed_thinking_ends_the_thinking() -> None:
+    # Given thinking never closed before the call (Qwen3.5 under llama.cpp and vLLM: ggml-org/llama.cpp #21118)
+    call = "<tool_call>\n<function=get_weather>\n</function>\n</tool_call>"
+    split = split_reasoning("<think>\nI need the weather.\n\n" + call)
+    # Then the thinking ends where the call opens, and the call is the reply
+    assert split == ("I need the weather.", call, False)
+
+
 def test_several_leading_blocks_and_a_later_line_block_are_all_reasoning() -> None:
     # Given two blocks before the reply and one more on its own line after an action
     split = split_reasoning("<think>a</think>\n<think>b</think>\nAction: x\n<think>c</think>\nAction Input: 1")

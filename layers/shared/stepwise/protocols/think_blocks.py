@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from stepwise.models.messages import Completion, ReasoningBlock
 from stepwise.protocols.harmony import call_markup, read_harmony
+from stepwise.protocols.tool_call_markup import call_opening_position
 
 # (opening, closing) tag pairs; the closing tag alone ends reasoning the template opened.
 _PAIRS: tuple[tuple[str, str], ...] = (
@@ -85,6 +86,12 @@ def split_reasoning(text: str) -> SplitReply:
         closing = _CLOSING[pair].search(text, body_start)
         pieces.append(text[position:start])
         if closing is None:
+            # Qwen3.5 and later sometimes open their call without closing their thinking: the call's opening
+            # ends the thinking (as vLLM's and llama.cpp's parsers take it); a block cut off is all thinking.
+            call = call_opening_position(text, body_start)
+            if call is not None:
+                thoughts.append(text[body_start:call].strip())
+                return SplitReply(_joined(thoughts), _unwrapped("".join(pieces) + text[call:], True))
             thoughts.append(text[body_start:].strip())
             return SplitReply(_joined(thoughts), _unwrapped("".join(pieces), bool(thoughts)), unclosed=True)
         thoughts.append(text[body_start : closing.start()].strip())

@@ -396,6 +396,12 @@ def is_call_object(value: Any) -> bool:
     )
 
 
+def call_opening_position(text: str, start: int = 0) -> int | None:
+    """Where the first opening of a call in some model family's markup is in `text` from `start`, or None."""
+    opening = _CALL_OPENING.search(text, start)
+    return opening.start() if opening else None
+
+
 def call_opening(text: str) -> str | None:
     """The opening of a call in some model family's markup that `text` holds, or None: when no call could be
     read after it, the call was cut off or broken, not an answer."""
