@@ -35,6 +35,9 @@ from stepwise.protocols import (
     provider_responses,
     shapes,
     text_tool_calls,
+    tool_call_lines,
+    tool_call_markup,
+    tool_call_tokens,
 )
 from stepwise.protocols.markers import parse_markers
 from stepwise.protocols.react_json import action_blocks, parse_react_json
@@ -336,6 +339,49 @@ def _cases() -> list[Case]:
             "a call list per line [f(a=1)]\\n…",
             _written_calls,
             repeated("[f(a=1)]\n", suffix="[f()]"),
+        ),
+        # The readers of one family each, timed alone: tool_calls_in_text runs every reader on each input.
+        Case(
+            "tool_call_markup.inline_function_calls",
+            "<function=f>{ openings, one closing at the end",
+            tool_call_markup.inline_function_calls,
+            repeated("<function=f>{", suffix="</function>"),
+        ),
+        Case(
+            "tool_call_markup.tagged_calls",
+            "<function_call><invoke_name>f</invoke_name><parameters><a>x …, nothing closed",
+            tool_call_markup.tagged_calls,
+            repeated("<function_call><invoke_name>f</invoke_name><parameters><a>x"),
+        ),
+        Case(
+            "tool_call_tokens.gemma4_calls",
+            '<|tool_call>call:f{a:<|"|>x …, nothing closed',
+            tool_call_tokens.gemma4_calls,
+            repeated('<|tool_call>call:f{a:<|"|>x'),
+        ),
+        Case(
+            "text_tool_calls.tool_calls_in_text",
+            '<tool_calls><invoke name="f"><parameter name="a" string="true" … never closed',
+            _written_calls,
+            repeated('<parameter name="a" string="true" ', prefix='<tool_calls><invoke name="f">'),
+        ),
+        Case(
+            "tool_call_lines.recipient_calls",
+            ">>>name and spaces, no line break",
+            tool_call_lines.recipient_calls,
+            repeated(">>>name \t"),
+        ),
+        Case(
+            "tool_call_lines.nested_call",
+            "Call: f(a=x a=x … never closed",
+            tool_call_lines.nested_call,
+            repeated("a=x ", prefix="Call: f("),
+        ),
+        Case(
+            "tool_call_lines.call_line_calls",
+            "Call: f(a=f(a=…",
+            tool_call_lines.call_line_calls,
+            repeated("f(a=", prefix="Call: "),
         ),
         Case(
             "text_tool_calls.tool_calls_in_text",

@@ -17,7 +17,9 @@ sections.find_sections under both), call_syntax.parse_call, keywords.find_keywor
 arguments.decode_arguments and clean_tool_name, provider_responses.completion_from_response,
 parse.detect_protocol, shapes.has_action_key and is_plain_prose, think_blocks.split_reasoning,
 turn_tokens.without_end_of_turn,
-text_tool_calls.tool_calls_in_text, the intent answer's reading (intent.parsing) and
+text_tool_calls.tool_calls_in_text (and, alone, tool_call_markup.inline_function_calls and tagged_calls,
+tool_call_tokens.gemma4_calls, tool_call_lines.recipient_calls, call_line_calls and nested_call), the intent
+answer's reading (intent.parsing) and
 option_search.find_option, search_text, without_ruled_out and labelled_answers,
 http_response.describe_body, openapi.names.model_safe_name, search_words.words and implied_verb
 (find_tools' reading of descriptions and queries), structured_output.read_json (a structured-output

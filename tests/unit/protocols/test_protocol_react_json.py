@@ -212,3 +212,34 @@ def test_a_final_answer_given_as_its_answer_argument_is_that_text() -> None:
     # When parsed / Then the answer is the text, not the object
     decision = get_protocol("react_json").parse(Completion(content=reply), None)
     assert decision == FinalAnswer(text="It is 42.")
+
+
+AUTOGPT_COMMAND = (
+    '{\n    "thoughts": {\n        "text": "I need the winning times.",\n        "criticism": "None"\n    },\n'
+    '    "command": {\n        "name": "search",\n        "args": {\n            "query": "Boston Marathon"\n'
+    "        }\n    }\n}"
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        AUTOGPT_COMMAND,
+        '{"thoughts": {"text": "I need the winning times."}, "use_tool": {"name": "search", "arguments": '
+        '{"query": "Boston Marathon"}}}',
+    ],
+)
+def test_a_call_nested_beside_its_thoughts_is_the_call(reply: str) -> None:
+    # Given AutoGPT's reply: its thoughts, and the call under "command" (or, later, "use_tool")
+    # When parsed
+    decision = only_call(parse(reply))
+    # Then it is that call, and the thought is the one it wrote
+    assert (decision.calls[0].name, decision.calls[0].arguments) == ("search", {"query": "Boston Marathon"})
+    assert decision.thought == "I need the winning times."
+
+
+def test_a_nested_finish_command_is_the_final_answer() -> None:
+    # Given AutoGPT's finish command, its text under "response" / When parsed
+    decision = parse('{"thoughts": {"text": "Done."}, "command": {"name": "finish", "args": {"response": "42."}}}')
+    # Then it is the final answer
+    assert decision == FinalAnswer(text="42.", thought="Done.")

@@ -9,6 +9,7 @@ import pytest
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols import get_protocol
+from stepwise.protocols.base import ProtocolName
 
 
 def parse(text: str, tools: list[ToolSpec] | None = None) -> Decision:
@@ -311,3 +312,21 @@ def test_an_action_spelling_an_offered_tools_name_with_punctuation_calls_that_to
     decision = only_call(parse("Thought: find it\nAction: Gmail: Find Email\nAction Input: the last email", [gmail]))
     # Then it calls the offered tool
     assert decision.calls[0].name == "gmail_find_email"
+
+
+@pytest.mark.parametrize(
+    ("protocol", "reply"),
+    [
+        # datawhalechina/hello-agents' ReAct prompt asks for finish(answer="..."); gpt-4.1-mini wrote it so
+        ("react_text", 'Thought: I have it.\nAction: finish(answer="It is sunny in Beijing.")'),
+        ("react_text", 'Thought: I have it.\nAction: Finish("It is sunny in Beijing.")'),
+        ("xml", '<thought>I have it.</thought><action>finish(answer="It is sunny in Beijing.")</action>'),
+        ("markers", '/*ACTION*/ finish(answer="It is sunny in Beijing.") /*END_ACTION*/'),
+    ],
+)
+def test_the_final_answer_action_written_as_a_call_is_the_answer(protocol: ProtocolName, reply: str) -> None:
+    # Given the final-answer action written as a function call, its answer as its argument
+    # When parsed / Then it is the final answer, not a call of a tool named finish
+    decision = get_protocol(protocol).parse(Completion(content=reply), None)
+    assert isinstance(decision, FinalAnswer), decision
+    assert decision.text == "It is sunny in Beijing."

@@ -142,6 +142,14 @@ FAMILIES = {
     "openhands": "<function=get_weather>\n<parameter=city>Lyon</parameter>\n</function>",
     "claude_prompt_based": "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Lyon</city>"
     "</parameters></invoke></function_calls>",
+    "deepseek_v4_invoke_name": "<function_call>\n<invoke_name>get_weather</invoke_name>\n<parameters>\n"
+    "<city>Lyon</city>\n</parameters>\n</function_call>",
+    "minimax_m3": ']<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name="get_weather">\n]<]minimax[>[<city>Lyon'
+    "]<]minimax[>[</city>\n]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>",
+    "gemma4": '<|tool_call>call:get_weather{city:<|"|>Lyon<|"|>}<tool_call|>',
+    "deepseek_v32_dsml": '<\uff5cDSML\uff5cfunction_calls>\n<\uff5cDSML\uff5cinvoke name="get_weather">\n'
+    '<\uff5cDSML\uff5cparameter name="city" string="true">Lyon</\uff5cDSML\uff5cparameter>\n'
+    "</\uff5cDSML\uff5cinvoke>\n</\uff5cDSML\uff5cfunction_calls>",
     "apertus": '<|tools_prefix|>[{"get_weather": {"city": "Lyon"}}]<|tools_suffix|>',
     "gigachat": '<|function_call|>{"name": "get_weather", "arguments": {"city": "Lyon"}}',
     "function_gemma": "<start_function_call>call:get_weather{city:<escape>Lyon<escape>}<end_function_call>",
@@ -271,8 +279,9 @@ def test_harmony_calls_are_read_wherever_their_header_names_the_recipient(text: 
         '<tool_call>{"name": "get_weather", "arguments": {"city": "Ly',
         "I will check.<\uff5ctool\u2581calls\u2581begin\uff5c>get_weather",
         "<function_calls><tool_name>get_weather<parameters><city>Lyon</city></parameters></function_calls>",
+        "<name>get_weather\n</parameter>\n<parameter=city>\nLyon\n</parameter>\n</function>",
     ],
-    ids=["cut_json", "cut_special_token", "no_invoke"],
+    ids=["cut_json", "cut_special_token", "no_invoke", "garbled_function_tag"],
 )
 def test_a_call_whose_markup_cannot_be_read_is_reported_not_answered(text: str) -> None:
     # Given a reply that opens a call in some family's markup, cut off or broken / When parsed
@@ -339,9 +348,112 @@ def test_a_tool_code_fence_holding_other_python_stays_the_answer() -> None:
     assert parse_completion(text, "function_calling", TOOLS) == FinalAnswer(text=text)
 
 
-@pytest.mark.parametrize("token", ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>"])
+@pytest.mark.parametrize("token", ["<end_of_turn>", "<|im_end|>", "<|eot_id|>", "</s>", "<|eot|>", "<|eom|>"])
 def test_an_end_of_turn_token_decoded_into_the_text_is_not_part_of_the_answer(token: str) -> None:
     # Given an answer that ends with its family's end-of-turn token / When it is parsed
     decision = parse_completion(f"The move is e5g4.{token}\n", "function_calling", TOOLS)
     # Then the answer is the text before it
     assert decision == FinalAnswer(text="The move is e5g4.")
+
+
+@pytest.mark.parametrize(
+    ("text", "call"),
+    [
+        # meta-llama/llama-models models/llama3_3/prompt_format.md: a built-in tool, called as `tool.call(...)`
+        ('<|python_tag|>brave_search.call(query="gold price")<|eom_id|>', ("brave_search", {"query": "gold price"})),
+        # its custom tool format: the arguments as one JSON object in the function tag
+        ('<function=get_weather>{"city": "Paris"}</function><|eot_id|>', ("get_weather", {"city": "Paris"})),
+        # Llama 4's pythonic calls, ended by its own end-of-turn token
+        ('[get_weather(city="Paris")]<|eot|>', ("get_weather", {"city": "Paris"})),
+    ],
+)
+def test_llamas_documented_call_formats_are_the_calls(text: str, call: tuple[str, dict[str, str]]) -> None:
+    # Given a call as Llama 3.1 to 4 write it, served without Llama's tool parser / When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is that call, named as the tool and with its arguments
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [call]
+
+
+CAR_TOOLS = [*TOOLS, ToolSpec(name="get_car_price", parameters={"type": "object", "properties": {}})]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # MeetKai/functionary tests/prompt_test_v3.llama3.txt: a remark to the user, then a call per recipient line
+        '>>>all\nI will compare>>>get_car_price\n{"car_name": "Song"}>>>get_car_price\n{"car_name": "Tang"}',
+        # tests/prompt_test_v3-llama3.1.txt: the function tags right after the remark, on its line
+        'I will compare<function=get_car_price>{"car_name": "Song"}</function>'
+        '<function=get_car_price>{"car_name": "Tang"}</function><|eom_id|>',
+    ],
+)
+def test_functionarys_calls_after_its_remark_are_the_calls(text: str) -> None:
+    # Given Functionary's reply: a remark, then two calls / When it is parsed
+    decision = parse_completion(text, "function_calling", CAR_TOOLS)
+    # Then both calls are read, and the remark is the thought
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_car_price", {"car_name": "Song"}),
+        ("get_car_price", {"car_name": "Tang"}),
+    ]
+    assert decision.thought == "I will compare"
+
+
+def test_functionarys_text_to_all_is_the_answer_without_its_recipient_line() -> None:
+    # Given Functionary v3's answer, addressed to all / When it is parsed
+    decision = parse_completion(">>>all\nIt is 10 degrees in Hanoi.", "function_calling", TOOLS)
+    # Then the answer is the text after the recipient line
+    assert decision == FinalAnswer(text="It is 10 degrees in Hanoi.")
+
+
+def test_nexusravens_call_line_is_the_calls_and_its_explanation_is_ignored() -> None:
+    # Given NexusRaven-V2's reply: "Call:" and calls separated by semicolons, then its explanation
+    text = "Call: get_weather(city='Paris'); get_weather(city='Oslo'); \nThought: These calls answer it."
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then both calls are read
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("get_weather", {"city": "Oslo"}),
+    ]
+
+
+def test_a_call_nested_in_another_calls_argument_asks_for_one_call_at_a_time() -> None:
+    # Given NexusRaven's nested call, whose argument is a call of another offered tool
+    text = "Call: get_weather(city=bash(command='cat city.txt'))<bot_end>\nThought: nested."
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then the model is told to call the inner tool first
+    assert isinstance(decision, ParseError)
+    assert "call bash first" in decision.message and '"get_weather"' in decision.message
+
+
+def test_command_rs_action_block_of_tool_name_objects_is_the_call() -> None:
+    # Given Command R's plan and its "Action:" block of {"tool_name", "parameters"} objects
+    text = (
+        'Plan: I will check.\nAction: ```json\n[\n    {"tool_name": "get_weather", "parameters": {"city": "Paris"}}\n]'
+        "\n```"
+    )
+    # When it is parsed
+    decision = parse_completion(text, "function_calling", TOOLS)
+    # Then it is the call
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "Paris"})]
+
+
+def test_a_function_tag_shown_in_prose_naming_no_offered_tool_stays_the_answer() -> None:
+    # Given an answer that shows Llama's custom tool format as an example, for a tool the turn does not offer
+    text = 'Llama 3.1 writes such a call as <function=trending_songs>{"n": 5}</function> on one line.'
+    # When it is parsed / Then it is the answer, not a call
+    assert parse_completion(text, "function_calling", TOOLS) == FinalAnswer(text=text)
+
+
+def test_code_that_calls_a_tool_in_a_string_parameter_is_no_nested_call() -> None:
+    # Given a call whose string parameter holds code that calls another offered tool
+    text = "Call: bash(command='get_weather(city=1)')"
+    # When it is parsed / Then it is the call, its code kept as written
+    decision = parse_completion(text, "function_calling", TOOLS)
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("bash", {"command": "get_weather(city=1)"})]

@@ -55,6 +55,8 @@ from stepwise.protocols.think_blocks import split_reasoning, without_reasoning
             "We think.",
             "Hello.",
         ),
+        # the same decoded with its special tokens skipped (Augustas11/macprovider issue #743, gpt-oss-20b on MLX)
+        ("analysisThe answer is four.assistantfinalfour", "The answer is four.", "four"),
     ],
 )
 def test_the_reasoning_of_each_model_family_is_split_off_its_reply(text: str, reasoning: str, reply: str) -> None:
@@ -69,6 +71,14 @@ def test_a_reply_cut_off_while_thinking_is_all_reasoning() -> None:
     split = split_reasoning("<think>This is a reasoning section")
     # Then all of it is reasoning, there is no reply, and the split says it was cut off
     assert split == ("This is a reasoning section", "", True)
+
+
+def test_a_call_opened_inside_unclosed_thinking_ends_the_thinking() -> None:
+    # Given thinking never closed before the call (Qwen3.5 under llama.cpp and vLLM: ggml-org/llama.cpp #21118)
+    call = "<tool_call>\n<function=get_weather>\n</function>\n</tool_call>"
+    split = split_reasoning("<think>\nI need the weather.\n\n" + call)
+    # Then the thinking ends where the call opens, and the call is the reply
+    assert split == ("I need the weather.", call, False)
 
 
 def test_several_leading_blocks_and_a_later_line_block_are_all_reasoning() -> None:

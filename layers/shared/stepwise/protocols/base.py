@@ -13,7 +13,7 @@ from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import corrective_text, final_round_order, text_system_prompt, wording_for
 from stepwise.protocols.shapes import is_plain_prose
 from stepwise.protocols.think_blocks import without_reasoning
-from stepwise.protocols.turn_tokens import without_end_of_turn
+from stepwise.protocols.turn_tokens import without_turn_tokens
 from stepwise.protocols.wording import ProtocolWording
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
@@ -59,9 +59,10 @@ class Protocol(ABC):
         """Read a completion into tool calls, a final answer or a parse error; never raises.
 
         Reasoning written into the text (`<think>` blocks) is split off first: what a model thought is never
-        read for actions or an answer. End-of-turn tokens decoded at the end of the text are dropped.
+        read for actions or an answer. End-of-turn tokens decoded at the end of the text (and a leading
+        recipient line) are dropped.
         """
-        reply = without_end_of_turn(without_reasoning(completion))
+        reply = without_turn_tokens(without_reasoning(completion))
         if not reply.content.strip() and not reply.tool_calls and reply.reasoning:
             return ParseError(message=REASONING_ONLY)
         return self.parse_reply(reply, tools, call_id_prefix=call_id_prefix)

@@ -28,6 +28,11 @@ class ParsedCall(NamedTuple):
     positional: list[Any]
     named: dict[str, Any]
 
+    def answer(self) -> Any:
+        """What a call of the final-answer action gives as the answer: its one positional value
+        (``finish("It is 42.")``), else its named arguments (``finish(answer="It is 42.")``)."""
+        return self.positional[0] if len(self.positional) == 1 and not self.named else self.named
+
     def arguments(self, tool: ToolSpec | None) -> dict[str, Any]:
         """Named arguments plus positional ones mapped to the tool's parameters in schema order.
 

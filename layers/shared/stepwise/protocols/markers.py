@@ -133,6 +133,8 @@ def _action(content: str, tools: list[ToolSpec] | None, call_id: str, thought: s
             return final_answer(answer_text(arguments), thought)
         return tool_call(name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
     call = parse_call(content.strip())
+    if call is not None and is_final_action(clean_tool_name(call.name), tools):
+        return final_answer(answer_text(call.answer()), thought)
     if call is not None:
         arguments = call.arguments(find_tool(tools, clean_tool_name(call.name)))
         return tool_call(call.name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)

@@ -14,6 +14,7 @@ from stepwise.models.finish import (
 from stepwise.models.messages import Completion, ToolCall, ToolSpec
 from stepwise.protocols.arguments import decode_arguments, final_answer, find_tool, tool_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
+from stepwise.protocols.tool_call_lines import nested_call
 from stepwise.protocols.tool_call_markup import call_opening
 
 # The OpenAI-compatible provider keeps an undecodable arguments string under this key so that the
@@ -36,6 +37,12 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
         if not completion.content.strip():
             return empty_reply(completion.finish_reason)
         written = with_written_calls(completion, tools)
+        nested = nested_call(completion.content)
+        if nested is not None:
+            return ParseError(
+                message=f'Your call passes the result of {nested[0][:128]}(...) to "{nested[1][:128]}" as an argument. '
+                f"Call one tool at a time: call {nested[0][:128]} first, then use its result."
+            )
         if written.tool_calls:
             return parse_native(written, tools)
         opening = call_opening(completion.content)

@@ -26,6 +26,11 @@ from stepwise.protocols.tool_call_markup import is_call_object
 # Narrower than the names accepted inside an explicit action section: a bare "name" key is too common
 # in ordinary JSON (an answer about a person) to mark an action block.
 ACTION_KEYS = ("action", "tool", "toolname")
+# Keys a reply nests its call under, beside its thoughts: AutoGPT's {"thoughts": {...}, "command": {"name",
+# "args"}} (LangChain's AutoGPT too) and its later "use_tool": {"name", "arguments"}; an "action" that is an
+# object naming the tool.
+_WRAPPER_KEYS = ("command", "usetool", "toolcall", "functioncall", "action", "tool")
+_WRAPPED_ARGUMENT_KEYS = ("args", "arguments", "parameters", "params", "input", "actioninput")
 
 
 class ReactJsonProtocol(TextProtocol):
@@ -49,20 +54,39 @@ class ReactJsonProtocol(TextProtocol):
 
 
 def action_blocks(text: str) -> list[JsonSpan]:
-    """The JSON objects of a text that name an action, in order."""
-    return [span for span in find_objects(text) if pick(span.value, ACTION_KEYS)[0]]
+    """The JSON objects of a text that name an action, in order (a call nested beside thoughts as the action)."""
+    return [_unwrapped(span) for span in find_objects(text) if _is_action(span.value)]
+
+
+def _is_action(value: dict[str, object]) -> bool:
+    return _wrapped_call(value) is not None or pick(value, ACTION_KEYS)[0]
+
+
+def _wrapped_call(value: dict[str, object]) -> dict[str, object] | None:
+    """The call an object nests under a wrapper key (AutoGPT's "command"): an object with a name and its
+    arguments; None when there is none."""
+    found, inner = pick(value, _WRAPPER_KEYS)
+    if not found or not isinstance(inner, dict) or not isinstance(inner.get("name"), str):
+        return None
+    return inner if pick(inner, _WRAPPED_ARGUMENT_KEYS)[0] else None
+
+
+def _unwrapped(span: JsonSpan) -> JsonSpan:
+    """The span with its nested call in place of the wrapper, or as it is."""
+    inner = _wrapped_call(span.value)
+    return span if inner is None else span._replace(value=inner)
 
 
 def _decision_blocks(text: str) -> list[JsonSpan]:
     """The action blocks, and the call objects (``{"name": ..., "arguments": ...}``, as smolagents and models
     trained on native calls write them) that stand in their place."""
-    return [span for span in find_objects(text) if pick(span.value, ACTION_KEYS)[0] or is_call_object(span.value)]
+    return [_unwrapped(span) for span in find_objects(text) if _is_action(span.value) or is_call_object(span.value)]
 
 
 def _action_name(block: JsonSpan) -> object:
     """What a block names as its action: its action key, else a call object's name."""
     found, action = pick(block.value, ACTION_KEYS)
-    return action if found else block.value.get("name")
+    return action if found else block.value.get("name", block.value.get("tool_name"))
 
 
 def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
@@ -71,7 +95,7 @@ def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
     if not blocks or _is_action_input(text, blocks[0]):
         return _without_block(text, tools, call_id)
     first = blocks[0]
-    thought = clean_thought(text[: first.start])
+    thought = clean_thought(text[: first.start]) or _written_thought(text, first)
     action = _action_name(first)
     _, action_input = pick(first.value, INPUT_KEYS)
     if isinstance(action, str) and is_final_action(action, tools):
@@ -89,6 +113,15 @@ def parse_react_json(text: str, tools: list[ToolSpec] | None, call_id: str) -> D
         observation_cut=observation is not None,
     )
     return tool_call(action, action_input, tools=tools, call_id=call_id, thought=thought, notes=notes)
+
+
+def _written_thought(text: str, block: JsonSpan) -> str:
+    """The thought an AutoGPT reply writes beside its call: "thoughts" (its "text") or "thought"."""
+    outer = next((span.value for span in find_objects(text[block.start :])), {})
+    _, thoughts = pick(outer, ("thoughts", "thought"))
+    if isinstance(thoughts, dict):
+        thoughts = thoughts.get("text")
+    return thoughts.strip() if isinstance(thoughts, str) else ""
 
 
 def _is_action_input(text: str, block: JsonSpan) -> bool:

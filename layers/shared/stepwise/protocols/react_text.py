@@ -197,6 +197,9 @@ def _action(
     if is_final_action(clean_tool_name(line), tools):
         return final_answer(answer_text(raw_input), thought)
     call = parse_call(line)
+    if call is not None and is_final_action(clean_tool_name(call.name), tools):
+        # The final answer written as a call of its action, as prompts that ask for finish(answer="...") get it.
+        return final_answer(answer_text(raw_input if raw_input is not None else call.answer()), thought)
     if call is not None:
         arguments = raw_input if raw_input is not None else call.arguments(find_tool(tools, call.name))
         return tool_call(call.name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)

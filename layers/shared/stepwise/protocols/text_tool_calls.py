@@ -17,18 +17,22 @@ from stepwise.protocols.arguments import (
     parameter_type,
     unwrapped_arguments,
 )
+from stepwise.protocols.tool_call_lines import call_line_calls, recipient_calls
 from stepwise.protocols.tool_call_markup import (
     Found,
     TextCall,
     bare_function_calls,
     call_object_calls,
+    inline_function_calls,
     markup_value,
     pythonic_reply_calls,
     tagged_calls,
+    without_markup_tokens,
 )
 from stepwise.protocols.tool_call_tokens import (
     deepseek_calls,
     function_gemma_calls,
+    gemma4_calls,
     harmony_calls,
     kimi_calls,
     qwen_agent_calls,
@@ -56,14 +60,19 @@ _READERS = (
     harmony_calls,
     qwen_agent_calls,
     function_gemma_calls,
+    gemma4_calls,
     tool_code_calls,
+    call_line_calls,
+    recipient_calls,
     pythonic_reply_calls,
     call_object_calls,
+    inline_function_calls,
 )
 
 
-# Readers of calls written with no markup around them, which an answer may also hold as an example.
-_UNTAGGED_READERS = (pythonic_reply_calls, call_object_calls)
+# Readers of calls written with no markup around them (or with markup in the middle of prose), which an answer
+# may also hold as an example.
+_UNTAGGED_READERS = (pythonic_reply_calls, call_object_calls, inline_function_calls)
 
 
 def _find_calls(text: str) -> tuple[Found, bool] | None:
@@ -74,6 +83,7 @@ def _find_calls(text: str) -> tuple[Found, bool] | None:
 
 def tool_calls_in_text(text: str) -> TextCalls | None:
     """The calls written in `text` as a model's raw tool-call markup, or None when it has none."""
+    text = without_markup_tokens(text)
     first = _find_calls(text)
     if first is None:
         return None

@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from stepwise.models.messages import Completion, ReasoningBlock
 from stepwise.protocols.harmony import call_markup, read_harmony
+from stepwise.protocols.tool_call_markup import call_opening_position
 
 # (opening, closing) tag pairs; the closing tag alone ends reasoning the template opened.
 _PAIRS: tuple[tuple[str, str], ...] = (
@@ -49,6 +50,12 @@ _COHERE_END = "<|END_RESPONSE|>"
 _COHERE_CITATION = re.compile(r"<co>(?P<text>[^<]*+)</co:[^>]*+>")
 
 
+# gpt-oss's channel names as a reply decoded without its special tokens shows them (its final message's header,
+# "<|start|>assistant<|channel|>final<|message|>", becomes "assistantfinal").
+_STRIPPED_ANALYSIS = "analysis"
+_STRIPPED_FINAL = "assistantfinal"
+
+
 class SplitReply(NamedTuple):
     """A reply's text with its reasoning taken out.
 
@@ -63,7 +70,7 @@ class SplitReply(NamedTuple):
 
 def split_reasoning(text: str) -> SplitReply:
     """The reasoning blocks of `text` (joined by blank lines) and the reply without them."""
-    harmony = _split_harmony(text)
+    harmony = _split_harmony(text) or _split_stripped_harmony(text)
     if harmony is not None:
         return harmony
     granite = _split_granite(text)
@@ -81,6 +88,12 @@ def split_reasoning(text: str) -> SplitReply:
         closing = _CLOSING[pair].search(text, body_start)
         pieces.append(text[position:start])
         if closing is None:
+            # Qwen3.5 and later sometimes open their call without closing their thinking: the call's opening
+            # ends the thinking (as vLLM's and llama.cpp's parsers take it); a block cut off is all thinking.
+            call = call_opening_position(text, body_start)
+            if call is not None:
+                thoughts.append(text[body_start:call].strip())
+                return SplitReply(_joined(thoughts), _unwrapped("".join(pieces) + text[call:], True))
             thoughts.append(text[body_start:].strip())
             return SplitReply(_joined(thoughts), _unwrapped("".join(pieces), bool(thoughts)), unclosed=True)
         thoughts.append(text[body_start : closing.start()].strip())
@@ -141,6 +154,19 @@ def _split_granite(text: str) -> SplitReply | None:
     if response is None:
         return SplitReply(text[thought.end() :].strip(), "", unclosed=True)
     return SplitReply(text[thought.end() : response.start()].strip(), text[response.end() :].lstrip())
+
+
+def _split_stripped_harmony(text: str) -> SplitReply | None:
+    """gpt-oss's reply decoded with its special tokens skipped: ``analysis`` then the reasoning, then
+    ``assistantfinal`` then the answer, the channel names glued to the text around them; None for other text."""
+    start = len(text) - len(text.lstrip())
+    if not text.startswith(_STRIPPED_ANALYSIS, start):
+        return None
+    final = text.find(_STRIPPED_FINAL, start)
+    if final < 0:
+        return None
+    reasoning = text[start + len(_STRIPPED_ANALYSIS) : final].strip()
+    return SplitReply(reasoning, text[final + len(_STRIPPED_FINAL) :])
 
 
 def _split_harmony(text: str) -> SplitReply | None:

@@ -7,19 +7,23 @@ calls as the model wrote them. The families differ in how a call opens and how i
   ``<tool_call>``, Granite ``<|tool_call|>``, Jamba, Hunyuan and MiniMax ``<tool_calls>``, Apertus
   ``<|tools_prefix|>`` (each call keyed by the tool's name), GigaChat ``<|function_call|>``, Granite-20B
   ``<function_call>``, InternLM2 ``<|action_start|><|plugin|>``, LongCat, Mistral ``[TOOL_CALLS]``, Phi-4-mini
-  ``functools[...]``, Llama 3.1 ``<|python_tag|>``;
+  ``functools[...]``, Llama 3.1 ``<|python_tag|>`` (its built-in tools called as ``brave_search.call(...)``), and
+  Llama 3.1 to 4's custom ``<function=name>{...}</function>`` (Functionary v3.1 writes it right after a remark);
 - a tag, then a name and the arguments in markup: Qwen3-Coder and Seed-OSS ``<function=name><parameter=p>``
   (OpenHands' prompt-based calling writes the same without the tag, on a line of its own),
   GLM-4.5 ``name<arg_key>p</arg_key><arg_value>v</arg_value>``, MiniMax-M2 ``<invoke name=...><parameter
-  name=...>``, Claude's prompt-based ``<function_calls><invoke><tool_name>name</tool_name><parameters>``, Mistral
-  v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
+  name=...>`` (MiniMax-M3: an element per argument; DeepSeek-V3.2 and V4 the same inside ``<function_calls>``
+  or ``<tool_calls>``, each tag with ``DSML`` between full-width bars), Claude's prompt-based
+  ``<function_calls><invoke><tool_name>name</tool_name><parameters>`` (and DeepSeek-V4's ``<function_call>
+  <invoke_name>name</invoke_name><parameters>``), Mistral v11 ``[TOOL_CALLS]name{...}`` (or ``name[ARGS]{...}``);
 - special tokens (read in `tool_call_tokens`): DeepSeek-V3/V3.1/R1 ``<|tool▁call▁begin|>`` (with full-width
   bars), Kimi-K2 ``<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>``, gpt-oss's harmony
   ``to=functions.name``, Qwen-Agent's ``✿FUNCTION✿: name`` then ``✿ARGS✿: {...}``, FunctionGemma's
-  ``<start_function_call>call:name{key:<escape>value<escape>}``;
+  ``<start_function_call>call:name{key:<escape>value<escape>}``, Gemma 4's ``<|tool_call>call:name{key:<|"|>value
+  <|"|>}<tool_call|>``;
 - no tag at all: a Python list of calls (Llama 3.2/4 ``[get_weather(city='SF')]``, Llama 4 also inside
   ``<|python_start|>``) or call objects in the text (Llama 3 ``{"name": ..., "parameters": {...}}``, xLAM's
-  list, fenced or not).
+  list, fenced or not; Command R's ``{"tool_name", "parameters"}``).
 
 The readers follow the format each family's chat template documents (and vLLM's parsers read), one per family
 of markup rather than per model, so a fine-tune that reuses a family's markup is read too; `text_tool_calls`
@@ -29,6 +33,7 @@ server parser works on one model's tokens), hence this module.
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Any, NamedTuple
 
@@ -67,6 +72,8 @@ _CLOSING = re.compile(
     r"|<\|action_end\|>|<\|python_end\|>|<\|eom_id\|>|<\|eot_id\|>"
 )
 _FUNCTION = re.compile(r"<function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z)", re.DOTALL)
+_FUNCTION_OPENING = re.compile(r"<function=(?P<name>[^>\s]++)>")
+_FUNCTION_CLOSING = re.compile(r"</function>")
 _LINE_FUNCTION = re.compile(
     r"(?:^|\n)[ \t]*+(?P<call><function=(?P<name>[^>\s]+)>(?P<body>.*?)(?:</function>|\Z))", re.DOTALL
 )
@@ -75,8 +82,9 @@ _PARAMETER = re.compile(r"<parameter=(?P<name>[^>\s]+)>(?P<value>.*?)(?:</parame
 INVOKE = re.compile(
     r"<(?:[\w-]++:)?invoke\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<body>.*?)(?:</(?:[\w-]++:)?invoke>|\Z)", re.DOTALL
 )
+# DeepSeek-V3.2 and V4 add string="true" (the value is text) or "false" (JSON) after the name.
 NAMED_PARAMETER = re.compile(
-    r"<(?:[\w-]++:)?parameter\s++name=\"(?P<name>[^\"]+)\"\s*>(?P<value>.*?)"
+    r"<(?:[\w-]++:)?parameter\s++name=\"(?P<name>[^\"]+)\"[^<>]*+>(?P<value>.*?)"
     r"(?:</(?:[\w-]++:)?parameter>|(?=<(?:[\w-]++:)?parameter\s)|\Z)",
     re.DOTALL,
 )
@@ -86,6 +94,9 @@ _LEGACY_INVOKE = re.compile(
     r"<invoke>\s*+<tool_name>\s*+(?P<name>[^<\s]++)\s*+</tool_name>(?P<body>.*?)(?:</invoke>|\Z)", re.DOTALL
 )
 _LEGACY_PARAMETERS = re.compile(r"<parameters>(?P<body>.*?)(?:</parameters>|\Z)", re.DOTALL)
+# The same without the <invoke> around it, the name in an element of its own first: DeepSeek-V4 writes
+# <function_call><invoke_name>name</invoke_name><parameters>...</parameters></function_call>.
+_NAME_ELEMENT = re.compile(r"<(?P<tag>invoke_name|tool_name|function_name)>\s*+(?P<name>[^<\s]++)\s*+</(?P=tag)>")
 _ELEMENT = re.compile(r"<(?P<tag>[A-Za-z_][\w.\-]*+)>(?P<value>[^<]*+)</(?P=tag)>")
 _ARG_PAIR = re.compile(
     r"<arg_key>(?P<key>[^<]*)</arg_key>\s*+<arg_value>(?P<value>.*?)(?:</arg_value>|(?=<arg_key>)|\Z)", re.DOTALL
@@ -98,21 +109,40 @@ _NAME_THEN_JSON = re.compile(r"(?P<name>[A-Za-z_][\w.\-]*+)\s*+(?:\[CALL_ID\][^\
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.\-]*\Z")
 _LINE_BRACKET = re.compile(r"(?:^|\n)[ \t]*+\[")
 
-_CALL_KEYS = {"name", "function", "arguments", "parameters", "params", "type", "id"}
+# Cohere's Command R writes "tool_name" (Command R7B adds "tool_call_id") where others write "name".
+_CALL_KEYS = {"name", "tool_name", "function", "arguments", "parameters", "params", "type", "id", "tool_call_id"}
 # Where the arguments of a call object are: OpenAI's and Hermes' key, Llama 3's, and the shorter one some
 # prompts ask for (Hermes 2 Pro under llama.cpp and Ollama wrote "params" when asked so).
 _ARGUMENT_KEYS = ("arguments", "parameters", "params")
-# The opening of a call in some family's markup, where prose never writes it: a special token, or a tag that
-# JSON or markup follows.
+# The opening of a call in some family's markup, where prose never writes it: a special token, a tag that JSON
+# or markup follows, or a Qwen3-Coder tag opening a line (its <parameter=...> too, when the model garbled the
+# <function=...> before it).
 _CALL_OPENING = re.compile(
     r"<tool_calls?>(?=\s*+[{\[<])|<function_calls?>(?=\s*+[{\[<])|<(?:seed|minimax):tool_call>|<longcat_tool_call>"
-    r"|<TOOLCALL>"
+    r"|<TOOLCALL>|<\|tool_call>"
     r"|<\|(?:tool_call|python_tag|python_start|tool_call_start|action_start|tool_calls_section_begin|tool_call_begin"
     r"|START_ACTION|tools_prefix|function_call)\|>|\[TOOL_CALLS\]|<start_function_call>|✿FUNCTION✿"
     "|<[|\uff5c]tool[\u2581_ ]calls?[\u2581_ ]begin[|\uff5c]>"
-    r"|(?:^|\n)[ \t]*+<function=[^>\s]++>"
+    r"|(?:^|\n)[ \t]*+<(?:function|parameter)=[^>\s]++>"
+)
+# Tokens some families write inside their call markup, never text: MiniMax-M3's ]<]minimax[>[ before each tag,
+# DeepSeek-V3.2's and V4's DSML (between full-width bars, or ASCII ones) right after each tag's "<" or "</".
+_MARKUP_TOKENS = (
+    ("]<]minimax[>[<", "<"),
+    ("<\uff5cDSML\uff5c", "<"),
+    ("</\uff5cDSML\uff5c", "</"),
+    ("<|DSML|", "<"),
+    ("</|DSML|", "</"),
 )
 _TRAILING_FENCE = re.compile(r"```[\w+.-]*\s*\Z")
+
+
+def without_markup_tokens(text: str) -> str:
+    """`text` with the tokens some families write inside their call markup taken out of its tags."""
+    for token, tag in _MARKUP_TOKENS:
+        if token in text:
+            text = text.replace(token, tag)
+    return text
 
 
 def tagged_calls(text: str) -> Found | None:
@@ -132,9 +162,35 @@ def tagged_calls(text: str) -> Found | None:
 
 def bare_function_calls(text: str) -> Found | None:
     """``<function=name><parameter=p>v</parameter></function>`` blocks that open a line with no ``<tool_call>``
-    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write."""
-    calls = [(match.start("call"), markup_call(match, _PARAMETER)) for match in _LINE_FUNCTION.finditer(text)]
+    around them: OpenHands' prompt-based calling, which SWE-agent-LM and Qwen3-Coder fine-tunes also write (its
+    arguments as ``<parameter=p>`` tags, or as one JSON object: Llama 3.1's custom tool format)."""
+    calls = [(match.start("call"), _function_call(match)) for match in _LINE_FUNCTION.finditer(text)]
     return Found(calls[0][0], [call for _, call in calls]) if calls else None
+
+
+def inline_function_calls(text: str) -> Found | None:
+    """Closed ``<function=name>{...}</function>`` tags holding JSON anywhere in the text, as Functionary v3.1
+    writes them right after its remark. In the middle of prose such a tag may also be an example an answer shows,
+    so these are read as calls written without markup of their own (`text_tool_calls` decides which)."""
+    calls = _json_function_tags(text)
+    return Found(calls[0][0], [call for _, call in calls]) if calls else None
+
+
+def _json_function_tags(text: str) -> list[tuple[int, TextCall]]:
+    """Closed ``<function=name>`` tags whose body is one JSON object, wherever they are. Each opening is paired
+    with the first closing tag after it from one list of closings, so no search runs twice over the text."""
+    closings = [match.start() for match in _FUNCTION_CLOSING.finditer(text)]
+    calls: list[tuple[int, TextCall]] = []
+    for opening in _FUNCTION_OPENING.finditer(text):
+        index = bisect.bisect_left(closings, opening.end())
+        if index == len(closings):
+            break
+        body = text[opening.end() : closings[index]].strip()
+        value = scan_value(body, 0) if body.startswith("{") else None
+        if value is None or value[1] != len(body):
+            return []
+        calls.append((opening.start(), TextCall(opening.group("name"), value[0])))
+    return calls
 
 
 def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
@@ -142,11 +198,16 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     family writes them."""
     text = body.strip()
     if "<function=" in text:
-        return [markup_call(match, _PARAMETER) for match in _FUNCTION.finditer(text)]
-    invokes = [markup_call(match, NAMED_PARAMETER) for match in INVOKE.finditer(text)]
-    invokes = invokes or [_legacy_invoke(match) for match in _LEGACY_INVOKE.finditer(text)]
+        return [_function_call(match) for match in _FUNCTION.finditer(text)]
+    invokes = [_invoke_call(match) for match in INVOKE.finditer(text)]
+    invokes = invokes or [
+        _element_call(match.group("name"), match.group("body")) for match in _LEGACY_INVOKE.finditer(text)
+    ]
     if invokes:
         return invokes
+    name_element = _NAME_ELEMENT.match(text)
+    if name_element is not None:
+        return [_element_call(name_element.group("name"), text[name_element.end() :])]
     named = _NAME_LINE.match(text)
     if named is not None and (closed or named.group("end")):
         pairs = {match.group("key").strip(): _markup_text(match.group("value")) for match in _ARG_PAIR.finditer(text)}
@@ -155,17 +216,40 @@ def payload_calls(body: str, *, closed: bool) -> list[TextCall]:
     if mistral is not None:
         value = scan_value(text, mistral.end())
         return [TextCall(mistral.group("name"), value[0] if value else text[mistral.end() :])]
-    return _json_calls(text) or _pythonic_calls(text)
+    return _json_calls(text) or pythonic_calls(text)
 
 
-def _legacy_invoke(invoke: re.Match[str]) -> TextCall:
-    """A call in Claude's prompt-based markup: its parameters as elements (or one JSON object)."""
-    parameters = _LEGACY_PARAMETERS.search(invoke.group("body"))
-    body = parameters.group("body") if parameters else ""
-    if body.strip().startswith("{"):
-        return TextCall(invoke.group("name"), body.strip())
-    values = {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
-    return TextCall(invoke.group("name"), values, markup=True)
+def _element_call(name: str, body: str) -> TextCall:
+    """A call in Claude's prompt-based markup, or DeepSeek-V4's like it: its parameters as elements (or one JSON
+    object) in the ``<parameters>`` of the `body` after its name."""
+    parameters = _LEGACY_PARAMETERS.search(body)
+    inner = parameters.group("body") if parameters else ""
+    if inner.strip().startswith("{"):
+        return TextCall(name, inner.strip())
+    return TextCall(name, _element_values(inner), markup=True)
+
+
+def _element_values(body: str) -> dict[str, str]:
+    """The arguments written as an element each, ``<city>Lyon</city>``, named by their tags."""
+    return {match.group("tag"): _markup_text(match.group("value")) for match in _ELEMENT.finditer(body)}
+
+
+def _invoke_call(invoke: re.Match[str]) -> TextCall:
+    """An ``<invoke name=...>`` call: its arguments as ``<parameter name=...>`` tags (MiniMax-M2, Step3), or as an
+    element per argument, named by its tag (MiniMax-M3)."""
+    if NAMED_PARAMETER.search(invoke.group("body")) is None:
+        return TextCall(invoke.group("name"), _element_values(invoke.group("body")), markup=True)
+    return markup_call(invoke, NAMED_PARAMETER)
+
+
+def _function_call(function: re.Match[str]) -> TextCall:
+    """A ``<function=name>`` call: its arguments as ``<parameter=p>`` tags, or as one JSON object (Llama 3.1 to 4's
+    custom tool format, ``<function=name>{"n": 10}</function>``)."""
+    body = function.group("body").strip()
+    if body.startswith("{") and _PARAMETER.search(body) is None:
+        value = scan_value(body, 0)
+        return TextCall(function.group("name"), value[0] if value else body)
+    return markup_call(function, _PARAMETER)
 
 
 def markup_call(function: re.Match[str], parameter: re.Pattern[str]) -> TextCall:
@@ -244,7 +328,7 @@ def _call_name(value: dict[str, Any]) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _pythonic_calls(text: str) -> list[TextCall]:
+def pythonic_calls(text: str) -> list[TextCall]:
     """Python calls with keyword arguments: ``[f(a=1), g()]``, one such list per line (``[f(a=1)]\n[g()]``,
     as small fine-tunes write parallel calls), or without the brackets."""
     body = text.strip()
@@ -261,10 +345,16 @@ def _pythonic_calls(text: str) -> list[TextCall]:
         call, position = read
         if not _IDENTIFIER.match(call.name) or call.positional:
             return []
-        calls.append(TextCall(call.name, call.named))
+        calls.append(TextCall(_builtin_tool_name(call.name), call.named))
         while position < len(body) and (body[position].isspace() or body[position] in between):
             position += 1
     return calls
+
+
+def _builtin_tool_name(name: str) -> str:
+    """The tool a Python call names: Llama 3.1's built-in tools are called as ``brave_search.call(query=...)``."""
+    tool = name.removesuffix(".call")
+    return tool if tool and tool != name and not tool.endswith(".") else name
 
 
 def pythonic_reply_calls(text: str) -> Found | None:
@@ -272,13 +362,13 @@ def pythonic_reply_calls(text: str) -> Found | None:
     tags; a remark may come before it). The first and the last line that opens with a bracket are tried.
     A reply that is nothing but calls may leave the brackets out (Gemma fine-tunes under BFCL's prompt)."""
     if text.rstrip().endswith(")"):
-        bare = _pythonic_calls(text)
+        bare = pythonic_calls(text)
         return Found(0, bare) if bare else None
     if not text.rstrip().endswith("]"):
         return None
     openers = [match.end() - 1 for match in _LINE_BRACKET.finditer(text)]
     for start in dict.fromkeys(openers[:1] + openers[-1:]):
-        calls = _pythonic_calls(text[start:])
+        calls = pythonic_calls(text[start:])
         if calls:
             return Found(start, calls)
     return None
@@ -300,14 +390,20 @@ def is_call_object(value: Any) -> bool:
     """True for an object whose keys are those of a call: a name, its arguments (or parameters), maybe an id."""
     return (
         isinstance(value, dict)
-        and isinstance(value.get("name", value.get("function")), str)
+        and _call_name(value) is not None
         and any(key in value for key in _ARGUMENT_KEYS)
         and set(value) <= _CALL_KEYS
     )
 
 
+def call_opening_position(text: str, start: int = 0) -> int | None:
+    """Where the first opening of a call in some model family's markup is in `text` from `start`, or None."""
+    opening = _CALL_OPENING.search(text, start)
+    return opening.start() if opening else None
+
+
 def call_opening(text: str) -> str | None:
     """The opening of a call in some model family's markup that `text` holds, or None: when no call could be
     read after it, the call was cut off or broken, not an answer."""
-    opening = _CALL_OPENING.search(text)
+    opening = _CALL_OPENING.search(without_markup_tokens(text))
     return opening.group().strip() if opening else None

@@ -1,9 +1,11 @@
 """Tool-call markup written with a model family's special tokens: DeepSeek's ``<|tool▁call▁begin|>`` (with
 full-width bars), Kimi-K2's ``<|tool_call_begin|>``, gpt-oss's harmony recipients, Qwen-Agent's ``✿FUNCTION✿``
-and FunctionGemma's ``<start_function_call>`` (see `tool_call_markup` for every family read and why by hand)."""
+FunctionGemma's ``<start_function_call>`` and Gemma 4's ``<|tool_call>`` (see `tool_call_markup` for every family
+read and why by hand)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 from stepwise.protocols.lenient_json import load_lenient, scan_value, strip_code_fence
@@ -33,6 +35,11 @@ _GEMMA_CALL = re.compile(
 )
 # A key starts the body or follows a comma, a space or the end of the value before it.
 _GEMMA_ARGUMENT = re.compile(r"(?<![^\s{,>])(?P<key>[^\s:,{}<>]++):<escape>(?P<value>.*?)(?:<escape>|\Z)", re.DOTALL)
+# Gemma 4: <|tool_call>call:name{key:<|"|>text<|"|>,n:3}<tool_call|>, its strings between <|"|> quote tokens.
+_GEMMA4_CALL = re.compile(
+    r"<\|tool_call>\s*+call:(?P<name>[^{\s<]++)(?P<body>.*?)(?:<tool_call\|>|(?=<\|tool_call>)|\Z)", re.DOTALL
+)
+_GEMMA4_QUOTE = '<|"|>'
 _HARMONY_MESSAGE = re.compile(r"<\|message\|>")
 _HARMONY_BOUNDARY = re.compile(r"<\|(?:start|end|call|return)\|>")
 _HARMONY_RECIPIENT = re.compile(r"\bto=(?:functions\.)?(?P<name>[^\s<]+)")
@@ -148,3 +155,21 @@ def function_gemma_calls(text: str) -> Found | None:
     ]
     first = _GEMMA_CALL.search(text)
     return Found(first.start(), calls) if first is not None else None
+
+
+def gemma4_calls(text: str) -> Found | None:
+    """Gemma 4's calls: ``call:name{key:value,...}`` between ``<|tool_call>`` and ``<tool_call|>``, its keys
+    bare and its strings between ``<|"|>`` quote tokens (or JSON quotes)."""
+    matches = list(_GEMMA4_CALL.finditer(text))
+    calls = [TextCall(match.group("name"), _gemma4_arguments(match.group("body"))) for match in matches]
+    return Found(matches[0].start(), calls) if matches else None
+
+
+def _gemma4_arguments(body: str) -> object:
+    """The arguments object of a Gemma 4 call, each ``<|"|>`` string made a JSON one; the text itself when it
+    cannot be read (a call cut off), so the model is told its call could not be read."""
+    parts = body.strip().split(_GEMMA4_QUOTE)
+    if len(parts) % 2 == 0:
+        return body.strip()
+    value = load_lenient("".join(json.dumps(part) if index % 2 else part for index, part in enumerate(parts)))
+    return value if isinstance(value, dict) else body.strip()

@@ -153,6 +153,8 @@ def _action(
         # is read as written, so an argument whose text holds an entity keeps it.
         body = html.unescape(body)
     call = parse_call(body)
+    if call is not None and is_final_action(clean_tool_name(call.name), tools):
+        return final_answer(answer_text(call.answer()), thought)
     if call is not None:
         arguments = call.arguments(find_tool(tools, clean_tool_name(call.name)))
         return tool_call(call.name, arguments, tools=tools, call_id=call_id, thought=thought, notes=notes)
