@@ -16,7 +16,7 @@ from stepwise.local.asl import StateEvent
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.server import LocalApi
 from stepwise.telemetry.observability import logger
-from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.openai_server import FakeOpenAIServer, chat_completion, script_of_its_own
 
 ConfigWriter = Callable[..., Path]
 
@@ -107,6 +107,16 @@ def script_tool_then_slow_answer(server: FakeOpenAIServer, answer: str) -> None:
 def model_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def model_server_script(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on the module's `model_server` starts with no reply queued and must leave none (`script_of_its_own`)."""
+    if "model_server" not in request.fixturenames:
+        yield
+        return
+    with script_of_its_own(request.getfixturevalue("model_server")):
+        yield
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from tests.support.delegation import (
     SLOW,
     delegating_config,
 )
+from tests.support.polling import run_seen, wait_for
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
 
@@ -41,13 +41,13 @@ def client(api: LocalApi) -> Iterator[httpx.Client]:
 
 
 def poll(client: httpx.Client, path: str, until: Any) -> dict[str, Any]:
-    """GET `path` until `until(body)` holds (within 60 s)."""
-    deadline = time.monotonic() + 60
-    while True:
+    """GET `path` until `until(body)` holds; fails naming the last answer if it does not."""
+
+    def read() -> dict[str, Any]:
         body: dict[str, Any] = client.get(path).json()
-        if until(body) or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+        return body
+
+    return wait_for(read, until, what=f"GET {path}", shown=run_seen)
 
 
 def test_a_parent_that_delegates_gets_the_childs_answer_and_spends_its_tokens(client: httpx.Client) -> None:

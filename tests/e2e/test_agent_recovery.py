@@ -4,7 +4,6 @@ store: both runs resume, and the parent's resumed wait finds the child it starte
 from __future__ import annotations
 
 import signal
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ import yaml
 
 from stepwise.local.server import LocalApi
 from tests.support.delegation import CHILD_ANSWER, PARENT_ANSWER, SLOW, delegating_config
+from tests.support.polling import run_seen, wait_for
 from tests.support.serve_process import ServeProcess
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
@@ -21,13 +21,14 @@ HEADERS = {"x-api-key": "recovery"}
 
 
 def _poll(url: str, path: str, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    deadline = time.monotonic() + 120
-    with httpx.Client(base_url=url, headers=HEADERS, timeout=10) as client:
-        while True:
+    """GET `path` until `until(body)` holds; fails naming the last answer if it does not."""
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=30) as client:
+
+        def read() -> dict[str, Any]:
             body: dict[str, Any] = client.get(path).json()
-            if until(body) or time.monotonic() > deadline:
-                return body
-            time.sleep(0.1)
+            return body
+
+        return wait_for(read, until, what=f"GET {path}", shown=run_seen, interval=0.1)
 
 
 def test_a_parent_and_its_child_both_succeed_after_serve_is_killed_with_one_child_run(

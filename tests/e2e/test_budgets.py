@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -14,6 +13,7 @@ from stepwise.config.model import StepwiseConfig
 from stepwise.errors import ConfigError
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import ConfigWriter, react_action, react_answer, serve
+from tests.support.polling import run_seen, wait_for
 
 # Each model call spends 60 input and 40 output tokens: 100 tokens, $0.00014 at these prices.
 SPEND = {"usage": {"input_tokens": 60, "output_tokens": 40}}
@@ -120,13 +120,19 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
         yield served
 
 
+def read_run(client: httpx.Client, run_id: str) -> dict[str, Any]:
+    body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+    return body
+
+
 def ended(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 30
-    while True:
-        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if body["status"] not in ("QUEUED", "RUNNING") or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+    """The run once it is no longer QUEUED or RUNNING; fails naming its last status if it stays so."""
+    return wait_for(
+        lambda: read_run(client, run_id),
+        lambda run: run["status"] not in ("QUEUED", "RUNNING"),
+        what=f"run {run_id} left QUEUED and RUNNING",
+        shown=run_seen,
+    )
 
 
 def test_a_request_budget_ends_its_run_with_the_reason_and_the_cost_reported(api: LocalApi) -> None:
@@ -149,15 +155,13 @@ def test_a_request_budget_with_an_unknown_field_is_refused_naming_it(api: LocalA
 
 
 def until(client: httpx.Client, run_id: str, statuses: set[str]) -> dict[str, Any]:
-    """The run once its status is one of `statuses` or it ended (polled as a client would, for up to 30 s)."""
-    deadline = time.monotonic() + 30
-    while True:
-        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if body["status"] in statuses | {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}:
-            return body
-        if time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+    """The run once its status is one of `statuses` or it ended (polled as a client would)."""
+    return wait_for(
+        lambda: read_run(client, run_id),
+        lambda run: run["status"] in statuses | {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"},
+        what=f"run {run_id} reached {sorted(statuses)} or ended",
+        shown=run_seen,
+    )
 
 
 def waiting_at_budget(client: httpx.Client) -> str:

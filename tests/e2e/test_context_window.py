@@ -5,7 +5,6 @@ window, and every raw message stays stored."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import ConfigWriter, get_tool, http_api, serve
+from tests.support.polling import run_seen, wait_for
 from tests.support.state_payloads import size_less_counters
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.support.windowed_model import (
@@ -62,13 +62,13 @@ def reader_profile(pages: ScriptableToolServer, max_iterations: int) -> dict[str
 
 
 def finished(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    """The run once it ended, with its trace (polled as a client would, for up to two minutes)."""
-    deadline = time.monotonic() + 120
-    while True:
+    """The run once it ended, with its trace (polled as a client would); fails naming its last status if it does not."""
+
+    def read() -> dict[str, Any]:
         body: dict[str, Any] = client.get(f"/v1/runs/{run_id}", params={"trace": "true"}).json()
-        if body["status"] in TERMINAL or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+        return body
+
+    return wait_for(read, lambda run: run["status"] in TERMINAL, what=f"run {run_id} ended", shown=run_seen)
 
 
 def test_twelve_6kb_pages_through_a_10k_window_succeed_with_every_raw_observation_kept(

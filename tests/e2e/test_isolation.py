@@ -24,6 +24,7 @@ import pytest
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
+from tests.support.polling import run_seen, wait_for
 
 OWNERS = ("alice", "bob")
 RUNS_PER_OWNER = 100
@@ -104,13 +105,15 @@ def clients(api: LocalApi) -> Iterator[dict[str, httpx.Client]]:
 
 
 def read_when_ended(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    """The run with its trace once it ended, polled as a client would (gives up after 120 s)."""
-    deadline = time.monotonic() + 120
-    while True:
+    """The run with its trace once it ended, polled as a client would; fails naming its last status if it does not."""
+
+    def read() -> dict[str, Any]:
         body: dict[str, Any] = client.get(f"/v1/runs/{run_id}", params={"trace": "true"}).json()
-        if body.get("status") in TERMINAL or time.monotonic() > deadline:
-            return body
-        time.sleep(0.1)
+        return body
+
+    return wait_for(
+        read, lambda run: run.get("status") in TERMINAL, what=f"run {run_id} ended", shown=run_seen, interval=0.1
+    )
 
 
 def post(client: httpx.Client, number: int, **fields: Any) -> str:

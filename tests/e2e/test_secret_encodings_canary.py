@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from stepwise.cli import main
 from tests.e2e.conftest import get_tool, http_api, serve
 from tests.e2e.test_secret_canary import scan_table
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.polling import run_seen, wait_for
 from tests.support.tool_server import Json, Raw, ScriptableToolServer
 from tests.unit.test_secret_encodings import CANARY, ENCODINGS, encodings_of, full_width
 
@@ -60,12 +60,17 @@ def strings_in(value: Any) -> str:
 
 
 def finished_run(client: httpx.Client, run_id: str) -> httpx.Response:
-    deadline = time.monotonic() + 60
-    while True:
-        response = client.get(f"/v1/runs/{run_id}", params={"trace": "true"})
-        if response.json()["status"] in TERMINAL or time.monotonic() > deadline:
-            return response
-        time.sleep(0.05)
+    """The run's answer (with its trace) once it ended; fails naming its last status if it does not end."""
+
+    def read() -> httpx.Response:
+        return client.get(f"/v1/runs/{run_id}", params={"trace": "true"})
+
+    return wait_for(
+        read,
+        lambda response: response.json()["status"] in TERMINAL,
+        what=f"run {run_id} ended",
+        shown=lambda response: run_seen(response.json()),
+    )
 
 
 def echoing_setup(tool_api: ScriptableToolServer, model: FakeOpenAIServer) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import pytest
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
 from tests.support.approval_runs import PAYMENTS, finished, poll, start, waiting
-from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.openai_server import FakeOpenAIServer, chat_completion, script_of_its_own
 
 REFUNDS = '''
 from stepwise.tools import tool
@@ -58,6 +58,13 @@ def approval_config(base_url: str) -> dict[str, Any]:
 def model() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def own_script(model: FakeOpenAIServer) -> Iterator[None]:
+    """Every test's replies are read by its own run, or it fails: never by the next test's."""
+    with script_of_its_own(model):
+        yield
 
 
 def write_tools(config_dir: Path) -> Path:
@@ -275,6 +282,9 @@ def test_a_run_waiting_when_serve_stops_is_still_approvable_after_a_restart(
     with serve(config, config_dir, **store) as first:
         run_id = start(caller(first, "restarter"), "pay zoe 4")
         assert waiting(caller(first, "restarter"), run_id)["status"] == "WAITING_APPROVAL"
+    # (still waiting once serve has stopped: a failure says whether the stop or the resumption ended the run)
+    stopped = first.environment.runtime.store.require_run(run_id)
+    assert stopped.status == "WAITING_APPROVAL", f"the stop left the run {stopped.status}: {stopped.error}"
     # When serve starts again on the same store (it resumes the open runs) and the owner approves
     with serve(config, config_dir, **store) as second:
         client = caller(second, "restarter")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from stepwise.local.server import LocalApi
 from tests.e2e.conftest import serve
+from tests.support.polling import run_seen, wait_for
 
 CONCURRENT_RUNS = 50
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
@@ -30,13 +30,16 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
 
 
 def status_when_ended(client: httpx.Client, run_id: str) -> str:
-    """The run's final status, polled as a client would (gives up after 60 s)."""
-    deadline = time.monotonic() + 60
-    while True:
-        status: str = client.get(f"/v1/runs/{run_id}").json()["status"]
-        if status in TERMINAL or time.monotonic() > deadline:
-            return status
-        time.sleep(0.25)
+    """The run's final status, polled as a client would; fails naming its last status if it does not end."""
+
+    def read() -> dict[str, Any]:
+        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
+        return body
+
+    ended = wait_for(
+        read, lambda run: run["status"] in TERMINAL, what=f"run {run_id} ended", shown=run_seen, interval=0.25
+    )
+    return str(ended["status"])
 
 
 def test_fifty_concurrent_posts_all_run_to_their_end(api: LocalApi) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,6 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.conftest import serve
+from tests.support.polling import run_seen, wait_for
 
 # long enough for a loaded machine to run a one-iteration execution (3 s was not, once, with two CPU-bound
 # processes beside the suite), short enough to wait past
@@ -64,9 +64,10 @@ def test_a_synchronous_execution_slower_than_the_wait_is_504_and_goes_on_to_its_
     # Then the answer is 504 naming the run, and the run still ends with its answer
     assert (response.status_code, response.json()["error"]["type"]) == (504, "timeout")
     run_id = response.json()["error"]["details"]["run_id"]
-    deadline = time.monotonic() + 30
-    run = client.get(f"/v1/runs/{run_id}").json()
-    while run["status"] not in ("SUCCEEDED", "FAILED") and time.monotonic() < deadline:
-        time.sleep(0.1)
-        run = client.get(f"/v1/runs/{run_id}").json()
+    run = wait_for(
+        lambda: client.get(f"/v1/runs/{run_id}").json(),
+        lambda run: run["status"] in ("SUCCEEDED", "FAILED"),
+        what=f"run {run_id} ended",
+        shown=run_seen,
+    )
     assert (run["status"], run["answer"]) == ("SUCCEEDED", "Done, slowly.")

@@ -17,6 +17,7 @@ from stepwise.steps.runtime import dynamodb_client
 from stepwise.store import ConversationStore
 from tests.e2e.conftest import serve
 from tests.integration.test_api_handler import api_config
+from tests.support.polling import CROSS_PROCESS_SECONDS, run_seen, wait_for
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
 SLOW_TURN_MS = 1500
@@ -63,13 +64,13 @@ def caller(api: LocalApi, key: str) -> httpx.Client:
 
 
 def finished(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    """The run once it ended (polled as a client would; gives up after 30 s)."""
-    deadline = time.monotonic() + 30
-    while True:
+    """The run once it ended (polled as a client would); fails naming its last status if it does not end."""
+
+    def read() -> dict[str, Any]:
         body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if body["status"] in TERMINAL or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+        return body
+
+    return wait_for(read, lambda run: run["status"] in TERMINAL, what=f"run {run_id} ended", shown=run_seen)
 
 
 def post(client: httpx.Client, question: str, **fields: Any) -> str:
@@ -220,7 +221,7 @@ def test_a_list_cursor_sent_with_other_filters_is_refused_and_with_another_limit
 
 def in_first_iteration(client: httpx.Client, run_id: str) -> None:
     """Wait until the run's first iteration began (its model call, slow, is then in flight)."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + CROSS_PROCESS_SECONDS
     while client.get(f"/v1/runs/{run_id}").json()["iterations"] < 1:
         assert time.monotonic() < deadline, "the run never began its first iteration"
         time.sleep(0.05)
@@ -236,18 +237,18 @@ def dynamodb_client_for(endpoint_url: str) -> Any:
 
 
 def follow(client: httpx.Client, run_id: str) -> list[dict[str, Any]]:
-    """Every answer of the events route, polled with its cursor until the run is done (30 s at most)."""
+    """Every answer of the events route, polled with its cursor until the run is done; fails if it is not done."""
     answers: list[dict[str, Any]] = []
     params: dict[str, str] = {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + CROSS_PROCESS_SECONDS
+    while True:
         answer = client.get(f"/v1/runs/{run_id}/events", params=params).json()
         answers.append(answer)
         if answer["done"]:
-            break
+            return answers
+        assert time.monotonic() < deadline, f"run {run_id}'s events were not done after {len(answers)} answers"
         params = {"after": answer["next_cursor"]}
         time.sleep(0.05)
-    return answers
 
 
 def test_following_a_run_delivers_each_step_once_in_order_and_the_first_before_the_run_ends(api: LocalApi) -> None:

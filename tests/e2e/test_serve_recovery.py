@@ -28,6 +28,7 @@ from stepwise.local.server import LocalApi
 from stepwise.local.template import SamTemplate
 from stepwise.models.run import RunLimits, RunMeta
 from stepwise.store.conversation import ConversationStore
+from tests.support.polling import CROSS_PROCESS_SECONDS, run_seen, wait_for
 from tests.support.serve_process import ServeProcess
 from tests.support.tool_server import Json, ScriptableToolServer
 from tests.support.windowed_model import PageReader, WindowedModelServer, page_text
@@ -76,14 +77,17 @@ def _post(url: str, index: int) -> str:
 
 
 def _wait_until(url: str, run_ids: list[str], done: Any) -> dict[str, dict[str, Any]]:
-    deadline = time.monotonic() + FINISH_LIMIT_SECONDS
+    """The runs once `done` holds for each; fails naming each run's last status if it does not."""
     # one client for every poll: a new one reads the CA certificates again (tens of ms of CPU each)
-    with httpx.Client(base_url=url, headers=HEADERS, timeout=10) as client:
-        while True:
-            runs = {run_id: dict(client.get(f"/v1/runs/{run_id}").json()) for run_id in run_ids}
-            if all(done(run) for run in runs.values()) or time.monotonic() > deadline:
-                return runs
-            time.sleep(0.2)
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=CROSS_PROCESS_SECONDS) as client:
+        return wait_for(
+            lambda: {run_id: dict(client.get(f"/v1/runs/{run_id}").json()) for run_id in run_ids},
+            lambda runs: all(done(run) for run in runs.values()),
+            what=f"{len(run_ids)} runs",
+            within=FINISH_LIMIT_SECONDS,
+            shown=lambda runs: str({run_id: run_seen(run) for run_id, run in runs.items()}),
+            interval=0.2,
+        )
 
 
 def _store(dynamodb_local: str, table_name: str) -> ConversationStore:
@@ -203,13 +207,16 @@ def test_a_streamed_chat_open_when_serve_stops_ends_with_an_error_event_and_done
 
 def _wait_for_runs(url: str, count: int) -> list[dict[str, Any]]:
     """The caller's runs once there are `count` of them."""
-    deadline = time.monotonic() + START_LIMIT_SECONDS
-    with httpx.Client(base_url=url, headers=HEADERS, timeout=10) as client:
-        while True:
-            runs: list[dict[str, Any]] = client.get("/v1/runs").json()["runs"]
-            if len(runs) >= count or time.monotonic() > deadline:
-                return runs
-            time.sleep(0.1)
+    with httpx.Client(base_url=url, headers=HEADERS, timeout=CROSS_PROCESS_SECONDS) as client:
+        runs: list[dict[str, Any]] = wait_for(
+            lambda: client.get("/v1/runs").json()["runs"],
+            lambda runs: len(runs) >= count,
+            what=f"{count} runs listed",
+            within=START_LIMIT_SECONDS,
+            shown=lambda runs: f"{len(runs)} runs",
+            interval=0.1,
+        )
+        return runs
 
 
 def test_serve_killed_in_the_middle_of_a_compaction_resumes_the_run_to_success(

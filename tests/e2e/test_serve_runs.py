@@ -7,7 +7,6 @@ model that calls the calculator before answering, and keyword intent routing to 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,7 @@ from stepwise.local.server import LocalApi
 from stepwise.steps.api import ROUTES
 from tests.e2e.conftest import serve
 from tests.integration.test_api_handler import api_config
+from tests.support.polling import run_seen, wait_for
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT"}
 SYNC_TIMEOUT_SECONDS = 1.0
@@ -64,14 +64,13 @@ def caller(api: LocalApi, key: str) -> httpx.Client:
 
 
 def finished(client: httpx.Client, run_id: str, *, trace: bool = False) -> dict[str, Any]:
-    """The run once it ended (polled as a client would; gives up after 30 s)."""
-    deadline = time.monotonic() + 30
-    while True:
-        response = client.get(f"/v1/runs/{run_id}", params={"trace": "true"} if trace else None)
-        body: dict[str, Any] = response.json()
-        if body["status"] in TERMINAL or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+    """The run once it ended (polled as a client would); fails naming its last status if it does not end."""
+
+    def read() -> dict[str, Any]:
+        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}", params={"trace": "true"} if trace else None).json()
+        return body
+
+    return wait_for(read, lambda run: run["status"] in TERMINAL, what=f"run {run_id} ended", shown=run_seen)
 
 
 def test_a_posted_question_is_answered_and_its_trace_shows_the_tool_call(api: LocalApi) -> None:

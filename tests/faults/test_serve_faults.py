@@ -20,9 +20,11 @@ from tests.faults.dynamodb_proxy import EveryNth, Fault, FaultyDynamoDBProxy
 from tests.faults.harness import RUNS_PER_SCENARIO, armed, openai_model, settle, write_config
 from tests.faults.outcomes import ExpectedRun, Outcome, RunVerdict, judge_run, question, reply
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.polling import CROSS_PROCESS_SECONDS
 
 QUESTION = "What is the capital of France?"
-POLL_LIMIT_SECONDS = 30.0
+# a run under injected faults retries: on a loaded machine it may take minutes (a run not ended by then is lost)
+POLL_LIMIT_SECONDS = CROSS_PROCESS_SECONDS
 POLL_INTERVAL_SECONDS = 0.05
 THROTTLED = EveryNth(period=5, fault=Fault.THROTTLE)  # isolated: the SDK retries each away
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -40,6 +39,7 @@ from schemathesis.specs.openapi.checks import (
 from stepwise.local.server import LocalApi
 from stepwise.steps.api import ROUTES
 from tests.e2e.conftest import serve
+from tests.support.polling import run_seen, wait_for
 
 EXAMPLES_PER_OPERATION = int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "25"))
 API_KEY = "fuzzer"
@@ -136,9 +136,12 @@ def finished_run_id(served_api: LocalApi) -> str:
     with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
         accepted = client.post("/v1/runs", json={"input": "What is 6 times 7?", "metadata": {"k": "v"}})
         run_id: str = accepted.json()["run_id"]
-        deadline = time.monotonic() + 30
-        while client.get(f"/v1/runs/{run_id}").json()["status"] not in TERMINAL and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(
+            lambda: client.get(f"/v1/runs/{run_id}").json(),
+            lambda run: run["status"] in TERMINAL,
+            what=f"run {run_id} ended",
+            shown=run_seen,
+        )
     return run_id
 
 
@@ -165,9 +168,12 @@ def budget_waiting_run_id(served_api: LocalApi) -> str:
         run_id: str = client.post("/v1/runs", json={"input": "What is 6 times 7?", "profile": "asking"}).json()[
             "run_id"
         ]
-        deadline = time.monotonic() + 30
-        while client.get(f"/v1/runs/{run_id}").json()["status"] != "WAITING_BUDGET" and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(
+            lambda: client.get(f"/v1/runs/{run_id}").json(),
+            lambda run: run["status"] == "WAITING_BUDGET",
+            what=f"run {run_id} waits at its budget",
+            shown=run_seen,
+        )
     return run_id
 
 
@@ -177,9 +183,12 @@ def waiting_run_id(served_api: LocalApi) -> str:
     answer 200 once."""
     with httpx.Client(base_url=served_api.url, headers={"x-api-key": API_KEY}, timeout=30) as client:
         run_id: str = client.post("/v1/runs", json={"input": "Please wire 1."}).json()["run_id"]
-        deadline = time.monotonic() + 30
-        while client.get(f"/v1/runs/{run_id}").json()["status"] != "WAITING_APPROVAL" and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(
+            lambda: client.get(f"/v1/runs/{run_id}").json(),
+            lambda run: run["status"] == "WAITING_APPROVAL",
+            what=f"run {run_id} waits for approval",
+            shown=run_seen,
+        )
     return run_id
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -18,6 +17,7 @@ from stepwise.local.asl import LocalStateMachine
 from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
 from stepwise.steps.executions import ExecutionStartFailed, StepFunctionsExecutions, SyncExecutionTimedOut
 from tests.support.asl_machines import lambda_task
+from tests.support.polling import wait_for
 
 # One Task: the test's function decides when it returns (it waits for `released`).
 WAITING_MACHINE = {
@@ -79,12 +79,15 @@ def executions(endpoint: StepFunctionsEndpoint, machine: LocalStateMachine, *, t
 
 
 def described_when_done(sfn: Any, arn: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 10
-    while True:
+    """The execution once it is no longer RUNNING; fails with its last description if it stays so."""
+
+    def describe() -> dict[str, Any]:
         described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
-        if described["status"] != "RUNNING" or time.monotonic() > deadline:
-            return described
-        time.sleep(0.02)
+        return described
+
+    return wait_for(
+        describe, lambda described: described["status"] != "RUNNING", what=f"execution {arn} ended", interval=0.02
+    )
 
 
 def test_a_started_execution_runs_in_the_background_and_is_described_when_done(serve: Serve) -> None:

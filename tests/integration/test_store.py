@@ -219,6 +219,26 @@ def test_session_turns_are_visible_to_their_owner_only(store: ConversationStore)
     assert [(t.question, t.answer) for t in turns] == [("alice asks", "alice hears")]
 
 
+def test_a_session_runs_answer_is_in_its_session_before_its_end_is_recorded(
+    store: ConversationStore, dynamodb_table: tuple[Any, str]
+) -> None:
+    # Given a run of session s1, and a reader of the session's turns at the moment the run's end is written
+    client, _ = dynamodb_table
+    run = make_meta("r1", session_id="s1")
+    store.create_run(run, [ChatMessage(role="user", content="alice asks")], question="alice asks")
+    seen_at_the_end: list[list[tuple[str, str | None]]] = []
+
+    def before_update(params: dict[str, Any], **_: Any) -> None:
+        if params["Key"]["sk"] == {"S": "META"}:
+            seen_at_the_end.append([(t.question, t.answer) for t in store.list_session_turns("s1", "alice")])
+
+    client.meta.events.register("before-parameter-build.dynamodb.UpdateItem", before_update)
+    # When the run ends with its answer
+    store.finish_run(run, "SUCCEEDED", stop_reason="final_answer", answer="alice hears")
+    # Then a client that sees it ended and asks the session's next question at once finds the answer there
+    assert seen_at_the_end == [[("alice asks", "alice hears")]]
+
+
 def test_reading_one_owners_session_reads_none_of_another_owners_200_runs_under_its_id(
     store: ConversationStore, dynamodb_table: tuple[Any, str]
 ) -> None:

@@ -3,11 +3,12 @@ the HTTP API as a client does."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import httpx
+
+from tests.support.polling import run_seen, wait_for
 
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "CANCELLED"}
 # A tool module of the deployer's: each transfer is written to a ledger next to it, so a test sees
@@ -41,18 +42,25 @@ def start(client: httpx.Client, question: str) -> str:
 
 
 def poll(client: httpx.Client, run_id: str, until: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    """The run once `until` holds (polled as a client would; gives up after 60 s)."""
-    deadline = time.monotonic() + 60
-    while True:
-        body: dict[str, Any] = client.get(f"/v1/runs/{run_id}").json()
-        if until(body) or time.monotonic() > deadline:
-            return body
-        time.sleep(0.05)
+    """The run once `until` holds (polled as a client would); fails after `CROSS_PROCESS_SECONDS` naming the run's
+    last status, and at once on an answer that is not the run's."""
+
+    def read() -> dict[str, Any]:
+        response = client.get(f"/v1/runs/{run_id}")
+        assert response.status_code == 200, f"run {run_id}: GET answered {response.status_code}: {response.text}"
+        body: dict[str, Any] = response.json()
+        return body
+
+    return wait_for(read, until, what=f"run {run_id}", shown=run_seen)
 
 
 def waiting(client: httpx.Client, run_id: str) -> dict[str, Any]:
-    return poll(client, run_id, lambda run: run["status"] in TERMINAL | {"WAITING_APPROVAL"})
+    """The run once it waits for approval; fails if it ends first, saying how it ended."""
+    run = poll(client, run_id, lambda run: run["status"] in TERMINAL | {"WAITING_APPROVAL"})
+    assert run["status"] == "WAITING_APPROVAL", f"run {run_id} ended before it waited for approval: {run_seen(run)}"
+    return run
 
 
 def finished(client: httpx.Client, run_id: str) -> dict[str, Any]:
+    """The run once it ended."""
     return poll(client, run_id, lambda run: run["status"] in TERMINAL)

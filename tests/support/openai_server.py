@@ -16,7 +16,8 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -161,6 +162,13 @@ class FakeOpenAIServer(LoopbackHttpServer):
                 status, chat_completion(content="ok") if body is None else body, delay_seconds, headers or {}
             )
 
+    def take_queued(self) -> list[ScriptedReply]:
+        """The replies no request has taken yet, taken off the queue."""
+        with self._lock:
+            queued = list(self._replies)
+            self._replies.clear()
+        return queued
+
     def _record_and_pick(self, request: RecordedRequest) -> ScriptedReply:
         refusal = self._validator(request.body) if self._validator is not None else None
         with self._lock:
@@ -168,6 +176,16 @@ class FakeOpenAIServer(LoopbackHttpServer):
             if refusal is not None:
                 return refusal
             return self._replies.popleft() if self._replies else self._default
+
+
+@contextmanager
+def script_of_its_own(server: FakeOpenAIServer) -> Iterator[None]:
+    """A test's turn on a server it shares with other tests (a module's): it starts with no reply queued, and fails if
+    it leaves one unread, which the next test's run would otherwise read as its own (and say nothing of why)."""
+    server.take_queued()
+    yield
+    left = server.take_queued()
+    assert not left, f"the test left {len(left)} scripted model replies unread (its run stopped short): {left!r:.500}"
 
 
 def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:

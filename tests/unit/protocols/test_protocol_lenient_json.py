@@ -87,6 +87,20 @@ def test_find_objects_skips_braces_in_prose_and_strings() -> None:
     assert found == [{"q": "a } b"}, {"x": 1}]
 
 
+def test_find_objects_reads_an_object_after_braces_no_object_starts_at() -> None:
+    # Given runs of braces no object can start at (`{{`, `{[`, `{ word{`), then an object
+    text = "{{{ {[ {: { word{ {a: 1}"
+    # When objects are found / Then the object is found, once
+    assert [span.value for span in find_objects(text)] == [{"a": 1}]
+
+
+def test_find_objects_goes_on_after_a_failed_key_not_from_inside_it() -> None:
+    # Given a brace whose quoted key holds a brace, and no colon after the key
+    text = '{"x{"a": 1}'
+    # When objects are found / Then none: the read of the first key passed over the brace inside it
+    assert list(find_objects(text)) == []
+
+
 def test_strip_code_fence_keeps_inner_fences() -> None:
     # Given a fenced block whose content holds another fence
     text = "```markdown\nuse:\n```python\nprint(1)\n```\n```"

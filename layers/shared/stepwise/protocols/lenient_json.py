@@ -21,6 +21,11 @@ _BARE_WORD = re.compile(r"[^\s:,{}\[\]\"'=()]+")
 # punctuation was read to its end again and again.
 _LAST_WORD = re.compile(r"(?<!\w)\w+$")
 _OPENER = re.compile(r"[{\[]")
+# A brace an object may start at: after blanks and commas, a `}`, a quote, or an unquoted key and then blanks and a
+# `:`. At any other brace (`{{{`, `{[`, `{ x{` in prose) the reader fails having read nothing but blanks, commas and
+# a key, none of them a brace: the search passes over those in one scan of this expression instead of one read each.
+# A `/` (a comment, or a key's first character) is left to the reader. Each scan stops at the next brace: linear.
+_OBJECT_START = re.compile(r"\{(?=[\s,]*(?:[}\"'/]|[^\s:,{}\[\]\"'=()]+\s*[:/]))")
 _LITERALS: dict[str, Any] = {
     "true": True,
     "false": False,
@@ -29,6 +34,8 @@ _LITERALS: dict[str, Any] = {
     "False": False,
     "None": None,
 }
+# A string's characters that need no look: all but its own quote and the backslash.
+_PLAIN = {'"': re.compile(r'[^"\\]+'), "'": re.compile(r"[^'\\]+")}
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "/": "/", "\\": "\\", '"': '"', "'": "'"}
 # After the three backticks: a language tag alone on its line, a tag then a space before an inline JSON
 # value, or nothing (```get_weather(...)``` has no tag: a word glued to the content is the content).
@@ -175,19 +182,21 @@ class _Reader:
         """Read a single- or double-quoted string with JSON and Python escapes."""
         quote = self.text[self.pos]
         self.pos += 1
+        plain = _PLAIN[quote]
         parts: list[str] = []
         text = self.text
-        while self.pos < len(text):
-            char = text[self.pos]
-            if char == quote:
+        while True:
+            # the characters up to the next quote or backslash, in one step
+            run = plain.match(text, self.pos)
+            if run is not None:
+                parts.append(run.group())
+                self.pos = run.end()
+            if self.pos >= len(text):
+                raise _Unreadable
+            if text[self.pos] == quote:
                 self.pos += 1
                 return "".join(parts)
-            if char == "\\":
-                parts.append(self.escape())
-            else:
-                parts.append(char)
-                self.pos += 1
-        raise _Unreadable
+            parts.append(self.escape())
 
     def escape(self) -> str:
         """Read one backslash escape; an unknown escape is kept as written."""
@@ -339,18 +348,21 @@ def find_objects(text: str) -> Iterator[JsonSpan]:
     objects it did read completely before failing are yielded (the outermost ones), and the search
     goes on where the read stopped.
     """
-    position = text.find("{")
-    while position >= 0:
-        reader = _Reader(text, position)
+    searches = Searches(text)
+    found = _OBJECT_START.search(text)
+    while found is not None:
+        position = found.start()
+        reader = _Reader(text, position, searches)
         try:
             value = reader.value(0)
         except (_Unreadable, RecursionError):
-            yield from _outermost(reader.completed)
-            position = text.find("{", max(reader.pos, position + 1))
+            if reader.completed:
+                yield from _outermost(reader.completed)
+            found = _OBJECT_START.search(text, max(reader.pos, position + 1))
             continue
         if isinstance(value, dict):
             yield JsonSpan(position, reader.pos, value)
-        position = text.find("{", reader.pos)
+        found = _OBJECT_START.search(text, reader.pos)
 
 
 def first_container(text: str) -> dict[str, Any] | list[Any] | None:

@@ -321,8 +321,12 @@ class ConversationStore:
             "tools": tools or None,
         }
         sets |= {key: value for key, value in optional.items() if value is not None}
+        if meta.session_id and answer is not None and not meta.is_terminal:
+            # before the end: a client that sees the run ended and asks the session's next question at once
+            # must find this answer in the session (written after, it was missing from the next run's history)
+            self._record_session_answer(meta, answer)
         try:
-            finished = self._update_meta(
+            return self._update_meta(
                 meta.run_id,
                 sets,
                 "attribute_exists(pk) AND #status IN (:queued, :running, :waiting, :budget, :paused)",
@@ -331,21 +335,20 @@ class ConversationStore:
             )
         except RunNotFound:
             return self.require_run(meta.run_id)
-        if meta.session_id and answer is not None:
-            key = {
-                "pk": keys.session_pk(meta.owner, meta.session_id),
-                "sk": keys.session_sk(meta.created_at, meta.run_id),
-            }
-            fitted = self._db.fitted_values(key, {"answer": answer}, rest={}, limit=_SESSION_ANSWER_BYTES)
-            self._db.call(
-                "update_item",
-                TableName=self._table,
-                Key=serialize_item(key),
-                UpdateExpression="SET answer = :answer",
-                ConditionExpression="attribute_exists(pk)",
-                ExpressionAttributeValues={":answer": fitted["answer"]},
-            )
-        return finished
+
+    def _record_session_answer(self, meta: RunMeta, answer: str) -> None:
+        """Put a session run's answer on its session turn (the question is there since the run was created)."""
+        assert meta.session_id is not None
+        key = {"pk": keys.session_pk(meta.owner, meta.session_id), "sk": keys.session_sk(meta.created_at, meta.run_id)}
+        fitted = self._db.fitted_values(key, {"answer": answer}, rest={}, limit=_SESSION_ANSWER_BYTES)
+        self._db.call(
+            "update_item",
+            TableName=self._table,
+            Key=serialize_item(key),
+            UpdateExpression="SET answer = :answer",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeValues={":answer": fitted["answer"]},
+        )
 
     def list_session_turns(self, session_id: str, owner: str) -> list[SessionTurn]:
         """The earlier runs of a session started by `owner`, oldest first: one Query of the owner's own

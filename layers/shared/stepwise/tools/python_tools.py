@@ -71,7 +71,10 @@ def _make_current(directory: Path) -> None:
         return
     # modules found on a directory's sys.path entry have file names that start with it
     prefixes = tuple(f"{other}{os.sep}" for other in others)
-    for name, module in list(sys.modules.items()):
+    # Iterated from a copy made in one step, in C: `list(sys.modules.items())` builds a tuple per module, which may
+    # set off a garbage collection whose finalizers hand the interpreter to a thread that imports (a server's API
+    # threads, loading their handlers), and the listing then failed with "dictionary changed size during iteration"
+    for name, module in sys.modules.copy().items():
         location = getattr(module, "__file__", None)
         if isinstance(location, str) and location.startswith(prefixes):
             del sys.modules[name]
