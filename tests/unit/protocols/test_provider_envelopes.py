@@ -1,5 +1,6 @@
-"""Provider envelopes read as each provider documents them: Gemini's Interactions API, and replies a provider
-stopped before any text (its filter, a call it could not read, the output cap), whose reason the error names."""
+"""Provider envelopes read as each provider documents them: Gemini's Interactions API and code execution, Meta's
+Llama API, Cloudflare Workers AI's calls, replies a provider stopped before any text (its filter, a call it could not
+read, the output cap), whose reason the error names, and error bodies where a reply was expected."""
 
 from __future__ import annotations
 
@@ -296,3 +297,13 @@ def test_cloudflare_workers_ai_tool_calls_are_calls_not_an_unknown_format() -> N
     decision = parse_completion(response, "function_calling")
     assert isinstance(decision, ToolCalls)
     assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "London"})]
+
+
+def test_an_error_body_where_a_reply_was_expected_names_the_providers_message() -> None:
+    # Given Google's error body (code, message, status) where a generateContent reply was expected
+    error = {"code": 429, "message": "Quota exceeded for quota metric 'requests'.", "status": "RESOURCE_EXHAUSTED"}
+    # When parsed / Then the parse error carries the provider's own message
+    decision = parse_completion({"error": error}, "function_calling")
+    assert decision == ParseError(
+        message="The provider answered with an error, not a reply: Quota exceeded for quota metric 'requests'."
+    )

@@ -91,7 +91,18 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
     text = envelope_text(response)
     if text is not None:
         return Completion(content=text)
+    error = _provider_error(response)
+    if error is not None:
+        return ParseError(message=f"The provider answered with an error, not a reply: {error}")
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _provider_error(response: dict[str, Any]) -> str | None:
+    """The message of an error body sent where a reply was expected (``error.message``, Google's and OpenAI's
+    shape, or ``error`` as text), at most 300 characters; None for any other body."""
+    error = response.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return message.strip()[:300] if isinstance(message, str) and message.strip() else None
 
 
 def _is_filtered(reason: Any) -> bool:
