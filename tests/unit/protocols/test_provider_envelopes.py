@@ -1,5 +1,6 @@
-"""Provider envelopes read as each provider documents them: Gemini's Interactions API, and replies a provider
-stopped before any text (its filter, a call it could not read, the output cap), whose reason the error names."""
+"""Provider envelopes read as each provider documents them: Gemini's Interactions API and code execution, Meta's
+Llama API, Cloudflare Workers AI's calls, replies a provider stopped before any text (its filter, a call it could not
+read, the output cap), whose reason the error names, and error bodies where a reply was expected."""
 
 from __future__ import annotations
 
@@ -221,3 +222,88 @@ def test_the_tools_a_groq_compound_system_ran_are_recorded_and_its_answer_kept()
     completion = completion_from_response({"choices": [{"index": 0, "finish_reason": "stop", "message": message}]})
     assert not isinstance(completion, ParseError)
     assert (completion.content, completion.tool_calls, completion.server_tools) == ("About $97,000.", [], ["search"])
+
+
+def test_gemini_text_on_both_sides_of_the_code_it_ran_is_two_paragraphs_not_one_sentence() -> None:
+    # Given Gemini text, the code it ran and the output, then more text (the first passage ends without a break)
+    parts = [
+        {"text": "Here is the code:"},
+        {"executableCode": {"language": "PYTHON", "code": "print(1 + 1)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "2\n"}},
+        {"text": "The answer is 2."},
+    ]
+    # When read / Then the two passages are a paragraph apart, not run together
+    completion = completion_from_response({"candidates": [{"content": {"parts": parts}, "finishReason": "STOP"}]})
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "Here is the code:\n\nThe answer is 2."
+
+
+def test_a_passage_that_already_ends_with_a_blank_line_gets_no_second_one() -> None:
+    # Given Gemini text ending in a blank line before the code it ran, then the answer
+    parts = [
+        {"text": "We sum them with a tool.\n\n"},
+        {"executableCode": {"language": "PYTHON", "code": "print(28)"}},
+        {"text": "The sum is 28."},
+    ]
+    # When read / Then that blank line is the paragraph break
+    completion = completion_from_response({"candidates": [{"content": {"parts": parts}, "finishReason": "STOP"}]})
+    assert not isinstance(completion, ParseError)
+    assert completion.content == "We sum them with a tool.\n\nThe sum is 28."
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["It is sunny.", {"type": "text", "text": "It is sunny."}],
+    ids=["string", "one-text-item"],
+)
+def test_a_llama_api_completion_message_is_the_answer_with_its_stop_reason(content: Any) -> None:
+    # Given a Llama API response whose content is a string or one text item
+    response = {"id": "x", "completion_message": {"role": "assistant", "stop_reason": "stop", "content": content}}
+    # When read / Then its text is the answer and its stop reason is kept
+    completion = completion_from_response(response)
+    assert not isinstance(completion, ParseError)
+    assert (completion.content, completion.finish_reason) == ("It is sunny.", "stop")
+
+
+def test_a_llama_api_tool_call_is_a_call_with_its_id() -> None:
+    # Given a Llama API response with a call (arguments a JSON string) beside an empty text item
+    call = {"id": "call_1", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+    message = {"role": "assistant", "stop_reason": "tool_calls", "content": {"type": "text", "text": ""}}
+    # When parsed / Then it is the call, with the provider's id
+    decision = parse_completion({"completion_message": {**message, "tool_calls": [call]}}, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.name, c.arguments) for c in decision.calls] == [("call_1", "get_weather", {"city": "Paris"})]
+
+
+def test_a_llama_stack_call_named_by_tool_name_and_call_id_is_read() -> None:
+    # Given Llama Stack's inference reply: a call with call_id, tool_name and arguments as an object
+    call = {"call_id": "c-7", "tool_name": "get_weather", "arguments": {"city": "Oslo"}}
+    message = {"role": "assistant", "content": "", "stop_reason": "end_of_turn", "tool_calls": [call]}
+    # When parsed / Then it is that call, with that id
+    decision = parse_completion({"completion_message": message}, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(c.id, c.name, c.arguments) for c in decision.calls] == [("c-7", "get_weather", {"city": "Oslo"})]
+
+
+def test_cloudflare_workers_ai_tool_calls_are_calls_not_an_unknown_format() -> None:
+    # Given a Workers AI REST response with traditional function calling's tool_calls (name, arguments object)
+    response = {
+        "result": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "London"}}]},
+        "success": True,
+        "errors": [],
+        "messages": [],
+    }
+    # When parsed / Then it is the call
+    decision = parse_completion(response, "function_calling")
+    assert isinstance(decision, ToolCalls)
+    assert [(c.name, c.arguments) for c in decision.calls] == [("get_weather", {"city": "London"})]
+
+
+def test_an_error_body_where_a_reply_was_expected_names_the_providers_message() -> None:
+    # Given Google's error body (code, message, status) where a generateContent reply was expected
+    error = {"code": 429, "message": "Quota exceeded for quota metric 'requests'.", "status": "RESOURCE_EXHAUSTED"}
+    # When parsed / Then the parse error carries the provider's own message
+    decision = parse_completion({"error": error}, "function_calling")
+    assert decision == ParseError(
+        message="The provider answered with an error, not a reply: Quota exceeded for quota metric 'requests'."
+    )

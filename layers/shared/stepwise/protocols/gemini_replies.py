@@ -19,6 +19,9 @@ from stepwise.models.decision import ParseError
 from stepwise.models.messages import Completion, ReasoningBlock
 from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts, passages_text
 
+# The parts of a tool Gemini ran itself within its reply: the code it wrote, then what running it printed.
+_GEMINI_RAN = frozenset({"executableCode", "codeExecutionResult"})
+
 
 def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseError:
     """A generateContent response; a candidate without parts is an empty reply when Gemini says why."""
@@ -31,19 +34,22 @@ def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Com
         if reason is None:
             return ParseError(message="The response has no candidates[0].content.parts.")
         return Completion(content="", finish_reason=reason)
-    texts: list[str] = []
+    pieces: list[str | None] = []
     thoughts: list[ReasoningBlock] = []
     calls: list[RawCall] = []
     for part in [part for part in parts if isinstance(part, dict)]:
         call = part.get("functionCall")
         if isinstance(call, dict):
             calls.append((call.get("id"), call.get("name"), call.get("args")))
+        elif _GEMINI_RAN.intersection(part):
+            # Code Gemini ran and its output stand between two passages of the answer, not inside a sentence.
+            pieces.append(None)
         elif isinstance(part.get("text"), str):
             if part.get("thought") is True:
                 thoughts.append(ReasoningBlock(text=part["text"]))
             else:
-                texts.append(part["text"])
-    completion = build_completion("".join(texts), calls, call_id_prefix, thoughts)
+                pieces.append(part["text"])
+    completion = build_completion(passages_text(pieces), calls, call_id_prefix, thoughts)
     if isinstance(completion, Completion):
         completion = completion.model_copy(update={"server_tools": _tools_gemini_ran(first, parts)})
     return _with_reason(completion, reason)

@@ -3,10 +3,11 @@
 Shapes read: OpenAI ``chat.completion`` (and a bare assistant message), OpenAI Responses API responses (an
 ``output`` list of items), Bedrock Converse responses, Anthropic messages, Gemini's generateContent and Interactions
 responses (see `gemini_replies`), Mistral's Conversations API (see `mistral_conversations`), DashScope's and
-Ollama's native responses (chat and generate), Cohere's chat (v1 and v2), the text-only bodies of legacy completion
-APIs and Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see
-`reasoning_fields`); tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed
-payload: a response gives a `ParseError`, an unreadable tool is skipped.
+Ollama's native responses (chat and generate), Meta's Llama API (``completion_message``), Cloudflare Workers AI's
+calls (``result.tool_calls``), Cohere's chat (v1 and v2), the text-only bodies of legacy completion APIs and
+Bedrock's InvokeModel (see `text_envelopes`), their reasoning kept apart from the text (see `reasoning_fields`);
+tools in OpenAI, Anthropic, Bedrock or our own shape. Nothing here raises on a malformed payload: a response gives a
+`ParseError`, an unreadable tool is skipped.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from stepwise.protocols.arguments import decode_arguments
 from stepwise.protocols.gemini_replies import completion_from_gemini, completion_from_interaction, is_interaction
 from stepwise.protocols.mistral_conversations import completion_from_conversation, is_conversation
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
-from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
+from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts, passages_text
 from stepwise.protocols.text_envelopes import envelope_text
 
 
@@ -65,6 +66,10 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
         return _from_output(response["output"], call_id_prefix)
     if isinstance(response.get("candidates"), list) or isinstance(response.get("promptFeedback"), dict):
         return completion_from_gemini(response, call_id_prefix)
+    if isinstance(response.get("completion_message"), dict):
+        # Meta's Llama API (and Llama Stack's inference API): {"completion_message": {"content", "tool_calls",
+        # "stop_reason"}, "metrics"}
+        return _from_openai_message(response["completion_message"], call_id_prefix)
     if isinstance(response.get("message"), dict):
         # Ollama's own API: {"model", "message": {"role", "content", "thinking", "tool_calls"}, "done"}
         return _from_openai_message(response["message"], call_id_prefix)
@@ -78,10 +83,26 @@ def _read(response: dict[str, Any], call_id_prefix: str) -> Completion | ParseEr
         return _from_openai_message({**response, "content": response["text"]}, call_id_prefix)
     if isinstance(response.get("content"), str | None) and ("content" in response or "tool_calls" in response):
         return _from_openai_message(response, call_id_prefix)
+    result = response.get("result")
+    if isinstance(result, dict) and isinstance(result.get("tool_calls"), list):
+        # Cloudflare Workers AI: {"result": {"response", "tool_calls": [{"name", "arguments"}]}, "success"}
+        message = {"content": result.get("response"), "tool_calls": result["tool_calls"]}
+        return _from_openai_message(message, call_id_prefix)
     text = envelope_text(response)
     if text is not None:
         return Completion(content=text)
+    error = _provider_error(response)
+    if error is not None:
+        return ParseError(message=f"The provider answered with an error, not a reply: {error}")
     return ParseError(message="The response is not in a known provider format.")
+
+
+def _provider_error(response: dict[str, Any]) -> str | None:
+    """The message of an error body sent where a reply was expected (``error.message``, Google's and OpenAI's
+    shape, or ``error`` as text), at most 300 characters; None for any other body."""
+    error = response.get("error")
+    message = error.get("message") if isinstance(error, dict) else error
+    return message.strip()[:300] if isinstance(message, str) and message.strip() else None
 
 
 def _is_filtered(reason: Any) -> bool:
@@ -94,6 +115,7 @@ def _is_filtered(reason: Any) -> bool:
 _STOP_PATHS: tuple[tuple[str | int, ...], ...] = (
     ("choices", 0, "finish_reason"),
     ("output", "choices", 0, "finish_reason"),
+    ("completion_message", "stop_reason"),
     ("stop_reason",),
     ("stopReason",),
     ("finish_reason",),
@@ -191,9 +213,10 @@ def _from_openai_message(message: dict[str, Any], call_id_prefix: str) -> Comple
             continue
         function = raw.get("function", raw)
         function = function if isinstance(function, dict) else {}
-        # Cohere's v1 chat names the arguments "parameters"
+        # Cohere's v1 chat names the arguments "parameters"; Llama Stack names the call "tool_name" and its id
+        # "call_id"
         arguments = function.get("arguments", function.get("parameters"))
-        calls.append((raw.get("id"), function.get("name"), arguments))
+        calls.append((raw.get("id", raw.get("call_id")), function.get("name", raw.get("tool_name")), arguments))
     legacy = message.get("function_call")
     if isinstance(legacy, dict):
         calls.append((None, legacy.get("name"), legacy.get("arguments")))
@@ -230,10 +253,12 @@ def custom_arguments(raw: Any) -> dict[str, Any]:
 
 def openai_text(content: Any) -> str:
     """OpenAI message content as text: a string, or the text of a list of parts (``{"type": "text", "text":
-    ...}``, ``output_text`` ones, bare strings); a part with a null text, a refusal, an image or thinking
-    part adds nothing, and anything else (null included) is no text."""
+    ...}``, ``output_text`` ones, bare strings) or of one part alone (Meta's Llama API); a part with a null
+    text, a refusal, an image or thinking part adds nothing, and anything else (null included) is no text."""
     if isinstance(content, str):
         return content
+    if isinstance(content, dict):
+        return _part_text(content)
     if not isinstance(content, list):
         return ""
     return "".join(_part_text(part) for part in content)
@@ -296,20 +321,11 @@ def blocks_text(blocks: list[Any]) -> str:
     ``citationsContent`` blocks. Adjacent ones are one text, split where a citation starts or ends, often
     mid-sentence: they are joined as they are. Text on both sides of another block (a tool the provider ran,
     its result) is two passages, a paragraph apart."""
-    passages: list[str] = []
-    current: list[str] | None = None
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        pieces = _block_texts(block)
-        if pieces is None:
-            current = None
-            continue
-        if current is None:
-            current = []
-            passages.append("")
-        passages[-1] += "".join(pieces)
-    return "\n\n".join(passage for passage in passages if passage)
+    pieces: list[str | None] = []
+    for block in [block for block in blocks if isinstance(block, dict)]:
+        texts = _block_texts(block)
+        pieces.extend([None] if texts is None else texts)
+    return passages_text(pieces)
 
 
 def _block_texts(block: dict[str, Any]) -> list[str] | None:

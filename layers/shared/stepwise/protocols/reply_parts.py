@@ -45,7 +45,7 @@ def part_texts(parts: Any) -> list[str]:
 def passages_text(pieces: list[str | None]) -> str:
     """The reply's text from its pieces in order, None standing for anything else in between (a tool the
     provider ran, its result): pieces next to each other are one text joined as they are, pieces apart are
-    passages a paragraph apart."""
+    passages a paragraph apart (the line breaks a passage already ends or starts with are that paragraph break)."""
     passages: list[str] = []
     adjacent = False
     for piece in pieces:
@@ -56,4 +56,7 @@ def passages_text(pieces: list[str | None]) -> str:
         else:
             passages.append(piece)
             adjacent = True
-    return "\n\n".join(passage for passage in passages if passage)
+    text = ""
+    for passage in [passage for passage in passages if passage]:
+        text = text.rstrip("\n") + "\n\n" + passage.lstrip("\n") if text else passage
+    return text
