@@ -12,7 +12,12 @@ import shutil
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+# How long an assertion waits for the page to show what it expects: Playwright's 5 s default is what a loaded
+# 2-core machine (4 test workers and a serve per module) passed, with the right text arriving later. A page
+# that never shows it still fails, after this long.
+expect.set_options(timeout=30_000)
 
 # Flags that keep the browser to the page under test: no GPU, no sandbox (tests run as root in CI), no
 # network of its own (component updates, sync, QUIC). Playwright gives each launch a fresh profile folder.

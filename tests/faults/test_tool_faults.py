@@ -20,7 +20,10 @@ from tests.faults.outcomes import ExpectedRun, observation, question, reply
 from tests.support.tool_server import Behaviour, Binary, Hang, HugeBody, Reset, ScriptableToolServer, Status
 
 QUESTION = "Look up order 42."
-TOOL_LIMIT_MS = 300
+# the hanging tool's limit, short so that its scenario is quick; the other faults answer at once, and are held to
+# a limit a loaded machine's tool server never reaches (at 300 ms, a 500 under load read as a timeout)
+HANG_LIMIT_MS = 300
+TOOL_LIMIT_MS = 30_000
 MAX_RESPONSE_BYTES = 8192
 MAX_OBSERVATION_CHARS = 4000  # the profile's default limit
 ACTION = react_action("lookup", {"q": "order 42"})
@@ -33,11 +36,14 @@ class ToolFault:
 
     behaviour: Behaviour
     says: tuple[str, ...]
+    limit_ms: int = TOOL_LIMIT_MS
 
 
 TOOL_FAULTS = {
     "tool: HTTP 500": ToolFault(Status(500, "database is down"), ("Error", "HTTP 500", "database is down")),
-    "tool: hangs past maxExecutionTime": ToolFault(Hang(10), ("Error", "timed out after 0.3 s")),
+    "tool: hangs past maxExecutionTime": ToolFault(
+        Hang(10), ("Error", "timed out after 0.3 s"), limit_ms=HANG_LIMIT_MS
+    ),
     "tool: connection reset": ToolFault(Reset(), ("Error", "reset or closed")),
     "tool: huge body (truncated)": ToolFault(HugeBody(size=2_000_000), ("xxxx", "…[truncated")),
     "tool: binary body (described)": ToolFault(
@@ -46,9 +52,9 @@ TOOL_FAULTS = {
 }
 
 
-def lookup_api(url: str) -> dict[str, Any]:
-    """The tool API entry: one GET tool, held to a short time limit and a small body cap."""
-    return http_api(url, get_tool("lookup", "/lookup", q="string"), timeout_ms=TOOL_LIMIT_MS) | {
+def lookup_api(url: str, limit_ms: int) -> dict[str, Any]:
+    """The tool API entry: one GET tool, held to `limit_ms` and a small body cap."""
+    return http_api(url, get_tool("lookup", "/lookup", q="string"), timeout_ms=limit_ms) | {
         "maxResponseBytes": MAX_RESPONSE_BYTES
     }
 
@@ -60,7 +66,9 @@ def test_a_misbehaving_tool_becomes_an_observation_and_the_run_succeeds(
     fault = TOOL_FAULTS[scenario]
     with ScriptableToolServer(default=fault.behaviour) as tools:
         # Given a model that calls the tool once, then answers, and a tool API that misbehaves
-        config = write_config(config_dir, scripted_model(ACTION, react_answer(ANSWER)), apis=[lookup_api(tools.url)])
+        config = write_config(
+            config_dir, scripted_model(ACTION, react_answer(ANSWER)), apis=[lookup_api(tools.url, fault.limit_ms)]
+        )
         environment, _ = start_environment(config)
         expected = ExpectedRun(
             conversation=(

@@ -127,7 +127,12 @@ def served_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
 @pytest.fixture(scope="module")
 def api_schema(served_api: LocalApi) -> schemathesis.BaseSchema:
     """The OpenAPI document the server publishes, loaded by schemathesis."""
-    return schemathesis.openapi.from_url(f"{served_api.url}/v1/openapi.json", headers={"x-api-key": API_KEY})
+    # read here rather than by schemathesis' loader, whose 10-second read timeout a loaded machine passed
+    document = httpx.get(
+        f"{served_api.url}/v1/openapi.json", headers={"x-api-key": API_KEY}, timeout=REQUEST_TIMEOUT_SECONDS
+    )
+    document.raise_for_status()
+    return schemathesis.openapi.from_dict(document.json())
 
 
 @pytest.fixture(scope="module")
@@ -306,7 +311,9 @@ def test_every_response_is_documented_and_none_is_a_server_error(
 
 def test_the_document_gives_every_route_a_success_response_with_a_body(served_api: LocalApi) -> None:
     # When the served document is read
-    document = httpx.get(f"{served_api.url}/v1/openapi.json", headers={"x-api-key": API_KEY}, timeout=10).json()
+    document = httpx.get(
+        f"{served_api.url}/v1/openapi.json", headers={"x-api-key": API_KEY}, timeout=REQUEST_TIMEOUT_SECONDS
+    ).json()
     # Then each operation documents a 2xx with a JSON body schema
     undocumented = [
         f"{method.upper()} {path}"
@@ -327,7 +334,7 @@ def test_a_body_that_is_not_utf8_text_is_invalid_json(served_api: LocalApi, path
         served_api.url + path,
         content=b'{"input": "\xc0\xff"}',
         headers={"x-api-key": API_KEY, "Content-Type": "application/json"},
-        timeout=10,
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     # Then it is refused as a bad body, not answered as a server error
     assert (response.status_code, response.json()["error"]["type"]) == (400, "invalid_json")
@@ -345,7 +352,10 @@ def test_a_value_of_the_wrong_json_type_is_refused_rather_than_coerced(
     body = {"model": "default", "messages": [{"role": "user", "content": "What is 6 times 7?"}], **wrong}
     # When it is posted
     response = httpx.post(
-        f"{served_api.url}/v1/chat/completions", json=body, headers={"x-api-key": API_KEY}, timeout=10
+        f"{served_api.url}/v1/chat/completions",
+        json=body,
+        headers={"x-api-key": API_KEY},
+        timeout=REQUEST_TIMEOUT_SECONDS,
     )
     # Then it is refused naming that field, as the document's types say it must be
     error = response.json()["error"]
