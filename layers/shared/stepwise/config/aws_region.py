@@ -21,6 +21,9 @@ HOW_TO_SET_A_REGION = (
     "model (or its profile) a `region:` in the configuration"
 )
 
+# Where the SDK's chain finds credentials, as a fix names them (`config check --aws` and `--stack`).
+WAYS_TO_GIVE_CREDENTIALS = "AWS_PROFILE, `aws sso login`, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+
 
 class NoRegion(ConfigError):
     """No source names an AWS Region; the message says which model and how to set one."""

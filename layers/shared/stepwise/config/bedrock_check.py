@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from stepwise.config.aws_region import HOW_TO_SET_A_REGION, NoRegion, bedrock_region
+from stepwise.config.aws_region import HOW_TO_SET_A_REGION, WAYS_TO_GIVE_CREDENTIALS, NoRegion, bedrock_region
 from stepwise.config.llm import BedrockModelConfig
 from stepwise.config.model import StepwiseConfig
 from stepwise.config.model_catalog import INFERENCE_PROFILE_PREFIXES, normalise_model_id
@@ -135,7 +135,7 @@ def _model_problems(
         yield _access_problem(exc, model_id, problem)
     except BotoCoreError as exc:
         yield problem(
-            f"Bedrock cannot be asked ({exc})", "configure AWS credentials and a Region (AWS_PROFILE, aws sso login)"
+            f"Bedrock cannot be asked ({exc})", f"configure AWS credentials ({WAYS_TO_GIVE_CREDENTIALS}) and a Region"
         )
 
 

@@ -205,12 +205,11 @@ def deployment_unreadable(exc: Exception, stack: str | None, region: str | None)
     the fix nor, for a missing stack, the Region it looked in."""
     from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
+    from stepwise.config.aws_region import WAYS_TO_GIVE_CREDENTIALS
+
     where = f"in {region}" if region else "in your Region"
     if isinstance(exc, NoCredentialsError):
-        return (
-            "no AWS credentials were found; configure them (AWS_PROFILE, `aws sso login`, or AWS_ACCESS_KEY_ID "
-            "and AWS_SECRET_ACCESS_KEY) and check again"
-        )
+        return f"no AWS credentials were found; configure them ({WAYS_TO_GIVE_CREDENTIALS}) and check again"
     if isinstance(exc, EndpointConnectionError):
         return f"{exc}; check this machine's network (or proxy) and that the Region is right"
     if isinstance(exc, ClientError):
