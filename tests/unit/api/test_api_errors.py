@@ -111,6 +111,27 @@ def test_a_long_list_of_problems_is_summarised_in_the_message_and_complete_in_th
     assert len(error.details["errors"]) == 5
 
 
+def test_an_unknown_query_parameter_with_a_long_name_is_named_by_its_start_and_length() -> None:
+    # When a route that takes `status` is sent a parameter named with 5,000 characters
+    error = InvalidRequest.of_query({"s" * 5_000: ["x"]}, known=("status",))
+    # Then the 422 names its first 64 characters and how long it was, not the whole name
+    assert error is not None
+    [problem] = error.details["errors"]
+    assert problem["field"] == "s" * 64 + "… (5000 characters) (query parameter)"
+    assert len(error.message) < 300
+
+
+def test_thousands_of_unknown_query_parameters_are_named_ten_and_counted() -> None:
+    # When a route is sent 2,000 parameters it does not take
+    error = InvalidRequest.of_query({f"p{n:04}": ["x"] for n in range(2_000)}, known=("status",))
+    # Then the first ten are named and the rest counted in one more problem
+    assert error is not None
+    fields = [problem["field"] for problem in error.details["errors"]]
+    assert fields[:2] == ["p0000 (query parameter)", "p0001 (query parameter)"]
+    assert fields[10:] == ["query parameters"]
+    assert error.details["errors"][10]["reason"].startswith("1990 more names that are not parameters")
+
+
 @pytest.mark.parametrize(
     ("content_type", "is_json"),
     [("application/json", True), ("application/json; charset=utf-8", True), ("", True), ("text/plain", False)],

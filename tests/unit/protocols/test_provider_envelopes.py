@@ -64,6 +64,17 @@ def test_tools_gemini_ran_in_an_interaction_are_recorded_not_called() -> None:
     assert completion.content == "Let me search.\n\nSpain won."
 
 
+def test_a_call_gemini_could_not_read_is_quoted_back_to_the_model_from_its_finish_message() -> None:
+    # Given a Gemini candidate stopped as a malformed function call, with Gemini's message naming the call
+    said = "Malformed function call: print(default_api.get_weather(city=Paris))"
+    response = {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0, "finishMessage": said}]}
+    # When parsed
+    decision = parse_completion(response, "function_calling")
+    # Then the model is told its call was malformed, and what Gemini read of it
+    assert isinstance(decision, ParseError)
+    assert f"MALFORMED_FUNCTION_CALL; the provider said: {said})" in decision.message
+
+
 @pytest.mark.parametrize(
     ("response", "words"),
     [

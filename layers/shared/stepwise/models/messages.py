@@ -128,6 +128,9 @@ class Completion(BaseModel, defer_build=True):
     usage: Usage = Field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
+    # the provider's own words on why it stopped, when it gives them (Gemini's `finishMessage`: the call it could
+    # not read), passed on to the model with an empty reply's reason
+    finish_message: str | None = None
     # the provider's id of this completion (OpenAI's `id`), for the model call's span
     response_id: str | None = None
     # characters of the reply's text that could not be encoded and were replaced by U+FFFD (for the trace)

@@ -33,7 +33,7 @@ def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Com
     if not isinstance(parts, list):
         if reason is None:
             return ParseError(message="The response has no candidates[0].content.parts.")
-        return Completion(content="", finish_reason=reason)
+        return Completion(content="", finish_reason=reason, finish_message=_finish_message(first))
     pieces: list[str | None] = []
     thoughts: list[ReasoningBlock] = []
     calls: list[RawCall] = []
@@ -64,6 +64,12 @@ def _tools_gemini_ran(candidate: dict[str, Any], parts: list[Any]) -> list[str]:
     searched = grounding.get("webSearchQueries") if isinstance(grounding, dict) else None
     ran += ["google_search"] if isinstance(searched, list) and searched else []
     return ran + (["url_context"] if isinstance(candidate.get("urlContextMetadata"), dict) else [])
+
+
+def _finish_message(candidate: dict[str, Any]) -> str | None:
+    """The candidate's ``finishMessage`` (Gemini's detail of a stop, such as the call it could not read)."""
+    message = candidate.get("finishMessage")
+    return message if isinstance(message, str) and message.strip() else None
 
 
 def _stop_reason(response: dict[str, Any], candidate: dict[str, Any]) -> str | None:

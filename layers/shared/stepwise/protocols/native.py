@@ -21,6 +21,8 @@ from stepwise.protocols.tool_call_markup import call_opening
 # parser, not the provider, decides what to tell the model.
 RAW_ARGUMENTS_KEY = "_raw"
 # OpenAI's internal wrapper of parallel calls, as its models sometimes write it (the Responses API's name is the last).
+# Enough of a provider's finish message to show the call it could not read, never a whole reply's worth.
+_FINISH_MESSAGE_CHARS = 500
 _PARALLEL_WRAPPERS = ("multi_tool_use.parallel", "parallel")
 
 
@@ -35,7 +37,7 @@ def parse_native(completion: Completion, tools: list[ToolSpec] | None) -> Decisi
                 f"{completion.finish_reason}). Continue where you left off."
             )
         if not completion.content.strip():
-            return empty_reply(completion.finish_reason)
+            return empty_reply(completion.finish_reason, completion.finish_message)
         written = with_written_calls(completion, tools)
         nested = nested_call(completion.content)
         if nested is not None:
@@ -100,9 +102,10 @@ def _wrapped_calls(call: ToolCall) -> list[ToolCall] | None:
     return calls
 
 
-def empty_reply(finish_reason: str | None) -> ParseError:
+def empty_reply(finish_reason: str | None, finish_message: str | None = None) -> ParseError:
     """The parse error for a reply with neither text nor calls, saying why when the provider's finish reason
-    does: its filter withheld the reply, it could not read a call, or the output cap cut it before anything."""
+    does: its filter withheld the reply, it could not read a call (quoting what the provider said of it), or the
+    output cap cut it before anything."""
     if finish_reason in FILTERED_FINISH_REASONS:
         return ParseError(
             message=f"Your reply was empty: the model provider's content filter withheld it (finish reason "
@@ -111,7 +114,8 @@ def empty_reply(finish_reason: str | None) -> ParseError:
     if finish_reason in MALFORMED_FINISH_REASONS:
         return ParseError(
             message=f"Your reply was empty: your tool call was malformed and the provider could not read it "
-            f"(finish reason {finish_reason}). Call the tool again with its arguments as one JSON object."
+            f"(finish reason {finish_reason}{_said(finish_message)}). Call the tool again with its arguments as one "
+            "JSON object."
         )
     if finish_reason in TRUNCATED_FINISH_REASONS:
         return ParseError(
@@ -119,6 +123,14 @@ def empty_reply(finish_reason: str | None) -> ParseError:
             f"reason {finish_reason}). Think less and reply sooner: call one tool or give a short answer."
         )
     return ParseError(message="Your reply was empty.")
+
+
+def _said(finish_message: str | None) -> str:
+    """The provider's own words on a stop, quoted after its finish reason, cut to what the model needs to see."""
+    if finish_message is None:
+        return ""
+    shown = finish_message.strip()
+    return f"; the provider said: {shown[:_FINISH_MESSAGE_CHARS]}{'…' if len(shown) > _FINISH_MESSAGE_CHARS else ''}"
 
 
 def malformed_arguments(tool_name: str) -> ParseError:

@@ -84,8 +84,9 @@ async function showRuns(query) {
     const next = new URLSearchParams(query);
     next.set("cursor", page.next_cursor);
     more.append(el("a", { href: "#/runs?" + next, id: "next-page" }, "Older runs →"));
-  } else if (page.searched_until) {
-    // the search stopped at its read budget: older runs are searched by asking for them
+  } else if (page.searched_until && !(Date.parse(page.searched_until) <= Date.parse(query.get("created_after") || ""))) {
+    // the search stopped at its read budget: older runs are searched by asking for them (unless it stopped at
+    // the range's start, where an older search holds no moment and the API refuses it)
     const older = new URLSearchParams(query);
     older.delete("cursor");
     older.set("created_before", page.searched_until);

@@ -12,6 +12,10 @@ from typing import Any
 from stepwise.inputs.text_policy import clean_text
 
 _MAX_PROBLEMS_IN_MESSAGE = 3
+# A caller's unknown query parameters are named back to it: enough of each name and of the list to spot a
+# misspelling, never as much as it sent (a URL may carry thousands of names, each thousands of characters).
+_MAX_QUERY_NAME_CHARS = 64
+_MAX_UNKNOWN_QUERY_NAMES = 10
 
 
 class ApiError(Exception):
@@ -171,16 +175,28 @@ class InvalidRequest(ApiError):
     ) -> InvalidRequest | None:
         """The 422 naming each query parameter of `given` (each name's values) that is not one of `known` (the
         route's, saying what it takes), and each of `single` given more than once; None when all is well."""
+        unknown = sorted(set(given) - set(known))
+        takes = f"this route takes {', '.join(sorted(known))}"
         problems = [
-            (f"{clean_text(name)} (query parameter)", f"not a parameter: this route takes {', '.join(sorted(known))}")
-            for name in sorted(set(given) - set(known))
+            (f"{_shown_name(name)} (query parameter)", f"not a parameter: {takes}")
+            for name in unknown[:_MAX_UNKNOWN_QUERY_NAMES]
         ]
+        if len(unknown) > _MAX_UNKNOWN_QUERY_NAMES:
+            more = len(unknown) - _MAX_UNKNOWN_QUERY_NAMES
+            problems.append(("query parameters", f"{more} more names that are not parameters: {takes}"))
         problems += [
             (f"{name} (query parameter)", f"given {len(given[name])} times: it takes one value")
             for name in sorted(single)
             if len(given.get(name) or ()) > 1
         ]
         return cls(problems) if problems else None
+
+
+def _shown_name(name: str) -> str:
+    """A query parameter's name as an error shows it: storable, and cut to its start when long."""
+    if len(name) <= _MAX_QUERY_NAME_CHARS:
+        return clean_text(name)
+    return f"{clean_text(name[:_MAX_QUERY_NAME_CHARS])}… ({len(name)} characters)"
 
 
 class RunFailed(ApiError):

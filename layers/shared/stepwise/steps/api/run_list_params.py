@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import AwareDatetime
 
 from stepwise.models.run import StopReason
+from stepwise.steps.api.problems import InvalidRequest
 from stepwise.store.run_filters import RunFilter
 
 # What a metadata filter looks like: one `key=value` pair, with the limits run metadata is stored under.
@@ -57,7 +58,16 @@ def run_filter(
     metadata: str | None = None,
     q: str | None = None,
 ) -> RunFilter:
-    """The store's filter for the validated parameters (a blank `q` searches nothing)."""
+    """The store's filter for the validated parameters (a blank `q` searches nothing).
+
+    A time range that holds no moment (`created_after` not before `created_before`) is refused: it is a
+    mistake (the two swapped), and answering it with an empty page would read as "no such runs"."""
+    if created_after is not None and created_before is not None and created_after >= created_before:
+        raise InvalidRequest.of(
+            "created_after (query parameter)",
+            f"{created_after.isoformat()} is not before created_before ({created_before.isoformat()}): "
+            "no run can be created in that range",
+        )
     pair = tuple(metadata.split("=", 1)) if metadata is not None else None
     return RunFilter(
         profile=profile,
