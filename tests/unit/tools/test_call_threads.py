@@ -43,8 +43,11 @@ def test_calls_one_after_another_run_on_one_thread() -> None:
 
 def test_a_call_left_running_keeps_its_thread_and_the_next_call_gets_a_new_one(release: threading.Event) -> None:
     # Given threads of which one runs a call that has not returned
+    def wait_for_the_test_end() -> None:
+        release.wait()
+
     threads = CallThreads(name="test-stuck-call", idle_seconds=0.5)
-    stuck = threads.start(release.wait)
+    stuck = threads.start(wait_for_the_test_end)
 
     # When another call comes, then a third after it
     answers: list[str] = []
