@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stepwise.config.model import StepwiseConfig
-from stepwise.config.model_catalog import packaged_catalog
+from stepwise.config.model_catalog import packaged_catalog, packaged_facts
 
 
 def config_with(models: dict[str, object], catalog: list[object] | None = None) -> StepwiseConfig:
@@ -38,6 +38,19 @@ def test_a_configuration_entry_overrides_the_packaged_one() -> None:
     facts = config.model_facts("m")
     assert facts is not None
     assert (facts.name, facts.context_window) == ("my-haiku", 10_000)
+
+
+def test_a_model_asked_for_again_and_again_is_matched_against_the_catalog_once() -> None:
+    # Given a configuration of a model the package knows, and a model id no other test looks up
+    config = config_with({"m": {"provider": "bedrock", "model_id": "eu.anthropic.claude-haiku-4-5-20251001-v1:0"}})
+    misses = packaged_facts.cache_info().misses
+
+    # When its facts are asked for five times, as the steps of an iteration do
+    found = [config.model_facts("m") for _ in range(5)]
+
+    # Then they are the catalog's entry, matched once
+    assert {facts.name if facts else None for facts in found} == {"claude-haiku-4-5"}
+    assert packaged_facts.cache_info().misses == misses + 1
 
 
 def test_every_shipped_entry_names_where_its_facts_were_read() -> None:

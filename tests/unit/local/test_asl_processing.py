@@ -192,6 +192,24 @@ def test_invalid_execution_names_are_refused(name: str) -> None:
         machine.start_execution(name, {})
 
 
+def test_a_payload_grown_after_a_choice_passed_it_on_is_still_measured() -> None:
+    # Given a Choice that passes its input on as it is (not measured again), then a Pass that doubles it
+    definition = {
+        "StartAt": "Route",
+        "States": {
+            "Route": {"Type": "Choice", "Choices": [{"Variable": "$.blob", "IsPresent": True, "Next": "Grow"}]},
+            "Grow": {"Type": "Pass", "Parameters": {"a.$": "$.blob", "b.$": "$.blob"}, "End": True},
+        },
+    }
+    machine = LocalStateMachine(definition, ScriptedInvoker({}))
+
+    # When the input is 150 KB
+    result = machine.start_execution("run-1", {"blob": "x" * 150_000})
+
+    # Then the Pass's output is refused
+    assert (result.status, result.error) == ("FAILED", "States.DataLimitExceeded")
+
+
 def test_input_that_is_not_json_is_refused() -> None:
     # Given a valid machine
     machine = LocalStateMachine(load_asl("choice.asl.json"), ScriptedInvoker({}))

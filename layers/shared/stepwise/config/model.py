@@ -13,7 +13,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.language import Language
 from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
-from stepwise.config.model_catalog import ModelFacts, packaged_catalog
+from stepwise.config.model_catalog import ModelFacts, packaged_catalog, packaged_facts
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -330,6 +330,8 @@ class StepwiseConfig(BaseModel):
         requested = _requested_id(self.models[model])
         if not requested:
             return None
+        if not self.model_catalog:
+            return packaged_facts(requested)
         return packaged_catalog().extended(self.model_catalog).lookup(requested)
 
     def context_limits(self, profile: str, *, learned_window: int | None = None) -> ContextLimits:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import date
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -194,3 +194,11 @@ def packaged_catalog() -> ModelCatalog:
         return ModelCatalog.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"{CATALOG_FILE.name}: {describe_problems(exc, top_level='<root>')}") from None
+
+
+@lru_cache(maxsize=256)
+def packaged_facts(model_id: str) -> ModelFacts | None:
+    """The packaged catalog's entry for `model_id`, looked up once per process: the steps ask for the same
+    model's facts several times an iteration (its window, output cap, prices), and matching every entry's
+    patterns took 0.1-0.2 ms a lookup."""
+    return packaged_catalog().lookup(model_id)

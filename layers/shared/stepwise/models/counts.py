@@ -22,6 +22,8 @@ MAX_STORED_COUNT = 10**15
 
 def stored_count(value: Any) -> int:
     """`value` as a count in [0, MAX_STORED_COUNT]; 0 for anything that is not a number."""
+    if type(value) is int:  # what almost every count is (a run validates a few hundred): no ABC check
+        return min(max(value, 0), MAX_STORED_COUNT)
     if isinstance(value, str):
         try:
             value = float(value.strip())

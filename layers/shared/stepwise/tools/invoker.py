@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
-import threading
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -16,6 +15,7 @@ from stepwise.inputs.text_policy import clean_text, count_unencodable, replaceme
 from stepwise.models.messages import ToolCall
 from stepwise.telemetry.observability import logger
 from stepwise.tools.base import NO_CONTEXT, CallContext, Tool, ToolResult
+from stepwise.tools.call_threads import CallThreads
 from stepwise.tools.function_tool import as_tool_result
 from stepwise.tools.observation import ToolObservation, truncate_text
 from stepwise.tools.registry import ToolRegistry
@@ -32,6 +32,8 @@ DEFAULT_MAX_OBSERVATION_CHARS = 4000
 DEFAULT_MAX_CALL_SECONDS = 60.0
 MAX_REPORTED_ARGUMENT_ERRORS = 3
 _MIN_OBSERVATION_CHARS = 64
+CALL_THREADS = CallThreads()
+"""The process's threads for tool calls: one per call in flight, kept between calls."""
 
 
 @dataclass
@@ -151,19 +153,17 @@ class ToolInvoker:
 
     def _call_with_cap(self, found: Tool, arguments: dict[str, Any], context: CallContext) -> ToolResult:
         outcome = _Outcome()
-        finished = threading.Event()
 
         def run() -> None:
             try:
                 outcome.result = found.call(arguments, context)
             except BaseException as exc:  # a tool calling sys.exit() must become an observation too
                 outcome.failure = exc
-            finally:
-                finished.set()
 
-        # Daemon: a tool that never returns must not keep the process alive; the context carries tracing.
+        # On a daemon thread (`call_threads`): a tool that never returns must not keep the process alive;
+        # the context carries tracing.
         variables = contextvars.copy_context()
-        threading.Thread(target=variables.run, args=(run,), name=f"tool-{found.spec.name}", daemon=True).start()
+        finished = CALL_THREADS.start(lambda: variables.run(run))
         if not finished.wait(self._max_call_seconds):
             raise ToolError(f"timed out after {self._max_call_seconds:.1f} s")
         if isinstance(outcome.failure, ToolError):

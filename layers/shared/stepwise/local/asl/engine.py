@@ -198,6 +198,7 @@ class _Execution(TaskRunner):
     def run_states(self, state_set: StateSet, data: Any, map_index: int | None) -> Any:
         """Run from StartAt until a state ends the run; returns the last output."""
         name: str | None = state_set.start_at
+        checked: Any = None  # the last output measured: a state passing it on as it is (a Choice) is not measured again
         while name is not None:
             self.check_deadline()
             state = state_set.states[name]
@@ -205,7 +206,9 @@ class _Execution(TaskRunner):
             self.emit("entered", name, map_index, data)
             try:
                 next_name, output = self.run_state(name, state, data, entered, map_index)
-                check_payload_size(output)
+                if output is not checked:
+                    check_payload_size(output)
+                    checked = output
                 # a stopped execution drops what the state that was running produced
                 self.check_stopped()
             except StatesFailure as failure:
