@@ -67,7 +67,7 @@ def api(tmp_path_factory: pytest.TempPathFactory, model: FakeOpenAIServer) -> It
                 "base_url": model.base_url,
                 "model": "gpt-fake",
                 "api_key": "sk-provider",
-                "timeout_seconds": 10,
+                "timeout_seconds": 30,
                 "capabilities": {"native_tools": True, "parallel_tools": True},
             }
         },

@@ -36,7 +36,7 @@ def openai_model(server: FakeOpenAIServer) -> dict[str, Any]:
         "base_url": server.base_url,
         "model": "fake-model",
         "api_key": "sk-test-key",
-        "timeout_seconds": 5,
+        "timeout_seconds": 30,
         "capabilities": {"native_tools": True, "parallel_tools": True},
     }
 

@@ -41,7 +41,7 @@ def caller_identity(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def bedrock_model(model_id: str = PROFILE_ID) -> dict[str, Any]:
-    return {"provider": "bedrock", "model_id": model_id, "timeout_seconds": 5, "capabilities": {"native_tools": True}}
+    return {"provider": "bedrock", "model_id": model_id, "timeout_seconds": 30, "capabilities": {"native_tools": True}}
 
 
 def ask(local_run: Callable[..., Any], config_dir: Path, question: str = "What time is it?") -> Any:

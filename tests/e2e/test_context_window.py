@@ -45,7 +45,7 @@ def windowed_model(model: WindowedModelServer, **fields: Any) -> dict[str, Any]:
         "base_url": model.base_url,
         "model": "windowed-model",
         "api_key": "sk-windowed",
-        "timeout_seconds": 10,
+        "timeout_seconds": 30,
         "context_window": model.window,
         "capabilities": {"native_tools": True},
         **fields,

@@ -42,7 +42,7 @@ class Ask:
             "base_url": self._server.base_url,
             "model": "fake-model",
             "api_key": "sk-test-key",
-            "timeout_seconds": 5,
+            "timeout_seconds": 30,
             "capabilities": {"native_tools": True, "parallel_tools": True},
         }
         config = self._write_config(

@@ -74,7 +74,7 @@ def test_the_profile_language_chooses_the_words_stepwise_says_to_the_model(
             "base_url": server.base_url,
             "model": "fake-model",
             "api_key": "sk-test-key",
-            "timeout_seconds": 5,
+            "timeout_seconds": 30,
         }
         config = write_config(model, language=language, limits={"max_iterations": 3}, apis=[_weather_api(api.url)])
         environment, _ = local_run(config)

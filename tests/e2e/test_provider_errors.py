@@ -42,7 +42,7 @@ def openai_model(server: FakeOpenAIServer, model: str = "gpt-4o-mini", **extra: 
         "base_url": server.base_url,
         "model": model,
         "api_key": "sk-loopback-key",
-        "timeout_seconds": 5,
+        "timeout_seconds": 30,
         "capabilities": {"native_tools": True, "parallel_tools": True},
         **extra,
     }

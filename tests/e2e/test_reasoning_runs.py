@@ -58,7 +58,7 @@ def openai_model(server: FakeOpenAIServer, model: str = "fake-model", **extra: A
         "base_url": server.base_url,
         "model": model,
         "api_key": "sk-test-key",
-        "timeout_seconds": 5,
+        "timeout_seconds": 30,
         "capabilities": {"native_tools": True, "parallel_tools": True},
         **extra,
     }

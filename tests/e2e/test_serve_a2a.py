@@ -43,7 +43,7 @@ RESEARCHER = {
 @pytest.fixture(scope="module")
 def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
     config = native_assistant_config(
-        model_server.base_url, timeout_seconds=10, more_profiles={"researcher": RESEARCHER}
+        model_server.base_url, timeout_seconds=30, more_profiles={"researcher": RESEARCHER}
     )
     with serve(config, Path(tmp_path_factory.mktemp("a2a"))) as served:
         yield served

@@ -38,7 +38,7 @@ def approval_config(base_url: str) -> dict[str, Any]:
         "base_url": base_url,
         "model": "gpt-fake",
         "api_key": "sk-provider",
-        "timeout_seconds": 10,
+        "timeout_seconds": 30,
         "capabilities": {"native_tools": True, "parallel_tools": True, "json_mode": True},
     }
     return {

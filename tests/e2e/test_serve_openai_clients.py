@@ -55,7 +55,7 @@ class CityWeather(BaseModel):
 def api(model_server: FakeOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalApi]:
     config = native_assistant_config(
         model_server.base_url,
-        timeout_seconds=5,
+        timeout_seconds=30,
         more_profiles={
             "researcher": {"model": "gpt", "strategy": "function_calling", "system_prompt": "You research."}
         },

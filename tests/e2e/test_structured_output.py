@@ -32,7 +32,7 @@ def openai_model(server: FakeOpenAIServer, **capabilities: bool) -> dict[str, An
         "base_url": server.base_url,
         "model": "fake-model",
         "api_key": "sk-test-key",
-        "timeout_seconds": 5,
+        "timeout_seconds": 30,
         "capabilities": capabilities,
     }
 

@@ -19,7 +19,11 @@ from tests.support.openai_server import FakeOpenAIServer
 RUNS_PER_SCENARIO = 4
 """Runs per scenario; a few, so one lucky run cannot pass a scenario, and the suite stays quick."""
 
-MODEL_TIMEOUT_SECONDS = 1.0
+MODEL_TIMEOUT_SECONDS = 30.0
+"""The model's timeout where no fault is a slow reply: a good reply never waits for it, and a loaded machine's
+slow one is not read as a fault (a timed-out call is retried, and takes the reply queued for the next)."""
+SLOW_REPLY_TIMEOUT_SECONDS = 2.0
+"""The model's timeout in a scenario whose fault is a reply slower than it."""
 
 
 def write_config(

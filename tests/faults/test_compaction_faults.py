@@ -55,7 +55,7 @@ def reader_config(config_dir: Path, model: WindowedModelServer, pages: Scriptabl
                 "base_url": model.base_url,
                 "model": "windowed-model",
                 "api_key": "sk-fault-suite",
-                "timeout_seconds": 5,
+                "timeout_seconds": 30,
                 "context_window": model.window,
                 "capabilities": {"native_tools": True},
             }

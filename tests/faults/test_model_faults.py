@@ -17,6 +17,7 @@ from tests.faults.conftest import EnvironmentStarter
 from tests.faults.harness import (
     MODEL_TIMEOUT_SECONDS,
     RUNS_PER_SCENARIO,
+    SLOW_REPLY_TIMEOUT_SECONDS,
     CountCheck,
     ask_and_judge,
     openai_model,
@@ -45,7 +46,7 @@ TRANSIENT_FAULTS = {
     "model: 429 burst of 3, then an answer": [FaultyReply(429, RATE_LIMITED)] * 3,
     "model: HTTP 500 twice, then an answer": [FaultyReply(500, {"error": {"message": "upstream failed"}})] * 2,
     "model: reply slower than its timeout, then an answer": [
-        FaultyReply(200, chat_completion(content="Too late."), delay_seconds=MODEL_TIMEOUT_SECONDS * 3)
+        FaultyReply(200, chat_completion(content="Too late."), delay_seconds=SLOW_REPLY_TIMEOUT_SECONDS * 3)
     ],
     "model: malformed 200 bodies (not JSON, cut short, no choices), then an answer": [
         FaultyReply(200, "<html><body>502 Bad Gateway</body></html>"),
@@ -63,10 +64,13 @@ def test_transient_model_faults_are_retried_until_the_run_succeeds(
     start_environment: EnvironmentStarter,
     request: pytest.FixtureRequest,
 ) -> None:
-    # Given a model that answers each run only after the scenario's faulty replies
+    # Given a model that answers each run only after the scenario's faulty replies (with a timeout its slow
+    # reply, if it has one, exceeds)
     faults = TRANSIENT_FAULTS[scenario]
+    slow = any(fault.delay_seconds for fault in faults)
+    timeout = SLOW_REPLY_TIMEOUT_SECONDS if slow else MODEL_TIMEOUT_SECONDS
     environment, _ = start_environment(
-        write_config(config_dir, openai_model(model_server), strategy="function_calling")
+        write_config(config_dir, openai_model(model_server, timeout_seconds=timeout), strategy="function_calling")
     )
     verdicts = []
     for run in range(RUNS_PER_SCENARIO):
