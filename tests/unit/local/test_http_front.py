@@ -18,7 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, StreamRoute, chat_is_waiting
+from stepwise.local.front_answers import chat_is_waiting
+from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, StreamRoute
 from stepwise.streaming.answers import ClientGone, Hangup
 
 LIMITS = FrontLimits(

@@ -61,9 +61,9 @@ import uvicorn
 from stepwise.interop.api_calls import ApiCaller
 from stepwise.interop.mounts import ProtocolApp, mounted_app, serve_mounted
 from stepwise.local.api_gateway import api_gateway_event
+from stepwise.local.front_answers import method_not_allowed, stopped_while_waiting, unaccepted_key
 from stepwise.local.front_limits import FrontLimits, HeadTimeoutProtocol
 from stepwise.steps.api.caller_key import presented_api_key
-from stepwise.steps.api.route_table import CONSOLE_ROUTES, ROUTES
 from stepwise.steps.api.started_runs import observing_started_runs
 from stepwise.streaming.answers import (
     Event,
@@ -75,35 +75,11 @@ from stepwise.streaming.answers import (
     proxy_response,
     send_answer,
 )
-from stepwise.streaming.proxy_event import resource_of
 from stepwise.telemetry.observability import logger
 
-__all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "chat_is_waiting", "error_answer"]
-# What a 401 of the front asks for: the key, as `Authorization: Bearer` (or `x-api-key`).
-UNACCEPTED_KEY_CHALLENGE = 'Bearer realm="stepwise", error="invalid_token"'
+__all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "error_answer"]
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
-
-
-_SERVED = (*ROUTES, *CONSOLE_ROUTES)
-_ROUTE_METHODS = sorted({method for method, _ in _SERVED})
-_METHODS_OF_RESOURCE = {
-    resource: sorted(method for method, path in _SERVED if path == resource) for _, resource in _SERVED
-}
-
-
-def _method_not_allowed(method: str, path: str) -> HttpResponse | None:
-    """405 naming the methods of `path` (of every route, when no route has `path`); None when one takes `method`."""
-    resource, _ = resource_of(path)
-    allowed = _METHODS_OF_RESOURCE.get(resource)
-    if allowed is None:
-        if method in _ROUTE_METHODS:
-            return None  # an unknown path: the API function answers 404
-        return error_answer(405, "method_not_allowed", f"no route takes {method}", allow=", ".join(_ROUTE_METHODS))
-    if method in allowed:
-        return None
-    message = f"{resource} takes {' or '.join(allowed)}, not {method}"
-    return error_answer(405, "method_not_allowed", message, allow=", ".join(allowed))
 
 
 class ApiFront:
@@ -214,13 +190,13 @@ class ApiFront:
         body_deadline = time.monotonic() + self.limits.read_timeout_seconds
         method = scope["method"]
         if not self._key_accepted(scope):
-            await self._send(send, method, _unaccepted_key())
+            await self._send(send, method, unaccepted_key())
             return
         mounted = mounted_app(self._protocol_apps, scope["path"])
         if mounted is not None:
             await self._serve_protocol(mounted, scope, receive, send)
             return
-        refused = _method_not_allowed(method, scope["path"])
+        refused = method_not_allowed(method, scope["path"])
         if refused is not None:
             await self._send(send, method, refused)
             return
@@ -321,7 +297,7 @@ class ApiFront:
             waiting = _on_daemon_thread(handle_observed, event, name="api-waiting")
             return proxy_response(await self._unless_stopping(waiting))
         except StreamInterrupted:
-            return _stopped_while_waiting(started[-1] if started else None)
+            return stopped_while_waiting(started[-1] if started else None)
         finally:
             self._waiting_slots.release()
 
@@ -361,30 +337,6 @@ class ApiFront:
         raise StreamInterrupted
 
 
-def _unaccepted_key() -> HttpResponse:
-    """The 401 of a key that is not one of the server's accepted keys (RFC 6750's challenge: the key may be
-    sent as a bearer token)."""
-    return error_answer(
-        401,
-        "unauthorized",
-        "the API key is not one this server accepts",
-        www_authenticate=UNACCEPTED_KEY_CHALLENGE,
-    )
-
-
-def _stopped_while_waiting(run_id: str | None) -> HttpResponse:
-    """The 503 of a chat completion whose run the stopping server no longer waits for, naming that run
-    (`error.details.run_id`, as the 504 of a run that did not finish in time does)."""
-    if run_id is None:
-        message = "the server is stopping before the run started; send the request again once it is back"
-        return error_answer(503, "unavailable", message, x_should_retry="false")
-    message = (
-        f"the server is stopping before run {run_id} ended; the run goes on when the server starts again: "
-        f"GET /v1/runs/{run_id}"
-    )
-    return error_answer(503, "unavailable", message, x_should_retry="false", details={"run_id": run_id})
-
-
 async def _on_daemon_thread(function: Callable[..., Any], *args: Any, name: str) -> Any:
     """`function(*args)` on a daemon thread of its own (it may block on a run for as long as it waits)."""
     loop = asyncio.get_running_loop()
@@ -409,8 +361,3 @@ async def _on_daemon_thread(function: Callable[..., Any], *args: Any, name: str)
 
     threading.Thread(target=run, name=name, daemon=True).start()
     return await future
-
-
-def chat_is_waiting(method: str, resource: str) -> bool:
-    """The routes that wait for a run to end: chat completions (synchronous mode)."""
-    return (method, resource) == ("POST", "/v1/chat/completions")

@@ -39,7 +39,8 @@ from stepwise.local.api_gateway import (
 from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
-from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, chat_is_waiting
+from stepwise.local.front_answers import chat_is_waiting
+from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute
 from stepwise.local.lambda_runtime import LocalLambdaInvoker, unload_handlers
 from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
