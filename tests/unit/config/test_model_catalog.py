@@ -103,3 +103,14 @@ def test_a_cost_budget_is_accepted_for_a_model_the_catalog_prices() -> None:
     )
     # Then the configuration loads, the cap priced at the catalog's prices
     assert config.model_prices("default") is not None
+
+
+def test_the_roots_schema_leaves_the_catalog_entries_to_their_own_model() -> None:
+    # Given the configuration's root model, whose validator every function that reads the file builds at init
+    # When its schema is read
+    schema = repr(StepwiseConfig.__pydantic_core_schema__)
+
+    # Then it holds no catalog entry's schema: the file's own entries are validated by `ModelFacts` (as the
+    # packaged catalog's are), so the root does not build that part a second time
+    assert "ModelFacts" not in schema
+    assert "CatalogPrices" not in schema

@@ -173,11 +173,23 @@ STREAM_UNNEEDED = (
 # that reads the configuration (a handler whose first call always does builds them at import).
 _FIRST_CALLS_LEAVE = ("stepwise.inputs.echo_decoding", "stepwise.overflow_wording")
 _STEPS_LEAVE = (*_FIRST_CALLS_LEAVE, "stepwise.store.run_listing", "stepwise.store.waiting_approvals")
+# Reading a reply into a decision (`Protocol.parse`): the decisions, the native parser and the scanners of reasoning
+# and of calls written in text. Parse loads them at import (every call reads a reply); LLMCall only the scanners,
+# with which it stores a reply; Compact, which only builds a request, none.
+REPLY_READING = (
+    "stepwise.models.decision",
+    "stepwise.protocols.native",
+    "stepwise.protocols.text_tool_calls",
+    "stepwise.protocols.think_blocks",
+    "stepwise.protocols.tool_call_markup",
+    "stepwise.protocols.tool_call_tokens",
+)
 NOT_AT_IMPORT = {
     "api": _FIRST_CALLS_LEAVE,
     "stream": _FIRST_CALLS_LEAVE,
-    "llm_call": _STEPS_LEAVE,
+    "llm_call": (*_STEPS_LEAVE, "stepwise.models.decision", "stepwise.protocols.native"),
     "parse": _STEPS_LEAVE,
+    "compact": (*_STEPS_LEAVE, *REPLY_READING),
     "execution_ended": (*_STEPS_LEAVE, "stepwise.config.model"),
     "iteration_guard": (*_STEPS_LEAVE, "stepwise.config.model", "stepwise.steps.executions"),
     "tool_invoke": (*_STEPS_LEAVE, "stepwise.steps.child_runs", "stepwise.steps.context_window"),
@@ -214,6 +226,7 @@ _WATCHED = tuple(
             "stepwise.protocols",
             "stepwise.steps.agent",
             "stepwise.config.model",
+            *REPLY_READING,
             *(name for names in NOT_AT_IMPORT.values() for name in names),
         )
     )
@@ -288,6 +301,24 @@ def test_tool_invoke_loads_no_protocol_and_no_agent_resolution() -> None:
 
     # Then neither the protocols nor the agent resolution that picks one is loaded, at import or after
     assert loaded == {"import": [], "first-use": []}
+
+
+def test_compact_never_loads_what_reads_a_reply() -> None:
+    # Given Compact, which builds a summary request from the stored conversation and reads no reply as a decision
+    # When a fresh interpreter imports it and its first invocation resolves the run's agent and protocol
+    loaded = _loaded("compact", REPLY_READING)
+
+    # Then neither the decisions nor the parsers are loaded, at import or after
+    assert loaded == {"import": [], "first-use": []}
+
+
+def test_parse_loads_what_reads_a_reply_at_import() -> None:
+    # Given Parse, whose every call reads the model's reply into a decision
+    # When a fresh interpreter imports it
+    loaded = _loaded("parse", REPLY_READING)["import"]
+
+    # Then the reading is loaded in the container's init, not inside the first call
+    assert loaded == sorted(REPLY_READING)
 
 
 def test_the_api_handler_import_leaves_out_the_openapi_models_and_the_classifier() -> None:

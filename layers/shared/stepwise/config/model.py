@@ -30,12 +30,16 @@ if TYPE_CHECKING:
     _Intent = IntentConfig
     _Route = Route
     _OnlineEvals = OnlineEvals
+    _CatalogEntry = ModelFacts
 else:
     # sections most files leave out: their models load with the first file that has them (lazy_section)
     _Guardrails = lazy_section("stepwise.config.guardrails", "Guardrails")
     _Intent = lazy_section("stepwise.config.intent", "IntentConfig")
     _Route = lazy_section("stepwise.config.intent", "Route")
     _OnlineEvals = lazy_section("stepwise.config.online_evals", "OnlineEvals")
+    # the file's own catalog entries: the packaged catalog's validator (built by the first lookup) holds their
+    # schema already, so the root's does not build it a second time
+    _CatalogEntry = lazy_section("stepwise.config.model_catalog", "ModelFacts")
 
 _ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -228,7 +232,7 @@ class StepwiseConfig(BaseModel):
     routes: list[_Route] = Field(default_factory=list)
     api: ApiLimits = Field(default_factory=ApiLimits)
     # Entries tried before the packaged catalog's (stepwise/config/model_catalog.yaml).
-    model_catalog: list[ModelFacts] = Field(default_factory=list)
+    model_catalog: list[_CatalogEntry] = Field(default_factory=list)
     # How deep a tree of delegated runs may grow (a run started by the API is at depth 1): a call past it is
     # answered with an observation saying so, and no child starts. One figure for the whole tree, which spans
     # profiles (docs/agents.md).

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from stepwise.inputs.text_policy import clean_text, clean_value, count_unencodable
 from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, Usage
 from stepwise.models.reply_limits import MAX_ARGUMENTS_CHARS, MAX_REPLY_CHARS, OVERSIZED_ARGUMENTS_KEY
-from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+from stepwise.protocols.parallel_calls import RAW_ARGUMENTS_KEY
 
 MAX_ID_CHARS = 128
 MAX_NAME_CHARS = 128

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from stepwise.inputs.validation_problems import describe_problems
-from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ToolCall, ToolSpec
 from stepwise.protocols.lenient_json import load_lenient
+
+if TYPE_CHECKING:
+    # the decisions load with the first one made: LLMCall reads calls written in text with the helpers here
+    # and makes none
+    from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 
 # Keys are compared after `normalise_key`, so "Action Input", "action_input" and "actionInput" are one key.
 NAME_KEYS = ("action", "tool", "toolname", "name", "function", "动作", "行动")
@@ -222,6 +226,8 @@ def clean_tool_name(raw: str) -> str:
 
 def final_answer(text: str, thought: str) -> FinalAnswer | ParseError:
     """A final answer, or a parse error when it is empty (a run never ends on an empty answer)."""
+    from stepwise.models.decision import FinalAnswer, ParseError
+
     if not text.strip():
         return ParseError(message="Your final answer is empty.")
     return FinalAnswer(text=text.strip(), thought=thought.strip())
@@ -262,6 +268,8 @@ def tool_call(
     notes: list[str] | None = None,
 ) -> ToolCalls | ParseError:
     """One tool call decision from a raw name and raw arguments, or a parse error saying what is wrong."""
+    from stepwise.models.decision import ParseError
+
     if not isinstance(raw_name, str):
         return ParseError(message="The action must be the name of a tool, as a string.")
     name = named_tool(clean_tool_name(raw_name), tools)
@@ -277,6 +285,8 @@ def tool_calls(
     calls: list[tuple[str, str, dict[str, Any]]], *, thought: str = "", note: str = ""
 ) -> ToolCalls | ParseError:
     """A `ToolCalls` decision from (id, name, arguments) triples, or a parse error if one is invalid."""
+    from stepwise.models.decision import ParseError, ToolCalls
+
     try:
         built = [ToolCall(id=call_id, name=name, arguments=arguments) for call_id, name, arguments in calls]
         return ToolCalls(calls=built, thought=thought.strip(), note=note)

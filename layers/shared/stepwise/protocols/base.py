@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stepwise.config.language import Language
-from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolCall, ToolSpec
-from stepwise.protocols.arguments import final_answer
-from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import corrective_text, final_round_order, text_system_prompt, wording_for
-from stepwise.protocols.shapes import is_plain_prose
-from stepwise.protocols.think_blocks import without_reasoning
-from stepwise.protocols.turn_tokens import without_turn_tokens
 from stepwise.protocols.wording import ProtocolWording
+
+if TYPE_CHECKING:
+    # Reading a reply (its decisions, the native parser, the reasoning and call scanners) loads with the first
+    # reply read: a step that only builds requests (Compact's summary, LLMCall's request) never loads it.
+    from stepwise.models.decision import Decision, ParseError
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
 TEXT_PROTOCOLS: tuple[ProtocolName, ...] = ("react_json", "react_text", "xml", "markers")
@@ -25,6 +25,21 @@ REASONING_ONLY = (
 )
 # Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
 MAX_PARSED_CHARS = 100_000
+# What reading a reply uses (`Protocol.parse`), imported by the first reply read.
+_READING_MODULES = (
+    "stepwise.models.decision",
+    "stepwise.protocols.native",
+    "stepwise.protocols.shapes",
+    "stepwise.protocols.think_blocks",
+    "stepwise.protocols.turn_tokens",
+)
+
+
+def load_reading() -> None:
+    """Import what reading a reply uses, for a step whose every call reads one (Parse): in the container's
+    init, as its own imports are, rather than inside its first call."""
+    for module in _READING_MODULES:
+        importlib.import_module(module)
 
 
 class Protocol(ABC):
@@ -62,6 +77,10 @@ class Protocol(ABC):
         read for actions or an answer. End-of-turn tokens decoded at the end of the text (and a leading
         recipient line) are dropped.
         """
+        from stepwise.models.decision import ParseError
+        from stepwise.protocols.think_blocks import without_reasoning
+        from stepwise.protocols.turn_tokens import without_turn_tokens
+
         reply = without_turn_tokens(without_reasoning(completion))
         if not reply.content.strip() and not reply.tool_calls and reply.reasoning:
             return ParseError(message=REASONING_ONLY)
@@ -143,6 +162,11 @@ class TextProtocol(Protocol):
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
         """Read the text; native tool calls, should a provider send them anyway, are taken as they are."""
+        from stepwise.models.decision import ParseError
+        from stepwise.protocols.arguments import final_answer
+        from stepwise.protocols.native import parse_native
+        from stepwise.protocols.shapes import is_plain_prose
+
         if completion.tool_calls:
             return parse_native(completion, tools)
         text = completion.content
@@ -178,6 +202,8 @@ def append_merging_users(messages: list[ChatMessage], message: ChatMessage) -> N
 
 def with_cap_note(decision: Decision, length: int) -> Decision:
     """A decision read from the first `MAX_PARSED_CHARS` characters only, saying so where it is shown."""
+    from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
+
     note = f"only the first {MAX_PARSED_CHARS} of {length} characters of the reply were read"
     if isinstance(decision, ToolCalls):
         return decision.model_copy(update={"note": "; ".join(filter(None, [decision.note, note]))})

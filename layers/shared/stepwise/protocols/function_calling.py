@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from stepwise.config.language import Language
-from stepwise.models.decision import Decision
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.protocols.base import Protocol, ProtocolName, append_merging_users
-from stepwise.protocols.native import parse_native
 from stepwise.protocols.prompts import NATIVE, final_round_order, wording_for
+
+if TYPE_CHECKING:
+    from stepwise.models.decision import Decision
 
 
 class FunctionCallingProtocol(Protocol):
@@ -55,4 +58,6 @@ class FunctionCallingProtocol(Protocol):
         """Tool calls win (the text is the thought); text alone is the final answer, even if it looks
         like a ReAct block (detecting other protocols is only done by `parse_completion` in auto mode).
         """
+        from stepwise.protocols.native import parse_native
+
         return parse_native(completion, tools)

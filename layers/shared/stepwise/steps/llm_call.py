@@ -13,7 +13,7 @@ from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolS
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.models.step_record import StepRecord
 from stepwise.models.summary import ConversationSummary
-from stepwise.protocols.native import with_unwrapped_calls
+from stepwise.protocols.parallel_calls import with_unwrapped_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.steps.agent import RunAgent, StoredRun

@@ -10,6 +10,7 @@ from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import RunMeta
 from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, StatePayload, parse_event
 from stepwise.models.step_record import StepRecord
+from stepwise.protocols.base import load_reading
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of
@@ -18,6 +19,9 @@ from stepwise.steps.reply_problems import filtered_reply, reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
+
+# every call reads the model's reply
+load_reading()
 
 
 def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, runtime: StepRuntime) -> StatePayload:

@@ -170,7 +170,7 @@ def formatting_request(
 
 def reply_text(completion: Completion) -> str:
     """The text to validate: the forced tool call's arguments as JSON, else the reply's text."""
-    from stepwise.protocols.native import RAW_ARGUMENTS_KEY
+    from stepwise.protocols.parallel_calls import RAW_ARGUMENTS_KEY
 
     for call in completion.tool_calls:
         if call.name == STRUCTURED_TOOL_NAME:
