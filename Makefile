@@ -142,9 +142,12 @@ test:
 	$(MAKE) --no-print-directory unit
 
 # the API fuzzed from its own OpenAPI document, the tool argument properties and the whole pipeline (arbitrary
-# model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20)
+# model replies and tool answers): 500 examples each, 50 pipeline runs (`unit` runs 25/200/20); and the
+# properties of the protocols, the intent answer and plain URLs (`unit` runs 100/100/150)
+FUZZ_PROPERTIES := tests/unit/protocols/test_protocol_properties.py tests/unit/intent/test_intent_parsing.py \
+	tests/unit/config/test_plain_urls.py
 fuzz: setup
-	STEPWISE_FUZZ_EXAMPLES=500 $(BIN)/pytest -q tests/fuzz
+	STEPWISE_FUZZ_EXAMPLES=500 $(BIN)/pytest -q tests/fuzz $(FUZZ_PROPERTIES)
 
 bench: setup
 	$(BIN)/python -m bench
