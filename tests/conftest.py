@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import shutil
 import tempfile
@@ -40,6 +41,19 @@ for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "DYNAMODB_ENDPOINT_URL"):
     os.environ.pop(name, None)
 # Hypothesis parses its strategies' lambdas on the test's thread while in-process servers parse on theirs
 serialise_ast_parsing()
+# A test worker holds every test module, its parameters and the libraries they import (hypothesis, moto,
+# schemathesis, botocore's models, real OpenAPI documents): with the default threshold (700 allocations), the
+# cyclic collector ran thousands of times over that heap, a third of the CPU of in-process tests. Fewer young
+# collections here, and what collection leaves alive frozen (below): tests/unit/steps took 24 s of CPU against
+# 38 s (GC 4.5 s against 13 s), measured 2026-11-28.
+gc.set_threshold(10_000, 10, 10)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection left alive (modules, test items, their parameters) lives until the worker ends: frozen,
+    the collector never walks it again."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(scope="session", autouse=True)

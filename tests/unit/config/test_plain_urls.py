@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,14 @@ from hypothesis import strategies as st
 from stepwise.config.url_checks import MAX_PLAIN_URL_CHARS, PLAIN_URL
 
 
-@settings(max_examples=500, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+# 150 examples in the suite (derandomized: the same ones every run); `make fuzz` runs 500
+@settings(
+    max_examples=int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "150")),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(url=st.from_regex(PLAIN_URL, fullmatch=True).filter(lambda url: len(url) <= MAX_PLAIN_URL_CHARS))
 def test_every_url_taken_as_plain_is_one_httpx_accepts(url: str) -> None:
     # Given a URL the configuration check takes as plain (and so does not hand to httpx)

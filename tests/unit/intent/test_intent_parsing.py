@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from hypothesis import given, settings
@@ -154,7 +155,8 @@ json_answers = st.lists(
 noise = st.text(alphabet=st.sampled_from(list("{}[]'\"`:,\n ab-_Fin<>/think```json")), max_size=80)
 
 
-@settings(max_examples=300, deadline=None)
+# 100 examples in the suite; `make fuzz` runs the property with its own count (500)
+@settings(max_examples=int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "100")), deadline=None)
 @given(text=st.one_of(st.text(max_size=300), json_answers, noise, st.tuples(noise, json_answers).map("".join)))
 def test_parse_intent_never_raises_and_only_returns_configured_options(text: str) -> None:
     # Given any text a model might send back

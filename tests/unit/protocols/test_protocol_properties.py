@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -13,7 +14,9 @@ from stepwise.models.messages import Completion, ToolCall
 from stepwise.protocols import TEXT_PROTOCOLS, ProtocolName, get_protocol, parse_completion
 from stepwise.protocols.base import TextProtocol
 
-PROPERTY_SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# 100 examples a property in the suite; `make fuzz` runs these properties with its own count (500)
+EXAMPLES = int(os.environ.get("STEPWISE_FUZZ_EXAMPLES", "100"))
+PROPERTY_SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 PROTOCOL_CHOICES = ["auto", "function_calling", *TEXT_PROTOCOLS]
 
 # Pieces of every protocol's syntax, so that random text often looks almost like real output.
