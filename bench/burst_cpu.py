@@ -9,7 +9,6 @@ machine's speed does to either; run the two versions alternately, several times 
 
 from __future__ import annotations
 
-import multiprocessing
 import sys
 import tempfile
 from pathlib import Path
@@ -17,44 +16,37 @@ from pathlib import Path
 import yaml
 
 from bench.harness import scripted_config
-from bench.load_client import serve_load
-from bench.serve_throughput import EXECUTION_SLOTS, ITERATIONS, MODEL_LATENCY_MS, _process_cpu_seconds, _serve_cpu
+from bench.load_client import load_client
+from bench.serve_throughput import EXECUTION_SLOTS, ITERATIONS, MODEL_LATENCY_MS, process_cpu_seconds, serve_cpu_seconds
 from stepwise.local.dynamodb_local import DynamoDBLocal
 from stepwise.local.server import DEFAULT_LAMBDA_WORKERS, LocalApi
 
 
 def burst_cpu(runs: int, workers: int) -> str:
     """One burst of `runs` after a warm-up wave: serve and DynamoDB Local CPU ms per run, and their ratio."""
-    context = multiprocessing.get_context("spawn")
-    parent, child = context.Pipe()
-    load = context.Process(target=serve_load, args=(child,), name="bench-load", daemon=True)
-    load.start()
-    try:
-        tool_api_url = parent.recv()
-        with tempfile.TemporaryDirectory() as config_dir, tempfile.TemporaryDirectory() as data_dir:
-            config = scripted_config(ITERATIONS, tool_api_url, model_latency_ms=MODEL_LATENCY_MS)
-            Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-            with (
-                DynamoDBLocal(Path(data_dir)) as engine,
-                LocalApi(
-                    config_dir=Path(config_dir),
-                    dynamodb_endpoint_url=engine.endpoint_url,
-                    retry_interval_scale=0.0,
-                    max_concurrent_executions=EXECUTION_SLOTS,
-                    lambda_workers=workers,
-                ) as local,
-            ):
-                parent.send((local.url, EXECUTION_SLOTS))
-                parent.recv()
-                serve, store = _serve_cpu(local), _engine_cpu(engine)
-                parent.send((local.url, runs))
-                figures = parent.recv()
-                serve, store = _serve_cpu(local) - serve, _engine_cpu(engine) - store
-        parent.send(None)
-    finally:
-        load.join(timeout=10)
-        if load.is_alive():
-            load.kill()
+    with (
+        load_client() as (parent, _, tool_api_url),
+        tempfile.TemporaryDirectory() as config_dir,
+        tempfile.TemporaryDirectory() as data_dir,
+    ):
+        config = scripted_config(ITERATIONS, tool_api_url, model_latency_ms=MODEL_LATENCY_MS)
+        Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        with (
+            DynamoDBLocal(Path(data_dir)) as engine,
+            LocalApi(
+                config_dir=Path(config_dir),
+                dynamodb_endpoint_url=engine.endpoint_url,
+                retry_interval_scale=0.0,
+                max_concurrent_executions=EXECUTION_SLOTS,
+                lambda_workers=workers,
+            ) as local,
+        ):
+            parent.send((local.url, EXECUTION_SLOTS))
+            parent.recv()
+            serve, store = serve_cpu_seconds(local), _engine_cpu(engine)
+            parent.send((local.url, runs))
+            figures = parent.recv()
+            serve, store = serve_cpu_seconds(local) - serve, _engine_cpu(engine) - store
     return (
         f"runs {runs} ({figures.succeeded} succeeded), {workers} workers: "
         f"serve CPU {serve * 1000 / runs:.1f} ms a run, DynamoDB Local {store * 1000 / runs:.1f} ms a run, "
@@ -63,7 +55,7 @@ def burst_cpu(runs: int, workers: int) -> str:
 
 
 def _engine_cpu(engine: DynamoDBLocal) -> float:
-    return _process_cpu_seconds(engine.pid) if engine.pid is not None else 0.0
+    return process_cpu_seconds(engine.pid) if engine.pid is not None else 0.0
 
 
 def main(argv: list[str]) -> None:

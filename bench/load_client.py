@@ -7,11 +7,15 @@ sharing its interpreter would take the same lock (the GIL) the engine's threads 
 
 from __future__ import annotations
 
+import multiprocessing
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 
 import httpx
 
@@ -103,3 +107,20 @@ def serve_load(connection: Connection) -> None:
         while (request := connection.recv()) is not None:
             api_url, runs = request
             connection.send(burst(api_url, runs))
+
+
+@contextmanager
+def load_client() -> Iterator[tuple[Connection, BaseProcess, str]]:
+    """The client process (`serve_load`, spawned): its end of the pipe, the process, and its tool API's URL. On
+    leaving, the client is told to stop and is waited for (killed after 10 s)."""
+    context = multiprocessing.get_context("spawn")
+    parent, child = context.Pipe()
+    load = context.Process(target=serve_load, args=(child,), name="bench-load", daemon=True)
+    load.start()
+    try:
+        yield parent, load, parent.recv()
+        parent.send(None)
+    finally:
+        load.join(timeout=10)
+        if load.is_alive():
+            load.kill()

@@ -16,7 +16,6 @@ last run ended, as the server recorded it, is printed beside it.
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import tempfile
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 import yaml
 
 from bench.harness import scripted_config
-from bench.load_client import BurstFigures, serve_load
+from bench.load_client import BurstFigures, load_client
 from stepwise.local.dynamodb_local import DynamoDBLocal
 from stepwise.local.embedded_dynamodb import EmbeddedDynamoDB
 from stepwise.local.server import DEFAULT_LAMBDA_WORKERS, LocalApi
@@ -59,7 +58,7 @@ def _store(store: str) -> Iterator[_Store]:
         yield _Store(engine.endpoint_url, engine.pid)
 
 
-def _process_cpu_seconds(pid: int) -> float:
+def process_cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process `pid` so far (Linux /proc)."""
     fields = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -67,35 +66,28 @@ def _process_cpu_seconds(pid: int) -> float:
 
 def burst(store: str, workers: int, runs: int = RUNS) -> str:
     """The burst against `store` with `workers` Lambda worker processes, after a warm-up wave; one table row."""
-    context = multiprocessing.get_context("spawn")
-    parent, child = context.Pipe()
-    load = context.Process(target=serve_load, args=(child,), name="bench-load", daemon=True)
-    load.start()
-    try:
-        tool_api_url = parent.recv()
-        with tempfile.TemporaryDirectory() as config_dir, _store(store) as endpoint:
-            config = scripted_config(ITERATIONS, tool_api_url, model_latency_ms=MODEL_LATENCY_MS)
-            Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-            with LocalApi(
-                config_dir=Path(config_dir),
-                dynamodb_endpoint_url=endpoint.endpoint_url,
-                retry_interval_scale=0.0,
-                max_concurrent_executions=EXECUTION_SLOTS,
-                lambda_workers=workers,
-            ) as local:
-                parent.send((local.url, EXECUTION_SLOTS))
-                parent.recv()
-                serve_cpu, store_cpu = _serve_cpu(local), _store_cpu(endpoint)
-                client_cpu = _process_cpu_seconds(load.pid) if load.pid else 0.0
-                parent.send((local.url, runs))
-                figures: BurstFigures = parent.recv()
-                serve_cpu, store_cpu = _serve_cpu(local) - serve_cpu, _store_cpu(endpoint) - store_cpu
-                client_cpu = (_process_cpu_seconds(load.pid) if load.pid else 0.0) - client_cpu
-        parent.send(None)
-    finally:
-        load.join(timeout=10)
-        if load.is_alive():
-            load.kill()
+    with (
+        load_client() as (parent, load, tool_api_url),
+        tempfile.TemporaryDirectory() as config_dir,
+        _store(store) as endpoint,
+    ):
+        config = scripted_config(ITERATIONS, tool_api_url, model_latency_ms=MODEL_LATENCY_MS)
+        Path(config_dir, "stepwise.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        with LocalApi(
+            config_dir=Path(config_dir),
+            dynamodb_endpoint_url=endpoint.endpoint_url,
+            retry_interval_scale=0.0,
+            max_concurrent_executions=EXECUTION_SLOTS,
+            lambda_workers=workers,
+        ) as local:
+            parent.send((local.url, EXECUTION_SLOTS))
+            parent.recv()
+            serve_cpu, store_cpu = serve_cpu_seconds(local), _store_cpu(endpoint)
+            client_cpu = process_cpu_seconds(load.pid) if load.pid else 0.0
+            parent.send((local.url, runs))
+            figures: BurstFigures = parent.recv()
+            serve_cpu, store_cpu = serve_cpu_seconds(local) - serve_cpu, _store_cpu(endpoint) - store_cpu
+            client_cpu = (process_cpu_seconds(load.pid) if load.pid else 0.0) - client_cpu
     ideal = math.ceil(runs / EXECUTION_SLOTS) * ITERATIONS * MODEL_LATENCY_MS / 1000
     wall = figures.wall_seconds
     store_column = f"{store_cpu * 1000 / runs:.0f}" if endpoint.pid is not None else "(in serve)"
@@ -106,14 +98,14 @@ def burst(store: str, workers: int, runs: int = RUNS) -> str:
     )
 
 
-def _serve_cpu(local: LocalApi) -> float:
+def serve_cpu_seconds(local: LocalApi) -> float:
     """CPU seconds of the server so far: this process and its Lambda worker processes."""
     workers = local.environment.workers
-    return time.process_time() + sum(_process_cpu_seconds(pid) for pid in (workers.pids if workers else []))
+    return time.process_time() + sum(process_cpu_seconds(pid) for pid in (workers.pids if workers else []))
 
 
 def _store_cpu(endpoint: _Store) -> float:
-    return _process_cpu_seconds(endpoint.pid) if endpoint.pid is not None else 0.0
+    return process_cpu_seconds(endpoint.pid) if endpoint.pid is not None else 0.0
 
 
 def main() -> None:
