@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
+from stepwise.models.finish import FILTERED_FINISH_REASONS, MALFORMED_FINISH_REASONS
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols.arguments import final_answer
 from stepwise.protocols.base import EMPTY_REPLY, MAX_PARSED_CHARS, REASONING_ONLY
@@ -32,7 +33,9 @@ def read_reply(
     dropped.
     """
     reply = without_turn_tokens(without_reasoning(completion))
-    if not reply.content.strip() and not reply.tool_calls and reply.reasoning:
+    explained = reply.finish_reason in MALFORMED_FINISH_REASONS | FILTERED_FINISH_REASONS
+    if not reply.content.strip() and not reply.tool_calls and reply.reasoning and not explained:
+        # reasoning and nothing after it: cut off, unless the provider says it withheld or could not read the rest
         return ParseError(message=REASONING_ONLY)
     return protocol.parse_reply(reply, tools, call_id_prefix=call_id_prefix)
 
