@@ -125,7 +125,8 @@ def post(client: httpx.Client, number: int, **fields: Any) -> str:
 
 
 def wait_until_all_ended(runs: list[tuple[httpx.Client, str]]) -> None:
-    """Poll (client, run id) pairs, oldest first, until each ended or is not readable; gives up after 150 s.
+    """Poll (client, run id) pairs, oldest first, until each ended or is not readable; fails after 150 s, naming
+    how many runs were still open and the oldest of them.
 
     One poller walks the runs in the order they were started: many pollers would load the embedded
     DynamoDB endpoint as much as the runs themselves do.
@@ -139,6 +140,8 @@ def wait_until_all_ended(runs: list[tuple[httpx.Client, str]]) -> None:
             pending.pop(0)
         else:
             time.sleep(0.25)
+    if pending:
+        pytest.fail(f"{len(pending)} of {len(runs)} runs had not ended after 150 s, the oldest {pending[0][1]}")
 
 
 def post_interleaved_runs(clients: dict[str, httpx.Client]) -> list[PostedRun]:

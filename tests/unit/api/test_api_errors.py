@@ -121,6 +121,15 @@ def test_an_unknown_query_parameter_with_a_long_name_is_named_by_its_start_and_l
     assert len(error.message) < 300
 
 
+def test_an_unknown_query_parameter_named_with_a_bidi_override_is_shown_with_it_escaped() -> None:
+    # When a route is sent a parameter whose name reverses what follows it, with an escape sequence
+    error = InvalidRequest.of_query({"stat\u202esu\x1b[2K": ["x"]}, known=("status",))
+    # Then the 422 shows those characters as their escapes, not as what they would do to the reader's text
+    assert error is not None
+    [problem] = error.details["errors"]
+    assert problem["field"] == "stat\\u202esu\\u001b[2K (query parameter)"
+
+
 def test_thousands_of_unknown_query_parameters_are_named_ten_and_counted() -> None:
     # When a route is sent 2,000 parameters it does not take
     error = InvalidRequest.of_query({f"p{n:04}": ["x"] for n in range(2_000)}, known=("status",))

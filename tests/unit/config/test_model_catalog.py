@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stepwise.config.model import StepwiseConfig
-from stepwise.config.model_catalog import packaged_catalog, packaged_facts
+from stepwise.config.model_catalog import ModelCatalog, ModelFacts, packaged_catalog
 
 
 def config_with(models: dict[str, object], catalog: list[object] | None = None) -> StepwiseConfig:
@@ -40,17 +40,39 @@ def test_a_configuration_entry_overrides_the_packaged_one() -> None:
     assert (facts.name, facts.context_window) == ("my-haiku", 10_000)
 
 
+class CountingEntry(ModelFacts):
+    """A catalog entry that counts how often an id is matched against it."""
+
+    matched: int = 0
+
+    def matches(self, model_id: str) -> bool:
+        self.matched += 1
+        return super().matches(model_id)
+
+
 def test_a_model_asked_for_again_and_again_is_matched_against_the_catalog_once() -> None:
-    # Given a configuration of a model the package knows, and a model id no other test looks up
-    config = config_with({"m": {"provider": "bedrock", "model_id": "eu.anthropic.claude-haiku-4-5-20251001-v1:0"}})
-    misses = packaged_facts.cache_info().misses
+    # Given a catalog whose only entry counts the ids matched against it
+    entry = CountingEntry(name="haiku", match=["anthropic.claude-haiku-4-5*"], context_window=200_000)
+    catalog = ModelCatalog(models=[entry])
 
-    # When its facts are asked for five times, as the steps of an iteration do
-    found = [config.model_facts("m") for _ in range(5)]
+    # When a model's facts are asked for five times, as the steps of an iteration do
+    found = [catalog.lookup("eu.anthropic.claude-haiku-4-5-20251001-v1:0") for _ in range(5)]
 
-    # Then they are the catalog's entry, matched once
-    assert {facts.name if facts else None for facts in found} == {"claude-haiku-4-5"}
-    assert packaged_facts.cache_info().misses == misses + 1
+    # Then each answer is the entry, matched once
+    assert {facts.name if facts else None for facts in found} == {"haiku"}
+    assert entry.matched == 1
+
+
+def test_a_configuration_resolves_its_catalog_once() -> None:
+    # Given a configuration with an entry of its own
+    config = config_with(
+        {"m": {"provider": "openai", "model": "my-finetune", "base_url": "http://127.0.0.1:9/v1"}},
+        [{"name": "mine", "match": ["my-finetune"], "context_window": 10_000}],
+    )
+
+    # When its catalog is asked for twice / Then it is the same catalog, its entry first
+    assert config.catalog is config.catalog
+    assert config.catalog.models[0].name == "mine"
 
 
 def test_every_shipped_entry_names_where_its_facts_were_read() -> None:

@@ -64,10 +64,24 @@ def test_tools_gemini_ran_in_an_interaction_are_recorded_not_called() -> None:
     assert completion.content == "Let me search.\n\nSpain won."
 
 
-def test_a_call_gemini_could_not_read_is_quoted_back_to_the_model_from_its_finish_message() -> None:
+# How a candidate Gemini stopped as a malformed function call comes: with no content, an empty one, empty parts, or
+# only the thought it had before the call it could not write (a thinking model's).
+_MALFORMED_CONTENTS = {
+    "no content": None,
+    "an empty content": {},
+    "empty parts": {"parts": []},
+    "a thought only": {"role": "model", "parts": [{"text": "**Checking the weather**", "thought": True}]},
+}
+
+
+@pytest.mark.parametrize("content", _MALFORMED_CONTENTS.values(), ids=_MALFORMED_CONTENTS.keys())
+def test_a_call_gemini_could_not_read_is_quoted_back_to_the_model_from_its_finish_message(
+    content: dict[str, Any] | None,
+) -> None:
     # Given a Gemini candidate stopped as a malformed function call, with Gemini's message naming the call
     said = "Malformed function call: print(default_api.get_weather(city=Paris))"
-    response = {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0, "finishMessage": said}]}
+    candidate = {"finishReason": "MALFORMED_FUNCTION_CALL", "index": 0, "finishMessage": said}
+    response = {"candidates": [candidate | ({} if content is None else {"content": content})]}
     # When parsed
     decision = parse_completion(response, "function_calling")
     # Then the model is told its call was malformed, and what Gemini read of it

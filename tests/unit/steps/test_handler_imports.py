@@ -179,6 +179,7 @@ _STEPS_LEAVE = (*_FIRST_CALLS_LEAVE, "stepwise.store.run_listing", "stepwise.sto
 REPLY_READING = (
     "stepwise.models.decision",
     "stepwise.protocols.native",
+    "stepwise.protocols.reading",
     "stepwise.protocols.text_tool_calls",
     "stepwise.protocols.think_blocks",
     "stepwise.protocols.tool_call_markup",
@@ -187,7 +188,7 @@ REPLY_READING = (
 NOT_AT_IMPORT = {
     "api": _FIRST_CALLS_LEAVE,
     "stream": _FIRST_CALLS_LEAVE,
-    "llm_call": (*_STEPS_LEAVE, "stepwise.models.decision", "stepwise.protocols.native"),
+    "llm_call": (*_STEPS_LEAVE, "stepwise.models.decision", "stepwise.protocols.native", "stepwise.protocols.reading"),
     "parse": _STEPS_LEAVE,
     "compact": (*_STEPS_LEAVE, *REPLY_READING),
     "execution_ended": (*_STEPS_LEAVE, "stepwise.config.model"),

@@ -42,35 +42,37 @@ def test_calls_one_after_another_run_on_one_thread() -> None:
 
 
 def test_a_call_left_running_keeps_its_thread_and_the_next_call_gets_a_new_one(release: threading.Event) -> None:
-    # Given threads of which one runs a call that has not returned
+    # Given threads of which one runs a call that has not returned, each call noting the thread it ran on
+    ran_on: dict[str, threading.Thread] = {}
+
     def wait_for_the_test_end() -> None:
+        ran_on["stuck"] = threading.current_thread()
         release.wait()
 
     threads = CallThreads(name="test-stuck-call", idle_seconds=0.5)
     stuck = threads.start(wait_for_the_test_end)
 
     # When another call comes, then a third after it
-    answers: list[str] = []
-    threads.start(lambda: answers.append("second")).wait(30)
-    threads.start(lambda: answers.append("third")).wait(30)
+    threads.start(lambda: ran_on.update(second=threading.current_thread())).wait(30)
+    threads.start(lambda: ran_on.update(third=threading.current_thread())).wait(30)
 
-    # Then the stuck call is still running, the others ran, and two threads were started in all
+    # Then the stuck call is still running, and the other two ran one after the other on a second thread
     assert not stuck.is_set()
-    assert answers == ["second", "third"]
-    assert threads.started == 2
+    assert ran_on["second"] is ran_on["third"]
+    assert ran_on["second"] is not ran_on["stuck"]
 
 
 def test_an_idle_thread_leaves_and_a_later_call_starts_another() -> None:
     # Given threads that leave after 10 ms without a call, one of which has run a call
+    ran_on: list[threading.Thread] = []
     threads = CallThreads(name="test-idle-call", idle_seconds=0.01)
-    threads.start(lambda: None).wait(30)
-    first = [thread for thread in threading.enumerate() if thread.name == "test-idle-call"]
+    threads.start(lambda: ran_on.append(threading.current_thread())).wait(30)
 
     # When that thread has left (within 30 s), and a call comes
-    for thread in first:
-        thread.join(30)
-    ran = threads.start(lambda: None).wait(30)
+    ran_on[0].join(30)
+    ran = threads.start(lambda: ran_on.append(threading.current_thread())).wait(30)
 
     # Then it runs, on a second thread
     assert ran
-    assert threads.started == 2
+    assert not ran_on[0].is_alive()
+    assert ran_on[1] is not ran_on[0]

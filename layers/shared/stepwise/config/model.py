@@ -3,6 +3,7 @@
 import os
 import re
 from collections.abc import Mapping
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -13,7 +14,7 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.language import Language
 from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
-from stepwise.config.model_catalog import ModelFacts, packaged_catalog, packaged_facts
+from stepwise.config.model_catalog import ModelCatalog, ModelFacts, packaged_catalog
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -334,9 +335,12 @@ class StepwiseConfig(BaseModel):
         requested = _requested_id(self.models[model])
         if not requested:
             return None
-        if not self.model_catalog:
-            return packaged_facts(requested)
-        return packaged_catalog().extended(self.model_catalog).lookup(requested)
+        return self.catalog.lookup(requested)
+
+    @cached_property
+    def catalog(self) -> ModelCatalog:
+        """The packaged catalog with this file's `model_catalog:` entries tried first."""
+        return packaged_catalog().extended(self.model_catalog)
 
     def context_limits(self, profile: str, *, learned_window: int | None = None) -> ContextLimits:
         """The named profile's context window, output floor, compaction threshold and budgets, resolved from

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import fnmatch
 from datetime import date
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from stepwise.errors import ConfigError
 from stepwise.inputs.validation_problems import describe_problems
@@ -25,6 +25,8 @@ from stepwise.models.messages import ReasoningControl, ReasoningEffort, Reasonin
 
 CATALOG_FILE = Path(__file__).with_name("model_catalog.yaml")
 
+# Model ids a catalog remembers the entry of: a configuration names a handful.
+_REMEMBERED_IDS = 256
 # Cross-region inference profile ids put a geography before the model id (`us.anthropic.claude-...`).
 INFERENCE_PROFILE_PREFIXES = ("global.", "us-gov.", "us.", "eu.", "apac.", "jp.", "au.", "ca.")
 
@@ -155,11 +157,19 @@ class ModelCatalog(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     models: list[ModelFacts] = Field(default_factory=list)
+    # The steps ask for the same model's facts several times an iteration (its window, output cap, prices),
+    # and matching every entry's patterns took 0.1-0.2 ms a lookup: each id is matched once per catalog.
+    _found: dict[str, ModelFacts | None] = PrivateAttr(default_factory=dict)
 
     def lookup(self, model_id: str) -> ModelFacts | None:
         """The first entry whose patterns match `model_id`, or None for a model the catalog does not know."""
+        if model_id in self._found:
+            return self._found[model_id]
         normalised = normalise_model_id(model_id)
-        return next((entry for entry in self.models if entry.matches(normalised)), None)
+        found = next((entry for entry in self.models if entry.matches(normalised)), None)
+        if len(self._found) < _REMEMBERED_IDS:
+            self._found[model_id] = found
+        return found
 
     def extended(self, first: list[ModelFacts]) -> ModelCatalog:
         """This catalog with `first` tried before its own entries (a configuration's overrides)."""
@@ -194,11 +204,3 @@ def packaged_catalog() -> ModelCatalog:
         return ModelCatalog.model_validate(raw)
     except ValidationError as exc:
         raise ConfigError(f"{CATALOG_FILE.name}: {describe_problems(exc, top_level='<root>')}") from None
-
-
-@lru_cache(maxsize=256)
-def packaged_facts(model_id: str) -> ModelFacts | None:
-    """The packaged catalog's entry for `model_id`, looked up once per process: the steps ask for the same
-    model's facts several times an iteration (its window, output cap, prices), and matching every entry's
-    patterns took 0.1-0.2 ms a lookup."""
-    return packaged_catalog().lookup(model_id)

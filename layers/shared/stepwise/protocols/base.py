@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Literal
 
@@ -12,8 +11,7 @@ from stepwise.protocols.prompts import corrective_text, final_round_order, text_
 from stepwise.protocols.wording import ProtocolWording
 
 if TYPE_CHECKING:
-    # Reading a reply (its decisions, the native parser, the reasoning and call scanners) loads with the first
-    # reply read: a step that only builds requests (Compact's summary, LLMCall's request) never loads it.
+    # Reading a reply loads with the first reply read (`stepwise.protocols.reading`).
     from stepwise.models.decision import Decision, ParseError
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
@@ -25,21 +23,6 @@ REASONING_ONLY = (
 )
 # Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
 MAX_PARSED_CHARS = 100_000
-# What reading a reply uses (`Protocol.parse`), imported by the first reply read.
-_READING_MODULES = (
-    "stepwise.models.decision",
-    "stepwise.protocols.native",
-    "stepwise.protocols.shapes",
-    "stepwise.protocols.think_blocks",
-    "stepwise.protocols.turn_tokens",
-)
-
-
-def load_reading() -> None:
-    """Import what reading a reply uses, for a step whose every call reads one (Parse): in the container's
-    init, as its own imports are, rather than inside its first call."""
-    for module in _READING_MODULES:
-        importlib.import_module(module)
 
 
 class Protocol(ABC):
@@ -71,20 +54,11 @@ class Protocol(ABC):
     def parse(
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
-        """Read a completion into tool calls, a final answer or a parse error; never raises.
+        """Read a completion into tool calls, a final answer or a parse error; never raises
+        (`stepwise.protocols.reading.read_reply`)."""
+        from stepwise.protocols.reading import read_reply
 
-        Reasoning written into the text (`<think>` blocks) is split off first: what a model thought is never
-        read for actions or an answer. End-of-turn tokens decoded at the end of the text (and a leading
-        recipient line) are dropped.
-        """
-        from stepwise.models.decision import ParseError
-        from stepwise.protocols.think_blocks import without_reasoning
-        from stepwise.protocols.turn_tokens import without_turn_tokens
-
-        reply = without_turn_tokens(without_reasoning(completion))
-        if not reply.content.strip() and not reply.tool_calls and reply.reasoning:
-            return ParseError(message=REASONING_ONLY)
-        return self.parse_reply(reply, tools, call_id_prefix=call_id_prefix)
+        return read_reply(self, completion, tools, call_id_prefix=call_id_prefix)
 
     @abstractmethod
     def parse_reply(
@@ -162,22 +136,9 @@ class TextProtocol(Protocol):
         self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
     ) -> Decision:
         """Read the text; native tool calls, should a provider send them anyway, are taken as they are."""
-        from stepwise.models.decision import ParseError
-        from stepwise.protocols.arguments import final_answer
-        from stepwise.protocols.native import parse_native
-        from stepwise.protocols.shapes import is_plain_prose
+        from stepwise.protocols.reading import read_text_reply
 
-        if completion.tool_calls:
-            return parse_native(completion, tools)
-        text = completion.content
-        if not text.strip():
-            return ParseError(message=EMPTY_REPLY)
-        read = text[:MAX_PARSED_CHARS]
-        decision = self.parse_text(read, tools, f"{call_id_prefix}_0")
-        if isinstance(decision, ParseError) and completion.reasoning and is_plain_prose(read):
-            # A reasoning model that thought in its reasoning block and then simply answered.
-            decision = final_answer(read, "")
-        return decision if len(text) <= MAX_PARSED_CHARS else with_cap_note(decision, len(text))
+        return read_text_reply(self, completion, tools, call_id_prefix=call_id_prefix)
 
     @abstractmethod
     def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
@@ -198,15 +159,3 @@ def append_merging_users(messages: list[ChatMessage], message: ChatMessage) -> N
         messages[-1] = ChatMessage(role="user", content=merged, images=messages[-1].images + message.images)
     else:
         messages.append(message)
-
-
-def with_cap_note(decision: Decision, length: int) -> Decision:
-    """A decision read from the first `MAX_PARSED_CHARS` characters only, saying so where it is shown."""
-    from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
-
-    note = f"only the first {MAX_PARSED_CHARS} of {length} characters of the reply were read"
-    if isinstance(decision, ToolCalls):
-        return decision.model_copy(update={"note": "; ".join(filter(None, [decision.note, note]))})
-    if isinstance(decision, FinalAnswer):
-        return decision.model_copy(update={"text": f"{decision.text}\n[{note}]"})
-    return ParseError(message=f"{decision.message} ({note.capitalize()}.)")

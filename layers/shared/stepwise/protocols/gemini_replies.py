@@ -52,7 +52,7 @@ def completion_from_gemini(response: dict[str, Any], call_id_prefix: str) -> Com
     completion = build_completion(passages_text(pieces), calls, call_id_prefix, thoughts)
     if isinstance(completion, Completion):
         completion = completion.model_copy(update={"server_tools": _tools_gemini_ran(first, parts)})
-    return _with_reason(completion, reason)
+    return _with_reason(completion, reason, _finish_message(first))
 
 
 def _tools_gemini_ran(candidate: dict[str, Any], parts: list[Any]) -> list[str]:
@@ -136,7 +136,9 @@ def _output_text(step: dict[str, Any]) -> str | None:
     return None
 
 
-def _with_reason(completion: Completion | ParseError, reason: str | None) -> Completion | ParseError:
+def _with_reason(
+    completion: Completion | ParseError, reason: str | None, message: str | None = None
+) -> Completion | ParseError:
     if isinstance(completion, Completion) and reason is not None:
-        return completion.model_copy(update={"finish_reason": reason})
+        return completion.model_copy(update={"finish_reason": reason, "finish_message": message})
     return completion

@@ -10,7 +10,7 @@ from stepwise.models.messages import ChatMessage, Completion, ToolCall
 from stepwise.models.run import RunMeta
 from stepwise.models.state import CallRef, NextStep, RunContext, RunSpend, StatePayload, parse_event
 from stepwise.models.step_record import StepRecord
-from stepwise.protocols.base import load_reading
+from stepwise.protocols.reading import read_reply
 from stepwise.steps.agent import RunAgent, agent_for
 from stepwise.steps.approvals import approval_timeout
 from stepwise.steps.call_gate import policy_steps, policy_verdicts, verdict_of
@@ -19,9 +19,6 @@ from stepwise.steps.reply_problems import filtered_reply, reply_problem
 from stepwise.steps.run_end import refuse_ended
 from stepwise.steps.runtime import StepRuntime
 from stepwise.telemetry.observability import logger, metrics
-
-# every call reads the model's reply
-load_reading()
 
 
 def _next_from_record(payload: StatePayload, record: StepRecord, meta: RunMeta, runtime: StepRuntime) -> StatePayload:
@@ -151,7 +148,7 @@ def parse(payload: StatePayload, runtime: StepRuntime) -> StatePayload:
     agent = agent_for(stored.meta, runtime)
     assistant = stored.assistant
     completion = Completion(content=assistant.content, tool_calls=assistant.tool_calls, reasoning=assistant.reasoning)
-    decision: Decision = agent.protocol.parse(completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
+    decision = read_reply(agent.protocol, completion, agent.tools, call_id_prefix=f"call_{payload.iteration}")
     # a reply cut at the output cap, malformed, empty or with oversized arguments is told to the model, never run or
     # taken as the answer
     decision = (

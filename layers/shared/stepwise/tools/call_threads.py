@@ -27,15 +27,12 @@ class CallThreads:
         self._name, self._idle_seconds = name, idle_seconds
         self._idle: list[_CallThread] = []
         self._lock = threading.Lock()
-        self.started = 0  # threads started so far
 
     def start(self, call: Callable[[], None]) -> threading.Event:
         """Run `call` on an idle thread, or on a new one when none is idle; the event is set once it has
         returned (or raised, which `call` should not) and its thread is idle again."""
         with self._lock:
             thread = self._idle.pop() if self._idle else None
-            if thread is None:
-                self.started += 1
         if thread is None:
             thread = _CallThread(self)
             threading.Thread(target=thread.serve, name=self._name, daemon=True).start()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from stepwise.inputs.display_text import visible
 from stepwise.inputs.text_policy import clean_text
 
 _MAX_PROBLEMS_IN_MESSAGE = 3
@@ -193,10 +194,11 @@ class InvalidRequest(ApiError):
 
 
 def _shown_name(name: str) -> str:
-    """A query parameter's name as an error shows it: storable, and cut to its start when long."""
+    """A query parameter's name as an error shows it: storable, cut to its start when long, and with each invisible
+    or reordering character (a bidi override, an escape sequence) written as its escape, since a person reads it."""
     if len(name) <= _MAX_QUERY_NAME_CHARS:
-        return clean_text(name)
-    return f"{clean_text(name[:_MAX_QUERY_NAME_CHARS])}… ({len(name)} characters)"
+        return visible(clean_text(name))
+    return f"{visible(clean_text(name[:_MAX_QUERY_NAME_CHARS]))}… ({len(name)} characters)"
 
 
 class RunFailed(ApiError):
