@@ -66,7 +66,7 @@ def test_tools_gemini_ran_in_an_interaction_are_recorded_not_called() -> None:
 
 # How a candidate Gemini stopped as a malformed function call comes: with no content, an empty one, empty parts, or
 # only the thought it had before the call it could not write (a thinking model's).
-_MALFORMED_CONTENTS = {
+_MALFORMED_CONTENTS: dict[str, dict[str, Any] | None] = {
     "no content": None,
     "an empty content": {},
     "empty parts": {"parts": []},

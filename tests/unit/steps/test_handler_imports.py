@@ -37,6 +37,9 @@ HEAVY = (
     "stepwise.tools.openapi",
     "stepwise.intent.classifier",
     "aws_lambda_powertools.event_handler.openapi.models",
+    # the providers of models config/stepwise.yaml's profile does not call (it calls Bedrock)
+    "stepwise.llm.openai_compatible",
+    "stepwise.llm.scripted",
     # the configuration's optional sections (`stepwise.config.lazy_section`), absent from config/stepwise.yaml,
     # the Higress converter (a file without `models:`), and the text protocols (its profile calls tools natively)
     "stepwise.config.intent",
@@ -57,8 +60,8 @@ STATE_HANDLERS = ("format", "iteration_guard", "llm_call", "parse", "tool_invoke
 # Imports a handler as Lambda does and prints, as a fresh interpreter's import leaves them, the watched
 # modules loaded and the project's pydantic models whose validator the import built; then (the "first-use"
 # stage) builds what its first invocation builds from the configuration (the tool list: LLMCall, Parse and
-# Format resolve the run's agent with it, its protocol included; ToolInvoke calls from it) and prints the
-# watched modules loaded.
+# Format resolve the run's agent with it, its protocol included; ToolInvoke calls from it; LLMCall and Compact
+# build the profile's model) and prints the watched modules loaded.
 # One interpreter per handler answers every test about that handler: each test reads its own part.
 _PROBE = """
 import importlib.util, json, sys
@@ -88,6 +91,9 @@ elif hasattr(app, "runtime"):
         from types import SimpleNamespace
         from stepwise.steps.agent import agent_for
         agent_for(SimpleNamespace(profile=runtime.config.default_profile, options=None), runtime)
+    if "stepwise.steps.llm_call" in sys.modules or "stepwise.steps.compaction" in sys.modules:
+        profile = runtime.config.default_profile
+        runtime.chat_model(runtime.config.profile(profile).model, profile=profile)
 loaded["first-use"] = sorted(name for name in watched if name in sys.modules)
 print(json.dumps({"loaded": loaded, "built": sorted(built)}))
 """
@@ -135,7 +141,8 @@ with mock_aws():
         function_name, memory_limit_in_mb, aws_request_id = "ApiFunction", 512, "r1"
         invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ApiFunction"
     response = app.lambda_handler(event, Context())
-    loaded = [name for name in ("stepwise.config.model", "stepwise.config.loading") if name in sys.modules]
+    watched = ("stepwise.config.model", "stepwise.config.loading", "stepwise.config.model_catalog")
+    loaded = [name for name in watched if name in sys.modules]
     print(json.dumps({"status": response["statusCode"], "loaded": loaded}))
 """
 # What one route of the API needs and another does not: each route's logic, and idempotency (keyed starts).
@@ -170,7 +177,9 @@ STREAM_UNNEEDED = (
 # and waiting calls with the API's first listing; a child run's code with ToolInvoke's first agent call;
 # the protocols' parsers with a Format whose run ended without the model's answer (or with a response
 # schema), the history's rendering with a compacted run's; the configuration's models with the first call
-# that reads the configuration (a handler whose first call always does builds them at import).
+# that reads the configuration (a handler whose first call always does builds them at import); the model
+# catalog with the first model looked up (Parse and ToolInvoke look none up; LLMCall, Compact and Format load it
+# at import, since their every call does).
 _FIRST_CALLS_LEAVE = ("stepwise.inputs.echo_decoding", "stepwise.overflow_wording")
 _STEPS_LEAVE = (*_FIRST_CALLS_LEAVE, "stepwise.store.run_listing", "stepwise.store.waiting_approvals")
 # Reading a reply into a decision (`Protocol.parse`): the decisions, the native parser and the scanners of reasoning
@@ -185,15 +194,29 @@ REPLY_READING = (
     "stepwise.protocols.tool_call_markup",
     "stepwise.protocols.tool_call_tokens",
 )
+# A compacted run's summary and the wordings of a cut request: LLMCall loads them with the first summary it sends
+# or message it cuts.
+_COMPACTED_ONLY = ("stepwise.models.summary", "stepwise.steps.context_wording", "stepwise.steps.summary_text")
 NOT_AT_IMPORT = {
     "api": _FIRST_CALLS_LEAVE,
     "stream": _FIRST_CALLS_LEAVE,
-    "llm_call": (*_STEPS_LEAVE, "stepwise.models.decision", "stepwise.protocols.native", "stepwise.protocols.reading"),
-    "parse": _STEPS_LEAVE,
+    "llm_call": (
+        *_STEPS_LEAVE,
+        "stepwise.models.decision",
+        "stepwise.protocols.native",
+        "stepwise.protocols.reading",
+        *_COMPACTED_ONLY,
+    ),
+    "parse": (*_STEPS_LEAVE, "stepwise.config.model_catalog"),
     "compact": (*_STEPS_LEAVE, *REPLY_READING),
     "execution_ended": (*_STEPS_LEAVE, "stepwise.config.model"),
     "iteration_guard": (*_STEPS_LEAVE, "stepwise.config.model", "stepwise.steps.executions"),
-    "tool_invoke": (*_STEPS_LEAVE, "stepwise.steps.child_runs", "stepwise.steps.context_window"),
+    "tool_invoke": (
+        *_STEPS_LEAVE,
+        "stepwise.config.model_catalog",
+        "stepwise.steps.child_runs",
+        "stepwise.steps.context_window",
+    ),
     "format": (
         *_STEPS_LEAVE,
         "stepwise.protocols.native",
@@ -271,11 +294,12 @@ def test_a_state_handler_imports_no_tracing_sdk_client_or_configuration(handler:
 @pytest.mark.parametrize("handler", STATE_HANDLERS)
 def test_the_default_configuration_loads_only_pyyaml_into_a_state_handler(handler: str) -> None:
     # Given a state handler and config/stepwise.yaml (Bedrock by default, built-in tools, no MCP, no intent)
-    # When its first invocation reads the configuration and builds the tool list
+    # When its first invocation reads the configuration and builds the tool list (and LLMCall its Bedrock model)
     loaded = _loaded(handler)["first-use"]
 
     # Then PyYAML is the only addition: the model URLs are checked without httpx, no MCP or OpenAPI code,
-    # and building the tools compiles no argument schema
+    # building the tools compiles no argument schema, and building the Bedrock model loads neither httpx nor
+    # the OpenAI-compatible or scripted provider
     assert loaded == ["yaml"]
 
 
@@ -364,7 +388,8 @@ def test_polling_a_run_reads_the_configuration_first_for_its_secrets() -> None:
     )
     answer = json.loads(result.stdout.strip().splitlines()[-1])
     # Then it answered 200 after reading the configuration: every answer is redacted of the secrets it names
-    # (what a poll-only container pays for that: docs/performance.md)
+    # (what a poll-only container pays for that: docs/performance.md), without the model catalog, which no poll
+    # looks up
     assert answer == {"status": 200, "loaded": ["stepwise.config.model", "stepwise.config.loading"]}
 
 

@@ -14,7 +14,6 @@ from stepwise.config.history_cap import AGENT_LOOP, HISTORY_EVENT_LIMIT
 from stepwise.config.language import Language
 from stepwise.config.lazy_section import lazy_section
 from stepwise.config.llm import BedrockModelConfig, ModelConfig, ModelPrices
-from stepwise.config.model_catalog import ModelCatalog, ModelFacts, packaged_catalog
 from stepwise.config.reasoning import ReasoningSetting, reasoning_problem, warn_assumed_reasoning
 from stepwise.config.tool_sources import ToolsConfig
 from stepwise.errors import ConfigError
@@ -25,6 +24,7 @@ from stepwise.models.run import RunLimits
 if TYPE_CHECKING:
     from stepwise.config.guardrails import Guardrails
     from stepwise.config.intent import IntentConfig, Route
+    from stepwise.config.model_catalog import ModelCatalog, ModelFacts
     from stepwise.config.online_evals import OnlineEvals
 
     _Guardrails = Guardrails
@@ -330,7 +330,7 @@ class StepwiseConfig(BaseModel):
             reasoning_per_million=prices.reasoning,
         )
 
-    def model_facts(self, model: str) -> ModelFacts | None:
+    def model_facts(self, model: str) -> "ModelFacts | None":
         """What the catalog knows of the named model (this file's entries first); None for an unknown model."""
         requested = _requested_id(self.models[model])
         if not requested:
@@ -338,8 +338,11 @@ class StepwiseConfig(BaseModel):
         return self.catalog.lookup(requested)
 
     @cached_property
-    def catalog(self) -> ModelCatalog:
+    def catalog(self) -> "ModelCatalog":
         """The packaged catalog with this file's `model_catalog:` entries tried first."""
+        # the catalog loads with the first lookup: a function whose first call looks up no model never loads it
+        from stepwise.config.model_catalog import packaged_catalog
+
         return packaged_catalog().extended(self.model_catalog)
 
     def context_limits(self, profile: str, *, learned_window: int | None = None) -> ContextLimits:

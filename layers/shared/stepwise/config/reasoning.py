@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import logging
 import threading
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from stepwise.config.model_catalog import ModelFacts, ReasoningFacts
 from stepwise.models.messages import ReasoningControl, ReasoningEffort, ReasoningPassBack, ReasoningRequest
+
+if TYPE_CHECKING:
+    # the catalog (its models, its file) loads with the first model looked up, not with the settings' schema
+    from stepwise.config.model_catalog import ModelFacts, ReasoningFacts
 
 # Claude's smallest thinking budget (Anthropic's extended-thinking documentation).
 MIN_ANTHROPIC_BUDGET = 1024
@@ -81,7 +85,11 @@ def reasoning_facts(facts: ModelFacts | None, provider: str) -> ReasoningFacts |
     if facts is not None and facts.reasoning is not None:
         return facts.reasoning
     control = ASSUMED_CONTROLS.get(provider)
-    return None if control is None else ReasoningFacts(control=control)
+    if control is None:
+        return None
+    from stepwise.config.model_catalog import ReasoningFacts
+
+    return ReasoningFacts(control=control)
 
 
 def _assumed(facts: ModelFacts | None) -> bool:

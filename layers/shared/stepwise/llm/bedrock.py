@@ -26,7 +26,7 @@ from stepwise.llm.reasoning import (
 from stepwise.llm.reply_repair import RawToolCall, repaired_completion
 from stepwise.llm.request_shaping import configured_temperature
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ImageInput, ToolSpec
-from stepwise.protocols.provider_responses import blocks_text, is_server_tool_use, server_tool_names
+from stepwise.protocols.content_blocks import blocks_text, is_server_tool_use, server_tool_names
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks
 from stepwise.protocols.usage_fields import converse_usage
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from stepwise.config.llm import (
     BedrockModelConfig,
@@ -15,10 +13,15 @@ from stepwise.config.llm import (
     OpenAIModelConfig,
     ScriptedModelConfig,
 )
-from stepwise.config.model_catalog import ModelFacts
 from stepwise.llm.base import ChatModel
-from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
-from stepwise.llm.scripted import ScriptedChatModel
+
+if TYPE_CHECKING:
+    # each provider loads with the first model of its kind built: a Bedrock model (the default configuration's)
+    # loads neither httpx nor the OpenAI-compatible or scripted provider
+    import httpx
+
+    from stepwise.config.model_catalog import ModelFacts
+    from stepwise.llm.scripted import ScriptedChatModel
 
 # Bedrock's connection setup is quick or broken; the configured timeout is for the model's answer.
 _BEDROCK_CONNECT_TIMEOUT_SECONDS = 10.0
@@ -48,6 +51,8 @@ def build_chat_model(
     if isinstance(config, OpenAIModelConfig):
         if config.api_key:
             config = config.model_copy(update={"api_key": secret_resolver(config.api_key)})
+        from stepwise.llm.openai_compatible import OpenAICompatibleChatModel
+
         return OpenAICompatibleChatModel(config, http_client=http_client, facts=facts)
     if isinstance(config, BedrockModelConfig):
         from stepwise.llm.bedrock import BedrockConverseChatModel
@@ -67,6 +72,8 @@ def build_chat_model(
 
 
 def _scripted_model(config: ScriptedModelConfig, config_dir: Path) -> ScriptedChatModel:
+    from stepwise.llm.scripted import ScriptedChatModel
+
     if config.script is not None:
         return ScriptedChatModel.from_file(config_dir / config.script)
     return ScriptedChatModel(config.scenarios or [])

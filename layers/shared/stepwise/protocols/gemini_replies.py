@@ -17,7 +17,8 @@ from typing import Any
 
 from stepwise.models.decision import ParseError
 from stepwise.models.messages import Completion, ReasoningBlock
-from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts, passages_text
+from stepwise.protocols.content_blocks import passages_text
+from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
 
 # The parts of a tool Gemini ran itself within its reply: the code it wrote, then what running it printed.
 _GEMINI_RAN = frozenset({"executableCode", "codeExecutionResult"})

@@ -12,7 +12,8 @@ from typing import Any
 
 from stepwise.models.decision import ParseError
 from stepwise.models.messages import Completion
-from stepwise.protocols.reply_parts import RawCall, build_completion, passages_text
+from stepwise.protocols.content_blocks import passages_text
+from stepwise.protocols.reply_parts import RawCall, build_completion
 
 
 def is_conversation(response: dict[str, Any]) -> bool:

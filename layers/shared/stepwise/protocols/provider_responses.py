@@ -20,10 +20,11 @@ from stepwise.models.decision import ParseError
 from stepwise.models.finish import FILTERED_FINISH_REASONS
 from stepwise.models.messages import Completion, ReasoningBlock, ToolSpec
 from stepwise.protocols.arguments import decode_arguments
+from stepwise.protocols.content_blocks import blocks_text, is_server_tool_use, server_tool_names
 from stepwise.protocols.gemini_replies import completion_from_gemini, completion_from_interaction, is_interaction
 from stepwise.protocols.mistral_conversations import completion_from_conversation, is_conversation
 from stepwise.protocols.reasoning_fields import reasoning_from_blocks, reasoning_from_message
-from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts, passages_text
+from stepwise.protocols.reply_parts import RawCall, build_completion, part_texts
 from stepwise.protocols.text_envelopes import envelope_text
 
 
@@ -314,51 +315,6 @@ def _from_blocks(blocks: Any, call_id_prefix: str) -> Completion | ParseError:
     if isinstance(completion, Completion):
         return completion.model_copy(update={"server_tools": server_tool_names(blocks)})
     return completion
-
-
-def blocks_text(blocks: list[Any]) -> str:
-    """The reply's text in Converse or Anthropic content blocks: text blocks and the generated text of Converse
-    ``citationsContent`` blocks. Adjacent ones are one text, split where a citation starts or ends, often
-    mid-sentence: they are joined as they are. Text on both sides of another block (a tool the provider ran,
-    its result) is two passages, a paragraph apart."""
-    pieces: list[str | None] = []
-    for block in [block for block in blocks if isinstance(block, dict)]:
-        texts = _block_texts(block)
-        pieces.extend([None] if texts is None else texts)
-    return passages_text(pieces)
-
-
-def _block_texts(block: dict[str, Any]) -> list[str] | None:
-    """The text pieces of a text or ``citationsContent`` block; None for any other block."""
-    if isinstance(block.get("text"), str) and block.get("type", "text") == "text":
-        return [block["text"]]
-    cited = block.get("citationsContent")
-    if not isinstance(cited, dict):
-        return None
-    generated = cited.get("content")
-    parts = generated if isinstance(generated, list) else []
-    return [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
-
-
-def is_server_tool_use(tool_use: dict[str, Any]) -> bool:
-    """True for a Converse ``toolUse`` the provider ran itself (``type: server_tool_use``, Nova's web
-    grounding): its result is in the same message, so it is recorded, not called."""
-    return tool_use.get("type") == "server_tool_use"
-
-
-# Anthropic's blocks for tools it runs itself: its server tools (web search, code execution) and MCP connector tools.
-_ANTHROPIC_SERVER_BLOCKS = ("server_tool_use", "mcp_tool_use")
-
-
-def server_tool_names(blocks: list[Any]) -> list[str]:
-    """The names of the tools the provider ran itself among Converse or Anthropic content blocks, in order."""
-    names: list[str] = []
-    for block in [block for block in blocks if isinstance(block, dict)]:
-        if isinstance(block.get("toolUse"), dict) and is_server_tool_use(block["toolUse"]):
-            names.append(str(block["toolUse"].get("name") or "unnamed"))
-        elif block.get("type") in _ANTHROPIC_SERVER_BLOCKS:
-            names.append(str(block.get("name") or "unnamed"))
-    return names
 
 
 def tool_specs_from(tools: list[ToolSpec] | list[dict[str, Any]] | None) -> list[ToolSpec] | None:

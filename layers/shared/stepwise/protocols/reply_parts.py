@@ -40,23 +40,3 @@ def part_texts(parts: Any) -> list[str]:
     """The texts of a list of ``{"type": ..., "text": ...}`` parts (reasoning summaries and contents)."""
     found = [part.get("text") for part in parts if isinstance(part, dict)] if isinstance(parts, list) else []
     return [text for text in found if isinstance(text, str) and text.strip()]
-
-
-def passages_text(pieces: list[str | None]) -> str:
-    """The reply's text from its pieces in order, None standing for anything else in between (a tool the
-    provider ran, its result): pieces next to each other are one text joined as they are, pieces apart are
-    passages a paragraph apart (the line breaks a passage already ends or starts with are that paragraph break)."""
-    passages: list[str] = []
-    adjacent = False
-    for piece in pieces:
-        if piece is None:
-            adjacent = False
-        elif adjacent:
-            passages[-1] += piece
-        else:
-            passages.append(piece)
-            adjacent = True
-    text = ""
-    for passage in [passage for passage in passages if passage]:
-        text = text.rstrip("\n") + "\n\n" + passage.lstrip("\n") if text else passage
-    return text

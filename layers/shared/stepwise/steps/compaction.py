@@ -18,6 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+# The model catalog, which `StepwiseConfig` loads with the first model looked up: every first call of Compact
+# looks its model up (the context window, the prices), so it loads in the init, not inside that call.
+import stepwise.config.model_catalog  # noqa: F401
 from stepwise.models.messages import ChatRequest, Completion
 from stepwise.models.overflow import stated_limits
 from stepwise.models.run import StoredMessage

@@ -15,16 +15,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from stepwise.config.context import ContextLimits
 from stepwise.config.language import Language
 from stepwise.models.messages import ChatMessage, ChatRequest
 from stepwise.models.run import StoredMessage
 from stepwise.models.state import ContextState
-from stepwise.models.summary import ConversationSummary
-from stepwise.steps.context_wording import context_wording
-from stepwise.steps.summary_text import summary_message
 from stepwise.steps.token_estimate import BYTES_PER_TOKEN, request_tokens, text_tokens
+
+if TYPE_CHECKING:
+    from stepwise.models.summary import ConversationSummary
 
 # Never cut a message below this many characters: its start says what it was.
 _KEPT_CHARS = 400
@@ -57,6 +58,9 @@ def rendered_history(
     opening = [message for message in history if message.iteration == 0]
     after = [message for message in history if message.iteration > summary.through]
     turns = sum(1 for message in history if 0 < message.iteration <= summary.through and message.role == "assistant")
+    # a compacted run's only: the summary's rendering and the wordings load with the first summary sent
+    from stepwise.steps.summary_text import summary_message
+
     text = summary_message(summary, language, summary_tokens)
     note = StoredMessage(role="user", content=text, iteration=summary.through, slot=-1)
     return RenderedHistory([*opening, note, *after], turns)
@@ -160,6 +164,9 @@ def fit_request(
 def _cut_largest(messages: list[ChatMessage], excess_tokens: int, language: Language) -> tuple[list[ChatMessage], int]:
     """Cut the largest messages (never the system prompt) by about `excess_tokens`, each with a marker;
     how many were cut (0 when none can be cut any more)."""
+    # a request that does not fit is rare: its wordings (every language's markers) load with the first cut
+    from stepwise.steps.context_wording import context_wording
+
     wording = context_wording(language)
     remaining = excess_tokens
     cut = 0
@@ -191,6 +198,8 @@ def cut_to(text: str, tokens: int, language: Language) -> str:
     was cut; `text` itself when it fits."""
     if text_tokens(text) <= tokens:
         return text
+    from stepwise.steps.context_wording import context_wording
+
     wording = context_wording(language)
     keep_bytes = max(_KEPT_CHARS, tokens * BYTES_PER_TOKEN - len(wording.cut_marker.encode("utf-8")) - 16)
     kept = text.encode("utf-8", errors="replace")[:keep_bytes].decode("utf-8", errors="ignore")

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+# The model catalog, which `StepwiseConfig` loads with the first model looked up: every first call of Format
+# looks the run's model up (its context window, its prices), so it loads in the init, not inside that call.
+import stepwise.config.model_catalog  # noqa: F401
 from stepwise.models.run import Outcome, RunError, RunMeta, StopReason, StoredMessage
 from stepwise.models.state import FailureEvent, FormatResult, OnlineEvalEvent, StatePayload, parse_event
 from stepwise.models.step_record import StepRecord, tools_called

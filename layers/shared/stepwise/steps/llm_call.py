@@ -12,7 +12,6 @@ from stepwise.inputs.text_policy import replacement_note
 from stepwise.models.messages import ChatMessage, ChatRequest, Completion, ToolSpec
 from stepwise.models.state import RunContext, StatePayload, parse_event
 from stepwise.models.step_record import StepRecord
-from stepwise.models.summary import ConversationSummary
 from stepwise.protocols.parallel_calls import with_unwrapped_calls
 from stepwise.protocols.text_tool_calls import with_written_calls
 from stepwise.protocols.think_blocks import without_reasoning
@@ -45,6 +44,7 @@ from stepwise.telemetry.observability import logger, metrics
 
 if TYPE_CHECKING:
     from stepwise.llm.base import ChatModel
+    from stepwise.models.summary import ConversationSummary
 
 
 def _offer_note(agent: RunAgent, tools: list[ToolSpec]) -> str:

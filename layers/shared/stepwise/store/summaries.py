@@ -14,14 +14,19 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from stepwise.models.step_record import StepRecord
-from stepwise.models.summary import ConversationSummary
 from stepwise.store import keys
 from stepwise.store.codec import deserialize_item, serialize_item
 from stepwise.store.items import step_item
 from stepwise.store.table import Table
 from stepwise.store.views import RunRef
+
+if TYPE_CHECKING:
+    # a compacted run's only: the summary's model loads with the first summary read (a run never compacted has
+    # none to read) or recorded
+    from stepwise.models.summary import ConversationSummary
 
 SUMMARY_PREFIX = "SUMMARY#"
 COMPACTION_STEP = "compaction"
@@ -79,6 +84,8 @@ class SummaryStore:
         ).get("Item")
         if not item:
             return None
+        from stepwise.models.summary import ConversationSummary
+
         summary = ConversationSummary.model_validate_json(deserialize_item(item)["data"])
         self._remember(key, summary)
         return summary
