@@ -1,7 +1,8 @@
 """The console's fleet views in headless Chromium against `stepwise serve` on loopback: the overview of a
 key's runs by profile, model and day; replaying a run from its page and comparing it with the original side
-by side; a run exported as JSON and the runs list as CSV (Playwright's download API). Runs are seeded in the
-store directly where no model needs to answer."""
+by side; a run exported as JSON and the runs list as CSV (Playwright's download API); a search that spends
+its read budget before any run matched, and the link to search the older runs. Runs are seeded in the store
+directly where no model needs to answer."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import csv
 import io
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
 
 import httpx
 import pytest
@@ -19,10 +21,23 @@ from playwright.sync_api import Page, expect
 from stepwise.local.server import LocalApi
 from stepwise.models.messages import ChatMessage
 from stepwise.models.run import RunMeta, RunStatus, RunUsage
+from stepwise.store.run_listing import MAX_META_READS
 from tests.browser.axe import assert_accessible
 from tests.e2e.conftest import serve
 from tests.support.approval_runs import poll
 from tests.support.openai_server import FakeOpenAIServer, chat_completion
+from tests.support.run_fleet import store_runs
+
+# A search by words reads each candidate run's META, at most MAX_META_READS of them a request
+# (`stepwise.store.run_listing`; no configuration of `stepwise serve` changes it): that many runs without the
+# word, newest first, spend one request's budget, the least history that stops a search before it matched.
+SEARCHER = "searcher"
+NEEDLE = "quokka"
+# Whole seconds, a second apart: the time where the search stops can be typed without milliseconds.
+NEWEST = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+# When the oldest run the budget reaches was created
+SEARCH_STOP = NEWEST - timedelta(seconds=MAX_META_READS - 1)
+NEEDLE_RUN = "haystack-needle"
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +75,11 @@ def sign_in(page: Page, api: LocalApi, key: str, view: str) -> None:
     page.click("#key-form button")
 
 
+def iso(moment: datetime) -> str:
+    """A time as the store keeps a run's creation time (UTC, milliseconds, `Z`)."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def seed(
     api: LocalApi,
     owner: str,
@@ -75,10 +95,6 @@ def seed(
 ) -> None:
     """An ended run of `owner` stored as the loop leaves it, created at `created` and ended `took_ms` later;
     with `question`, its opening message (what a replay starts from)."""
-
-    def iso(moment: datetime) -> str:
-        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
     meta = RunMeta(
         run_id=run_id,
         owner=owner,
@@ -182,3 +198,85 @@ def test_the_runs_list_is_exported_as_csv_under_its_filter(page: Page, api: Loca
     assert [row["run_id"] for row in rows] == ["csv-3", "csv-2"]
     # and the formula kept as text
     assert rows[1]["profile"] == "'=1+2"
+
+
+def haystack_run(run_id: str, created: datetime, question: str) -> RunMeta:
+    """An ended run of SEARCHER asking `question`, created at `created`."""
+    return RunMeta(
+        run_id=run_id,
+        owner=SEARCHER,
+        profile="assistant",
+        status="SUCCEEDED",
+        stop_reason="final_answer",
+        outcome="answered",
+        answer="Seeded.",
+        deadline=created.timestamp() + 600,
+        question=question,
+        created_at=iso(created),
+        updated_at=iso(created),
+        expires_at=2_000_000_000,
+    )
+
+
+@pytest.fixture(scope="module")
+def haystack(api: LocalApi) -> list[RunMeta]:
+    """MAX_META_READS runs of SEARCHER a second apart, the newest at NEWEST, none asking about the NEEDLE;
+    and one a minute older than them that does."""
+    runs = [
+        haystack_run(f"haystack-{n:03d}", NEWEST - timedelta(seconds=n), f"What is the weather in Paris ({n})?")
+        for n in range(MAX_META_READS)
+    ]
+    needle = haystack_run(NEEDLE_RUN, SEARCH_STOP - timedelta(minutes=1), f"Where do {NEEDLE}s live?")
+    return store_runs(api.environment, [*runs, needle])
+
+
+def api_statuses(page: Page) -> list[int]:
+    """The statuses of the API responses `page` receives from now on."""
+    seen: list[int] = []
+    page.on("response", lambda response: seen.append(response.status) if "/v1/" in response.url else None)
+    return seen
+
+
+def test_a_search_that_spends_its_read_budget_links_to_the_older_runs_and_finds_one_there(
+    page: Page, api: LocalApi, haystack: list[RunMeta]
+) -> None:
+    # Given a whole read budget of runs without the word, and an older run that asks about it
+    sign_in(page, api, SEARCHER, "#/runs")
+    # When the person searches for the word
+    page.fill("#search-filter", NEEDLE)
+    page.click("#run-filters button")
+    # Then the list says no run matched among those created since where the search stopped, and offers to
+    # search the runs created before
+    stop = iso(SEARCH_STOP)
+    expect(page.locator("#runs-empty")).to_have_text(f"No run matched among the runs created since {stop}.")
+    older = page.locator("#search-older")
+    expect(older).to_have_text(f"Search runs created before {stop}")
+    assert_accessible(page)
+    # When they follow the link
+    with page.expect_response(lambda response: "/v1/runs?" in response.url) as answered:
+        older.click()
+    # Then the API is asked for the same search among the runs created before that time
+    asked = parse_qs(urlsplit(answered.value.url).query)
+    assert (asked["q"], asked["created_before"], answered.value.status) == ([NEEDLE], [stop], 200)
+    # and the older run that asks about the word is listed, with nothing further to search
+    rows = page.locator("#runs tbody tr[data-run-id]")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_have_attribute("data-run-id", NEEDLE_RUN)
+    expect(page.locator("#search-older")).to_have_count(0)
+
+
+def test_a_search_that_stops_at_the_start_of_its_range_offers_no_older_search(
+    page: Page, api: LocalApi, haystack: list[RunMeta]
+) -> None:
+    # Given a whole read budget of runs without the word, the oldest created at SEARCH_STOP
+    statuses = api_statuses(page)
+    # When the person searches for the word among the runs created since SEARCH_STOP, typed as a person would
+    # (whole seconds, at an offset) and not as the store keeps it: the console compares moments, not strings
+    typed = SEARCH_STOP.astimezone(timezone(timedelta(hours=5, minutes=30))).isoformat()
+    sign_in(page, api, SEARCHER, f"#/runs?q={NEEDLE}&created_after={quote(typed)}")
+    # Then the list says no run matched since that time, the range's start, and links to no older search
+    # (whose range would hold no moment: the API refuses it)
+    expect(page.locator("#runs-empty")).to_have_text(f"No run matched among the runs created since {iso(SEARCH_STOP)}.")
+    expect(page.locator("#search-older")).to_have_count(0)
+    expect(page.locator("#next-page")).to_have_count(0)
+    assert statuses == [200]

@@ -48,9 +48,14 @@ def fleet_run(n: int, now: datetime) -> RunMeta:
 
 
 def store_fleet(environment: LocalEnvironment) -> list[RunMeta]:
-    """Store the fleet's 300 runs in the environment's table, 25 to a BatchWriteItem."""
+    """Store the fleet's 300 runs in the environment's table."""
     now = datetime.now(UTC)
-    runs = [fleet_run(n, now) for n in range(FLEET_SIZE)]
+    return store_runs(environment, [fleet_run(n, now) for n in range(FLEET_SIZE)])
+
+
+def store_runs(environment: LocalEnvironment, runs: list[RunMeta]) -> list[RunMeta]:
+    """Store ended runs' META items (all a listing reads) in the environment's table, 25 to a BatchWriteItem:
+    hundreds in a fraction of the time one conditional put each takes."""
     for start in range(0, len(runs), _BATCH_WRITE_LIMIT):
         writes = [
             {"PutRequest": {"Item": serialize_item(meta_item(run))}} for run in runs[start : start + _BATCH_WRITE_LIMIT]

@@ -175,11 +175,6 @@ class ApprovalList(BaseModel, defer_build=True):
     next_cursor: str | None = Field(
         default=None, description="Pass as `cursor` for the next page; absent on the last page."
     )
-    searched_until: str | None = Field(
-        default=None,
-        description="Set when a request's read budget ran out before any run matched: the creation time of the "
-        "oldest run examined. Runs created before it were not searched; ask again with `created_before` set to it.",
-    )
 
 
 class RunView(BaseModel, defer_build=True):
@@ -298,6 +293,11 @@ class RunList(BaseModel, defer_build=True):
     runs: list[RunListItem]
     next_cursor: str | None = Field(
         default=None, description="Pass as `cursor` for the next page; absent on the last page."
+    )
+    searched_until: str | None = Field(
+        default=None,
+        description="Set when a request's read budget ran out before any run matched: the creation time of the "
+        "oldest run examined. Runs created before it were not searched; ask again with `created_before` set to it.",
     )
 
 
