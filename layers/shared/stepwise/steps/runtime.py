@@ -71,6 +71,8 @@ def dynamodb_client(settings: Settings) -> Any:
     from botocore import UNSIGNED
     from botocore.config import Config
 
+    from stepwise.store.response_parser import DynamoDBParserFactory
+
     config = Config(
         max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS,
         user_agent=fixed_user_agent(),
@@ -87,6 +89,8 @@ def dynamodb_client(settings: Settings) -> Any:
     # folder to the shared loader's search path again for every session.
     session = botocore.session.Session()
     session.register_component("data_loader", _data_loader())
+    # attribute values parsed without botocore's walk over their shape (docs/performance.md, item 11)
+    session.register_component("response_parser_factory", DynamoDBParserFactory())
     identity = settings.emulated_service_identity()
     client = session.create_client(
         "dynamodb",
