@@ -59,8 +59,9 @@ class Settings(BaseModel):
     # The run's spans (OpenTelemetry); OpenTelemetry is imported only when true. Set by STEPWISE_OTEL, or
     # when STEPWISE_OTEL is unset by an OTEL_TRACES_EXPORTER other than `none`, or an OTLP endpoint alone.
     otel: bool = False
-    # True in local runs: the DynamoDB and Step Functions endpoints are local stand-ins, signed with
-    # placeholder keys; every other AWS client (Bedrock, SSM, Secrets Manager, S3) keeps the caller's identity.
+    # True in local runs: the DynamoDB and Step Functions endpoints are local stand-ins, sent requests that name
+    # the placeholder keys and carry no signature (they check none); every other AWS client (Bedrock, SSM,
+    # Secrets Manager, S3) keeps the caller's identity.
     local_endpoints: bool = False
     # One profile changed in memory over the configuration file (`stepwise replay --model`, local runs only).
     profile_variant: Json[ProfileVariant] | None = None

@@ -17,18 +17,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
 from stepwise.local.asl import ExecutionResult, LocalStateMachine
 from stepwise.local.asl.callbacks import MAX_CAUSE_CHARS, MAX_ERROR_CHARS, CallbackError, TaskTokens
 from stepwise.local.loopback import BackgroundServer
+from stepwise.local.stepfunctions_wire import EndpointServer, ServiceError
 from stepwise.telemetry.observability import logger
 
-TARGET_PREFIX = "AWSStepFunctions."
-CONTENT_TYPE = "application/x-amz-json-1.0"
 MAX_INPUT_BYTES = 256 * 1024
 DEFAULT_MAX_CONCURRENT_EXECUTIONS = 8
 # The lane of executions started while the others wait for callbacks: this many times the executions' own.
@@ -37,15 +34,6 @@ WAITERS_LANE_FACTOR = 4
 DEFAULT_DRAIN_SECONDS = 30.0
 # Step Functions names: 1-80 characters, no whitespace, no control characters and none of these.
 _NAME = re.compile(r"[^\s<>{}\[\]?*\"#%\\^|~`$&,;:/\x00-\x1f\x7f-\x9f]{1,80}")
-
-
-class ServiceError(Exception):
-    """An error the endpoint answers with, named as the real service names it (`__type`)."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass
@@ -138,7 +126,7 @@ class StepFunctionsEndpoint:
 
     def start(self) -> StepFunctionsEndpoint:
         """Listen on a free loopback port."""
-        self._serving = BackgroundServer(_EndpointServer(self), name="stepfunctions-endpoint")
+        self._serving = BackgroundServer(EndpointServer(self.dispatch), name="stepfunctions-endpoint")
         return self
 
     def stop(self, *, drain_seconds: float = DEFAULT_DRAIN_SECONDS) -> bool:
@@ -337,51 +325,3 @@ def _callback_errors() -> Iterator[None]:
 
 def _optional_text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-class _EndpointServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
-    def __init__(self, endpoint: StepFunctionsEndpoint) -> None:
-        super().__init__(("127.0.0.1", 0), _RequestHandler)
-        self.endpoint = endpoint
-
-
-class _RequestHandler(BaseHTTPRequestHandler):
-    """One AWS JSON 1.0 request: the operation from X-Amz-Target, its input from the JSON body."""
-
-    server: _EndpointServer
-
-    def do_POST(self) -> None:
-        target = self.headers.get("X-Amz-Target", "")
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b"{}"
-        try:
-            if not target.startswith(TARGET_PREFIX):
-                raise ServiceError("UnknownOperationException", f"unknown target {target!r}")
-            try:
-                request = json.loads(raw or b"{}")
-            except ValueError:
-                raise ServiceError("SerializationException", "the request body is not JSON") from None
-            if not isinstance(request, dict):
-                raise ServiceError("SerializationException", "the request body must be a JSON object")
-            status, body = HTTPStatus.OK, self.server.endpoint.dispatch(target.removeprefix(TARGET_PREFIX), request)
-        except ServiceError as error:
-            status, body = HTTPStatus.BAD_REQUEST, {"__type": error.code, "message": error.message}
-        self._reply(status, body)
-
-    def _reply(self, status: HTTPStatus, body: dict[str, Any]) -> None:
-        payload = json.dumps(body).encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", CONTENT_TYPE)
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-        except (BrokenPipeError, ConnectionResetError):
-            # A sync caller that gave up (its read timeout) has closed the connection; nothing to tell it.
-            return
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: requests are not logged."""

@@ -111,12 +111,21 @@ class StepFunctionsExecutions:
         synchronous one is built when first used, with the timeout (or what `sync_timeout_seconds` returns),
         and so is the bounded one that answers task tokens."""
         import boto3  # deferred: keeps the handler module's import (cold start) light
+        from botocore import UNSIGNED
         from botocore.config import Config
+
+        from stepwise.steps.runtime import fixed_user_agent
 
         endpoint = settings.stepfunctions_endpoint_url
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.
         host_prefix = endpoint is None
         identity = settings.emulated_service_identity()
+        # A fixed User-Agent, as the store's client has; locally no signature either: the local endpoint (the
+        # placeholder identity's only counterpart) reads no Authorization header, and signing and the
+        # User-Agent were most of a StartExecution's client-side CPU (docs/performance.md, item 11).
+        lean = {"user_agent": fixed_user_agent()} | (
+            {"signature_version": UNSIGNED} if settings.local_endpoints else {}
+        )
         # A session of its own: boto3's process-wide default session keeps the AWS configuration it first read.
         session = boto3.session.Session()
         client = session.client(
@@ -125,7 +134,7 @@ class StepFunctionsExecutions:
             region_name=identity.region_name,
             aws_access_key_id=identity.aws_access_key_id,
             aws_secret_access_key=identity.aws_secret_access_key,
-            config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}),
+            config=Config(inject_host_prefix=host_prefix, retries={"mode": "standard"}, **lean),
         )
 
         def bounded_client(*, read_timeout: float, connect_timeout: float, attempts: int) -> Any:
@@ -140,6 +149,7 @@ class StepFunctionsExecutions:
                     read_timeout=read_timeout,
                     connect_timeout=connect_timeout,
                     retries={"mode": "standard", "total_max_attempts": attempts},
+                    **lean,
                 ),
             )
 

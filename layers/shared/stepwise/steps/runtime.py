@@ -49,22 +49,33 @@ def _data_loader() -> Any:
     return create_loader()
 
 
-def dynamodb_client(settings: Settings) -> Any:
-    """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
+@functools.cache
+def fixed_user_agent() -> str:
+    """The User-Agent of the store's and the state machine's clients, given so that botocore does not rebuild
+    it, sanitising every component, twice per request: 13% of the steps' CPU in a `stepwise serve` burst
+    (docs/performance.md)."""
     import platform
 
-    import boto3  # deferred: keeps the handler module's import (cold start) light
+    import boto3
     import botocore
+
+    return (
+        f"Boto3/{boto3.__version__} md/Botocore#{botocore.__version__} ua/2.1 "
+        f"lang/python#{platform.python_version()} app/stepwise"
+    )
+
+
+def dynamodb_client(settings: Settings) -> Any:
+    """A DynamoDB client for the configured endpoint (AWS, DynamoDB Local, or the embedded one)."""
     import botocore.session
     from botocore import UNSIGNED
     from botocore.config import Config
 
+    from stepwise.store.response_parser import DynamoDBParserFactory
+
     config = Config(
         max_pool_connections=DYNAMODB_MAX_POOL_CONNECTIONS,
-        # botocore rebuilds its User-Agent header, sanitising every component, twice per request unless
-        # one is given: 13% of the steps' CPU in a `stepwise serve` burst (docs/performance.md).
-        user_agent=f"Boto3/{boto3.__version__} md/Botocore#{botocore.__version__} ua/2.1 "
-        f"lang/python#{platform.python_version()} app/stepwise",
+        user_agent=fixed_user_agent(),
         # The store builds every request from models pydantic has checked; botocore's second check of each
         # request cost 5% of that CPU. A malformed one is still refused, by DynamoDB (ValidationException).
         parameter_validation=False,
@@ -78,6 +89,8 @@ def dynamodb_client(settings: Settings) -> Any:
     # folder to the shared loader's search path again for every session.
     session = botocore.session.Session()
     session.register_component("data_loader", _data_loader())
+    # attribute values parsed without botocore's walk over their shape (docs/performance.md, item 11)
+    session.register_component("response_parser_factory", DynamoDBParserFactory())
     identity = settings.emulated_service_identity()
     client = session.create_client(
         "dynamodb",
