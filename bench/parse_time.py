@@ -11,7 +11,7 @@ import time
 from typing import Any
 
 from stepwise.protocols import parse_completion
-from stepwise.protocols.base import MAX_PARSED_CHARS
+from stepwise.protocols.reading import MAX_PARSED_CHARS
 
 SIZES = (10_000, 100_000, 1_000_000)
 # The best of a few runs: the figure is the parser's cost, not the machine's noise.

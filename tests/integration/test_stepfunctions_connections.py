@@ -15,7 +15,7 @@ from stepwise.config.settings import Settings
 from stepwise.local.asl import LocalStateMachine
 from stepwise.local.stepfunctions_endpoint import StepFunctionsEndpoint
 from stepwise.steps.executions import StepFunctionsExecutions
-from stepwise.steps.runtime import fixed_user_agent
+from stepwise.steps.user_agent import fixed_user_agent
 
 PASS_MACHINE = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
 

@@ -45,8 +45,9 @@ class ServeProcess:
                 # Probe only serve's own socket: until it listens, the port may belong to another test's server.
                 if listens_on(self.process.pid, self.port) is not False:
                     try:
-                        probe.get(f"{self.url}/v1/models")
-                        return True
+                        # serve's own answer: another of its servers on that port would answer otherwise
+                        if probe.get(f"{self.url}/v1/models").status_code == 200:
+                            return True
                     except httpx.TransportError:
                         pass
                 assert time.monotonic() < deadline, "stepwise serve did not answer in time"

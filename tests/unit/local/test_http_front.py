@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from stepwise.local.front_answers import chat_is_waiting
-from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, StreamRoute
+from stepwise.local.http_front import ApiFront, FrontLimits, HttpResponse, StreamRoute, bound_listener
 from stepwise.streaming.answers import ClientGone, Hangup
 
 LIMITS = FrontLimits(
@@ -64,6 +64,24 @@ def front(handler: Handler) -> Iterator[ApiFront]:
     yield served
     handler.release.set()
     served.stop()
+
+
+def test_a_port_held_before_the_services_start_is_the_one_the_front_answers_on(handler: Handler) -> None:
+    # Given a port bound first thing, as `stepwise serve` binds its --port before the store and the engine start
+    listener = bound_listener(0)
+    port = listener.getsockname()[1]
+    # ...which no server started meanwhile can be given
+    with socket.socket() as other, pytest.raises(OSError):
+        other.bind(("127.0.0.1", port))
+    # When the front starts on it
+    served = ApiFront(handler, limits=LIMITS, listener=listener).start()
+    try:
+        answer = httpx.get(f"http://127.0.0.1:{port}/v1/models", timeout=10)
+    finally:
+        handler.release.set()
+        served.stop()
+    # Then it is the front that answers there
+    assert (served.port, answer.status_code) == (port, 200)
 
 
 def exchange(front: ApiFront, raw: bytes) -> bytes:

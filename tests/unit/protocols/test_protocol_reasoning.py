@@ -7,7 +7,7 @@ import pytest
 from stepwise.models.decision import FinalAnswer, ParseError, ToolCalls
 from stepwise.models.messages import Completion, ReasoningBlock, ToolCall, ToolSpec
 from stepwise.protocols import get_protocol, parse_completion
-from stepwise.protocols.base import REASONING_ONLY
+from stepwise.protocols.reading import REASONING_ONLY
 
 TOOLS = [
     ToolSpec(name="search", parameters={"type": "object", "properties": {"query": {"type": "string"}}}),

@@ -44,13 +44,16 @@ def test_calls_one_after_another_run_on_one_thread() -> None:
 def test_a_call_left_running_keeps_its_thread_and_the_next_call_gets_a_new_one(release: threading.Event) -> None:
     # Given threads of which one runs a call that has not returned, each call noting the thread it ran on
     ran_on: dict[str, threading.Thread] = {}
+    running = threading.Event()
 
     def wait_for_the_test_end() -> None:
         ran_on["stuck"] = threading.current_thread()
+        running.set()
         release.wait()
 
     threads = CallThreads(name="test-stuck-call", idle_seconds=0.5)
     stuck = threads.start(wait_for_the_test_end)
+    assert running.wait(30)
 
     # When another call comes, then a third after it
     threads.start(lambda: ran_on.update(second=threading.current_thread())).wait(30)

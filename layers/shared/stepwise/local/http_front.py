@@ -77,9 +77,25 @@ from stepwise.streaming.answers import (
 )
 from stepwise.telemetry.observability import logger
 
-__all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "error_answer"]
+__all__ = ["ApiFront", "FrontLimits", "HttpResponse", "StreamRoute", "bound_listener", "error_answer"]
 _STARTUP_SECONDS = 30.0
 _STOP_SECONDS = 10
+
+
+def bound_listener(port: int) -> socket.socket:
+    """A socket bound to 127.0.0.1:`port` (0: a free port), for a front to listen on; OSError when it is taken.
+
+    Bound before anything else starts, it holds the port: a server started meanwhile on a free port (the local
+    Step Functions endpoint, DynamoDB Local) is never given it by the system.
+    """
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError:
+        listener.close()
+        raise
+    return listener
 
 
 class ApiFront:
@@ -96,7 +112,9 @@ class ApiFront:
         stream_routes: Sequence[StreamRoute] = (),
         protocol_apps: Sequence[ProtocolApp] = (),
         accepted_keys: frozenset[str] = frozenset(),
+        listener: socket.socket | None = None,
     ) -> None:
+        """`listener`, a socket already bound (`bound_listener`), is served instead of binding `port` here."""
         self.limits = limits or FrontLimits()
         self._accepted_keys = accepted_keys
         self._protocol_apps = list(protocol_apps)
@@ -114,13 +132,7 @@ class ApiFront:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Future[None] | None = None
         # bound here, so a busy port fails the caller at once (an OSError naming the address)
-        self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._socket.bind(("127.0.0.1", port))
-        except OSError:
-            self._socket.close()
-            raise
+        self._socket = listener if listener is not None else bound_listener(port)
         self.port = int(self._socket.getsockname()[1])
         config = uvicorn.Config(
             self,

@@ -16,6 +16,7 @@ finish and their runs stay open for the next start.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -40,7 +41,7 @@ from stepwise.local.defaults import PROJECT_ROOT
 from stepwise.local.environment import LocalEnvironment
 from stepwise.local.example_api import ExampleToolApi
 from stepwise.local.front_answers import chat_is_waiting
-from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute
+from stepwise.local.http_front import ApiFront, FrontLimits, StreamRoute, bound_listener
 from stepwise.local.lambda_runtime import LocalLambdaInvoker, unload_handlers
 from stepwise.local.run_recovery import Recovery
 from stepwise.local.stepfunctions_endpoint import DEFAULT_MAX_CONCURRENT_EXECUTIONS, StepFunctionsEndpoint
@@ -86,7 +87,11 @@ class LocalApi:
         lambda_workers: int = 0,
         resume_open_runs: bool = True,
         accepted_keys: frozenset[str] = frozenset(),
+        listener: socket.socket | None = None,
     ) -> None:
+        """`listener`: a socket bound to `port` already (`bound_listener`), held by the caller since before the
+        store started; without it, `port` is bound first thing on entering, before the services inside start."""
+        self._listener = listener
         self._config_dir = config_dir
         self._config_file = config_file
         self._port = port
@@ -118,7 +123,13 @@ class LocalApi:
         return self._front.url
 
     def __enter__(self) -> LocalApi:
-        self._enter_stack()
+        # the front's port is held before anything inside starts on a free port, which could otherwise be given it
+        listener = self._listener or bound_listener(self._port)
+        try:
+            self._enter_stack()
+        except BaseException:
+            listener.close()
+            raise
         template = self.environment.template
 
         def instance() -> LocalLambdaInvoker:
@@ -136,7 +147,7 @@ class LocalApi:
         try:
             self._front = ApiFront(
                 instances().invoke,
-                port=self._port,
+                listener=listener,
                 limits=limits,
                 waiting_handler=instances().invoke,
                 waiting_route=chat_is_waiting,
@@ -252,14 +263,13 @@ def accepted_keys(given: list[str], environ: Mapping[str, str]) -> frozenset[str
     return frozenset(key for key in [*given, *listed] if key)
 
 
-def ensure_port_free(port: int) -> None:
-    """Fail at once, in one line, when the port is taken (before the store and the engine start)."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError as exc:
-            raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pass --port N") from None
+def reserve_port(port: int) -> socket.socket:
+    """The front's socket, bound now (before the store and the engine start, so that neither is given the port);
+    fails at once, in one line, when the port is taken."""
+    try:
+        return bound_listener(port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}; pass --port N") from None
 
 
 def warn_if_no_model(config_path: Path) -> None:
@@ -277,7 +287,7 @@ def warn_if_no_model(config_path: Path) -> None:
 
 def command_serve(args: argparse.Namespace, out: TextIO) -> int:
     """Serve until SIGTERM or SIGINT (Ctrl-C), then stop taking requests and let steps in flight finish."""
-    ensure_port_free(args.port)
+    listener = reserve_port(args.port)
     if args.demo:
         config_dir, config_file = PROJECT_ROOT / "config", "demo.yaml"
     else:
@@ -285,7 +295,9 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
         config_dir, config_file = config_path.parent, config_path.name
         warn_if_no_model(config_path)
     keys = accepted_keys(args.api_key, os.environ)
+    # the listener is the front's once it starts (closing it twice is harmless); closed here if nothing got so far
     with (
+        contextlib.closing(listener),
         serve_store(args) as store,
         LocalApi(
             config_dir=config_dir,
@@ -299,6 +311,7 @@ def command_serve(args: argparse.Namespace, out: TextIO) -> int:
             # a run another command is executing is open too: resumed only when no other command shares the store
             resume_open_runs=store.others == 0,
             accepted_keys=keys,
+            listener=listener,
         ) as stack,
     ):
         store.open_gate()

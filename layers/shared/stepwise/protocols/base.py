@@ -16,13 +16,6 @@ if TYPE_CHECKING:
 
 ProtocolName = Literal["function_calling", "react_json", "react_text", "xml", "markers"]
 TEXT_PROTOCOLS: tuple[ProtocolName, ...] = ("react_json", "react_text", "xml", "markers")
-EMPTY_REPLY = "Your reply was empty."
-REASONING_ONLY = (
-    "Your reply held only your reasoning and no answer after it (was it cut off by the length limit?). "
-    "Reason briefly, then write your decision after the reasoning."
-)
-# Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
-MAX_PARSED_CHARS = 100_000
 
 
 class Protocol(ABC):

@@ -7,24 +7,47 @@ loads it, and Parse, whose every call reads a reply, imports it with its own mod
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from stepwise.models.decision import Decision, FinalAnswer, ParseError, ToolCalls
 from stepwise.models.finish import FILTERED_FINISH_REASONS, MALFORMED_FINISH_REASONS
 from stepwise.models.messages import Completion, ToolSpec
 from stepwise.protocols.arguments import final_answer
-from stepwise.protocols.base import EMPTY_REPLY, MAX_PARSED_CHARS, REASONING_ONLY
 from stepwise.protocols.native import parse_native
 from stepwise.protocols.shapes import is_plain_prose
 from stepwise.protocols.think_blocks import without_reasoning
 from stepwise.protocols.turn_tokens import without_turn_tokens
 
-if TYPE_CHECKING:
-    from stepwise.protocols.base import Protocol, TextProtocol
+
+class ReplyReader(Protocol):
+    """What reading needs of a protocol (`stepwise.protocols.base.Protocol`, which calls these functions)."""
+
+    def parse_reply(
+        self, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
+    ) -> Decision:
+        """Read a completion whose reasoning is already split off."""
+        ...
+
+
+class TextReader(Protocol):
+    """What reading needs of a text protocol (`stepwise.protocols.base.TextProtocol`)."""
+
+    def parse_text(self, text: str, tools: list[ToolSpec] | None, call_id: str) -> Decision:
+        """Read a non-empty completion text; `call_id` is the id to give the (first) tool call."""
+        ...
+
+
+EMPTY_REPLY = "Your reply was empty."
+REASONING_ONLY = (
+    "Your reply held only your reasoning and no answer after it (was it cut off by the length limit?). "
+    "Reason briefly, then write your decision after the reasoning."
+)
+# Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
+MAX_PARSED_CHARS = 100_000
 
 
 def read_reply(
-    protocol: Protocol, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
+    protocol: ReplyReader, completion: Completion, tools: list[ToolSpec] | None = None, *, call_id_prefix: str = "call"
 ) -> Decision:
     """Read a completion into tool calls, a final answer or a parse error, as `protocol` reads it; never raises.
 
@@ -41,7 +64,7 @@ def read_reply(
 
 
 def read_text_reply(
-    protocol: TextProtocol, completion: Completion, tools: list[ToolSpec] | None, *, call_id_prefix: str
+    protocol: TextReader, completion: Completion, tools: list[ToolSpec] | None, *, call_id_prefix: str
 ) -> Decision:
     """Read a text protocol's reply; native tool calls, should a provider send them anyway, are taken as they are."""
     if completion.tool_calls:

@@ -114,7 +114,7 @@ class StepFunctionsExecutions:
         from botocore import UNSIGNED
         from botocore.config import Config
 
-        from stepwise.steps.runtime import fixed_user_agent
+        from stepwise.steps.user_agent import fixed_user_agent
 
         endpoint = settings.stepfunctions_endpoint_url
         # StartSyncExecution is sent to a "sync-" host on AWS; a local endpoint has no such name.

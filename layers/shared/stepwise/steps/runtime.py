@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stepwise.config.settings import Settings
+from stepwise.steps.user_agent import fixed_user_agent
 from stepwise.store import ConversationStore
 
 if TYPE_CHECKING:
@@ -47,22 +48,6 @@ def _data_loader() -> Any:
     from botocore.loaders import create_loader
 
     return create_loader()
-
-
-@functools.cache
-def fixed_user_agent() -> str:
-    """The User-Agent of the store's and the state machine's clients, given so that botocore does not rebuild
-    it, sanitising every component, twice per request: 13% of the steps' CPU in a `stepwise serve` burst
-    (docs/performance.md)."""
-    import platform
-
-    import boto3
-    import botocore
-
-    return (
-        f"Boto3/{boto3.__version__} md/Botocore#{botocore.__version__} ua/2.1 "
-        f"lang/python#{platform.python_version()} app/stepwise"
-    )
 
 
 def dynamodb_client(settings: Settings) -> Any:
