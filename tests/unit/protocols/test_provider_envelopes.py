@@ -89,6 +89,18 @@ def test_a_call_gemini_could_not_read_is_quoted_back_to_the_model_from_its_finis
     assert f"MALFORMED_FUNCTION_CALL; the provider said: {said})" in decision.message
 
 
+def test_a_finish_message_as_vertex_ai_sent_it_is_quoted_with_its_lines() -> None:
+    # Given the finish message Vertex AI sent for a call Gemini wrote as Python, over two lines (as recorded in
+    # googleapis/python-aiplatform issue 4472: "Finish message: Malformed function call:\nprint(28 > 30)")
+    said = "Malformed function call:\nprint(28 > 30)\n"
+    response = {"candidates": [{"finishReason": "MALFORMED_FUNCTION_CALL", "finishMessage": said, "content": {}}]}
+    # When parsed
+    decision = parse_completion(response, "function_calling")
+    # Then the model is shown the code it wrote, the closing line break dropped
+    assert isinstance(decision, ParseError)
+    assert "the provider said: Malformed function call:\nprint(28 > 30))." in decision.message
+
+
 @pytest.mark.parametrize(
     ("response", "words"),
     [

@@ -105,7 +105,6 @@ class ApiFront:
         self,
         handler: Callable[[Event], Any],
         *,
-        port: int = 0,
         limits: FrontLimits | None = None,
         waiting_handler: Callable[[Event], Any] | None = None,
         waiting_route: Callable[[str, str], bool] = lambda method, path: False,
@@ -114,7 +113,7 @@ class ApiFront:
         accepted_keys: frozenset[str] = frozenset(),
         listener: socket.socket | None = None,
     ) -> None:
-        """`listener`, a socket already bound (`bound_listener`), is served instead of binding `port` here."""
+        """`listener`: the socket to serve, bound already (`bound_listener`); a free port's without it."""
         self.limits = limits or FrontLimits()
         self._accepted_keys = accepted_keys
         self._protocol_apps = list(protocol_apps)
@@ -132,7 +131,7 @@ class ApiFront:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped: asyncio.Future[None] | None = None
         # bound here, so a busy port fails the caller at once (an OSError naming the address)
-        self._socket = listener if listener is not None else bound_listener(port)
+        self._socket = listener if listener is not None else bound_listener(0)
         self.port = int(self._socket.getsockname()[1])
         config = uvicorn.Config(
             self,

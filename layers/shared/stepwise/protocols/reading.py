@@ -44,6 +44,8 @@ REASONING_ONLY = (
 )
 # Parsing is linear, but a reply this long is no answer anyone reads: the rest is not parsed.
 MAX_PARSED_CHARS = 100_000
+# Why a reply holds no answer after its reasoning, when the provider says: it could not read a call, or withheld it.
+_EMPTY_EXPLAINED = MALFORMED_FINISH_REASONS | FILTERED_FINISH_REASONS
 
 
 def read_reply(
@@ -56,7 +58,7 @@ def read_reply(
     dropped.
     """
     reply = without_turn_tokens(without_reasoning(completion))
-    explained = reply.finish_reason in MALFORMED_FINISH_REASONS | FILTERED_FINISH_REASONS
+    explained = reply.finish_reason in _EMPTY_EXPLAINED
     if not reply.content.strip() and not reply.tool_calls and reply.reasoning and not explained:
         # reasoning and nothing after it: cut off, unless the provider says it withheld or could not read the rest
         return ParseError(message=REASONING_ONLY)
